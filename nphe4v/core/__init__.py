@@ -1,0 +1,1 @@
+"""Shared core: schema, task contract, prompting, extraction, drawing, I/O. Imports no runtime."""

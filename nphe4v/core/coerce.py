@@ -1,0 +1,83 @@
+"""Lenient coercion of values found in a model's final answer. Never raises: returns None instead.
+
+Models quote numbers ('3'), write floats for ints (3.0), spell paths as '0->1->2' or [0, 1, 2]:
+all of those are accepted; anything ambiguous (3.5 for an int, 'abc') is None.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from typing import Any
+
+_NUM = re.compile(r"^[+-]?(\d+(\.\d*)?|\.\d+)([eE][+-]?\d+)?$")
+_MAX_ITEMS = 10_000
+
+
+def as_number(v: Any) -> float | None:
+    if isinstance(v, bool):
+        return None
+    if isinstance(v, int | float):
+        f = float(v)
+        return f if math.isfinite(f) else None
+    if isinstance(v, str):
+        s = v.strip().replace(",", "")
+        if len(s) > 64 or not _NUM.match(s):
+            return None
+        f = float(s)
+        return f if math.isfinite(f) else None
+    return None
+
+
+def as_int(v: Any) -> int | None:
+    f = as_number(v)
+    if f is None or f != int(f) or abs(f) > 2**53:
+        return None
+    return int(f)
+
+
+def as_yes_no(v: Any) -> bool | None:
+    if isinstance(v, bool):
+        return v
+    if isinstance(v, int) and v in (0, 1):
+        return bool(v)
+    if isinstance(v, str):
+        s = v.strip().strip(".!").lower()
+        if s in ("yes", "y", "true", "feasible"):
+            return True
+        if s in ("no", "n", "false", "infeasible", "not feasible"):
+            return False
+    return None
+
+
+def as_int_list(v: Any) -> list[int] | None:
+    """[1, 2], ['1', '2'], '1, 2', '[1, 2]', '1->2', '1 -> 2', (1, 2) -> [1, 2]."""
+    if isinstance(v, str):
+        s = v.strip().strip("[](){}")
+        if not s:
+            return []
+        parts = re.split(r"\s*(?:->|→|,|;|\s)\s*", s)
+        parts = [p for p in parts if p]
+        if len(parts) > _MAX_ITEMS:
+            return None
+        out = [as_int(p.strip("'\"")) for p in parts]
+        return None if any(x is None for x in out) else out  # type: ignore[return-value]
+    if isinstance(v, list | tuple):
+        if len(v) > _MAX_ITEMS:
+            return None
+        out = [as_int(x) for x in v]
+        return None if any(x is None for x in out) else out  # type: ignore[return-value]
+    single = as_int(v)
+    return None if single is None else [single]
+
+
+def get_key(mapping: dict[str, Any], *names: str) -> tuple[bool, Any]:
+    """Look a key up case- and separator-insensitively ('TotalValue', 'total_value', 'total value')."""
+    def norm(k: object) -> str:
+        return re.sub(r"[\s_\-]", "", str(k)).lower()
+
+    wanted = {norm(n) for n in names}
+    for k, val in mapping.items():
+        if norm(k) in wanted:
+            return True, val
+    return False, None

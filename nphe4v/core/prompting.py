@@ -1,0 +1,73 @@
+"""Prompt assembly for the three prompt modes and the recognition question.
+
+Wording is ours (the peer prompts are paraphrased, not copied). Any change to the wording must bump
+TEMPLATE_VERSION: it is part of every sample record and every generation cache key.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from nphe4v.core.schema import PromptMode, ImageRef, Prompt
+from nphe4v.core.task import TaskText
+
+TEMPLATE_VERSION = "nphe4v-prompt-v1"
+RECOGNITION_TEMPLATE_VERSION = "nphe4v-recognition-v1"
+
+ENVELOPE = (
+    "Write your whole answer inside <root></root>. Inside it, put your step-by-step reasoning in "
+    "<reasoning></reasoning> and then the final answer in <final_answer></final_answer> as one JSON "
+    "object with exactly these keys, for example:\n"
+    "<root><reasoning>...</reasoning><final_answer>{example}</final_answer></root>"
+)
+
+FIGURE_LIMITED = "The data of this problem is shown in the figure."
+FULL_TEXT_HEADER = "The data of this problem:"
+FIGURE_AND_TEXT = (
+    "The text above gives the instructions; the data is given both in the text and in the figure, "
+    "and they describe the same problem."
+)
+
+
+def build_prompt(text: TaskText, mode: PromptMode, images: tuple[ImageRef, ...]) -> Prompt:
+    parts = [text.intro, text.question, text.output, ENVELOPE.format(example=text.example)]
+    if mode == "figure+limited_text":
+        parts.insert(2, FIGURE_LIMITED)
+    else:
+        parts.append("\n".join([FULL_TEXT_HEADER, *text.data_lines]))
+    if mode == "figure+full_text":
+        parts.append(FIGURE_AND_TEXT)
+    return Prompt(
+        text="\n\n".join(p for p in parts if p),
+        images=() if mode == "full_text_only" else images,
+        template_version=TEMPLATE_VERSION,
+    )
+
+
+def build_recognition_prompt(text: TaskText, images: tuple[ImageRef, ...]) -> Prompt:
+    """Ask whether the full-text description and the figure describe the same problem instance."""
+    description = "\n\n".join(
+        [text.intro, text.question, "\n".join([FULL_TEXT_HEADER, *text.data_lines])]
+    )
+    body = (
+        "You are given a figure and the following text description of a problem.\n\n"
+        "<description>\n" + description + "\n</description>\n\n"
+        "Check carefully whether the figure shows exactly the same problem instance as the description "
+        "(the same numbers, labels, items and connections). Reply with YES or NO as the first word, then "
+        "explain your check briefly."
+    )
+    return Prompt(text=body, images=images, template_version=RECOGNITION_TEMPLATE_VERSION)
+
+
+def format_response(answer: dict[str, Any], reasoning: str = "") -> str:
+    """The envelope a well-behaved model returns; used by the built-in baselines."""
+    return (
+        "<root><reasoning>" + reasoning + "</reasoning><final_answer>"
+        + json.dumps(answer, ensure_ascii=False)
+        + "</final_answer></root>"
+    )
+
+
+def example_literal(example: dict[str, Any]) -> str:
+    return json.dumps(example, ensure_ascii=False)

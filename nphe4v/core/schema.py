@@ -1,0 +1,171 @@
+"""Typed records shared by every benchmark and every stage of a run.
+
+Field order is part of the on-disk format (Parquet columns follow it): append new fields, never reorder.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field
+
+SCHEMA_VERSION = "1"
+
+PromptMode = Literal["figure+limited_text", "full_text_only", "figure+full_text"]
+PROMPT_MODES: tuple[PromptMode, ...] = ("figure+limited_text", "full_text_only", "figure+full_text")
+RECOGNITION_MODE = "recognition"
+
+Status = Literal["ok", "model_error", "infra_error"]
+VerdictKind = Literal["correct", "wrong", "parse_error"]
+ComplexityClass = Literal["P", "NPC", "NPH"]
+
+
+class Frozen(BaseModel):
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+
+class ImageRef(Frozen):
+    """A PNG on disk, relative to the dataset folder, pinned by its content hash."""
+
+    path: str
+    sha256: str
+    width: int
+    height: int
+
+
+class Gold(Frozen):
+    """The exact answer: `answer` in the task's final-answer shape, `value` its optimal objective."""
+
+    answer: dict[str, Any]
+    value: float | None = None
+
+
+class Instance(Frozen):
+    instance_id: str
+    benchmark: str
+    task: str
+    level: int
+    index: int
+    data: dict[str, Any]
+    gold: Gold
+    images: tuple[ImageRef, ...] = ()
+    seed: int | None = None
+    peer_index: int | None = None
+    meta: dict[str, Any] = Field(default_factory=dict)
+
+
+class Prompt(Frozen):
+    text: str
+    images: tuple[ImageRef, ...] = ()
+    template_version: str
+
+
+class SamplingParams(Frozen):
+    temperature: float = 0.0
+    max_tokens: int = 1024
+    seed: int | None = None
+
+
+class SampleKey(Frozen):
+    """Identity of one sample; a run never writes the same key twice."""
+
+    model: str
+    benchmark: str
+    instance_id: str
+    variant: str
+    prompt_mode: str
+    repeat: int
+
+    def as_str(self) -> str:
+        return "|".join(
+            [self.model, self.benchmark, self.instance_id, self.variant, self.prompt_mode, str(self.repeat)]
+        )
+
+
+class ModelRequest(Frozen):
+    """One chat turn sent to a model backend. `task`/`instance_id` travel with it so that built-in
+    baselines (oracle, greedy) can answer; real models only see `prompt` and `sampling`."""
+
+    key: SampleKey
+    task: str
+    level: int
+    prompt: Prompt
+    sampling: SamplingParams
+    image_root: str = ""
+
+
+class Usage(Frozen):
+    prompt_tokens: int = 0
+    completion_tokens: int = 0
+    cost_usd: float = 0.0
+
+
+class ModelResponse(Frozen):
+    text: str | None
+    status: Status
+    error: str | None = None
+    usage: Usage = Usage()
+    latency_s: float = 0.0
+    attempts: int = 1
+
+
+class ParseError(Frozen):
+    """Why a response could not be turned into an answer. `kind` is a short stable code."""
+
+    kind: Literal[
+        "empty",
+        "no_final_answer",
+        "bad_literal",
+        "not_a_mapping",
+        "missing_key",
+        "bad_value",
+        "too_large",
+    ]
+    detail: str = ""
+
+
+class ParsedAnswer(Frozen):
+    value: dict[str, Any] | None = None
+    error: ParseError | None = None
+
+    @property
+    def ok(self) -> bool:
+        return self.error is None
+
+
+class Verdict(Frozen):
+    verdict: VerdictKind
+    reason: str = ""
+
+
+class SampleRecord(BaseModel):
+    """One row of a run's per-sample table."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    run_id: str
+    model: str
+    benchmark: str
+    version: str
+    task: str
+    level: int
+    instance_id: str
+    variant: str
+    prompt_mode: str
+    repeat: int
+    status: Status
+    verdict: VerdictKind | None
+    reason: str
+    raw_response: str | None
+    parsed_answer: str | None
+    gold_value: float | None
+    error: str | None
+    prompt_sha256: str
+    image_sha256: str
+    template_version: str
+    latency_s: float
+    prompt_tokens: int
+    completion_tokens: int
+    cost_usd: float
+    attempts: int
+    schema_version: str = SCHEMA_VERSION
