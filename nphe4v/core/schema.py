@@ -91,7 +91,11 @@ class ModelRequest(Frozen):
     level: int
     prompt: Prompt
     sampling: SamplingParams
+    # Absolute folder that ImageRef paths are relative to.
     image_root: str = ""
+    # {"data": ..., "gold": ..., "variant": ...}: filled only for built-in baselines (oracle, greedy, ...)
+    # that declare they need it; a real model backend never receives it.
+    reference: dict[str, Any] | None = None
 
 
 class Usage(Frozen):

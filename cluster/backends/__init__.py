@@ -1,0 +1,1 @@
+"""Model backends: one async `generate(requests) -> responses` each (see base.ModelBackend)."""

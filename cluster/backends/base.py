@@ -1,0 +1,27 @@
+"""The model backend contract: one method, a typed status per request, never an exception per sample.
+
+A backend decides its own retries (rate limit vs transient vs permanent); what still fails after them is
+returned as `infra_error` (excluded from accuracy) or `model_error` (the model's fault: counted as an
+unparsable answer), never raised.
+"""
+
+from __future__ import annotations
+
+from typing import Protocol
+
+from nphe4v.core.schema import ModelRequest, ModelResponse
+
+
+class ModelBackend(Protocol):
+    # True only for built-in baselines: the pipeline then attaches the instance data and gold.
+    needs_reference: bool
+
+    async def generate(self, requests: list[ModelRequest]) -> list[ModelResponse]: ...
+
+
+def make_backend(backend: str, name: str, baseline: str | None, options: dict) -> ModelBackend:
+    if backend == "baseline":
+        from cluster.backends.baseline import BaselineBackend
+
+        return BaselineBackend(baseline or name)
+    raise ValueError(f"model {name!r}: backend {backend!r} is not available in this build")

@@ -1,0 +1,130 @@
+"""Run configuration (YAML), validated with pydantic. Errors come out as one line naming file and field."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any, Literal
+
+import yaml
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
+
+from nphe4v.baselines import BASELINES
+from nphe4v.core.schema import PROMPT_MODES, PromptMode
+
+
+class ConfigError(ValueError):
+    """A config that cannot run; the message is one line naming the file and field."""
+
+
+class Strict(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+
+class GenerateSpec(Strict):
+    version: str = Field(description="name of the generated version, e.g. 'demo' or '2026-11'")
+    seed: int = Field(0, description="root seed; (version, seed) fixes every byte of the dataset")
+    per_level: int = Field(10, ge=1, le=1000)
+    tasks: list[str] | None = Field(None, description="subset of tasks; all nine when omitted")
+    levels: list[int] | None = Field(None, description="subset of levels 1..10; all when omitted")
+
+
+class DatasetSpec(Strict):
+    benchmark: Literal["nphardeval4v", "graphverse"] = "nphardeval4v"
+    path: str | None = Field(None, description="existing dataset folder; generated there when missing")
+    generate: GenerateSpec | None = None
+
+    @model_validator(mode="after")
+    def _one_source(self) -> DatasetSpec:
+        if self.path is None and self.generate is None:
+            raise ValueError("give `path` (an existing dataset) or `generate` (version and seed)")
+        return self
+
+
+class ModelSpec(Strict):
+    name: str = Field(pattern=r"^[A-Za-z0-9][A-Za-z0-9._:@/+-]*$")
+    backend: Literal["baseline", "vllm", "litellm"] = "baseline"
+    baseline: str | None = Field(None, description="oracle | greedy | random | always-yes")
+    text_only: bool = Field(False, description="text-only LLM: full_text_only mode, no recognition")
+    replicas: int = Field(1, ge=1)
+    num_cpus: float = Field(0.5, gt=0)
+    num_gpus: float = Field(0, ge=0)
+    batch_size: int = Field(64, ge=1)
+    options: dict[str, Any] = Field(default_factory=dict, description="backend-specific settings")
+
+    @model_validator(mode="after")
+    def _baseline_kind(self) -> ModelSpec:
+        if self.backend == "baseline":
+            kind = self.baseline or self.name
+            if kind not in BASELINES:
+                raise ValueError(f"unknown baseline {kind!r}; known: {', '.join(BASELINES)}")
+            self.baseline = kind
+        return self
+
+
+class RecognitionSpec(Strict):
+    enabled: bool = True
+    asks: int = Field(5, ge=1, description="asks per pair, each with its own seed")
+    controls: bool = Field(True, description="also ask mismatched pairs (another instance, same task and level)")
+    temperature: float = Field(0.7, ge=0)
+
+
+class SamplingSpec(Strict):
+    temperature: float = 0.0
+    max_tokens: int = 1024
+    seed: int = 0
+
+
+class RaySpec(Strict):
+    address: str | None = Field(None, description="'auto' to join a running cluster; None starts a local one")
+    num_cpus: int | None = None
+
+
+class RunConfig(Strict):
+    name: str = "run"
+    out: str = "runs/demo"
+    datasets: list[DatasetSpec]
+    models: list[ModelSpec]
+    prompt_modes: list[PromptMode] = Field(default_factory=lambda: list(PROMPT_MODES))
+    repeats: int = Field(1, ge=1)
+    recognition: RecognitionSpec = RecognitionSpec()
+    sampling: SamplingSpec = SamplingSpec()
+    ray: RaySpec = RaySpec()
+    max_inflight_batches: int = Field(4, ge=1)
+    max_attempts: int = Field(3, ge=1, description="tries of a batch whose model actor died")
+
+    @model_validator(mode="after")
+    def _unique_models(self) -> RunConfig:
+        names = [m.name for m in self.models]
+        dup = {n for n in names if names.count(n) > 1}
+        if dup:
+            raise ValueError(f"model names must be unique: {', '.join(sorted(dup))}")
+        return self
+
+    def fingerprint_fields(self) -> dict[str, Any]:
+        """What makes two runs the same run (resumable into one folder); where and how it runs does not."""
+        d = self.model_dump(mode="json", exclude={"out", "ray", "max_inflight_batches", "max_attempts"})
+        for m in d["models"]:
+            for k in ("replicas", "num_cpus", "num_gpus", "batch_size"):
+                m.pop(k, None)
+        return d
+
+
+def load_config(path: str | Path, overrides: dict[str, Any] | None = None) -> RunConfig:
+    path = Path(path)
+    try:
+        raw = yaml.safe_load(path.read_text())
+    except FileNotFoundError:
+        raise ConfigError(f"{path}: config file not found") from None
+    except yaml.YAMLError as e:
+        mark = getattr(e, "problem_mark", None)
+        where = f"line {mark.line + 1}" if mark else "syntax"
+        raise ConfigError(f"{path}: {where}: invalid YAML ({getattr(e, 'problem', e)})") from None
+    if not isinstance(raw, dict):
+        raise ConfigError(f"{path}: top level must be a mapping")
+    raw.update({k: v for k, v in (overrides or {}).items() if v is not None})
+    try:
+        return RunConfig.model_validate(raw)
+    except ValidationError as e:
+        err = e.errors()[0]
+        loc = ".".join(str(p) for p in err["loc"]) or "(top level)"
+        raise ConfigError(f"{path}: field {loc}: {err['msg']}") from None

@@ -1,0 +1,52 @@
+"""Entry point behind `python jobs/eval_all.py` and `nphe4v run`: parse flags, run, print the leaderboard."""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+from pathlib import Path
+
+os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
+
+
+def parse_args(argv: list[str] | None) -> argparse.Namespace:
+    p = argparse.ArgumentParser(prog="eval_all", description="Evaluate models on NPHardEval4V on Ray.")
+    p.add_argument("--config", default="configs/demo.yaml", help="run config YAML")
+    p.add_argument("--dataset", help="existing dataset folder (overrides the config's datasets)")
+    p.add_argument("--models", help="comma-separated subset of the config's models")
+    p.add_argument("--out", help="run folder (overrides the config's `out`)")
+    p.add_argument("--data-root", default="data", help="where generated datasets are cached")
+    return p.parse_args(argv)
+
+
+def main(argv: list[str] | None = None) -> int:
+    from cluster.config import ConfigError, DatasetSpec, load_config
+    from cluster.run import RunFolderError, execute
+    from nphe4v.dataset import DatasetError
+
+    args = parse_args(argv)
+    try:
+        cfg = load_config(args.config, {"out": args.out})
+        if args.dataset:
+            if not Path(args.dataset, "manifest.json").is_file():
+                raise DatasetError(f"{args.dataset}/manifest.json: not found (--dataset must be a dataset folder)")
+            cfg.datasets = [DatasetSpec(path=args.dataset)]
+        if args.models:
+            wanted = [m.strip() for m in args.models.split(",") if m.strip()]
+            known = {m.name: m for m in cfg.models}
+            unknown = [m for m in wanted if m not in known]
+            if unknown:
+                raise ConfigError(f"{args.config}: field models: unknown model {unknown[0]!r} "
+                                  f"(config has {', '.join(known)})")
+            cfg.models = [known[m] for m in wanted]
+        out = execute(cfg, data_root=Path(args.data_root))
+    except (ConfigError, DatasetError, RunFolderError) as e:
+        print(f"error: {e}", file=sys.stderr)
+        return 2
+    from nphe4v.report import print_leaderboard, write_leaderboard
+
+    board, path = write_leaderboard(out)
+    print_leaderboard(board, title=f"NPHardEval4V leaderboard — {out.name}")
+    print(f"report: {path}\nsamples: {out}/samples/\nmanifest: {out}/manifest.json")
+    return 0

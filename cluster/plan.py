@@ -1,0 +1,105 @@
+"""Plan a run: every (model x instance x prompt mode x repeat) and every recognition ask, as requests.
+
+Planning is pure and cheap (string assembly); the model and score stages run on Ray.
+"""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from collections.abc import Iterator
+from dataclasses import dataclass
+
+from cluster.config import ModelSpec, RunConfig
+from nphe4v.benchmarks import task_for
+from nphe4v.core.prompting import build_prompt, build_recognition_prompt
+from nphe4v.core.rng import derive_seed, rng_for
+from nphe4v.core.schema import (
+    RECOGNITION_MODE,
+    Instance,
+    ModelRequest,
+    PromptMode,
+    SampleKey,
+    SamplingParams,
+)
+from nphe4v.dataset import Dataset
+
+
+@dataclass(frozen=True)
+class WorkItem:
+    request: ModelRequest
+    instance_id: str
+
+    @property
+    def key(self) -> str:
+        return self.request.key.as_str()
+
+
+def mismatch_partners(dataset: Dataset, seed: int) -> dict[str, str]:
+    """For each instance, another instance of the same task and level (the recognition control)."""
+    groups: dict[tuple[str, int], list[str]] = defaultdict(list)
+    for inst in dataset.instances:
+        groups[(inst.task, inst.level)].append(inst.instance_id)
+    partners = {}
+    for ids in groups.values():
+        if len(ids) < 2:
+            continue
+        for iid in ids:
+            others = [o for o in ids if o != iid]
+            partners[iid] = rng_for(seed, "mismatch", iid).choice(others)
+    return partners
+
+
+def plan_model(cfg: RunConfig, model: ModelSpec, dataset: Dataset, version: str) -> Iterator[WorkItem]:
+    by_id = dataset.by_id()
+    partners = mismatch_partners(dataset, cfg.sampling.seed)
+    image_root = str(dataset.root.resolve())
+    modes: list[PromptMode] = ["full_text_only"] if model.text_only else list(cfg.prompt_modes)
+    texts = {}
+    for inst in dataset.instances:
+        spec = task_for(inst.benchmark, inst.task)
+        texts[inst.instance_id] = spec.text(spec.load(inst.data))
+
+    def request(inst: Instance, key: SampleKey, prompt, sampling: SamplingParams, variant: str) -> WorkItem:
+        ref = None
+        if model.backend == "baseline":
+            ref = {"data": inst.data, "gold": inst.gold.answer, "variant": variant}
+        return WorkItem(
+            ModelRequest(
+                key=key, task=inst.task, level=inst.level, prompt=prompt, sampling=sampling,
+                image_root=image_root, reference=ref,
+            ),
+            inst.instance_id,
+        )
+
+    for inst in dataset.instances:
+        for mode in modes:
+            prompt = build_prompt(texts[inst.instance_id], mode, inst.images)
+            for r in range(cfg.repeats):
+                key = SampleKey(
+                    model=model.name, benchmark=inst.benchmark, instance_id=inst.instance_id,
+                    variant="", prompt_mode=mode, repeat=r,
+                )
+                seed = derive_seed(cfg.sampling.seed, version, key.as_str()) if cfg.repeats > 1 else cfg.sampling.seed
+                sampling = SamplingParams(
+                    temperature=cfg.sampling.temperature, max_tokens=cfg.sampling.max_tokens, seed=seed
+                )
+                yield request(inst, key, prompt, sampling, "")
+    if model.text_only or not cfg.recognition.enabled:
+        return
+    rec = cfg.recognition
+    for inst in dataset.instances:
+        pairs = [("match", inst.instance_id)]
+        if rec.controls and inst.instance_id in partners:
+            pairs.append(("mismatch", partners[inst.instance_id]))
+        for variant, text_id in pairs:
+            prompt = build_recognition_prompt(texts[text_id], inst.images)
+            for r in range(rec.asks):
+                key = SampleKey(
+                    model=model.name, benchmark=inst.benchmark, instance_id=inst.instance_id,
+                    variant=variant, prompt_mode=RECOGNITION_MODE, repeat=r,
+                )
+                sampling = SamplingParams(
+                    temperature=rec.temperature, max_tokens=256,
+                    seed=derive_seed(cfg.sampling.seed, version, key.as_str()),
+                )
+                yield request(by_id[inst.instance_id], key, prompt, sampling, variant)

@@ -1,0 +1,131 @@
+"""`nphe4v` command line: generate, import-peer, run, grade, report."""
+
+from __future__ import annotations
+
+import os
+import sys
+from pathlib import Path
+from typing import Annotated
+
+import typer
+
+os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
+
+app = typer.Typer(add_completion=False, no_args_is_help=True, help=__doc__, pretty_exceptions_enable=False)
+
+
+def fail(msg: str) -> None:
+    typer.echo(f"error: {msg}", err=True)
+    raise typer.Exit(2)
+
+
+@app.command()
+def generate(
+    out: Annotated[Path, typer.Option(help="dataset folder to create")],
+    benchmark: Annotated[str, typer.Option(help="nphardeval4v")] = "nphardeval4v",
+    version: Annotated[str, typer.Option(help="version name, e.g. 2026-11")] = "v1",
+    seed: Annotated[int, typer.Option(help="root seed")] = 0,
+    per_level: Annotated[int, typer.Option(help="instances per task and level")] = 10,
+    tasks: Annotated[str | None, typer.Option(help="comma-separated subset of tasks")] = None,
+    workers: Annotated[int | None, typer.Option(help="processes (default: all cores)")] = None,
+) -> None:
+    """Generate a fresh, versioned dataset: byte-identical for the same version and seed."""
+    from nphe4v.dataset import DatasetError, generate_version
+    from nphe4v.progress import Bar
+
+    if benchmark != "nphardeval4v":
+        fail(f"--benchmark {benchmark}: only nphardeval4v can be generated in this build")
+    names = tasks.split(",") if tasks else None
+    total = len(names or range(9)) * 10 * per_level
+    try:
+        with Bar(f"generate {version}", total) as bar:
+            m = generate_version(
+                out, version=version, seed=seed, per_level=per_level, tasks=names, workers=workers,
+                progress=lambda done, _t: bar.advance(done - bar.done),
+            )
+    except (DatasetError, KeyError) as e:
+        fail(str(e).strip("'\""))
+    typer.echo(f"wrote {sum(t.count for t in m.tasks.values())} instances to {out} (dataset {m.dataset_sha256[:16]})")
+
+
+@app.command("import-peer")
+def import_peer(
+    kind: Annotated[str, typer.Argument(help="nphardeval | nphardeval4v")],
+    peer_data_dir: Annotated[Path, typer.Argument(help="the peer's Data/ or Data_V* folder")],
+    out: Annotated[Path, typer.Option(help="dataset folder to create")],
+) -> None:
+    """Import the published NPHardEval / NPHardEval4V instances as a dataset, gold from our exact solvers."""
+    from nphe4v.dataset import DatasetError
+    from nphe4v.peer_dataset import import_peer_dataset
+
+    if kind not in ("nphardeval", "nphardeval4v"):
+        fail(f"KIND {kind!r}: expected nphardeval or nphardeval4v")
+    try:
+        m, warnings = import_peer_dataset(kind, peer_data_dir, out)  # type: ignore[arg-type]
+    except (DatasetError, ValueError, FileNotFoundError) as e:
+        fail(str(e))
+    for w in warnings:
+        typer.echo(f"warning: {w}", err=True)
+    typer.echo(f"imported {sum(t.count for t in m.tasks.values())} instances to {out}")
+
+
+@app.command()
+def run(
+    config: Annotated[Path, typer.Option(help="run config YAML")] = Path("configs/demo.yaml"),
+    dataset: Annotated[Path | None, typer.Option(help="use this dataset folder")] = None,
+    models: Annotated[str | None, typer.Option(help="comma-separated subset of the config's models")] = None,
+    out: Annotated[Path | None, typer.Option(help="run folder (default: the config's `out`)")] = None,
+) -> None:
+    """Run a config on Ray (same as `python jobs/eval_all.py`)."""
+    from cluster.main import main as run_main
+
+    argv = ["--config", str(config)]
+    if dataset:
+        argv += ["--dataset", str(dataset)]
+    if models:
+        argv += ["--models", models]
+    if out:
+        argv += ["--out", str(out)]
+    raise typer.Exit(run_main(argv))
+
+
+@app.command()
+def grade(
+    dataset: Annotated[Path, typer.Option(help="dataset folder the responses answer")],
+    responses: Annotated[Path, typer.Option(help="JSON lines: model, instance_id, prompt_mode, response")],
+    out: Annotated[Path, typer.Option(help="run folder to write")],
+) -> None:
+    """Score responses produced elsewhere exactly as a live run would."""
+    from nphe4v.dataset import DatasetError
+    from nphe4v.grading import GradeError, grade_file
+
+    try:
+        n, new = grade_file(dataset, responses, out)
+    except (DatasetError, GradeError) as e:
+        fail(str(e))
+    typer.echo(f"graded {n} responses ({new} new) into {out}")
+    _report(out)
+
+
+@app.command()
+def report(run_dir: Annotated[Path, typer.Argument(help="run folder")]) -> None:
+    """Print the leaderboard and write RUN_DIR/leaderboard.csv."""
+    if not (run_dir / "samples").is_dir():
+        fail(f"{run_dir}/samples: not found (is {run_dir} a run folder?)")
+    _report(run_dir)
+
+
+def _report(run_dir: Path) -> None:
+    from nphe4v.report import print_leaderboard, write_leaderboard
+
+    board, path = write_leaderboard(run_dir)
+    print_leaderboard(board)
+    typer.echo(f"leaderboard: {path}")
+
+
+def main() -> None:  # pragma: no cover
+    app(sys.argv[1:])
+
+
+if __name__ == "__main__":  # pragma: no cover
+    main()

@@ -1,0 +1,322 @@
+"""Dataset folders: generate a version, write it byte-for-byte reproducibly, load and validate it.
+
+Layout of a dataset folder:
+    manifest.json        versions, seeds, per-task parameters, content hashes
+    instances.parquet    one row per instance (task data and gold answer as canonical JSON)
+    images/<TASK>/<instance_id>.png
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from collections.abc import Callable, Iterable, Sequence
+from concurrent.futures import ProcessPoolExecutor
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import polars as pl
+from pydantic import BaseModel, ValidationError
+
+from nphe4v.core.hashing import canonical_json, sha256_bytes, sha256_file, sha256_json
+from nphe4v.core.rng import derive_seed, rng_for
+from nphe4v.core.schema import SCHEMA_VERSION, Gold, ImageRef, Instance
+from nphe4v.core.task import TaskSpec
+from nphe4v.provenance import package_versions, rendering_versions
+
+MANIFEST = "manifest.json"
+INSTANCES = "instances.parquet"
+LEVELS = tuple(range(1, 11))
+
+INSTANCE_COLUMNS = {
+    "instance_id": pl.String,
+    "benchmark": pl.String,
+    "task": pl.String,
+    "level": pl.Int64,
+    "index": pl.Int64,
+    "data": pl.String,
+    "gold": pl.String,
+    "gold_value": pl.Float64,
+    "images": pl.String,
+    "seed": pl.UInt64,
+    "peer_index": pl.Int64,
+    "meta": pl.String,
+}
+
+
+class DatasetError(ValueError):
+    """A dataset folder that cannot be used; the message is one line naming the file and field."""
+
+
+class TaskManifest(BaseModel):
+    count: int
+    levels: dict[str, dict[str, Any]]
+
+
+class DatasetManifest(BaseModel):
+    schema_version: str = SCHEMA_VERSION
+    benchmark: str
+    version: str
+    seed: int | None
+    per_level: int | None
+    source: str
+    tasks: dict[str, TaskManifest]
+    rendering: dict[str, str]
+    package_versions: dict[str, str]
+    instances_sha256: str
+    images_sha256: str
+    dataset_sha256: str
+    extra: dict[str, Any] = {}
+
+
+@dataclass(frozen=True)
+class Dataset:
+    root: Path
+    manifest: DatasetManifest
+    instances: tuple[Instance, ...]
+
+    def by_id(self) -> dict[str, Instance]:
+        return {i.instance_id: i for i in self.instances}
+
+
+def instance_id(task: str, level: int, index: int) -> str:
+    return f"{task.lower()}-L{level:02d}-{index:03d}"
+
+
+def build_instance(
+    spec: TaskSpec[Any],
+    level: int,
+    index: int,
+    data: BaseModel,
+    *,
+    seed: int | None = None,
+    peer_index: int | None = None,
+    meta: dict[str, Any] | None = None,
+) -> tuple[Instance, list[bytes]]:
+    """Solve and render one instance; image references point at the paths `write_dataset` uses."""
+    gold: Gold = spec.solve(data)
+    pngs = spec.render(data)
+    iid = instance_id(spec.name, level, index)
+    refs = []
+    for k, png in enumerate(pngs):
+        suffix = "" if len(pngs) == 1 else f"-{k}"
+        w, h = _png_size(png)
+        refs.append(ImageRef(path=f"images/{spec.name}/{iid}{suffix}.png", sha256=sha256_bytes(png), width=w, height=h))
+    inst = Instance(
+        instance_id=iid,
+        benchmark=spec.benchmark,
+        task=spec.name,
+        level=level,
+        index=index,
+        data=data.model_dump(mode="json"),
+        gold=gold,
+        images=tuple(refs),
+        seed=seed,
+        peer_index=peer_index,
+        meta=meta or {},
+    )
+    return inst, pngs
+
+
+def _png_size(png: bytes) -> tuple[int, int]:
+    # IHDR is always the first chunk: width and height are big-endian at bytes 16..24.
+    return int.from_bytes(png[16:20], "big"), int.from_bytes(png[20:24], "big")
+
+
+def _generate_chunk(args: tuple[str, str, int, int, Sequence[int]]) -> list[tuple[Instance, list[bytes]]]:
+    from nphe4v.tasks import get_task
+
+    version, task_name, seed, level, indices = args
+    spec = get_task(task_name)
+    out = []
+    for index in indices:
+        s = derive_seed(seed, version, task_name, level, index)
+        data = spec.generate(level, rng_for(s))
+        out.append(build_instance(spec, level, index, data, seed=s))
+    return out
+
+
+def generate_version(
+    out: Path,
+    *,
+    version: str,
+    seed: int,
+    per_level: int = 10,
+    tasks: Sequence[str] | None = None,
+    levels: Sequence[int] = LEVELS,
+    workers: int | None = None,
+    progress: Callable[[int, int], None] | None = None,
+) -> DatasetManifest:
+    """Generate a fresh NPHardEval4V version. The same (version, seed) gives byte-identical files."""
+    from nphe4v.tasks import TASK_MODULES, get_task
+
+    names = list(tasks or TASK_MODULES)
+    for n in names:
+        get_task(n)  # fail fast on an unknown task name
+    jobs = [(version, n, seed, lv, list(range(per_level))) for n in names for lv in levels]
+    workers = workers or min(len(jobs), os.cpu_count() or 1)
+    results: list[tuple[Instance, list[bytes]]] = []
+    done = 0
+    if workers <= 1:
+        chunks: Iterable[list[tuple[Instance, list[bytes]]]] = map(_generate_chunk, jobs)
+    else:
+        pool = ProcessPoolExecutor(max_workers=workers)
+        chunks = pool.map(_generate_chunk, jobs)
+    try:
+        for chunk in chunks:
+            results.extend(chunk)
+            done += len(chunk)
+            if progress:
+                progress(done, len(jobs) * per_level)
+    finally:
+        if workers > 1:
+            pool.shutdown()
+    params = {n: {str(lv): get_task(n).params(lv) for lv in levels} for n in names}
+    return write_dataset(
+        out,
+        results,
+        benchmark="nphardeval4v",
+        version=version,
+        seed=seed,
+        per_level=per_level,
+        source="generated",
+        params=params,
+    )
+
+
+def write_dataset(
+    out: Path,
+    items: Sequence[tuple[Instance, list[bytes]]],
+    *,
+    benchmark: str,
+    version: str,
+    seed: int | None,
+    per_level: int | None,
+    source: str,
+    params: dict[str, dict[str, Any]] | None = None,
+    extra: dict[str, Any] | None = None,
+) -> DatasetManifest:
+    out = Path(out)
+    if (out / MANIFEST).exists() or (out / INSTANCES).exists():
+        raise DatasetError(f"{out / MANIFEST}: output folder already holds a dataset; choose another --out")
+    ids = [i.instance_id for i, _ in items]
+    if len(set(ids)) != len(ids):
+        raise DatasetError(f"{out}: duplicate instance_id in generated items")
+    out.mkdir(parents=True, exist_ok=True)
+    image_hashes = []
+    for inst, pngs in items:
+        for ref, png in zip(inst.images, pngs, strict=True):
+            path = out / ref.path
+            path.parent.mkdir(parents=True, exist_ok=True)
+            path.write_bytes(png)
+            image_hashes.append((ref.path, ref.sha256))
+    frame = instances_frame([i for i, _ in items])
+    frame.write_parquet(out / INSTANCES, statistics=False, compression="zstd")
+    counts: dict[str, int] = {}
+    for inst, _ in items:
+        counts[inst.task] = counts.get(inst.task, 0) + 1
+    inst_sha = sha256_file(out / INSTANCES)
+    img_sha = sha256_json(sorted(image_hashes))
+    manifest = DatasetManifest(
+        benchmark=benchmark,
+        version=version,
+        seed=seed,
+        per_level=per_level,
+        source=source,
+        tasks={t: TaskManifest(count=c, levels=(params or {}).get(t, {})) for t, c in counts.items()},
+        rendering=rendering_versions(),
+        package_versions=package_versions(),
+        instances_sha256=inst_sha,
+        images_sha256=img_sha,
+        dataset_sha256=sha256_json([inst_sha, img_sha]),
+        extra=extra or {},
+    )
+    (out / MANIFEST).write_text(json.dumps(manifest.model_dump(mode="json"), indent=2, sort_keys=True) + "\n")
+    return manifest
+
+
+def instances_frame(instances: Sequence[Instance]) -> pl.DataFrame:
+    rows = [
+        {
+            "instance_id": i.instance_id,
+            "benchmark": i.benchmark,
+            "task": i.task,
+            "level": i.level,
+            "index": i.index,
+            "data": canonical_json(i.data),
+            "gold": canonical_json(i.gold.answer),
+            "gold_value": i.gold.value,
+            "images": canonical_json([r.model_dump() for r in i.images]),
+            "seed": i.seed,
+            "peer_index": i.peer_index,
+            "meta": canonical_json(i.meta),
+        }
+        for i in instances
+    ]
+    return pl.DataFrame(rows, schema=INSTANCE_COLUMNS)
+
+
+def load_dataset(root: str | Path, *, check_images: bool = True) -> Dataset:
+    """Load and validate a dataset folder; any problem is a one-line DatasetError naming file and field."""
+    root = Path(root)
+    mpath = root / MANIFEST
+    if not mpath.is_file():
+        raise DatasetError(f"{mpath}: not found (is {root} a dataset folder made by `nphe4v generate`?)")
+    try:
+        manifest = DatasetManifest.model_validate_json(mpath.read_text())
+    except ValidationError as e:
+        err = e.errors()[0]
+        raise DatasetError(f"{mpath}: field {'.'.join(map(str, err['loc']))}: {err['msg']}") from None
+    ipath = root / INSTANCES
+    try:
+        frame = pl.read_parquet(ipath)
+    except Exception as e:  # polars raises several unrelated types for unreadable files
+        raise DatasetError(f"{ipath}: unreadable Parquet ({type(e).__name__}: {str(e).splitlines()[0]})") from None
+    for col, dtype in INSTANCE_COLUMNS.items():
+        if col not in frame.columns:
+            raise DatasetError(f"{ipath}: missing column {col!r}")
+        if frame.schema[col] != dtype and frame.schema[col] != pl.Null:
+            raise DatasetError(f"{ipath}: column {col!r} has type {frame.schema[col]}, expected {dtype}")
+    if sha256_file(ipath) != manifest.instances_sha256:
+        raise DatasetError(f"{ipath}: content hash differs from manifest.instances_sha256 (file changed or corrupt)")
+    instances = []
+    for n, row in enumerate(frame.iter_rows(named=True)):
+        try:
+            inst = _row_to_instance(row)
+        except (ValidationError, ValueError, KeyError) as e:
+            msg = e.errors()[0]["msg"] if isinstance(e, ValidationError) else str(e)
+            raise DatasetError(f"{ipath}: row {n} ({row.get('instance_id')}): {msg}") from None
+        if check_images:
+            for ref in inst.images:
+                p = root / ref.path
+                if not p.is_file():
+                    raise DatasetError(f"{p}: image of {inst.instance_id} not found")
+                if sha256_file(p) != ref.sha256:
+                    raise DatasetError(f"{p}: sha256 differs from instances.parquet images.sha256")
+        instances.append(inst)
+    return Dataset(root=root, manifest=manifest, instances=tuple(instances))
+
+
+def _row_to_instance(row: dict[str, Any]) -> Instance:
+    from nphe4v.tasks import TASK_MODULES, get_task
+
+    task = row["task"]
+    data = json.loads(row["data"])
+    if row["benchmark"] == "nphardeval4v":
+        if task not in TASK_MODULES:
+            raise ValueError(f"field task: unknown task {task!r}")
+        data = get_task(task).load(data).model_dump(mode="json")
+    return Instance(
+        instance_id=row["instance_id"],
+        benchmark=row["benchmark"],
+        task=task,
+        level=row["level"],
+        index=row["index"],
+        data=data,
+        gold=Gold(answer=json.loads(row["gold"]), value=row["gold_value"]),
+        images=tuple(ImageRef(**r) for r in json.loads(row["images"])),
+        seed=row["seed"],
+        peer_index=row["peer_index"],
+        meta=json.loads(row["meta"]),
+    )

@@ -1,0 +1,103 @@
+"""Turn one model response into one sample record: extract, parse, verify. Pure; never raises.
+
+Used by the live pipeline's score stage and by `nphe4v grade`, so both score identically.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from nphe4v.core.extract import extract_final_answer, extract_yes_no
+from nphe4v.core.hashing import sha256_bytes
+from nphe4v.core.schema import (
+    RECOGNITION_MODE,
+    Instance,
+    ModelRequest,
+    ModelResponse,
+    ParseError,
+    SampleRecord,
+    Verdict,
+)
+
+
+def score_answer(instance: Instance, text: str | None) -> tuple[Verdict, str | None]:
+    """Verdict for an answer to `instance`, and the canonical parsed answer as JSON (None if unparsable)."""
+    from nphe4v.benchmarks import task_for
+
+    spec = task_for(instance.benchmark, instance.task)
+    extracted = extract_final_answer(text)
+    if isinstance(extracted, ParseError):
+        return _parse_error(extracted), None
+    try:
+        canonical = spec.parse(extracted)
+    except Exception as e:  # a task parser bug must not lose the sample; it is recorded as such
+        return Verdict(verdict="parse_error", reason=f"parser_crash: {type(e).__name__}: {e}"[:300]), None
+    if isinstance(canonical, ParseError):
+        return _parse_error(canonical), None
+    parsed = json.dumps(canonical, sort_keys=True, default=str)
+    try:
+        data = spec.load(instance.data)
+        return spec.verify(data, instance.gold, canonical), parsed
+    except Exception as e:
+        return Verdict(verdict="wrong", reason=f"verifier_crash: {type(e).__name__}: {e}"[:300]), parsed
+
+
+def score_recognition(is_match: bool, text: str | None) -> tuple[Verdict, str | None]:
+    said = extract_yes_no(text)
+    if isinstance(said, ParseError):
+        return _parse_error(said), None
+    truth = "YES" if is_match else "NO"
+    if said == is_match:
+        return Verdict(verdict="correct", reason=f"answered {truth}"), json.dumps(said)
+    return Verdict(verdict="wrong", reason=f"answered {'YES' if said else 'NO'}, truth {truth}"), json.dumps(said)
+
+
+def _parse_error(err: ParseError) -> Verdict:
+    return Verdict(verdict="parse_error", reason=f"{err.kind}: {err.detail}"[:300])
+
+
+def score_sample(
+    run_id: str, version: str, instance: Instance, request: ModelRequest, response: ModelResponse
+) -> SampleRecord:
+    key = request.key
+    if response.status == "infra_error":
+        verdict: Verdict | None = None
+        parsed = None
+    elif response.status == "model_error":
+        verdict, parsed = Verdict(verdict="parse_error", reason=f"model_error: {response.error}"[:300]), None
+    elif key.prompt_mode == RECOGNITION_MODE:
+        verdict, parsed = score_recognition(key.variant == "match", response.text)
+    else:
+        verdict, parsed = score_answer(instance, response.text)
+    return SampleRecord(
+        run_id=run_id,
+        model=key.model,
+        benchmark=key.benchmark,
+        version=version,
+        task=instance.task,
+        level=instance.level,
+        instance_id=instance.instance_id,
+        variant=key.variant,
+        prompt_mode=key.prompt_mode,
+        repeat=key.repeat,
+        status=response.status,
+        verdict=verdict.verdict if verdict else None,
+        reason=verdict.reason if verdict else (response.error or ""),
+        raw_response=response.text,
+        parsed_answer=parsed,
+        gold_value=instance.gold.value,
+        error=response.error,
+        prompt_sha256=sha256_bytes(request.prompt.text.encode()),
+        image_sha256=",".join(r.sha256 for r in request.prompt.images),
+        template_version=request.prompt.template_version,
+        latency_s=response.latency_s,
+        prompt_tokens=response.usage.prompt_tokens,
+        completion_tokens=response.usage.completion_tokens,
+        cost_usd=response.usage.cost_usd,
+        attempts=response.attempts,
+    )
+
+
+def record_row(record: SampleRecord) -> dict[str, Any]:
+    return record.model_dump()

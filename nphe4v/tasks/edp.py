@@ -1,0 +1,169 @@
+"""EDP — edit distance: the minimum number of single-character insertions, deletions and substitutions
+that turn String A into String B (unit-cost Levenshtein distance).
+
+Deviations from the peer benchmark (docs/deviations.md):
+- the picture labels the strings "String A" / "String B" and shows them in that order (the peer image is
+  unlabelled and shows string_b on top), one character per box so characters can be counted;
+- both strings are always in the question, in every prompt mode (the peer runners drop them, so its
+  text-only mode has no data at all);
+- generation never yields two identical strings (distance 0 would be a trivial instance).
+"""
+
+from __future__ import annotations
+
+import random
+import string
+from typing import Any
+
+from pydantic import BaseModel, Field
+
+from nphe4v.core.coerce import as_int, get_key
+from nphe4v.core.draw import INK, WIDTH, centered_text, new_canvas, title, to_png
+from nphe4v.core.prompting import example_literal
+from nphe4v.core.schema import Gold, ParseError, Verdict
+from nphe4v.core.task import TaskSpec, TaskText
+
+# Visible ASCII only: a space or control character could not be shown unambiguously in a box.
+_VISIBLE = r"^[!-~]+$"
+# Beyond this the per-character boxes would get too small to read at 1024 px.
+MAX_LEN = 40
+
+
+class EDPData(BaseModel):
+    string_a: str = Field(min_length=1, max_length=MAX_LEN, pattern=_VISIBLE)
+    string_b: str = Field(min_length=1, max_length=MAX_LEN, pattern=_VISIBLE)
+
+
+def params(level: int) -> dict[str, Any]:
+    return {"length": level + 2, "alphabet_size": 4 + 2 * level}
+
+
+def generate(level: int, rng: random.Random) -> EDPData:
+    p = params(level)
+    alphabet = string.ascii_lowercase[: p["alphabet_size"]]
+    while True:
+        a = "".join(rng.choice(alphabet) for _ in range(p["length"]))
+        b = "".join(rng.choice(alphabet) for _ in range(p["length"]))
+        if a != b:
+            return EDPData(string_a=a, string_b=b)
+
+
+def edit_distance(a: str, b: str) -> int:
+    # Wagner-Fischer with two rows: prev[j] = distance(a[:i-1], b[:j]).
+    prev = list(range(len(b) + 1))
+    for i, ca in enumerate(a, start=1):
+        cur = [i] + [0] * len(b)
+        for j, cb in enumerate(b, start=1):
+            cur[j] = min(prev[j] + 1, cur[j - 1] + 1, prev[j - 1] + (ca != cb))
+        prev = cur
+    return prev[-1]
+
+
+def solve(data: EDPData) -> Gold:
+    d = edit_distance(data.string_a, data.string_b)
+    return Gold(answer={"Operations": d}, value=d)
+
+
+def _draw_string(draw, label: str, s: str, y: int, cell: int, x0: int) -> None:
+    centered_text(draw, (95, y + cell / 2 - 12), label, 28)
+    centered_text(draw, (95, y + cell / 2 + 20), f"{len(s)} characters", 18, fill=(90, 90, 90))
+    size = max(14, int(cell * 0.62))
+    for i, ch in enumerate(s):
+        box = [x0 + i * cell, y, x0 + (i + 1) * cell, y + cell]
+        draw.rectangle(box, outline=INK, width=2)
+        centered_text(draw, (x0 + (i + 0.5) * cell, y + cell / 2), ch, size)
+        # 1-based position numbers under each box make long strings countable.
+        centered_text(draw, (x0 + (i + 0.5) * cell, y + cell + 14), str(i + 1), 14, fill=(110, 110, 110))
+
+
+def render(data: EDPData) -> list[bytes]:
+    a, b = data.string_a, data.string_b
+    n = max(len(a), len(b))
+    x0 = 200
+    cell = max(18, min(64, (WIDTH - x0 - 24) // n))
+    img, draw = new_canvas(WIDTH, 110 + 2 * (cell + 60))
+    title(draw, "Transform String A into String B", y=36)
+    _draw_string(draw, "String A", a, 90, cell, x0)
+    _draw_string(draw, "String B", b, 90 + cell + 60, cell, x0)
+    return [to_png(img)]
+
+
+def text(data: EDPData) -> TaskText:
+    a, b = data.string_a, data.string_b
+    return TaskText(
+        intro=(
+            "Edit distance: the edit distance between two strings is the minimum number of operations "
+            "that transform the first string into the second, where one operation inserts one character, "
+            "deletes one character, or replaces one character by another."
+        ),
+        question=(
+            f'String A is "{a}" ({len(a)} characters) and String B is "{b}" ({len(b)} characters). '
+            "Find the minimum number of insertions, deletions and replacements needed to transform "
+            "String A into String B."
+        ),
+        output="Give that minimum number of operations as an integer and keep your reasoning brief.",
+        example=example_literal({"Operations": 0}),
+        # Spelled one character at a time, like the boxes in the picture.
+        data_lines=(
+            f"String A ({len(a)} characters): " + " ".join(a),
+            f"String B ({len(b)} characters): " + " ".join(b),
+        ),
+    )
+
+
+def parse(obj: dict[str, Any]) -> dict[str, Any] | ParseError:
+    if not isinstance(obj, dict):
+        return ParseError(kind="bad_value", detail=f"not a mapping: {type(obj).__name__}")
+    try:
+        found, raw = get_key(obj, "Operations", "NumOperations", "EditDistance")
+    except Exception as exc:  # a hostile mapping (odd keys) must not crash the run
+        return ParseError(kind="bad_value", detail=f"unreadable mapping: {type(exc).__name__}")
+    if not found:
+        return ParseError(kind="missing_key", detail="Operations")
+    ops = as_int(raw)
+    if ops is None:
+        return ParseError(kind="bad_value", detail=f"Operations={raw!r:.60}")
+    return {"Operations": ops}
+
+
+def verify(data: EDPData, gold: Gold, answer: dict[str, Any]) -> Verdict:
+    ops = answer.get("Operations")
+    if not isinstance(ops, int) or isinstance(ops, bool):
+        return Verdict(verdict="wrong", reason=f"Operations={ops!r:.40} is not an integer")
+    best = gold.value if gold.value is not None else edit_distance(data.string_a, data.string_b)
+    if ops < 0:
+        return Verdict(verdict="wrong", reason=f"negative number of operations {ops}")
+    if ops < best:
+        return Verdict(verdict="wrong", reason=f"{ops} operations is impossible: the edit distance is {best:g}")
+    if ops > best:
+        return Verdict(verdict="wrong", reason=f"{ops} operations is not minimal: the edit distance is {best:g}")
+    return Verdict(verdict="correct")
+
+
+def heuristic(data: EDPData) -> dict[str, Any]:
+    # Position-by-position comparison (Hamming count) plus the length difference: the shortcut models
+    # take instead of aligning; an upper bound that misses shifted matches.
+    a, b = data.string_a, data.string_b
+    mismatches = sum(ca != cb for ca, cb in zip(a, b, strict=False))
+    return {"Operations": mismatches + abs(len(a) - len(b))}
+
+
+def random_answer(data: EDPData, rng: random.Random) -> dict[str, Any]:
+    return {"Operations": rng.randint(0, max(len(data.string_a), len(data.string_b)))}
+
+
+TASK = TaskSpec(
+    name="EDP",
+    benchmark="nphardeval4v",
+    complexity="P",
+    data_model=EDPData,
+    params=params,
+    generate=generate,
+    solve=solve,
+    render=render,
+    text=text,
+    parse=parse,
+    verify=verify,
+    heuristic=heuristic,
+    random_answer=random_answer,
+)
