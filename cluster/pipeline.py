@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import time
 from collections import deque
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -80,6 +81,7 @@ def run_model(
     version: str,
     run_id: str,
     sink: SampleSink,
+    start_ray: Callable[[], None] = lambda: None,
 ) -> ModelStats:
     stats = ModelStats(model=model.name)
     by_id = dataset.by_id()
@@ -92,6 +94,7 @@ def run_model(
             todo.append(item)
     if not todo:
         return stats
+    start_ray()  # only when there is work: a finished run re-reports without starting Ray
     t0 = time.monotonic()
     actors = [
         ModelActor.options(num_cpus=model.num_cpus, num_gpus=model.num_gpus, name=None).remote(

@@ -121,7 +121,6 @@ def execute(cfg: RunConfig, *, data_root: Path = Path("data")) -> Path:
         "attempts": (existing or {}).get("attempts", 0) + 1,
     }
     _write_manifest(out, manifest)
-    init_ray(cfg)
     sink = SampleSink(out)
     if sink.resumed:
         print(f"resuming {run_id}: {sink.resumed} samples already written", file=sys.stderr)
@@ -129,7 +128,7 @@ def execute(cfg: RunConfig, *, data_root: Path = Path("data")) -> Path:
     t0 = time.monotonic()
     for ds in datasets:
         for model in cfg.models:
-            s = run_model(cfg, model, ds, ds.manifest.version, run_id, sink)
+            s = run_model(cfg, model, ds, ds.manifest.version, run_id, sink, start_ray=lambda: init_ray(cfg))
             stats.append({"dataset": ds.manifest.version, **asdict(s)})
     sink.flush()
     manifest.update(

@@ -190,8 +190,9 @@ def _spp(obj: Any, ctx: str) -> tuple[dict[str, Any], dict[str, Any]]:
             }
         )
     meta: dict[str, Any] = {}
-    if isinstance(obj, dict) and "complexity_level" in obj:
-        meta["complexity_level"] = _int(obj["complexity_level"], ctx, "complexity_level")
+    for key in ("complexity_level", "replace_pos"):  # replace_pos: 4V's 8 replaced instances
+        if isinstance(obj, dict) and key in obj:
+            meta[key] = _int(obj[key], ctx, key)
     data = {
         "num_nodes": len(nodes),
         "edges": edges,
@@ -365,12 +366,13 @@ def _read_tsp_task(task: str, folder: Path, base: Path, common_meta: dict[str, A
     per_level: dict[int, list[int]] = defaultdict(list)
     for k, j in found:
         per_level[k].append(j)
-    counts = {len(js) for js in per_level.values()}
-    if len(counts) != 1:
-        raise _fail(str(folder), f"levels hold different numbers of instances: {sorted(counts)}")
-    for k, js in per_level.items():
-        if sorted(js) != list(range(1, len(js) + 1)):
-            raise _fail(str(folder), f"level {k}: instance numbers {sorted(js)} are not 1..{len(js)}")
+    expected = max(max(js) for js in per_level.values())  # instances are numbered 1..m in every level
+    for k in sorted(per_level):
+        missing = sorted(set(range(1, expected + 1)) - set(per_level[k]))
+        if missing:
+            raise _fail(
+                str(folder), f"level {k}: instance file(s) {missing} missing (others have 1..{expected})"
+            )
     out = []
     for idx, (k, j) in enumerate(sorted(found)):
         path = found[(k, j)]
@@ -599,6 +601,8 @@ def _row(rec: PeerRecord, theirs: Any, ours: Any, status: CompareStatus, note: s
         "ours": _num(ours),
         "status": status,
         "note": note,
+        "their_tour": None,
+        "our_tour": None,
     }
 
 
@@ -729,12 +733,15 @@ def _cmp_tsp(rec: PeerRecord, ans: dict[str, Any]) -> dict[str, Any]:
         return _row(rec, ans.get("TotalDistance"), None, "theirs_not_comparable", problem or "")
     ours = _tsp_optimum(rec)
     if ours is None:
-        return _row(rec, length, None, "MISMATCH", "our gold has no value")
-    if _close(length, ours):
-        return _row(rec, length, ours, "equal")
-    if ours < length:
-        return _row(rec, length, ours, "ours_better", "their tour is not optimal")
-    return _row(rec, length, ours, "MISMATCH", "their Hamiltonian tour is shorter than our optimum")
+        row = _row(rec, length, None, "MISMATCH", "our gold has no value")
+    elif _close(length, ours):
+        row = _row(rec, length, ours, "equal")
+    elif ours < length:
+        row = _row(rec, length, ours, "ours_better", "their tour is not optimal")
+    else:
+        row = _row(rec, length, ours, "MISMATCH", "their Hamiltonian tour is shorter than our optimum")
+    row.update(their_tour=length, our_tour=ours)
+    return row
 
 
 def _cmp_tspd(rec: PeerRecord, ans: dict[str, Any]) -> dict[str, Any]:
@@ -747,9 +754,26 @@ def _cmp_tspd(rec: PeerRecord, ans: dict[str, Any]) -> dict[str, Any]:
         return _row(rec, None, ours, "theirs_not_comparable", "no yes/no decision in their answer")
     threshold = rec.data["threshold"]
     problem, length = _tour_problem(rec, ans.get("Path"), ans.get("TotalDistance"))
-    note = problem or ""
+    opt = None
     if length is not None:  # their tour is a real Hamiltonian cycle: it bounds our optimum from above
         opt = _tsp_optimum(rec)
+    row = _tspd_status(rec, theirs, ours, threshold, problem, length, opt, _num(ans.get("TotalDistance")))
+    row.update(their_tour=length, our_tour=opt)
+    return row
+
+
+def _tspd_status(
+    rec: PeerRecord,
+    theirs: bool,
+    ours: bool,
+    threshold: float,
+    problem: str | None,
+    length: float | None,
+    opt: float | None,
+    total: float | None,
+) -> dict[str, Any]:
+    note = problem or ""
+    if length is not None:
         if opt is None:
             return _row(rec, theirs, ours, "MISMATCH", "our TSP gold has no value")
         note = f"their tour {length:g}, our optimum {opt:g}, threshold {threshold:g}"
@@ -759,11 +783,9 @@ def _cmp_tspd(rec: PeerRecord, ans: dict[str, Any]) -> dict[str, Any]:
             return _row(rec, theirs, ours, "MISMATCH", note + ": their tour fits the threshold, we say NO")
     if theirs == ours:
         return _row(rec, theirs, ours, "equal", note)
-    td = _num(ans.get("TotalDistance"))
-    if not theirs and td is not None and td > threshold:
-        return _row(
-            rec, theirs, ours, "ours_better", f"their approximate tour {td:g} > threshold {threshold:g}"
-        )
+    if not theirs and total is not None and total > threshold:
+        note = f"their approximate tour {total:g} > threshold {threshold:g}"
+        return _row(rec, theirs, ours, "ours_better", note)
     return _row(rec, theirs, ours, "MISMATCH", note or "decisions differ")
 
 
@@ -828,6 +850,24 @@ def compare_with_answers(
                     continue
                 rows.append(_COMPARERS[task](rec, level_ans[j]))
     return rows
+
+
+def comparison_frame(rows: list[dict[str, Any]]) -> Any:
+    """The rows of `compare_with_answers` as a polars DataFrame with a fixed schema."""
+    import polars as pl
+
+    schema = {
+        "task": pl.String,
+        "level": pl.Int64,
+        "peer_index": pl.Int64,
+        "theirs": pl.Float64,
+        "ours": pl.Float64,
+        "status": pl.String,
+        "note": pl.String,
+        "their_tour": pl.Float64,
+        "our_tour": pl.Float64,
+    }
+    return pl.DataFrame(rows, schema=schema)
 
 
 def summarize(rows: list[dict[str, Any]]) -> Any:

@@ -27,7 +27,8 @@ def write_leaderboard(run_dir: str | Path) -> tuple[pl.DataFrame, Path]:
 
 
 def print_leaderboard(board: pl.DataFrame, title: str = "NPHardEval4V leaderboard", console: Console | None = None) -> None:
-    console = console or Console()
+    # Logs (ray job logs, CI) report a narrow width; a leaderboard must not be truncated there.
+    console = console or Console(width=max(Console().width, 132))
     table = Table(title=title)
     for col in board.columns:
         table.add_column(col, justify="left" if col in ("model", "prompt_mode") else "right")

@@ -13,7 +13,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from nphe4v.core.coerce import as_int, get_key
-from nphe4v.core.draw import draw_graph, layout_graph
+from nphe4v.core.draw import WIDTH, draw_graph, layout_graph
 from nphe4v.core.hashing import sha256_json
 from nphe4v.core.schema import ParseError
 
@@ -196,16 +196,25 @@ def _near_misses(pos: dict[str, tuple[float, float]], edges: Sequence[tuple[str,
     return count
 
 
-def _clear_seed(nodes: list[str], edges: list[tuple[str, str]], base: int, tries: int = 24) -> int:
-    """The first of a few layout seeds whose drawing has no edge grazing a foreign vertex (else the best one).
+def _pixel_scale(pos: dict[str, tuple[float, float]]) -> float:
+    """Pixels per Graphviz point in draw_graph (same formula: 70 px margins, height clamped to 480..1400)."""
+    xs = [p[0] for p in pos.values()]
+    ys = [p[1] for p in pos.values()]
+    span_x = max(max(xs) - min(xs), 1.0)
+    span_y = max(max(ys) - min(ys), 1.0)
+    scale = (WIDTH - 140) / span_x
+    height = min(max(span_y * scale + 140, 480), 1400)
+    return min(scale, (height - 140) / span_y)
 
-    The check runs in Graphviz points; draw_graph scales ~1.2-2.5 px per point for these sizes, and its node
-    radius is 24 px, so 0.36 inch (26 pt) keeps a visible gap.
-    """
+
+def _clear_seed(nodes: list[str], edges: list[tuple[str, str]], base: int, tries: int = 24) -> int:
+    """The first of a few layout seeds whose drawing has no edge grazing a foreign vertex (else the best one)."""
     best_seed, best_bad = base, None
     for i in range(tries):
         seed = (base + i) % (2**31)
-        bad = _near_misses(layout_graph(nodes, edges, seed), edges, 26.0)
+        pos = layout_graph(nodes, edges, seed)
+        # draw_graph's nodes have a 24 px radius; keep lines at least ~10 px clear of a foreign disc.
+        bad = _near_misses(pos, edges, 34.0 / _pixel_scale(pos))
         if best_bad is None or bad < best_bad:
             best_seed, best_bad = seed, bad
         if bad == 0:

@@ -17,7 +17,8 @@ from __future__ import annotations
 
 import heapq
 import random
-from collections import deque
+import re
+from collections import Counter, deque
 from typing import Any
 
 from pydantic import BaseModel, Field, model_validator
@@ -28,6 +29,7 @@ from nphe4v.core.prompting import example_literal
 from nphe4v.core.schema import Gold, ParseError, Verdict
 from nphe4v.core.task import TaskSpec, TaskText
 
+Point = tuple[float, float]
 START_FILL = (120, 210, 120)
 END_FILL = (250, 170, 80)
 # Graphviz seeds tried in order; the first layout without a legibility defect wins (else the least bad).
@@ -35,6 +37,8 @@ END_FILL = (250, 170, 80)
 LAYOUT_SEEDS = (7, 1, 2, 3, 4, 5, 6, 8)
 NO_PATH = {"Path": "", "TotalDistance": -1}
 _NO_PATH_WORDS = {"", "none", "null", "nil", "no path", "nopath", "n/a", "na", "-", "[]", "no", "empty"}
+# "0-2-3", "0 - 2 - 3", "0=>2=>3", "0—2—3": unambiguous for non-negative ids, though not the asked form.
+_DASHED_PATH = re.compile(r"\s*\d+(?:\s*(?:-+>?|=+>|[–—>])\s*\d+)+\s*")
 _INF_WORDS = {"inf", "infinity", "-inf", "none", "null", "nil", "n/a", "na", "no path", "nopath", "-", "", "∞"}
 
 
@@ -213,15 +217,15 @@ def _to_pixels(pos: dict[str, tuple[float, float]]) -> dict[str, tuple[float, fl
     return {n: ((x - min(xs)) * scale, (max(ys) - y) * scale) for n, (x, y) in pos.items()}
 
 
-def _seg_dist(p: tuple[float, float], a: tuple[float, float], b: tuple[float, float]) -> float:
+def _seg_dist(p: Point, a: Point, b: Point) -> float:
     (px, py), (ax, ay), (bx, by) = p, a, b
     dx, dy = bx - ax, by - ay
     t = max(0.0, min(1.0, ((px - ax) * dx + (py - ay) * dy) / max(dx * dx + dy * dy, 1e-9)))
     return ((px - ax - t * dx) ** 2 + (py - ay - t * dy) ** 2) ** 0.5
 
 
-def _crosses(a, b, c, d) -> bool:  # type: ignore[no-untyped-def]
-    def orient(p, q, r):  # type: ignore[no-untyped-def]
+def _crosses(a: Point, b: Point, c: Point, d: Point) -> bool:
+    def orient(p: Point, q: Point, r: Point) -> float:
         return (q[0] - p[0]) * (r[1] - p[1]) - (q[1] - p[1]) * (r[0] - p[0])
 
     return orient(a, b, c) * orient(a, b, d) < 0 and orient(c, d, a) * orient(c, d, b) < 0
@@ -321,6 +325,8 @@ def parse(obj: dict[str, Any]) -> dict[str, Any] | ParseError:
     # "No path" may come as "", [], null or words; it is canonicalised to [] and -1.
     if _is_no_path_word(raw_path, _NO_PATH_WORDS):
         path: list[int] | None = []
+    elif isinstance(raw_path, str) and len(raw_path) < 10_000 and _DASHED_PATH.fullmatch(raw_path):
+        path = as_int_list(re.findall(r"\d+", raw_path))
     else:
         path = as_int_list(raw_path)
     if path is None:
@@ -355,7 +361,7 @@ def _verify(data: SPPData, gold: Gold, answer: dict[str, Any]) -> Verdict:
     if path[-1] != t:
         return Verdict(verdict="wrong", reason=f"path ends at {path[-1]}, not at the end node {t}")
     if len(set(path)) != len(path):
-        repeated = sorted({x for x in path if path.count(x) > 1})
+        repeated = sorted(x for x, k in Counter(path).items() if k > 1)
         return Verdict(verdict="wrong", reason=f"path repeats node(s) {repeated}")
     adj = _adjacency(data)
     total = 0

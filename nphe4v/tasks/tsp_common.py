@@ -9,23 +9,22 @@ keeps every tour length an exact multiple of 0.1 up to float noise, so equal tou
 
 from __future__ import annotations
 
-import io
 import math
 import random
 from collections.abc import Sequence
 
 import numpy as np
-from PIL import Image
+from PIL import Image, ImageDraw
 from pydantic import BaseModel, Field, model_validator
 
 from nphe4v.core.draw import (
     ACCENT,
+    BG,
     EDGE_INK,
     INK,
     NODE_FILL,
     WIDTH,
     centered_text,
-    draw_table,
     labelled_box,
     new_canvas,
     text_size,
@@ -162,6 +161,34 @@ def distance_lines(dist: Sequence[Sequence[float]]) -> tuple[str, ...]:
 
 # ---------------------------------------------------------------- picture
 
+SHADE = (230, 230, 230)
+GRID_INK = (225, 225, 225)
+
+
+def _palette_image() -> Image.Image:
+    """A fixed 256-colour palette: every flat colour we draw plus 32-step ramps for anti-aliased text on
+    each background. Mapping to it is exact for flat areas and invisible for text edges."""
+    pairs = [(BG, INK), (BG, ACCENT), (NODE_FILL, INK), (SHADE, INK), (BG, EDGE_INK)]
+    colours: list[tuple[int, int, int]] = [BG, INK, ACCENT, NODE_FILL, SHADE, GRID_INK, EDGE_INK]
+    for bg, ink in pairs:
+        for k in range(1, 32):
+            c = tuple(round(b + (i - b) * k / 32) for b, i in zip(bg, ink, strict=True))
+            if c not in colours:
+                colours.append(c)  # type: ignore[arg-type]
+    pal = Image.new("P", (1, 1))
+    flat = [v for c in colours[:256] for v in c]
+    pal.putpalette(flat + flat[:3] * (256 - len(flat) // 3))
+    return pal
+
+
+_PALETTE = _palette_image()
+
+
+def _compact_png(img: Image.Image) -> bytes:
+    # A palette PNG encodes ~4x faster than RGB (PNG encoding dominates render time) and is ~2.5x smaller.
+    return to_png(img.quantize(palette=_PALETTE, dither=Image.Dither.NONE))
+
+
 
 def _segment_hits_box(p: tuple[float, float], q: tuple[float, float], box: tuple[float, ...]) -> bool:
     """Liang-Barsky clip: does segment pq pass through the axis-aligned box (x0, y0, x1, y1)?"""
@@ -239,36 +266,54 @@ def _complete_graph(dist: Sequence[Sequence[float]], caption: str) -> bytes:
     for i, (x, y) in enumerate(pos):
         draw.ellipse([x - node_r, y - node_r, x + node_r, y + node_r], fill=NODE_FILL, outline=INK, width=2)
         centered_text(draw, (x, y), str(i), 28)
-    return to_png(img)
+    return _compact_png(img)
 
 
-def _city_map(coords: Sequence[tuple[int, int]], height: int) -> Image.Image:
+def _city_map(draw: ImageDraw.ImageDraw, coords: Sequence[tuple[int, int]], top: int, height: int) -> None:
     """Scatter of the labelled cities (no coordinates printed: the text gives distances, not positions)."""
-    img, draw = new_canvas(WIDTH, height)
     xs = [c[0] for c in coords]
     ys = [c[1] for c in coords]
     lo_x, hi_x, lo_y, hi_y = min(xs), max(xs), min(ys), max(ys)
-    margin = 40
+    margin = 30
     scale = min((WIDTH - 2 * 120) / max(hi_x - lo_x, 1), (height - 2 * margin) / max(hi_y - lo_y, 1))
     off_x = (WIDTH - (hi_x - lo_x) * scale) / 2
-    off_y = (height - (hi_y - lo_y) * scale) / 2
+    off_y = top + (height - (hi_y - lo_y) * scale) / 2
 
     def px(c: tuple[int, int]) -> tuple[float, float]:
         # y grows upwards, as on a map
         return off_x + (c[0] - lo_x) * scale, off_y + (hi_y - c[1]) * scale
 
     if hi_x - lo_x <= 20 and hi_y - lo_y <= 20:
-        grid = (225, 225, 225)
         for gx in range(lo_x, hi_x + 1):
-            draw.line([px((gx, lo_y)), px((gx, hi_y))], fill=grid, width=1)
+            draw.line([px((gx, lo_y)), px((gx, hi_y))], fill=GRID_INK, width=1)
         for gy in range(lo_y, hi_y + 1):
-            draw.line([px((lo_x, gy)), px((hi_x, gy))], fill=grid, width=1)
-    r = min(20, max(12, scale * 0.42))
+            draw.line([px((lo_x, gy)), px((hi_x, gy))], fill=GRID_INK, width=1)
+    r = min(22, max(14, scale * 0.44))
     for i, c in enumerate(coords):
         x, y = px(c)
         draw.ellipse([x - r, y - r, x + r, y + r], fill=NODE_FILL, outline=INK, width=2)
-        centered_text(draw, (x, y), str(i), int(r * 1.1))
-    return img
+        centered_text(draw, (x, y), str(i), int(r * 1.15))
+
+
+def _distance_table(draw: ImageDraw.ImageDraw, dist: Sequence[Sequence[float]], top: int) -> None:
+    """Full symmetric matrix with shaded row and column headers (drawn in place: one PNG encode, not two)."""
+    n = len(dist)
+    size = 21 if n > 10 else 24
+    row_h = int(size * 1.8)
+    col_w = (WIDTH - 32) / (n + 1)
+    for r in range(n + 1):
+        for c in range(n + 1):
+            x0, y0 = 16 + c * col_w, top + r * row_h
+            draw.rectangle([x0, y0, x0 + col_w, y0 + row_h], fill=SHADE if r == 0 or c == 0 else BG,
+                           outline=INK, width=1)
+            if r == 0:
+                txt = "" if c == 0 else str(c - 1)
+            elif c == 0:
+                txt = str(r - 1)
+            else:
+                txt = "-" if r == c else fmt_dist(dist[r - 1][c - 1])
+            if txt:
+                centered_text(draw, (x0 + col_w / 2, y0 + row_h / 2), txt, size)
 
 
 def render_cities(
@@ -279,18 +324,14 @@ def render_cities(
     n = len(dist)
     if n <= GRAPH_MAX_CITIES:
         return _complete_graph(dist, caption)
-    header = ["", *(str(j) for j in range(n))]
-    rows = [[str(i), *("–" if i == j else fmt_dist(dist[i][j]) for j in range(n))] for i in range(n)]
-    shade = {(i, 0): (230, 230, 230) for i in range(n)}
-    table = Image.open(io.BytesIO(
-        draw_table(header, rows, caption="Distance between each pair of cities", cell_fill=shade,
-                   font_size=21 if n > 10 else 24)
-    )).convert("RGB")
-    map_h = 440 if coords is not None else 0
-    top = 64
-    img, draw = new_canvas(WIDTH, top + map_h + table.height)
-    title(draw, caption, y=32, size=28)
+    map_h = 420 if coords is not None else 0
+    top = 60
+    table_top = top + map_h + 50
+    row_h = int((21 if n > 10 else 24) * 1.8)
+    img, draw = new_canvas(WIDTH, table_top + (n + 1) * row_h + 16)
+    title(draw, caption, y=30, size=28)
     if coords is not None:
-        img.paste(_city_map(coords, map_h), (0, top))
-    img.paste(table, (0, top + map_h))
-    return to_png(img)
+        _city_map(draw, coords, top, map_h)
+    title(draw, "Distance between each pair of cities", y=table_top - 24, size=24)
+    _distance_table(draw, dist, table_top)
+    return _compact_png(img)

