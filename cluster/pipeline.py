@@ -8,6 +8,7 @@ is resubmitted; after `max_attempts` its samples are recorded as `infra_error`, 
 from __future__ import annotations
 
 import time
+import uuid
 from collections import deque
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -97,10 +98,12 @@ def run_model(
     start_ray()  # only when there is work: a finished run re-reports without starting Ray
     t0 = time.monotonic()
     actors = [
-        ModelActor.options(num_cpus=model.num_cpus, num_gpus=model.num_gpus, name=None).remote(
-            model.backend, model.name, model.baseline, model.options
-        )
-        for _ in range(model.replicas)
+        ModelActor.options(
+            num_cpus=model.num_cpus, num_gpus=model.num_gpus,
+            # named so operators (and the fault tests) can find a replica in `ray list actors`
+            name=f"nphe4v/{run_id}/{model.name}/{i}/{uuid.uuid4().hex[:6]}",
+        ).remote(model.backend, model.name, model.baseline, model.options)
+        for i in range(model.replicas)
     ]
     queue = deque(_Batch(todo[i : i + model.batch_size]) for i in range(0, len(todo), model.batch_size))
     inflight: dict[ray.ObjectRef, tuple[_Batch, int]] = {}

@@ -23,5 +23,5 @@ def make_backend(backend: str, name: str, baseline: str | None, options: dict) -
     if backend == "baseline":
         from cluster.backends.baseline import BaselineBackend
 
-        return BaselineBackend(baseline or name)
+        return BaselineBackend(baseline or name, latency_s=float(options.get("latency_s", 0.0)))
     raise ValueError(f"model {name!r}: backend {backend!r} is not available in this build")

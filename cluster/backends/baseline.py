@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import time
 
 from nphe4v.baselines import BaselineKind, baseline_answer
@@ -11,10 +12,14 @@ from nphe4v.core.schema import ModelRequest, ModelResponse, Usage
 class BaselineBackend:
     needs_reference = True
 
-    def __init__(self, kind: str) -> None:
+    def __init__(self, kind: str, latency_s: float = 0.0) -> None:
         self.kind: BaselineKind = kind  # type: ignore[assignment]
+        # simulated per-batch model latency (benchmarks and fault tests); 0 for real use
+        self.latency_s = latency_s
 
     async def generate(self, requests: list[ModelRequest]) -> list[ModelResponse]:
+        if self.latency_s:
+            await asyncio.sleep(self.latency_s)
         out = []
         for req in requests:
             t0 = time.perf_counter()

@@ -110,59 +110,104 @@ def _greedy(prob: _Problem, order: list[int]) -> dict[int, int]:
     return chosen
 
 
+def _matching(blocks: list[list[int]]) -> int:
+    """Maximum matching of one-slot meetings (their live blocks, single-bit masks) to distinct slots."""
+    owner: dict[int, int] = {}
+
+    def augment(i: int, seen: set[int]) -> bool:
+        for b in blocks[i]:
+            if b in seen:
+                continue
+            seen.add(b)
+            if b not in owner or augment(owner[b], seen):
+                owner[b] = i
+                return True
+        return False
+
+    return sum(augment(i, set()) for i in range(len(blocks)))
+
+
 def _max_schedule(prob: _Problem) -> dict[int, int]:
-    """Meeting index -> slot block of a schedule with the most meetings (branch and bound)."""
+    """Meeting index -> slot block of a schedule with the most meetings (branch and bound).
+
+    Each node keeps, for every undecided meeting, its live blocks (those still free for all its participants);
+    placing a meeting only filters the live blocks of the meetings that share a participant with it.
+    """
     n = len(prob.options)
     durations = [m.duration for m in prob.data.meetings]
     best = _greedy(prob, list(range(n)))
     ceiling = sum(1 for opts in prob.options if opts)
-    busy = [0] * len(prob.avail)
+    members = [[i for i in range(n) if p in prob.parts[i]] for p in range(len(prob.avail))]
+    shares = [{j for p in prob.parts[i] for j in members[p] if j != i} for i in range(n)]
     chosen: dict[int, int] = {}
 
-    def must_skip(open_: list[int]) -> int:
-        # A participant's free slots bound how many of its open meetings fit: the shortest ones first.
-        worst = 0
-        for p in range(len(busy)):
-            mine = sorted(durations[i] for i in open_ if p in prob.parts[i])
-            if not mine:
-                continue
-            free = (prob.avail[p] & ~busy[p]).bit_count()
-            fit = 0
-            for d in mine:
-                if d > free:
-                    break
-                free -= d
-                fit += 1
-            worst = max(worst, len(mine) - fit)
-        return worst
+    def must_skip(live: dict[int, list[int]]) -> int:
+        """A lower bound on how many of the open meetings cannot be scheduled any more.
 
-    def rec(undecided: list[int]) -> bool:
-        """True once a schedule reaching `ceiling` is found (nothing can beat it)."""
+        A participant's open meetings must fit, without overlap, into the slots their live blocks cover (so at
+        most the shortest ones that add up to that many slots; for one-slot meetings, exactly as many as a
+        maximum matching of meetings to their live slots). Bounds of participants are summed over disjoint
+        sets of meetings: the participant with the largest excess claims its meetings first.
+        """
+        remaining = set(live)
+        total = 0
+        while remaining:
+            worst, worst_mine = 0, ()
+            for group in members:
+                mine = [i for i in group if i in remaining]
+                if len(mine) < 2:
+                    continue
+                if all(durations[i] == 1 for i in mine):
+                    fit = _matching([live[i] for i in mine])
+                else:
+                    cover = 0
+                    for i in mine:
+                        for b in live[i]:
+                            cover |= b
+                    free = cover.bit_count()
+                    fit = 0
+                    for d in sorted(durations[i] for i in mine):
+                        if d > free:
+                            break
+                        free -= d
+                        fit += 1
+                if len(mine) - fit > worst:
+                    worst, worst_mine = len(mine) - fit, mine
+            if not worst:
+                break
+            total += worst
+            remaining.difference_update(worst_mine)
+        return total
+
+    def rec(live: dict[int, list[int]]) -> bool:
+        """`live`: open meetings (at least one live block each). True once `ceiling` is reached."""
         nonlocal best
-        live = {i: prob.live(i, busy) for i in undecided}
-        open_ = [i for i in undecided if live[i]]
-        if len(chosen) + len(open_) - must_skip(open_) <= len(best):
+        if len(chosen) + len(live) - must_skip(live) <= len(best):
             return False
-        if not open_:
+        if not live:
             best = dict(chosen)
             return len(best) == ceiling
         # Most constrained meeting first: it fails (or gets skipped) earliest.
-        i = min(open_, key=lambda j: (len(live[j]), j))
-        rest = [j for j in open_ if j != i]
+        i = min(live, key=lambda j: (len(live[j]), j))
         for b in live[i]:
             chosen[i] = b
-            for p in prob.parts[i]:
-                busy[p] |= b
-            done = rec(rest)
-            for p in prob.parts[i]:
-                busy[p] ^= b
+            child: dict[int, list[int]] = {}
+            for j, blocks in live.items():
+                if j == i:
+                    continue
+                if j in shares[i]:
+                    blocks = [c for c in blocks if not c & b]
+                    if not blocks:
+                        continue
+                child[j] = blocks
+            done = rec(child)
             del chosen[i]
             if done:
                 return True
-        return rec(rest)
+        return rec({j: blocks for j, blocks in live.items() if j != i})
 
     if len(best) < ceiling:
-        rec(list(range(n)))
+        rec({i: list(opts) for i, opts in enumerate(prob.options) if opts})
     return best
 
 
@@ -245,7 +290,9 @@ def solve(data: MSPData) -> Gold:
 
 
 def _ids(values: list[int]) -> str:
-    if values and sorted(values) == list(range(min(values), max(values) + 1)) and len(values) > 2:
+    if not values:
+        return "none"
+    if len(values) > 2 and sorted(values) == list(range(min(values), max(values) + 1)):
         return f"{min(values)} to {max(values)}"
     return ", ".join(str(v) for v in sorted(values))
 
@@ -272,7 +319,7 @@ def render(data: MSPData) -> list[bytes]:
     label_w = max(text_size(probe, "Participant", size)[0] + 20, 120)
     lists = [", ".join(map(str, sorted(p.meetings))) or "none" for p in data.participants]
     list_size = size
-    while list_size > 12 and max(text_size(probe, s, list_size)[0] for s in lists) > 340:
+    while list_size > 12 and max((text_size(probe, s, list_size)[0] for s in lists), default=0) > 340:
         list_size -= 1
     list_w = max([text_size(probe, s, list_size)[0] for s in lists] + [text_size(probe, "Attends meetings", size)[0]])
     list_w += 20

@@ -3,9 +3,10 @@
 Deviations from the peer benchmark (docs/deviations.md):
 - gold is the exact optimum (Held-Karp); the peer compares against one nearest-neighbour tour from a random,
   unseeded start with exact float equality, so better tours fail and rotations of the same tour can fail;
-- any optimal tour is accepted: every rotation, reversal and tie, compared with a 1e-6 tolerance on the length
-  recomputed from the stored matrix; the path must start and end at city 0 only in the wording, any closed
-  listing of all cities (first == last) or an open listing of all n cities (closed implicitly) is accepted;
+- any optimal tour is accepted: every rotation, reversal and tie, its length recomputed from the stored
+  matrix and compared with the optimum at 1e-6 (lengths are sums of 1- or 2-decimal numbers); the prompt asks
+  for a tour from city 0 written closed (0->...->0), but a closed listing starting elsewhere, or an open listing
+  of all n cities (the return leg implied), is accepted too;
 - the tour is checked to visit every city exactly once with ids in range (the peer checks neither);
 - the stated TotalDistance is checked: it must be within 0.05 + 0.1 % of the tour's real length (rounding
   slack for 2-decimal peer data); the peer ignores it;

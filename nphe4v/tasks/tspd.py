@@ -16,6 +16,8 @@ from __future__ import annotations
 import random
 from typing import Any
 
+from pydantic import Field
+
 from nphe4v.core.coerce import as_yes_no, get_key
 from nphe4v.core.prompting import example_literal
 from nphe4v.core.schema import Gold, ParseError, Verdict
@@ -37,7 +39,7 @@ MARGIN = (0.05, 0.25)
 
 class TSPDData(TSPData):
     # a tour of total length <= threshold answers YES
-    threshold: float
+    threshold: float = Field(ge=0, allow_inf_nan=False)
 
 
 def params(level: int) -> dict[str, Any]:
