@@ -16,7 +16,6 @@ may be null, -1 or words like "none" / "infinity".
 
 from __future__ import annotations
 
-import math
 import random
 import re
 from collections import Counter
@@ -129,7 +128,8 @@ def _names(v: Any, what: str) -> list[str] | ParseError:
         if not s:
             return []
         if _SEPARATORS.search(s):
-            items = _SEPARATORS.split(s)
+            # Empty pieces ("A, B,") are separator noise, not names.
+            items = [p for p in _SEPARATORS.split(s) if p]
         elif re.search(r"\s", s):
             items = s.split()
         elif "-" in s and all(s.split("-")):
@@ -229,10 +229,6 @@ def _coloring(raw: Any) -> dict[str, str] | ParseError:
     return out
 
 
-def _need(obj: dict[str, Any], what: str, *names: str) -> tuple[bool, Any]:
-    return get_key(obj, what, *names)
-
-
 def _parse(task: str, obj: dict[str, Any]) -> dict[str, Any] | ParseError:
     def missing(key: str) -> ParseError:
         return ParseError(kind="missing_key", detail=key)
@@ -241,8 +237,8 @@ def _parse(task: str, obj: dict[str, Any]) -> dict[str, Any] | ParseError:
         return ParseError(kind="bad_value", detail=f"{key}={v!r:.60}")
 
     if task == "SD":
-        has_d, raw_d = _need(obj, "Distance", "ShortestDistance", "TotalDistance", "TotalWeight", "Weight")
-        has_p, raw_p = _need(obj, *_PATH_KEYS)
+        has_d, raw_d = get_key(obj, "Distance", "ShortestDistance", "TotalDistance", "TotalWeight", "Weight")
+        has_p, raw_p = get_key(obj, *_PATH_KEYS)
         if not has_d:
             return missing("Distance")
         if _is_word(raw_d, _NONE_WORDS) or as_number(raw_d) == -1:
@@ -261,8 +257,8 @@ def _parse(task: str, obj: dict[str, Any]) -> dict[str, Any] | ParseError:
             return path
         return {"Distance": dist, "Path": path}
     if task == "DIAM":
-        has_d, raw_d = _need(obj, "Diameter")
-        has_p, raw_p = _need(obj, *_PATH_KEYS)
+        has_d, raw_d = get_key(obj, "Diameter")
+        has_p, raw_p = get_key(obj, *_PATH_KEYS)
         if not has_d:
             return missing("Diameter")
         if not has_p:
@@ -280,8 +276,8 @@ def _parse(task: str, obj: dict[str, Any]) -> dict[str, Any] | ParseError:
         got = _names(raw, key)
         return got if isinstance(got, ParseError) else {key: got}
     if task == "TSP":
-        has_t, raw_t = _need(obj, "Tour", "Route", "Cycle", "Path")
-        has_l, raw_l = _need(obj, "Length", "TotalLength", "TourLength", "Cost", "TotalCost", "Distance",
+        has_t, raw_t = get_key(obj, "Tour", "Route", "Cycle", "Path")
+        has_l, raw_l = get_key(obj, "Length", "TotalLength", "TourLength", "Cost", "TotalCost", "Distance",
                              "TotalDistance", "TotalWeight")
         if not has_t:
             return missing("Tour")
@@ -300,8 +296,8 @@ def _parse(task: str, obj: dict[str, Any]) -> dict[str, Any] | ParseError:
                 return bad("Length", raw_l)
         return {"Tour": tour, "Length": length}
     if task == "CYC":
-        has_h, raw_h = _need(obj, "HasCycle", "CycleExists", "Exists")
-        has_c, raw_c = _need(obj, "Cycle", "LongestCycle")
+        has_h, raw_h = get_key(obj, "HasCycle", "CycleExists", "Exists")
+        has_c, raw_c = get_key(obj, "Cycle", "LongestCycle")
         if not has_h:
             return missing("HasCycle")
         yes = as_yes_no(raw_h)
@@ -316,8 +312,8 @@ def _parse(task: str, obj: dict[str, Any]) -> dict[str, Any] | ParseError:
             return cycle
         return {"HasCycle": "YES" if yes else "NO", "Cycle": cycle}
     if task == "COL":
-        has_k, raw_k = _need(obj, *_NUM_COLOR_KEYS)
-        has_c, raw_c = _need(obj, *_COLORING_KEYS)
+        has_k, raw_k = get_key(obj, *_NUM_COLOR_KEYS)
+        has_c, raw_c = get_key(obj, *_COLORING_KEYS)
         if not has_k:
             return missing("NumColors")
         if not has_c:
@@ -331,8 +327,8 @@ def _parse(task: str, obj: dict[str, Any]) -> dict[str, Any] | ParseError:
         num_key = "Distance" if task == "GED" else "Size"
         aliases = ("Distance", "EditDistance", "GED", "Cost", "TotalCost") if task == "GED" else (
             "Size", "MCSSize", "NumNodes", "NumberOfNodes")
-        has_n, raw_n = _need(obj, *aliases)
-        has_m, raw_m = _need(obj, *_MAPPING_KEYS)
+        has_n, raw_n = get_key(obj, *aliases)
+        has_m, raw_m = get_key(obj, *_MAPPING_KEYS)
         if not has_n:
             return missing(num_key)
         if not has_m:
@@ -416,6 +412,13 @@ def _open_cycle(names: list[str], res: _Resolver) -> list[str]:
     if len(names) > 1 and res.get(names[0]) is not None and res.get(names[0]) == res.get(names[-1]):
         return names[:-1]
     return names
+
+
+def _sorted_edges(G: nx.Graph) -> list[tuple[Hashable, Hashable]]:
+    """Edges as (smaller, larger) label pairs in sorted order, self-loops dropped: reasons name the first
+    offending edge, which must not depend on insertion order."""
+    pairs = [(u, v) if str(u) <= str(v) else (v, u) for u, v in G.edges if u != v]
+    return sorted(pairs, key=lambda e: (str(e[0]), str(e[1])))
 
 
 def _missing_edge(G: nx.Graph, seq: Sequence[Hashable], closed: bool) -> str | None:
@@ -548,9 +551,9 @@ def _verify_set(task: str, G: nx.Graph, gold: Gold, ans: dict[str, Any]) -> Verd
                     return _wrong(f"not independent: {str(a)!r} and {str(b)!r} are adjacent")
         return _objective(len(nodes), gold.value, "max", "the set's size", "the maximum independent set's size")
     chosen = set(nodes)
-    for a, b in sorted((tuple(sorted((str(u), str(v)))) for u, v in G.edges)):
-        if res.get(a) not in chosen and res.get(b) not in chosen:
-            return _wrong(f"not a cover: edge {a!r}-{b!r} has neither end in it")
+    for a, b in _sorted_edges(G):
+        if a not in chosen and b not in chosen:
+            return _wrong(f"not a cover: edge {str(a)!r}-{str(b)!r} has neither end in it")
     return _objective(len(nodes), gold.value, "min", "the cover's size", "the minimum cover's size")
 
 
@@ -589,9 +592,9 @@ def _verify_col(G: nx.Graph, gold: Gold, ans: dict[str, Any]) -> Verdict:
     missed = sorted(set(G.nodes) - set(colour), key=str)
     if missed:
         return _wrong(f"no colour for {_q(missed)}")
-    for a, b in sorted((tuple(sorted((str(u), str(v)))) for u, v in G.edges)):
-        if colour[res.get(a)] == colour[res.get(b)]:
-            return _wrong(f"adjacent {a!r} and {b!r} share colour {colour[res.get(a)]!r}")
+    for a, b in _sorted_edges(G):
+        if colour[a] == colour[b]:
+            return _wrong(f"adjacent {str(a)!r} and {str(b)!r} share colour {colour[a]!r}")
     used = len(set(colour.values()))
     if ans["NumColors"] != used:
         return _wrong(f"states NumColors {ans['NumColors']} but the colouring uses {used} colours")
@@ -695,7 +698,7 @@ def _canonical(G: nx.Graph) -> nx.Graph:
     routines give one answer per graph."""
     H = nx.Graph()
     H.add_nodes_from(solvers.sorted_labels(G))
-    H.add_edges_from(sorted((tuple(sorted((u, v), key=str)) for u, v in G.edges if u != v), key=str))
+    H.add_edges_from(_sorted_edges(G))
     return H
 
 
@@ -803,6 +806,8 @@ def heuristic(task: str, graphs: Sequence[nx.Graph], query: dict[str, Any]) -> d
         if u != v:
             G[u][v].update(d)
     labels = solvers.sorted_labels(G)
+    if not labels:
+        return random_answer(task, graphs, query, random.Random(0))
     if task == "SD":
         # Fewest hops instead of least weight: the classic mistake on weighted graphs.
         path = _hop_path(G, query["source"], query["target"])
@@ -897,6 +902,11 @@ def random_answer(task: str, graphs: Sequence[nx.Graph], query: dict[str, Any], 
     labels = solvers.sorted_labels(G)
     n = len(labels)
     max_w = max((solvers.edge_weight(G, u, v) for u, v in G.edges), default=1)
+    if n == 0:
+        empty = {"SD": {"Distance": None, "Path": []}, "DIAM": {"Diameter": 0, "Path": []},
+                 "TSP": {"Tour": [], "Length": None}, "CYC": {"HasCycle": "NO", "Cycle": []},
+                 "COL": {"NumColors": 0, "Coloring": {}}}
+        return empty.get(task) or {_SET_NAME[task]: []}
     if task == "SD":
         s, t = query["source"], query["target"]
         middle = rng.sample([v for v in labels if v not in (s, t)], rng.randint(0, max(0, min(3, n - 2))))
@@ -921,15 +931,3 @@ def random_answer(task: str, graphs: Sequence[nx.Graph], query: dict[str, Any], 
         return {"NumColors": len(set(colouring.values())), "Coloring": colouring}
     raise ValueError(f"unknown task {task!r}")
 
-
-# Silence "imported but unused" for names re-exported for callers (tasks module builds prompts from them).
-__all__ = [
-    "ANSWER_EXAMPLES",
-    "ANSWER_INSTRUCTIONS",
-    "heuristic",
-    "parse",
-    "random_answer",
-    "verify",
-]
-
-_ = math

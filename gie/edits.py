@@ -36,6 +36,9 @@ ConstraintMode = Literal["only", "avoid"]
 FLIP_CODES: dict[str, int] = {"horizontal": 1, "vertical": 0, "both": -1}
 DIRECTIONS: tuple[str, ...] = ("left", "right", "above", "below")
 WHITE: RGB = (255, 255, 255)
+# One node diameter of the standard drawing (radius 24): a recoloured node's whole disc lies beyond the
+# anchor's disc along the axis, so "left of the anchor" is never a judgement call.
+SPATIAL_MARGIN = 48.0
 # Fixed so identical pixels always give identical PNG bytes.
 _PNG_PARAMS = [cv2.IMWRITE_PNG_COMPRESSION, 6]
 
@@ -567,7 +570,7 @@ def spatial_recolor(
     anchor: str | None = None,
     direction: str | None = None,
     *,
-    margin: float = 24.0,
+    margin: float = SPATIAL_MARGIN,
 ) -> tuple[list[str], dict[str, Any]]:
     """Recolour every node strictly in `direction` of `anchor` ("above" = smaller pixel y).
 
@@ -592,10 +595,15 @@ def recolor_constraint_graph(
         keep = set(G.nodes) - chosen
     else:
         raise ValueError(f"unknown mode {mode!r}")
-    H = G.subgraph(keep).copy()
+    # Built in G's own order: a subgraph view may iterate the (hash-ordered) filter set instead.
+    H = nx.Graph()
+    H.graph.update(G.graph)
+    H.add_nodes_from((v, dict(a)) for v, a in G.nodes(data=True) if v in keep)
+    H.add_edges_from((u, v, dict(a)) for u, v, a in G.edges(data=True) if u in keep and v in keep)
     if new_color is not None:
-        for v in chosen & keep:
-            H.nodes[v]["color"] = new_color
+        for v in H:
+            if v in chosen:
+                H.nodes[v]["color"] = new_color
     return H
 
 
@@ -617,7 +625,7 @@ def spatial_recolor_changing(
     solve: Callable[[nx.Graph], Hashable],
     mode: ConstraintMode = "only",
     *,
-    margin: float = 24.0,
+    margin: float = SPATIAL_MARGIN,
 ) -> tuple[list[str], dict[str, Any]]:
     """Like spatial_recolor, but only among choices whose constraint changes the gold answer.
 

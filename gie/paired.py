@@ -15,7 +15,7 @@ connectivity requirement.
 
 from __future__ import annotations
 
-import math
+import heapq
 import time
 from collections import Counter
 from collections.abc import Hashable, Mapping
@@ -27,8 +27,6 @@ from scipy.optimize import linear_sum_assignment
 
 __all__ = ["check_mcs_mapping", "ged_cost", "node_label", "solve_ged", "solve_mcs"]
 
-# Forbidden LSAP cells; large but finite because scipy rejects infeasible all-inf rows only at run time.
-_BIG = 1.0e9
 # How often (in search nodes) the clock is read: perf_counter per node would cost ~5% of a node.
 _CLOCK_EVERY = 256
 
@@ -100,11 +98,34 @@ def _ged_order(G1: nx.Graph, G2: nx.Graph) -> list[str]:
     return order
 
 
-class _GedSearch:
-    """Depth-first branch and bound for exact GED (see `solve_ged` for the algorithm).
+def _twin_prev(G: nx.Graph, order: list[str]) -> list[int]:
+    """For each position, the nearest earlier position holding a twin of it, else -1.
 
-    Indices: G1 nodes are positions 0..n1-1 in branching order, G2 nodes 0..n2-1, index n2 is the
-    dummy "deleted" image (an all-zero row/column of the extended G2 adjacency matrix).
+    Twins have the same label and the same neighbours apart from each other, so swapping them is an
+    automorphism; the search uses this to break symmetry (see `_GedSearch.run`).
+    """
+    pos = {u: i for i, u in enumerate(order)}
+    seen: dict[tuple[Hashable, bool, frozenset[str]], int] = {}
+    prev = [-1] * len(order)
+    for u in order:
+        nb = frozenset(G.neighbors(u)) - {u}
+        lab = node_label(G.nodes[u])
+        # Two twins are either adjacent (closed neighbourhoods equal) or not (open ones equal).
+        keys = [(lab, False, nb), (lab, True, nb | {u})]
+        for key in keys:
+            if key in seen:
+                prev[pos[u]] = seen[key]
+        for key in keys:
+            seen[key] = pos[u]
+    return prev
+
+
+class _GedSearch:
+    """Best-first (A*) search for exact GED; see `solve_ged` for the algorithm.
+
+    Indices: G1 nodes are positions 0..n1-1 in branching order, G2 nodes 0..n2-1, and index n2 is the
+    "deleted" image (an all-zero row/column of the extended G2 adjacency matrix `A2e`), so a partial
+    mapping is just the tuple of images of positions 0..k-1.
     """
 
     def __init__(self, G1: nx.Graph, G2: nx.Graph, deadline: float | None) -> None:
@@ -123,140 +144,128 @@ class _GedSearch:
             if a != b:
                 self.A2e[pos2[a], pos2[b]] = self.A2e[pos2[b], pos2[a]] = 1
         self.E2 = int(self.A2e.sum()) // 2
+        self.deg1 = self.A1.sum(axis=1)
+        self.deg2 = self.A2e.sum(axis=1)
+        # anchor1[i, k] = neighbours of position i among positions < k.
+        self.anchor1 = np.zeros((n1, n1 + 1), dtype=np.int64)
+        self.anchor1[:, 1:] = np.cumsum(self.A1, axis=1)
         lab1 = [node_label(G1.nodes[u]) for u in self.order]
         lab2 = [node_label(G2.nodes[v]) for v in self.nodes2]
-        # Substitution cost, plus a last column = deletion cost (1) so that img == n2 indexes it directly.
+        # Substitution costs plus a last column of deletion costs, so that image n2 indexes it directly.
         self.Le = np.ones((n1, n2 + 1), dtype=np.int64)
         for i in range(n1):
             for j in range(n2):
                 self.Le[i, j] = int(lab1[i] != lab2[j])
+        self.twin1 = _twin_prev(G1, self.order)
+        self.twin2 = _twin_prev(G2, self.nodes2)
         self.deadline = deadline
         self.expanded = 0
-        self.ub = math.inf
-        self.best: np.ndarray = np.full(n1, n2, dtype=np.int64)
+        self.evaluated = 0
+        self.offered: set[tuple[int, ...]] = set()
+        self.ub = n1 + n2 + int(self.A1.sum()) // 2 + self.E2  # delete everything, insert everything
+        self.best: tuple[int, ...] = (n2,) * n1
 
-    # -- exact cost of a complete assignment (img[i] in 0..n2, n2 = deleted)
     def cost(self, img: np.ndarray) -> int:
-        n_mapped = int(np.count_nonzero(img < self.n2))
-        node = int(self.Le[np.arange(self.n1), img].sum()) + (self.n2 - n_mapped)
-        sub = self.A2e[np.ix_(img, img)]
+        """Exact cost of a complete assignment (img[i] in 0..n2, n2 = deleted)."""
+        node = int(self.Le[np.arange(self.n1), img].sum()) + self.n2 - int(np.count_nonzero(img < self.n2))
+        sub = self.A2e[img][:, img]
         covered = int(sub.sum()) // 2
         return node + int(np.abs(self.A1 - sub).sum()) // 2 + (self.E2 - covered)
 
     def offer(self, img: np.ndarray) -> None:
+        key = tuple(img.tolist())
+        if key in self.offered:
+            return
+        self.offered.add(key)
         c = self.cost(img)
         if c < self.ub:
-            self.ub = c
-            self.best = img.copy()
+            self.ub, self.best = c, key
 
-    # -- lower bound on the cost of the edits not yet paid for at depth k
-    def bound(self, k: int, img: np.ndarray, unused: np.ndarray) -> tuple[int, np.ndarray, np.ndarray]:
-        """Return (lower bound on remaining cost, LSAP matrix, LSAP column of each remaining row).
+    def bound(self, k: int, unused: np.ndarray, Y: np.ndarray) -> tuple[int, np.ndarray, np.ndarray]:
+        """Lower bound on the cost not yet counted in g at depth k, and the LSAP pairs realising it.
 
-        LSAP over remaining G1 nodes (rows) x remaining G2 nodes (columns), both padded with the
-        deletion/insertion dummies. A pair's cost is its node cost + the exact cost of its edges to
-        already-placed nodes (anchors) + half the difference of its degrees inside the unplaced parts.
-        The anchor part is exact, the degree part is admissible because every unplaced-unplaced edge
-        edit touches two pairs. Costs are doubled to keep the halves integral.
+        ``Y``: adjacency of the unused G2 nodes (rows) to the images of positions < k (columns).
+        A pair (unplaced G1 node u, unused G2 node v) costs: label mismatch + the exact edits of the
+        edges between u, v and the placed nodes ("anchor" edges) + half the difference of their degrees
+        inside the unplaced parts. The anchor part is exact; the degree part is admissible because an
+        unplaced-unplaced edge edit is seen from both its ends. Deleting u / inserting v costs 1 + its
+        anchor edges + half its unplaced degree. The minimum over partial matchings of these costs is a
+        rectangular LSAP on min(0, sub - del - ins) (a row left at a zero cell is deleted). Costs are
+        doubled so that the halves stay integral.
         """
-        r1, r2 = self.n1 - k, len(unused)
-        X = self.A1[k:, :k]
-        Y = self.A2e[np.ix_(unused, img[:k])]
-        x, y = X.sum(axis=1), Y.sum(axis=1)
-        d1 = self.A1[k:, k:].sum(axis=1)
-        d2 = self.A2e[np.ix_(unused, unused)].sum(axis=1)
-        n = r1 + r2
-        M = np.zeros((n, n), dtype=np.float64)
-        if r1 and r2:
-            cross = x[:, None] + y[None, :] - 2 * (X @ Y.T)
-            M[:r1, :r2] = 2 * (self.Le[k:, unused] + cross) + np.abs(d1[:, None] - d2[None, :])
-        if r1:
-            M[:r1, r2:] = _BIG
-            M[np.arange(r1), r2 + np.arange(r1)] = 2 * (1 + x) + d1
-        if r2:
-            M[r1:, :r2] = _BIG
-            M[r1 + np.arange(r2), np.arange(r2)] = 2 * (1 + y) + d2
-        rows, cols = linear_sum_assignment(M)
-        total = int(M[rows, cols].sum())
-        return (total + 1) // 2, M, cols
-
-    def dfs(self, k: int, g: int, img: np.ndarray, used: np.ndarray) -> None:
-        self.expanded += 1
-        if self.deadline is not None and self.expanded % _CLOCK_EVERY == 0 and time.perf_counter() > self.deadline:
-            raise TimeoutError("solve_ged exceeded its time budget")
-        unused = np.flatnonzero(~used)
-        h, M, cols = self.bound(k, img, unused)
-        if g + h >= self.ub:
-            return
-        r1, r2 = self.n1 - k, len(unused)
-        if r1 == 0:
-            # The bound is exact at a leaf (only insertions remain, all their edges are counted).
-            self.ub = g + h
-            self.best = img.copy()
-            return
-        # The LSAP solution completed into a full mapping is a cheap upper bound, often optimal.
-        full = img.copy()
-        for i in range(r1):
-            c = cols[i]
-            full[k + i] = unused[c] if c < r2 else self.n2
-        self.offer(full)
-        if g + h >= self.ub:
-            return
-        # Children of node k: each unused G2 node, then deletion, in order of their LSAP row cost.
-        # Row 0 is node k; its deletion dummy sits at column r2, right after the real G2 nodes.
-        row = M[0, : r2 + 1]
-        a = self.A1[k, :k]
-        sa = int(a.sum())
-        Y = self.A2e[np.ix_(unused, img[:k])]
-        step = self.Le[k, unused] + sa + Y.sum(axis=1) - 2 * (Y @ a)
-        steps = [*(int(s) for s in step), 1 + sa]
-        for c in sorted(range(r2 + 1), key=lambda c: (row[c], c)):
-            gc = g + steps[c]
-            if gc >= self.ub:
-                continue
-            v = unused[c] if c < r2 else self.n2
-            img[k] = v
-            if v < self.n2:
-                used[v] = True
-            self.dfs(k + 1, gc, img, used)
-            if v < self.n2:
-                used[v] = False
-            img[k] = self.n2
-
-    def local_search(self, img: np.ndarray) -> np.ndarray:
-        """First-improvement descent over swaps and re-assignments; only seeds the upper bound."""
-        cur = img.copy()
-        cur_cost = self.cost(cur)
-        improved = True
-        while improved:
-            improved = False
-            for i in range(self.n1):
-                free = [j for j in range(self.n2 + 1) if j == self.n2 or j not in set(cur.tolist())]
-                cand: list[np.ndarray] = []
-                for j in range(i + 1, self.n1):
-                    t = cur.copy()
-                    t[i], t[j] = cur[j], cur[i]
-                    cand.append(t)
-                for j in free:
-                    if j != cur[i]:
-                        t = cur.copy()
-                        t[i] = j
-                        cand.append(t)
-                for t in cand:
-                    c = self.cost(t)
-                    if c < cur_cost:
-                        cur, cur_cost, improved = t, c, True
-                        break
-        return cur
+        x = self.anchor1[k:, k]
+        d1 = self.deg1[k:] - x
+        y = Y.sum(axis=1)
+        d2 = self.deg2[unused] - y
+        total = 2 * (self.n1 - k + len(unused)) + int(2 * (x.sum() + y.sum()) + d1.sum() + d2.sum())
+        if k == self.n1 or len(unused) == 0:
+            return (total + 1) // 2, np.zeros(0, dtype=np.int64), np.zeros(0, dtype=np.int64)
+        # |X_u xor Y_v| = |X_u| + |Y_v| - 2 X_u.Y_v, so sub - del - ins loses the linear terms.
+        C = 2 * self.Le[k:, unused] - 4 * (self.A1[k:, :k] @ Y.T) - 4
+        C += np.abs(d1[:, None] - d2[None, :]) - d1[:, None] - d2[None, :]
+        np.minimum(C, 0, out=C)
+        rows, cols = linear_sum_assignment(C)
+        vals = C[rows, cols]
+        total += int(vals.sum())
+        keep = vals < 0
+        return (total + 1) // 2, rows[keep], cols[keep]
 
     def run(self) -> None:
-        img = np.full(self.n1, self.n2, dtype=np.int64)
-        used = np.zeros(self.n2 + 1, dtype=bool)
-        used[self.n2] = True  # the dummy is never "free" in the unused list
-        _, _, cols = self.bound(0, img, np.flatnonzero(~used))
-        root = np.array([c if c < self.n2 else self.n2 for c in cols[: self.n1]], dtype=np.int64)
-        self.offer(self.local_search(root))
-        self.dfs(0, 0, img, used)
+        n1, n2 = self.n1, self.n2
+        all2 = np.arange(n2)
+        twin1, twin2 = self.twin1, self.twin2
+        seq = 0
+        # Heap entries: (f, -depth, seq, g, img, evaluated). Deeper first on ties dives to leaves fast.
+        heap: list[tuple[int, int, int, int, tuple[int, ...], bool]] = [(0, 0, 0, 0, (), False)]
+        while heap:
+            f, negk, _, g, img_t, evaluated = heapq.heappop(heap)
+            if f >= self.ub:
+                return  # every open state is at least as expensive as the incumbent
+            self.expanded += 1
+            if self.deadline is not None and self.expanded % _CLOCK_EVERY == 0:
+                if time.perf_counter() > self.deadline:
+                    raise TimeoutError("solve_ged exceeded its time budget")
+            k = -negk
+            img = np.fromiter(img_t, dtype=np.int64, count=k)
+            used = np.zeros(n2 + 1, dtype=bool)
+            used[img] = True
+            unused = all2[~used[:n2]]
+            Y = self.A2e[unused][:, img]
+            if not evaluated:
+                self.evaluated += 1
+                h, rows, cols = self.bound(k, unused, Y)
+                if k == n1:
+                    # The bound is exact at a leaf (only insertions are left, all counted).
+                    if g + h < self.ub:
+                        self.ub, self.best = g + h, img_t
+                    continue
+                # The LSAP pairs completed into a full mapping: a cheap and often optimal incumbent.
+                full = np.full(n1, n2, dtype=np.int64)
+                full[:k] = img
+                full[k + rows] = unused[cols]
+                self.offer(full)
+                if g + h > f:
+                    if g + h < self.ub:
+                        seq += 1
+                        heapq.heappush(heap, (g + h, negk, seq, g, img_t, True))
+                    continue
+            # Expand position k: each unused G2 node or deletion; g grows by the node cost and the
+            # anchor edges of k. The parent's f stays a valid lower bound for every child.
+            # Symmetry breaking, valid together because the lexicographically smallest optimal
+            # mapping obeys both: a G2 twin is used only after its lower twin, and the image of a G1
+            # twin is larger than that of its earlier twin (or both are deleted).
+            a = self.A1[k, :k]
+            sa = int(a.sum())
+            steps = self.Le[k, unused] + sa + Y.sum(axis=1) - 2 * (Y @ a)
+            floor = img_t[twin1[k]] if twin1[k] >= 0 else -1
+            for v, s in zip([*unused.tolist(), n2], [*steps.tolist(), 1 + sa], strict=True):
+                if v < floor or (v < n2 and (v == floor or (twin2[v] >= 0 and not used[twin2[v]]))):
+                    continue
+                gc = g + s
+                fc = max(f, gc)
+                if fc < self.ub:
+                    seq += 1
+                    heapq.heappush(heap, (fc, negk - 1, seq, gc, (*img_t, v), False))
 
 
 def solve_ged(
@@ -264,17 +273,17 @@ def solve_ged(
 ) -> tuple[int, dict[str, str | None]]:
     """Exact minimum graph edit distance and one optimal node mapping (G1 node -> G2 node or None).
 
-    Algorithm: depth-first branch and bound over the G1 nodes in a fixed order (each next node has the
-    most already-ordered neighbours, see `_ged_order`); node k is mapped to an unused G2 node or
-    deleted, G2 nodes left at the end are inserted. The cost g of a partial mapping counts its node
-    edits and every edge edit between placed nodes. The lower bound on the rest is a linear sum
-    assignment (scipy, Hungarian-type) between the unplaced nodes of both graphs plus deletion and
-    insertion dummies, where a pair costs: label mismatch + the exact edits of its edges to placed
-    nodes ("anchor" edges: G1 neighbours among placed nodes vs G2 neighbours among their images) + half
-    the difference of the two degrees inside the unplaced parts (the bipartite/BMa bound of Chang et
-    al.). Children are visited in order of their LSAP row cost; each LSAP solution, completed into a
-    full mapping, also tightens the upper bound, which starts from the root LSAP mapping improved by a
-    swap/move local search. The search is exact: it only prunes on admissible bounds.
+    Algorithm: A* (best-first branch and bound) over partial mappings of the G1 nodes in a fixed order
+    (each next node has the most already-ordered neighbours, see `_ged_order`): node k is mapped to
+    an unused G2 node or deleted; G2 nodes left at the end are inserted. The cost g of a partial
+    mapping counts its node edits and every edge edit between placed nodes. The lower bound h on the
+    rest is a linear sum assignment (scipy) between the unplaced nodes of both graphs with deletion and
+    insertion, where a pair costs: label mismatch + the exact edits of its edges to placed nodes
+    ("anchor" edges) + half the difference of its degrees inside the unplaced parts (the anchor-aware
+    bipartite bound, cf. Chang et al., ICDE 2020). h is evaluated lazily: a child enters the queue with
+    its parent's f (or its own g if larger) and is re-queued once its h is known. Every evaluated
+    LSAP, completed into a full mapping, is an upper bound; the search stops when the smallest f in
+    the queue reaches the incumbent, so the answer is exact.
 
     ``timeout_s``: wall-clock budget; TimeoutError is raised when it is exceeded (no unproven answer
     is ever returned).
@@ -288,7 +297,7 @@ def solve_ged(
     s = _GedSearch(G1, G2, deadline)
     s.run()
     mapping: dict[str, str | None] = {
-        u: (s.nodes2[int(j)] if j < n2 else None) for u, j in zip(s.order, s.best, strict=True)
+        u: (s.nodes2[j] if j < n2 else None) for u, j in zip(s.order, s.best, strict=True)
     }
     return int(s.ub), mapping
 

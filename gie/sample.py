@@ -53,8 +53,8 @@ NODE_RANGES: dict[str, NodeRange] = {
     "MIS": NodeRange(6, 12, 2.2),
     "CYC": NodeRange(5, 10, 1.8),
     "COL": NodeRange(6, 11, 2.2),
-    "GED": NodeRange(4, 8, 1.5),
-    "MCS": NodeRange(5, 9, 1.5),
+    "GED": NodeRange(5, 9, 1.5),
+    "MCS": NodeRange(6, 10, 1.5),
 }
 
 

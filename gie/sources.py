@@ -354,7 +354,7 @@ def wikidata_costar(min_shared: int = 2) -> CoStarSource:
         for a in film.cast:
             films_of.setdefault(a, []).append(film.fid)
     return CoStarSource(
-        name="wikidata-costar" if min_shared == 1 else f"wikidata-costar-{min_shared}",
+        name="wikidata-costar",
         scenario="collaborations",
         licence=LICENCE_WIKIDATA,
         description=(

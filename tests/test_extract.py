@@ -1,0 +1,570 @@
+"""The tolerant final-answer extractor: concrete model outputs, hostile inputs, and properties."""
+
+from __future__ import annotations
+
+import json
+import random
+import string
+import time
+from collections.abc import Callable
+from typing import Any
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from nphe4v.core.extract import (
+    MAX_LITERAL_CHARS,
+    extract_final_answer,
+    extract_final_answer_raw,
+    extract_yes_no,
+    strip_think,
+)
+from nphe4v.core.prompting import format_response
+from nphe4v.core.schema import ParseError
+
+# Per call, for any input up to 1 MB. Measured as the best of a few runs so that other processes on
+# a busy 2-core machine do not make the test flaky; the typical worst case is well under 100 ms.
+TIME_LIMIT_S = 0.2
+
+
+def kind(result: object) -> str | None:
+    return result.kind if isinstance(result, ParseError) else None
+
+
+def best_time(fn: Callable[[Any], Any], arg: Any, runs: int = 3) -> float:
+    best = float("inf")
+    for _ in range(runs):
+        start = time.perf_counter()
+        fn(arg)
+        best = min(best, time.perf_counter() - start)
+    return best
+
+
+# What extract_final_answer_raw may return: an error or plain data.
+ALLOWED_RESULTS = (ParseError, dict, list, tuple, set, frozenset, str, int, float, bool, type(None))
+
+
+# --- concrete examples ----------------------------------------------------------------------------
+
+MAPPINGS: list[tuple[str, str, dict[str, Any]]] = [
+    (
+        "envelope",
+        format_response({"Path": "0->1->2", "TotalDistance": 5}),
+        {"Path": "0->1->2", "TotalDistance": 5},
+    ),
+    ("no root", '<final_answer>{"a": 1}</final_answer>', {"a": 1}),
+    ("upper case tag", '<FINAL_ANSWER>{"a": 1}</FINAL_ANSWER>', {"a": 1}),
+    ("mixed case, whitespace", '< Final_Answer >\n{"a": 1}\n</ final_answer >', {"a": 1}),
+    ("space instead of underscore", '<final answer>{"a": 1}</final answer>', {"a": 1}),
+    ("hyphen", '<final-answer>{"a": 1}</final-answer>', {"a": 1}),
+    ("html escaped", "&lt;final_answer&gt;{&quot;a&quot;: 1}&lt;/final_answer&gt;", {"a": 1}),
+    (
+        "last block wins over restated format example",
+        'Reply as <final_answer>{"Path": "...", "Cost": 0}</final_answer>.\n'
+        'Computing... <final_answer>{"Path": "0->3", "Cost": 4}</final_answer>',
+        {"Path": "0->3", "Cost": 4},
+    ),
+    (
+        "blank last block skipped",
+        '<final_answer>{"a": 1}</final_answer><final_answer> </final_answer>',
+        {"a": 1},
+    ),
+    ("stray closing tag", '<final_answer>{"a": 1}</final_answer> junk </final_answer>', {"a": 1}),
+    ("nested opening tag", '<final_answer> <final_answer>{"a": 1}</final_answer>', {"a": 1}),
+    ("unclosed at end (truncated)", 'blah <final_answer>{"a": 1, "b": [2]}\n</final_ans', {"a": 1, "b": [2]}),
+    (
+        "prose mention of the tag after the answer",
+        '<final_answer>{"a": 1}</final_answer> I put it in the <final_answer> tags as asked.',
+        {"a": 1},
+    ),
+    ("json fence inside tags", '<final_answer>\n```json\n{"a": "3"}\n```\n</final_answer>', {"a": "3"}),
+    ("bare fence inside tags", '<final_answer>```\n{"a": 3}\n```</final_answer>', {"a": 3}),
+    ("inline backticks inside tags", '<final_answer>`{"a": 3}`</final_answer>', {"a": 3}),
+    ("fence instead of tags", 'Here it is:\n```json\n{"a": 1}\n```\nHope this helps.', {"a": 1}),
+    ("last fence wins", '```json\n{"a": 0}\n```\nfixed:\n```\n{"a": 1}\n```', {"a": 1}),
+    ("python dict", "<final_answer>{'a': 1, 'b': 'x'}</final_answer>", {"a": 1, "b": "x"}),
+    (
+        "python constants and tuples",
+        "<final_answer>{'ok': True, 'none': None, 'no': False, 'pair': (1, 2), 'one': (3,)}</final_answer>",
+        {"ok": True, "none": None, "no": False, "pair": [1, 2], "one": [3]},
+    ),
+    ("python escapes", "<final_answer>{'s': 'it\\'s \"quoted\"'}</final_answer>", {"s": 'it\'s "quoted"'}),
+    ("python hex escape", "<final_answer>{'s': '\\x41'}</final_answer>", {"s": "A"}),
+    (
+        "json constants in a python dict",
+        "<final_answer>{'a': true, 'b': null}</final_answer>",
+        {"a": True, "b": None},
+    ),
+    (
+        "bare keys, trailing comma",
+        "<final_answer>{Path: [0, 1], Cost: 2,}</final_answer>",
+        {"Path": [0, 1], "Cost": 2},
+    ),
+    ("missing braces", '<final_answer>"Path": [0, 1], "Cost": 3</final_answer>', {"Path": [0, 1], "Cost": 3}),
+    (
+        "quoted numbers kept",
+        '<final_answer>{"Cost": "12", "Path": ["0", "1"]}</final_answer>',
+        {"Cost": "12", "Path": ["0", "1"]},
+    ),
+    ("trailing prose in tag", '<final_answer>{"a": 1} (this is optimal)</final_answer>', {"a": 1}),
+    ("leading prose in tag", "<final_answer>The answer is {'a': 1}.</final_answer>", {"a": 1}),
+    (
+        "mapping preferred over list",
+        '<final_answer>path [0, 1], so {"Path": [0, 1]}</final_answer>',
+        {"Path": [0, 1]},
+    ),
+    (
+        "closing brace inside a string",
+        '<final_answer>{"s": "a}b{c", "t": 1} then {junk</final_answer>',
+        {"s": "a}b{c", "t": 1},
+    ),
+    (
+        "escaped quote inside a string",
+        r'<final_answer>{"s": "say \"}\"", "t": 1}</final_answer>',
+        {"s": 'say "}"', "t": 1},
+    ),
+    ("unicode", '<final_answer>{"città": "Zürich → 東京 😀"}</final_answer>', {"città": "Zürich → 東京 😀"}),
+    ("nul bytes", '\x00<final_answer>{"a":\x00 1}</final_answer>\x00', {"a": 1}),
+    ("raw tab inside a string", '<final_answer>{"a": "x\ty"}</final_answer>', {"a": "x\ty"}),
+    (
+        "dict at the end, no tags",
+        "So the best route is 0, 2, 1. {'Path': '0->2->1', 'Cost': 9}",
+        {"Path": "0->2->1", "Cost": 9},
+    ),
+    ("last dict wins, no tags", 'First guess {"a": 0}, but then {"a": 1} and done.', {"a": 1}),
+    ("apostrophe and stray brace in prose", 'Don\'t { worry: here {"a": 1}', {"a": 1}),
+    ("closing tag only", '{"a": 1}</final_answer>', {"a": 1}),
+    ("empty mapping", "<final_answer>{}</final_answer>", {}),
+]
+
+
+@pytest.mark.parametrize(("text", "expected"), [m[1:] for m in MAPPINGS], ids=[m[0] for m in MAPPINGS])
+def test_extracts_mapping(text: str, expected: dict[str, Any]) -> None:
+    assert extract_final_answer(text) == expected
+    assert extract_final_answer_raw(text) == expected
+
+
+ERRORS: list[tuple[str, str | None, str]] = [
+    ("none", None, "empty"),
+    ("empty", "", "empty"),
+    ("blank", " \n\t ", "empty"),
+    ("prose only", "I could not solve this problem.", "no_final_answer"),
+    ("list in prose is not an answer without tags", "The path is [0, 1, 2].", "no_final_answer"),
+    (
+        "only reasoning",
+        "<think>Let me think about <final_answer>{'a': 1}</final_answer></think>",
+        "no_final_answer",
+    ),
+    (
+        "truncated while thinking",
+        "<think>step 1, step 2, <final_answer>{'a': 1}</final_answer>",
+        "no_final_answer",
+    ),
+    ("empty block", "<final_answer></final_answer>", "no_final_answer"),
+    ("truncated object", '<final_answer>{"Path": "0->1->', "bad_literal"),
+    ("unbalanced", '<final_answer>{"a": [1, 2}</final_answer>', "bad_literal"),
+    ("not a literal", "<final_answer>{Path: 0 -> 1}</final_answer>", "bad_literal"),
+    ("number", "<final_answer>42</final_answer>", "not_a_mapping"),
+    ("list", "<final_answer>[0, 1, 2]</final_answer>", "not_a_mapping"),
+    ("list with trailing prose", '<final_answer>[{"a": 1}] done</final_answer>', "not_a_mapping"),
+    ("word", "<final_answer>YES</final_answer>", "not_a_mapping"),
+    (
+        "huge body",
+        '<final_answer>{"a": "' + "x" * (MAX_LITERAL_CHARS + 10) + '"}</final_answer>',
+        "too_large",
+    ),
+    (
+        "deep python literal",
+        "<final_answer>" + "{'a': " * 150 + "1" + "}" * 150 + "</final_answer>",
+        "too_large",
+    ),
+    ("deep unclosed", "<final_answer>" + '{"a":' * 100_000, "too_large"),
+]
+
+
+@pytest.mark.parametrize(("text", "expected_kind"), [e[1:] for e in ERRORS], ids=[e[0] for e in ERRORS])
+def test_typed_errors(text: str | None, expected_kind: str) -> None:
+    assert kind(extract_final_answer(text)) == expected_kind
+
+
+RAW: list[tuple[str, str, Any]] = [
+    ("number", "<final_answer>42</final_answer>", 42),
+    ("float", "<final_answer> 3.5 </final_answer>", 3.5),
+    ("list", "<final_answer>[0, 1, 2]</final_answer>", [0, 1, 2]),
+    ("tuple", "<final_answer>(0, 1)</final_answer>", [0, 1]),
+    ("quoted string", '<final_answer>"0->1->2"</final_answer>', "0->1->2"),
+    ("bare word", "<final_answer> YES </final_answer>", "YES"),
+    ("bare path", "<final_answer>0->1->2</final_answer>", "0->1->2"),
+    ("placeholder is text, not Ellipsis", "<final_answer>...</final_answer>", "..."),
+    ("json bool", "<final_answer>true</final_answer>", True),
+    ("list with trailing prose", "<final_answer>[3, 4] is the order</final_answer>", [3, 4]),
+]
+
+
+@pytest.mark.parametrize(("text", "expected"), [r[1:] for r in RAW], ids=[r[0] for r in RAW])
+def test_raw_returns_any_literal(text: str, expected: Any) -> None:
+    assert extract_final_answer_raw(text) == expected
+    assert kind(extract_final_answer(text)) == "not_a_mapping"
+
+
+def test_raw_errors_match_mapping_errors() -> None:
+    assert kind(extract_final_answer_raw(None)) == "empty"
+    assert kind(extract_final_answer_raw('<final_answer>{"a": [</final_answer>')) == "bad_literal"
+
+
+# --- realistic model outputs ----------------------------------------------------------------------
+
+GPT_MARKDOWN = """\
+Let me work through this carefully.
+
+**Step 1 — read the graph.** The figure shows 4 nodes; edge (0, 2) has weight 3.
+
+**Step 2 — search.** Checking all tours, the cheapest is 0 → 2 → 1 → 3 → 0.
+
+<root>
+<reasoning>
+I enumerated the 6 tours starting at node 0 and kept the cheapest one, {0, 2, 1, 3}.
+</reasoning>
+<final_answer>
+```json
+{"Path": "0->2->1->3->0", "TotalDistance": 17}
+```
+</final_answer>
+</root>
+
+Let me know if you want the other tours too!"""
+
+REASONING_MODEL = """\
+<think>
+The required format is <final_answer>{"Path": "0->...->0", "TotalDistance": 0}</final_answer>.
+Try 0->1->2->0: 3+4+2 = 9. Try 0->2->1->0: 2+4+3 = 9. Both 9. </final_answer>
+</think>
+
+<root><reasoning>Both directions of the triangle cost 9.</reasoning><final_answer>{"Path": "0->1->2->0", "TotalDistance": 9}</final_answer></root>"""
+
+QWEN_NO_OPEN_THINK = """\
+Okay, so the user wants <final_answer>{'Feasible': 'NO'}</final_answer> style output. Let me check.
+The constraints conflict, so it is feasible? No wait, it IS feasible.
+</think>
+
+<final_answer>{'Feasible': 'YES'}</final_answer>"""
+
+LLAVA_DICT_ONLY = (
+    "The shortest path from 0 to 4 is 0 -> 3 -> 4 with length 12. {'Path': '0->3->4', 'TotalDistance': '12'}"
+)
+
+TRUNCATED_MID_ANSWER = (
+    "<root><reasoning>" + "Consider every subset of items. " * 200 + "</reasoning><final_answer>"
+    '{"SelectedItems": [1, 4, 7, 9, 1'
+)
+
+TRUNCATED_AFTER_OBJECT = (
+    '<root><reasoning>done</reasoning><final_answer>{"SelectedItems": [1, 4], "TotalValue": 30}\n</final_ans'
+)
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        (GPT_MARKDOWN, {"Path": "0->2->1->3->0", "TotalDistance": 17}),
+        (REASONING_MODEL, {"Path": "0->1->2->0", "TotalDistance": 9}),
+        (QWEN_NO_OPEN_THINK, {"Feasible": "YES"}),
+        (LLAVA_DICT_ONLY, {"Path": "0->3->4", "TotalDistance": "12"}),
+        (TRUNCATED_AFTER_OBJECT, {"SelectedItems": [1, 4], "TotalValue": 30}),
+    ],
+    ids=[
+        "gpt-markdown",
+        "reasoning-model",
+        "qwen-no-open-think",
+        "llava-dict-only",
+        "truncated-after-object",
+    ],
+)
+def test_realistic_outputs(text: str, expected: dict[str, Any]) -> None:
+    assert extract_final_answer(text) == expected
+
+
+def test_truncated_mid_answer_is_bad_literal() -> None:
+    assert kind(extract_final_answer(TRUNCATED_MID_ANSWER)) == "bad_literal"
+
+
+# --- strip_think --------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        ("no reasoning here", "no reasoning here"),
+        ("<think>a</think>answer", "answer"),
+        ("x<THINK>y</Think >z", "xz"),
+        ("<thinking>a</thinking>b", "b"),
+        ("< think >a< / think >b", "b"),
+        ("a<think>b</think>c<think>d</think>e", "ace"),
+        ("<think>a<think>b</think>c</think>answer", "answer"),  # nested: everything to the last close
+        ("reasoning without opening tag</think>answer", "answer"),
+        ("r1</think>r2</think>answer", "answer"),
+        ("answer<think>truncated while thinking", "answer"),
+        ("<think>only reasoning", ""),
+        ("I think that is <b>bold</b>", "I think that is <b>bold</b>"),
+    ],
+)
+def test_strip_think(text: str, expected: str) -> None:
+    assert strip_think(text) == expected
+
+
+# --- yes / no -----------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        ("YES, the figure matches the description.", True),
+        ("No. Edge (1, 2) is missing in the figure.", False),
+        ("yes", True),
+        ("**NO** - the weights differ", False),
+        ("> **Yes.** Same graph.", True),
+        ("- YES: all items match", True),
+        ("Answer: NO, node 3 differs", False),
+        ("**Final answer:** yes", True),
+        ("<think>maybe no... let me check. yes</think>\nNO, they differ.", False),
+        ("Checked it.</think>Yes", True),
+        ("<root><final_answer>NO</final_answer></root>", False),
+        ('{"answer": "yes"}', True),
+        ('I compared them.\n<final_answer>{"Same": false}</final_answer>', False),
+        ("<final_answer>{'answer': 'Yes, identical'}</final_answer>", True),
+        ("I compared every edge carefully.\nAnswer: Yes", True),
+        ("Not sure at first. Answer: No", False),
+    ],
+)
+def test_yes_no(text: str, expected: bool) -> None:
+    assert extract_yes_no(text) is expected
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "Eyes can deceive; the figure looks similar.",
+        "Not yet clear whether they match.",
+        "Nothing obviously differs.",
+        "Yesterday I saw a similar graph.",
+        "Nope",
+        "I cannot tell from the image.",
+        "The answer depends on the weights; no idea.",
+    ],
+)
+def test_yes_no_does_not_guess(text: str) -> None:
+    assert kind(extract_yes_no(text)) == "no_final_answer"
+
+
+def test_yes_no_empty() -> None:
+    assert kind(extract_yes_no(None)) == "empty"
+    assert kind(extract_yes_no("   ")) == "empty"
+
+
+# --- bounded cost -------------------------------------------------------------------------------
+
+MB = 1_000_000
+_rng = random.Random(1234)
+
+
+def _garbage(alphabet: str | list[str], n: int) -> str:
+    return "".join(_rng.choices(alphabet, k=n))
+
+
+HOSTILE: dict[str, str] = {
+    "letters": "x" * MB,
+    "open angles": "<" * MB,
+    "open braces": "{" * MB,
+    "open brackets": "[" * MB,
+    "brace pairs": "{}" * (MB // 2),
+    "paren pairs": "()" * (MB // 2),
+    "quotes": '"' * MB,
+    "apostrophes": "'" * MB,
+    "deep object": '{"a":' * (MB // 5),
+    "balanced deep object": '{"a":' * 100_000 + "1" + "}" * 100_000,
+    "bracket soup": _garbage("{}[]()\"':, ab\\\n", MB),
+    "printable": _garbage(string.printable, MB),
+    "unicode": _garbage("é漢字😀İ\x00 {}\"'", MB),
+    "tag soup": _garbage(
+        [
+            "<final_answer>",
+            "</final_answer>",
+            "{",
+            "}",
+            '"',
+            "'",
+            "```json",
+            "<think>",
+            "</think>",
+            "1",
+            "[",
+            "]",
+            ":",
+        ],
+        MB // 5,
+    ),
+    "open tags": "<final_answer>" * (MB // 14),
+    "close tags": "</final_answer>" * (MB // 15),
+    "keyword": "answer" * (MB // 6),
+    "think blocks": "<think></think>" * (MB // 15),
+    "think opens": "<think>" * (MB // 7),
+    "think closes": "</think>" * (MB // 8),
+    "fences": "```" * (MB // 3),
+    "fenced garbage": ('```json\n{"a": [' + "1," * 3000 + "x]}\n```\n") * 80,
+    "huge string in tag": '<final_answer>{"a": "' + "x" * MB + '"}</final_answer>',
+    "tag then garbage": "<final_answer>" + _garbage("{}[]\"':, ab", MB) + "</final_answer>",
+    "many bad blocks": ('<final_answer>{"a": [' + "1," * 5000 + "}</final_answer>") * 40,
+    "prose then dict": _garbage(string.ascii_letters + " ", MB) + '{"a": 1}',
+}
+
+
+@pytest.mark.parametrize("name", list(HOSTILE))
+@pytest.mark.parametrize("fn", [extract_final_answer, extract_final_answer_raw, extract_yes_no])
+def test_hostile_megabyte_is_fast_and_total(name: str, fn: Callable[[str], Any]) -> None:
+    text = HOSTILE[name]
+    assert isinstance(fn(text), ALLOWED_RESULTS)
+    assert best_time(fn, text) < TIME_LIMIT_S
+
+
+def test_deep_nesting_returns_parse_error_quickly() -> None:
+    text = '{"a":' * 100_000
+    for candidate in (text, "<final_answer>" + text, "<final_answer>" + text + "</final_answer>"):
+        assert isinstance(extract_final_answer(candidate), ParseError)
+        assert best_time(extract_final_answer, candidate) < TIME_LIMIT_S
+
+
+def test_prose_then_dict_found_at_the_end_of_a_megabyte() -> None:
+    assert extract_final_answer(HOSTILE["prose then dict"]) == {"a": 1}
+
+
+# --- properties ---------------------------------------------------------------------------------
+
+FRAGMENTS = [
+    "<final_answer>",
+    "</final_answer>",
+    "<FINAL_ANSWER>",
+    "</ final answer>",
+    "&lt;final_answer&gt;",
+    "<root>",
+    "</root>",
+    "<think>",
+    "</think>",
+    "<thinking>",
+    "```json\n",
+    "```",
+    "`",
+    "{",
+    "}",
+    "[",
+    "]",
+    "(",
+    ")",
+    '"',
+    "'",
+    "\\",
+    ":",
+    ",",
+    "\n",
+    " ",
+    '"a": ',
+    "'k': ",
+    "True",
+    "null",
+    "0",
+    "42",
+    "-1.5e3",
+    "YES",
+    "no",
+    "Answer: ",
+    "\x00",
+    "é",
+    "😀",
+]
+HUGE_REPEATS = ["[", "{", '{"a":', "(", "'", '"', "<think>", "</think>", "<final_answer>", "}", "x", "\\"]
+
+fragment = st.sampled_from(FRAGMENTS)
+huge = st.builds(lambda s, n: s * n, st.sampled_from(HUGE_REPEATS), st.integers(0, 20_000))
+long_string = st.builds(lambda n: '"' + "s" * n, st.integers(0, 30_000))
+# Capped at 1 MB: the time bound is stated for inputs up to that size.
+tag_soup = st.lists(
+    st.one_of(fragment, fragment, fragment, st.text(max_size=8), huge, long_string), max_size=40
+).map(lambda parts: "".join(parts)[:MB])
+
+
+def _check_total_and_fast(text: str) -> None:
+    for fn in (extract_final_answer, extract_final_answer_raw):
+        start = time.perf_counter()
+        result = fn(text)
+        assert time.perf_counter() - start < TIME_LIMIT_S
+        assert isinstance(result, ALLOWED_RESULTS)
+    assert isinstance(extract_final_answer(text), ParseError | dict)
+
+
+COMMON = {"deadline": None, "suppress_health_check": [HealthCheck.too_slow, HealthCheck.data_too_large]}
+
+
+@settings(max_examples=3000, **COMMON)
+@given(st.text(max_size=400))
+def test_random_text_never_raises(text: str) -> None:
+    _check_total_and_fast(text)
+
+
+@settings(max_examples=3000, **COMMON)
+@given(tag_soup)
+def test_tag_soup_never_raises(text: str) -> None:
+    _check_total_and_fast(text)
+
+
+@settings(max_examples=1000, **COMMON)
+@given(st.one_of(tag_soup, st.text(max_size=200)))
+def test_yes_no_and_strip_think_never_raise(text: str) -> None:
+    start = time.perf_counter()
+    verdict = extract_yes_no(text)
+    stripped = strip_think(text)
+    assert time.perf_counter() - start < TIME_LIMIT_S
+    assert isinstance(verdict, bool | ParseError)
+    assert isinstance(stripped, str) and len(stripped) <= len(text)
+
+
+json_value = st.one_of(
+    st.integers(),
+    st.text(max_size=20),
+    st.lists(st.one_of(st.integers(), st.text(max_size=6)), max_size=5),
+)
+answers = st.dictionaries(st.text(max_size=12), json_value, max_size=6)
+# Prose with no backticks, braces or tags, so that it cannot itself look like an answer.
+plain = st.text(st.characters(exclude_characters="`{}<>&"), max_size=80)
+
+
+@settings(max_examples=1500, **COMMON)
+@given(answers)
+def test_round_trip_envelope(answer: dict[str, Any]) -> None:
+    assert extract_final_answer(format_response(answer)) == answer
+
+
+@settings(max_examples=1000, **COMMON)
+@given(answers, st.text(max_size=80), st.text(max_size=80), st.text(max_size=40))
+def test_round_trip_with_prose(answer: dict[str, Any], before: str, after: str, reasoning: str) -> None:
+    text = before + "\n" + format_response(answer, reasoning=reasoning.replace("<", " ")) + "\n" + after
+    assert extract_final_answer(text) == answer
+
+
+@settings(max_examples=1000, **COMMON)
+@given(answers, plain, plain, st.sampled_from(["```json\n", "```\n", "```JSON\n", "```python\n"]))
+def test_round_trip_in_code_fences(answer: dict[str, Any], before: str, after: str, fence: str) -> None:
+    fenced_envelope = before + fence + format_response(answer) + "\n```" + after
+    assert extract_final_answer(fenced_envelope) == answer
+    fenced_json = before + fence + json.dumps(answer, ensure_ascii=False, indent=1) + "\n```" + after
+    assert extract_final_answer(fenced_json) == answer
+    bare_json_at_end = before + " " + json.dumps(answer, ensure_ascii=False)
+    assert extract_final_answer(bare_json_at_end) == answer
+
+
+@settings(max_examples=500, **COMMON)
+@given(answers, st.text(max_size=60))
+def test_round_trip_after_reasoning_block(answer: dict[str, Any], thought: str) -> None:
+    thought = thought.replace("<", " ")
+    decoy = format_response({"decoy": thought})
+    assert extract_final_answer(f"<think>{decoy}</think>\n{format_response(answer)}") == answer
+    assert extract_final_answer(f"{decoy}</think>\n{format_response(answer)}") == answer
