@@ -11,13 +11,12 @@ from dataclasses import dataclass
 
 from cluster.config import ModelSpec, RunConfig
 from nphe4v.benchmarks import task_for
-from nphe4v.core.prompting import build_prompt, build_recognition_prompt
+from nphe4v.core.prompting import VISION_MODE, build_prompt, build_recognition_prompt
 from nphe4v.core.rng import derive_seed, rng_for
 from nphe4v.core.schema import (
     RECOGNITION_MODE,
     Instance,
     ModelRequest,
-    PromptMode,
     SampleKey,
     SamplingParams,
 )
@@ -53,7 +52,10 @@ def plan_model(cfg: RunConfig, model: ModelSpec, dataset: Dataset, version: str)
     by_id = dataset.by_id()
     partners = mismatch_partners(dataset, cfg.sampling.seed)
     image_root = str(dataset.root.resolve())
-    modes: list[PromptMode] = ["full_text_only"] if model.text_only else list(cfg.prompt_modes)
+    modes: list[str] = ["full_text_only"] if model.text_only else list(cfg.prompt_modes)
+    if dataset.manifest.benchmark == "graphverse":
+        # GraphVerse has one prompt shape (images + question) and no recognition experiment
+        modes = [VISION_MODE]
     texts = {}
     for inst in dataset.instances:
         spec = task_for(inst.benchmark, inst.task)
@@ -72,19 +74,20 @@ def plan_model(cfg: RunConfig, model: ModelSpec, dataset: Dataset, version: str)
         )
 
     for inst in dataset.instances:
+        variant = str(inst.meta.get("edit", ""))  # GraphVerse: the image edit; NPHardEval4V: none
         for mode in modes:
             prompt = build_prompt(texts[inst.instance_id], mode, inst.images)
             for r in range(cfg.repeats):
                 key = SampleKey(
                     model=model.name, benchmark=inst.benchmark, instance_id=inst.instance_id,
-                    variant="", prompt_mode=mode, repeat=r,
+                    variant=variant, prompt_mode=mode, repeat=r,
                 )
                 seed = derive_seed(cfg.sampling.seed, version, key.as_str()) if cfg.repeats > 1 else cfg.sampling.seed
                 sampling = SamplingParams(
                     temperature=cfg.sampling.temperature, max_tokens=cfg.sampling.max_tokens, seed=seed
                 )
-                yield request(inst, key, prompt, sampling, "")
-    if model.text_only or not cfg.recognition.enabled:
+                yield request(inst, key, prompt, sampling, variant)
+    if model.text_only or not cfg.recognition.enabled or dataset.manifest.benchmark != "nphardeval4v":
         return
     rec = cfg.recognition
     for inst in dataset.instances:

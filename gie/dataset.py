@@ -92,10 +92,12 @@ def plan(split: Split, seed: int, limit: int | None = None) -> list[Job]:
     if split not in SPLITS:
         raise ValueError(f"unknown split {split!r}; known: {', '.join(SPLITS)}")
     counts = full_counts()
+    # A cell's instances take the indices after the task's earlier cells (in the full set's numbering).
     offsets: dict[tuple[str, str], int] = {}
+    used: dict[str, int] = {}
     for t, e in cells():
-        offsets[(t, e)] = sum(n for (t2, e2), n in counts.items() if t2 == t and list(counts).index((t2, e2))
-                              < list(counts).index((t, e)))
+        offsets[(t, e)] = used.get(t, 0)
+        used[t] = offsets[(t, e)] + counts[(t, e)]
     jobs: list[tuple[int, int, Job]] = []
     for ci, (t, e) in enumerate(cells()):
         if split == "full":

@@ -80,7 +80,8 @@ class Source:
 
     def step(self, node: str, rng: random.Random) -> str | None:
         nb = self.adjacency.get(node, ())
-        return nb[rng.randrange(len(nb))] if nb else None
+        # int(random() * n) rather than randrange: same uniform choice, a third of the cost per step.
+        return nb[int(rng.random() * len(nb))] if nb else None
 
     def induced(self, ids: Iterable[str]) -> nx.Graph:
         keep = set(ids)
@@ -319,8 +320,10 @@ class CoStarSource(Source):
         return self._nb_cache[actor]
 
     def step(self, node: str, rng: random.Random) -> str | None:
-        nb = self.neighbours(node)
-        return nb[rng.randrange(len(nb))] if nb else None
+        nb = self._nb_cache.get(node)
+        if nb is None:
+            nb = self.neighbours(node)
+        return nb[int(rng.random() * len(nb))] if nb else None
 
     def induced(self, ids: Iterable[str]) -> nx.Graph:
         keep = sorted(set(ids))

@@ -299,14 +299,15 @@ def load_dataset(root: str | Path, *, check_images: bool = True) -> Dataset:
 
 
 def _row_to_instance(row: dict[str, Any]) -> Instance:
-    from nphe4v.tasks import TASK_MODULES, get_task
+    from nphe4v.benchmarks import task_for
 
     task = row["task"]
     data = json.loads(row["data"])
-    if row["benchmark"] == "nphardeval4v":
-        if task not in TASK_MODULES:
-            raise ValueError(f"field task: unknown task {task!r}")
-        data = get_task(task).load(data).model_dump(mode="json")
+    try:
+        spec = task_for(row["benchmark"], task)
+    except (KeyError, ModuleNotFoundError) as e:
+        raise ValueError(f"field task: {str(e).strip(chr(34) + chr(39))}") from None
+    data = spec.load(data).model_dump(mode="json")
     return Instance(
         instance_id=row["instance_id"],
         benchmark=row["benchmark"],

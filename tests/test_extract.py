@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import gc
 import json
 import random
 import string
@@ -23,8 +24,9 @@ from nphe4v.core.extract import (
 from nphe4v.core.prompting import format_response
 from nphe4v.core.schema import ParseError
 
-# Per call, for any input up to 1 MB. Measured as the best of a few runs so that other processes on
-# a busy 2-core machine do not make the test flaky; the typical worst case is well under 100 ms.
+# Per call, for any input up to 1 MB (typically well under 100 ms). A call over the limit is re-timed
+# a few times with the garbage collector off and judged by its best run: on a busy 2-core machine
+# other processes and GC pauses (hypothesis allocates a lot) must not make the tests flaky.
 TIME_LIMIT_S = 0.2
 
 
@@ -32,13 +34,22 @@ def kind(result: object) -> str | None:
     return result.kind if isinstance(result, ParseError) else None
 
 
-def best_time(fn: Callable[[Any], Any], arg: Any, runs: int = 3) -> float:
-    best = float("inf")
-    for _ in range(runs):
-        start = time.perf_counter()
-        fn(arg)
-        best = min(best, time.perf_counter() - start)
-    return best
+def timed(fn: Callable[[Any], Any], arg: Any) -> Any:
+    """Call fn(arg), assert it is fast, return its result."""
+    start = time.perf_counter()
+    result = fn(arg)
+    best = time.perf_counter() - start
+    if best >= TIME_LIMIT_S:
+        gc.disable()
+        try:
+            for _ in range(3):
+                start = time.perf_counter()
+                fn(arg)
+                best = min(best, time.perf_counter() - start)
+        finally:
+            gc.enable()
+    assert best < TIME_LIMIT_S, f"{fn.__name__} took {best:.3f}s on {len(arg)} chars"
+    return result
 
 
 # What extract_final_answer_raw may return: an error or plain data.
@@ -422,16 +433,13 @@ HOSTILE: dict[str, str] = {
 @pytest.mark.parametrize("name", list(HOSTILE))
 @pytest.mark.parametrize("fn", [extract_final_answer, extract_final_answer_raw, extract_yes_no])
 def test_hostile_megabyte_is_fast_and_total(name: str, fn: Callable[[str], Any]) -> None:
-    text = HOSTILE[name]
-    assert isinstance(fn(text), ALLOWED_RESULTS)
-    assert best_time(fn, text) < TIME_LIMIT_S
+    assert isinstance(timed(fn, HOSTILE[name]), ALLOWED_RESULTS)
 
 
 def test_deep_nesting_returns_parse_error_quickly() -> None:
     text = '{"a":' * 100_000
     for candidate in (text, "<final_answer>" + text, "<final_answer>" + text + "</final_answer>"):
-        assert isinstance(extract_final_answer(candidate), ParseError)
-        assert best_time(extract_final_answer, candidate) < TIME_LIMIT_S
+        assert isinstance(timed(extract_final_answer, candidate), ParseError)
 
 
 def test_prose_then_dict_found_at_the_end_of_a_megabyte() -> None:
@@ -483,25 +491,48 @@ FRAGMENTS = [
 ]
 HUGE_REPEATS = ["[", "{", '{"a":', "(", "'", '"', "<think>", "</think>", "<final_answer>", "}", "x", "\\"]
 
+
+def build_soup(seed: int) -> str:
+    """Hostile output from a seed: mostly tag/bracket/quote fragments and random characters, and in
+    a third of the outputs one huge piece (a long run of one fragment or an unterminated string).
+    Built with `random` so that hypothesis only draws one integer: thousands of examples stay cheap."""
+    rng = random.Random(seed)
+    parts: list[str] = []
+    for _ in range(rng.randrange(60)):
+        if rng.random() < 0.8:
+            parts.append(rng.choice(FRAGMENTS))
+        else:
+            parts.append(
+                "".join(
+                    chr(rng.choice((rng.randrange(32, 127), rng.randrange(0x10FFFF))))
+                    for _ in range(rng.randrange(8))
+                )
+            )
+    if rng.random() < 0.33:
+        piece = (
+            rng.choice(HUGE_REPEATS) * rng.randrange(20_000)
+            if rng.random() < 0.8
+            else '"' + "s" * rng.randrange(40_000)
+        )
+        parts.insert(rng.randrange(len(parts) + 1), piece)
+    return "".join(parts).encode("utf-8", "replace").decode("utf-8", "replace")
+
+
 fragment = st.sampled_from(FRAGMENTS)
-huge = st.builds(lambda s, n: s * n, st.sampled_from(HUGE_REPEATS), st.integers(0, 20_000))
-long_string = st.builds(lambda n: '"' + "s" * n, st.integers(0, 30_000))
-# Capped at 1 MB: the time bound is stated for inputs up to that size.
-tag_soup = st.lists(
-    st.one_of(fragment, fragment, fragment, st.text(max_size=8), huge, long_string), max_size=40
-).map(lambda parts: "".join(parts)[:MB])
+tag_soup = st.one_of(
+    st.integers(0, 2**64).map(build_soup),
+    st.lists(st.one_of(fragment, st.text(max_size=8)), max_size=30).map("".join),
+)
 
 
 def _check_total_and_fast(text: str) -> None:
-    for fn in (extract_final_answer, extract_final_answer_raw):
-        start = time.perf_counter()
-        result = fn(text)
-        assert time.perf_counter() - start < TIME_LIMIT_S
-        assert isinstance(result, ALLOWED_RESULTS)
-    assert isinstance(extract_final_answer(text), ParseError | dict)
+    assert isinstance(timed(extract_final_answer, text), ParseError | dict)
+    assert isinstance(timed(extract_final_answer_raw, text), ALLOWED_RESULTS)
 
 
 COMMON = {"deadline": None, "suppress_health_check": [HealthCheck.too_slow, HealthCheck.data_too_large]}
+
+# Examples per run: 3000 + 5000 + 1000 generated hostile outputs, plus 2100 round trips.
 
 
 @settings(max_examples=3000, **COMMON)
@@ -510,7 +541,7 @@ def test_random_text_never_raises(text: str) -> None:
     _check_total_and_fast(text)
 
 
-@settings(max_examples=3000, **COMMON)
+@settings(max_examples=5000, **COMMON)
 @given(tag_soup)
 def test_tag_soup_never_raises(text: str) -> None:
     _check_total_and_fast(text)
@@ -519,10 +550,8 @@ def test_tag_soup_never_raises(text: str) -> None:
 @settings(max_examples=1000, **COMMON)
 @given(st.one_of(tag_soup, st.text(max_size=200)))
 def test_yes_no_and_strip_think_never_raise(text: str) -> None:
-    start = time.perf_counter()
-    verdict = extract_yes_no(text)
-    stripped = strip_think(text)
-    assert time.perf_counter() - start < TIME_LIMIT_S
+    verdict = timed(extract_yes_no, text)
+    stripped = timed(strip_think, text)
     assert isinstance(verdict, bool | ParseError)
     assert isinstance(stripped, str) and len(stripped) <= len(text)
 
@@ -537,20 +566,20 @@ answers = st.dictionaries(st.text(max_size=12), json_value, max_size=6)
 plain = st.text(st.characters(exclude_characters="`{}<>&"), max_size=80)
 
 
-@settings(max_examples=1500, **COMMON)
+@settings(max_examples=800, **COMMON)
 @given(answers)
 def test_round_trip_envelope(answer: dict[str, Any]) -> None:
     assert extract_final_answer(format_response(answer)) == answer
 
 
-@settings(max_examples=1000, **COMMON)
+@settings(max_examples=500, **COMMON)
 @given(answers, st.text(max_size=80), st.text(max_size=80), st.text(max_size=40))
 def test_round_trip_with_prose(answer: dict[str, Any], before: str, after: str, reasoning: str) -> None:
     text = before + "\n" + format_response(answer, reasoning=reasoning.replace("<", " ")) + "\n" + after
     assert extract_final_answer(text) == answer
 
 
-@settings(max_examples=1000, **COMMON)
+@settings(max_examples=500, **COMMON)
 @given(answers, plain, plain, st.sampled_from(["```json\n", "```\n", "```JSON\n", "```python\n"]))
 def test_round_trip_in_code_fences(answer: dict[str, Any], before: str, after: str, fence: str) -> None:
     fenced_envelope = before + fence + format_response(answer) + "\n```" + after
@@ -561,7 +590,7 @@ def test_round_trip_in_code_fences(answer: dict[str, Any], before: str, after: s
     assert extract_final_answer(bare_json_at_end) == answer
 
 
-@settings(max_examples=500, **COMMON)
+@settings(max_examples=300, **COMMON)
 @given(answers, st.text(max_size=60))
 def test_round_trip_after_reasoning_block(answer: dict[str, Any], thought: str) -> None:
     thought = thought.replace("<", " ")

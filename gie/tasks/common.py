@@ -20,6 +20,7 @@ composition is the split itself, so `render(data)` re-creates every PNG byte for
 
 from __future__ import annotations
 
+import json
 import random
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
@@ -290,8 +291,7 @@ def _sample_single(
         def ok_mol(m: Molecule) -> bool:
             if split_filter is not None and not split_filter([m.mol_id]):
                 return False
-            g, _, _ = _label_molecule(m)
-            return cfg.valid(g, {}) if cfg.query is None else True
+            return cfg.valid(m.graph(), {}) if cfg.query is None else True
 
         mol = sample_molecule(src, cfg.node_range, rng, accept=ok_mol)
         g, ids, labels = _label_molecule(mol)
@@ -299,10 +299,10 @@ def _sample_single(
     assert isinstance(src, Source)
 
     def ok(g: nx.Graph) -> bool:
+        # Validity never depends on labels, so candidates are checked on original ids (labelling is slow).
         if split_filter is not None and not split_filter(sorted(g.nodes)):
             return False
-        h, _, _ = _label_walk_graph(g, cfg.weighted)
-        return cfg.valid(h, {}) if cfg.query is None else _has_query(cfg, h)
+        return cfg.valid(g, {}) if cfg.query is None else _has_query(cfg, g)
 
     g0 = sample_subgraph(src, cfg.node_range, rng, accept=ok)
     g, ids, labels = _label_walk_graph(g0, cfg.weighted)
@@ -399,8 +399,18 @@ def _edit_targets(cfg: TaskConfig, kind: EditKind, paired_mode: PairedMode | Non
     return [0, 1] if mode == "both" else [rng.randrange(2)]
 
 
+_SOLVED: dict[str, Gold] = {}
+
+
 def _solve(cfg: TaskConfig, asked: list[nx.Graph], query: dict[str, Any]) -> Gold:
-    return solvers.solve(cfg.name, asked, query)
+    # Generation solves the final asked graph(s) and build_instance solves them again: a small
+    # per-process memo keeps exact GED from running twice.
+    key = json.dumps([cfg.name, [to_node_link(a) for a in asked], query], sort_keys=True)
+    if key not in _SOLVED:
+        if len(_SOLVED) > 256:
+            _SOLVED.clear()
+        _SOLVED[key] = solvers.solve(cfg.name, asked, query)
+    return _SOLVED[key]
 
 
 def _choose_query(cfg: TaskConfig, g: nx.Graph, rng: random.Random) -> dict[str, Any]:
@@ -499,10 +509,13 @@ def _build_once(
 
     captions = cfg.paired or kind == "composition"
     layout_seed = choose_layout_seed(images, rng, captions=captions)
+    new_colors = [rng.choice(NAMED_COLORS) for _ in targets] if kind == "recolor" else []
 
     if kind in ("patch", "recolor"):
-        # The edit metadata is computed on the base drawing (positions of the plain render).
-        edit_base = {"kind": "none", "targets": [], "images": edit["images"], "details": []}
+        # The edit metadata is computed on the base drawing (positions of the unedited render, with the
+        # final legend so that the render cache serves the final pass too).
+        edit_base = {"kind": kind, "targets": targets, "images": edit["images"],
+                     "details": [{"new_color": c} for c in new_colors] or [{} for _ in targets]}
         rendered = _render_images(cfg, edit_base, images, layout_seed, final=False)
         if kind == "patch":
             for li in targets:
@@ -512,7 +525,7 @@ def _build_once(
                                               rng.choice(PATCH_GRIDS), rng.choice(("flip", "swap")), rng)
                 edit["details"].append(meta)
         else:
-            asked, details = _recolor(cfg, images, rendered, targets, query, rng)
+            asked, details = _recolor(cfg, images, rendered, targets, new_colors, query, rng)
             edit["details"] = details
 
     for i, a in enumerate(asked):
@@ -547,6 +560,7 @@ def _recolor(
     images: list[nx.Graph],
     rendered: list[tuple[bytes, dict[str, tuple[float, float]], float]],
     targets: list[int],
+    new_colors: list[str],
     query: dict[str, Any],
     rng: random.Random,
 ) -> tuple[list[nx.Graph], list[dict[str, Any]]]:
@@ -556,10 +570,9 @@ def _recolor(
     base_key = gold_key(cfg.name, _solve(cfg, images, query))
     details = []
     keep = cfg.keep(query)
-    for li in targets:
+    for li, new_color in zip(targets, new_colors, strict=True):
         g = images[li]
         _, pos, _ = rendered[li]
-        new_color = rng.choice(NAMED_COLORS)
         mode: RecolorMode = rng.choice(cfg.recolor_modes)
         options = edits.spatial_candidates(g, pos, RECOLOR_MARGIN)
         rng.shuffle(options)

@@ -9,11 +9,12 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from nphe4v.core.schema import PromptMode, ImageRef, Prompt
+from nphe4v.core.schema import ImageRef, Prompt
 from nphe4v.core.task import TaskText
 
 TEMPLATE_VERSION = "nphe4v-prompt-v1"
 RECOGNITION_TEMPLATE_VERSION = "nphe4v-recognition-v1"
+VISION_MODE = "vision"
 
 ENVELOPE = (
     "Write your whole answer inside <root></root>. Inside it, put your step-by-step reasoning in "
@@ -30,8 +31,12 @@ FIGURE_AND_TEXT = (
 )
 
 
-def build_prompt(text: TaskText, mode: PromptMode, images: tuple[ImageRef, ...]) -> Prompt:
+def build_prompt(text: TaskText, mode: str, images: tuple[ImageRef, ...]) -> Prompt:
+    """`mode` is one of PROMPT_MODES (NPHardEval4V) or VISION_MODE (GraphVerse: the evidence is only in
+    the image(s), the question only in the text)."""
     parts = [text.intro, text.question, text.output, ENVELOPE.format(example=text.example)]
+    if mode == VISION_MODE:
+        return Prompt(text="\n\n".join(p for p in parts if p), images=images, template_version=TEMPLATE_VERSION)
     if mode == "figure+limited_text":
         parts.insert(2, FIGURE_LIMITED)
     else:
