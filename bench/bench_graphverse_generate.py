@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import argparse
 import os
+import resource
 import sys
 import tempfile
 import time
@@ -24,6 +25,12 @@ from gie.dataset import _instance_seed, generate_one, generate_split, plan  # no
 from gie.sources import get_source  # noqa: E402
 
 FULL = 11_000
+
+
+def _cpu() -> float:
+    """CPU seconds (user + system) of this process and its finished children (the pool workers)."""
+    me, kids = resource.getrusage(resource.RUSAGE_SELF), resource.getrusage(resource.RUSAGE_CHILDREN)
+    return me.ru_utime + me.ru_stime + kids.ru_utime + kids.ru_stime
 
 
 def per_task_profile(limit: int, seed: int) -> None:
@@ -53,8 +60,10 @@ def main() -> None:
     a = ap.parse_args()
     with tempfile.TemporaryDirectory() as tmp:
         t0 = time.perf_counter()
+        c0 = _cpu()
         generate_split(Path(tmp) / "ds", a.split, a.seed, limit=a.limit, workers=a.workers)
         wall = time.perf_counter() - t0
+        cpu = _cpu() - c0
     rate = a.limit / wall
     # One source load per worker happens regardless of the set size.
     t = time.perf_counter()
@@ -66,6 +75,10 @@ def main() -> None:
           f"(source loading ~{load:.1f} s per worker)")
     print(f"extrapolated full set ({FULL}): {FULL / steady / 60:.1f} min steady-state "
           f"+ {load:.0f} s loading (budget 10 min)")
+    # On a shared machine wall time also measures other people's load; CPU time does not.
+    cpu_per = max(cpu - a.workers * load, 1e-9) / a.limit
+    print(f"CPU: {cpu:.1f} s for {a.limit} instances = {1000 * cpu_per:.0f} ms/instance; on {a.workers} idle "
+          f"cores the full set needs ~{FULL * cpu_per / a.workers / 60:.1f} min + {load:.0f} s loading")
     if a.profile:
         per_task_profile(a.limit, a.seed)
 

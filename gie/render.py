@@ -24,10 +24,12 @@ from collections.abc import Sequence
 from functools import lru_cache
 
 import networkx as nx
+from PIL import Image
 
 from gie.graphs import DEFAULT_COLOR, PALETTE, color_rgb, sorted_edges, to_node_link
 from nphe4v.core.draw import (
     ACCENT,
+    BG,
     EDGE_INK,
     INK,
     centered_text,
@@ -35,7 +37,6 @@ from nphe4v.core.draw import (
     layout_graph,
     new_canvas,
     text_size,
-    to_png,
 )
 
 # 800 px keeps 20 px labels crisp while PNG encoding (the main cost of generating 11,000 instances)
@@ -52,6 +53,39 @@ LEGEND_H = 44
 EDGE_WIDTH = 3
 
 Position = tuple[float, float]
+RULE = (210, 210, 210)
+PNG_COMPRESS_LEVEL = 6
+
+
+def _fixed_palette() -> Image.Image:
+    """Every colour a drawing can contain: the flat inks and fills, plus 15-step ramps for the
+    antialiased glyph edges (black on each fill and on white, red and grey on white)."""
+    flat = [BG, INK, EDGE_INK, ACCENT, RULE, *PALETTE.values()]
+    ramps = []
+    for fill in [*PALETTE.values(), BG]:
+        ramps += [tuple(round(INK[i] + (fill[i] - INK[i]) * k / 16) for i in range(3)) for k in range(1, 16)]
+    for ink in (ACCENT, EDGE_INK):
+        ramps += [tuple(round(ink[i] + (BG[i] - ink[i]) * k / 16) for i in range(3)) for k in range(1, 16)]
+    colours = list(dict.fromkeys([*flat, *ramps]))
+    assert len(colours) <= 256
+    img = Image.new("P", (1, 1))
+    img.putpalette([c for rgb in colours for c in rgb] + [0] * (768 - 3 * len(colours)))
+    return img
+
+
+_PALETTE_IMAGE = _fixed_palette()
+
+
+def to_png(img: Image.Image) -> bytes:
+    """Indexed PNG on a fixed palette: the drawings only ever hold a few flat colours and their
+    antialiased blends, so nothing visible is lost, and encoding is 3-4x faster than RGB (PNG
+    encoding dominated the time to generate a split)."""
+    import io
+
+    q = img.quantize(palette=_PALETTE_IMAGE, dither=Image.Dither.NONE)
+    buf = io.BytesIO()
+    q.save(buf, format="PNG", compress_level=PNG_COMPRESS_LEVEL)
+    return buf.getvalue()
 
 
 def _scale(pos_pt: dict[str, Position], top: float) -> tuple[dict[str, Position], int]:
@@ -202,10 +236,12 @@ def layout_defects(g: nx.Graph, pos: dict[str, Position], weighted: bool) -> tup
 
 
 def choose_layout_seed(
-    graphs: Sequence[nx.Graph], rng: random.Random, *, tries: int = 8, captions: bool = False
+    graphs: Sequence[nx.Graph], rng: random.Random, *, tries: int = 6, captions: bool = False
 ) -> int:
-    """A base seed whose layouts (image i uses `image_seed(base, i)`) have the fewest defects."""
+    """A base seed whose layouts (image i uses `image_seed(base, i)`) have the fewest defects: the first
+    with no ambiguity and few crossings (at most a quarter of the edges), else the least bad."""
     best_seed, best_score = 0, None
+    few = max(1, sum(g.number_of_edges() for g in graphs) // 4)
     for _ in range(tries):
         seed = rng.randrange(1, 2**31 - 1 - 1000)
         score = (0, 0)
@@ -218,7 +254,7 @@ def choose_layout_seed(
             score = (score[0] + a, score[1] + c)
         if best_score is None or score < best_score:
             best_seed, best_score = seed, score
-        if score[0] == 0 and score[1] <= 1:
+        if score[0] == 0 and score[1] <= few:
             break
     return best_seed
 
@@ -256,7 +292,7 @@ def _render_cached(
     img, draw = new_canvas(WIDTH, height)
     if caption is not None:
         centered_text(draw, (WIDTH / 2, CAPTION_H / 2 + 4), caption, 24)
-        draw.line([(MARGIN, CAPTION_H - 4), (WIDTH - MARGIN, CAPTION_H - 4)], fill=(210, 210, 210), width=1)
+        draw.line([(MARGIN, CAPTION_H - 4), (WIDTH - MARGIN, CAPTION_H - 4)], fill=RULE, width=1)
     edges = sorted_edges(g)
     for u, v in edges:
         draw.line([pos[u], pos[v]], fill=EDGE_INK, width=EDGE_WIDTH)
@@ -281,7 +317,7 @@ def _legend(draw, names: Sequence[str], y0: int) -> None:  # type: ignore[no-unt
     total = sum(widths) + gap * (len(names) - 1)
     x = (WIDTH - total) / 2
     y = y0 + LEGEND_H / 2
-    draw.line([(MARGIN, y0 + 2), (WIDTH - MARGIN, y0 + 2)], fill=(210, 210, 210), width=1)
+    draw.line([(MARGIN, y0 + 2), (WIDTH - MARGIN, y0 + 2)], fill=RULE, width=1)
     for n, w in zip(names, widths, strict=True):
         draw.rectangle([x, y - sw / 2, x + sw, y + sw / 2], fill=color_rgb(n), outline=INK, width=1)
         draw.text((x + sw + 8, y), n, font=_font(size), fill=INK, anchor="lm")

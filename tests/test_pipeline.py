@@ -115,3 +115,41 @@ def test_killed_model_actor_loses_nothing(small_dataset, ray_local, tmp_path):
     # Ray restarted the actor; the batches in flight were retried, not lost or marked wrong
     assert set(df["status"]) == {"ok"}
     assert set(df["verdict"]) == {"correct"}
+
+
+def test_killed_driver_resumes_only_missing_keys(small_dataset, tmp_path):
+    """SIGKILL the driver mid-run, rerun the same command: only missing keys are computed, none twice."""
+    import json
+    import os
+    import signal
+    import subprocess
+    import sys
+
+    root = Path(__file__).resolve().parents[1]
+    cfg = tmp_path / "slow.yaml"
+    cfg.write_text(
+        "name: slow\n"
+        f"datasets: [{{path: {small_dataset}}}]\n"
+        "models: [{name: greedy, batch_size: 8, options: {latency_s: 0.1}}]\n"
+        "recognition: {enabled: false}\n"
+    )
+    out = tmp_path / "run"
+    cmd = [sys.executable, str(root / "jobs" / "eval_all.py"), "--config", str(cfg), "--out", str(out)]
+    proc = subprocess.Popen(cmd, cwd=root, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True)
+    deadline = time.monotonic() + 180
+    while time.monotonic() < deadline and len(list((out / "samples").glob("**/*.parquet"))) < 2:
+        time.sleep(0.2)
+    os.killpg(proc.pid, signal.SIGKILL)
+    proc.wait(timeout=30)
+    partial = read_samples(out)
+    total = len(load_dataset(small_dataset).instances) * 3
+    assert 0 < partial.height < total, "the kill must land mid-run"
+    done = subprocess.run(cmd, cwd=root, capture_output=True, text=True, timeout=600)
+    assert done.returncode == 0, done.stderr[-2000:]
+    final = read_samples(out)
+    assert final.height == total
+    assert final.select(KEY_COLUMNS).unique().height == total
+    manifest = json.loads((out / "manifest.json").read_text())
+    stats = manifest["models"][0]
+    assert stats["skipped"] == partial.height and stats["written"] == total - partial.height
+    assert manifest["attempts"] == 2 and manifest["status"] == "complete"

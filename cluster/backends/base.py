@@ -24,4 +24,12 @@ def make_backend(backend: str, name: str, baseline: str | None, options: dict) -
         from cluster.backends.baseline import BaselineBackend
 
         return BaselineBackend(baseline or name, latency_s=float(options.get("latency_s", 0.0)))
-    raise ValueError(f"model {name!r}: backend {backend!r} is not available in this build")
+    if backend == "vllm":
+        from cluster.backends.vllm_engine import VLLMBackend
+
+        return VLLMBackend(options)
+    if backend == "litellm":
+        from cluster.backends.litellm_api import LiteLLMBackend
+
+        return LiteLLMBackend(name, options)
+    raise ValueError(f"model {name!r}: unknown backend {backend!r}")

@@ -39,6 +39,7 @@ import bisect
 import html
 import json
 import re
+import warnings
 from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import Any
@@ -385,8 +386,11 @@ def _python(s: str, depth: int, strings: list[tuple[int, int]], budget: _Budget)
     if len(s) <= budget.eval_chars:
         budget.eval_chars -= len(s)
         try:
-            value = ast.literal_eval(s)
-        except _PARSE_ERRORS:
+            with warnings.catch_warnings():
+                # Invalid escapes ("\\m") warn; under -W error the warning would be raised instead.
+                warnings.simplefilter("ignore")
+                value = ast.literal_eval(s)
+        except (*_PARSE_ERRORS, Warning):
             pass
         else:
             if _is_data(value):

@@ -1,0 +1,239 @@
+"""A local OpenAI-compatible `/v1/chat/completions` server for backend tests (loopback only).
+
+Behaviour is scripted per request, deterministically even under concurrency:
+
+* a prompt whose text contains `[[script:A,B,C]]` gets action A on its 1st request, B on its 2nd, ...
+  (the last action repeats once the list is exhausted);
+* otherwise the server-wide `script` list is consumed in arrival order, then `default` is used.
+
+Actions: `ok`, `429` or `429:<retry_after_s>`, `500`, `503`, `slow:<seconds>`, `trunc` (a 200 whose JSON body
+is cut in half), `400ctx` (a context-length 400), `400key` (a 400 whose message echoes the bearer token, the
+way some providers do), `filter` (finish_reason content_filter).
+
+An ok answer is `"ok " + <the prompt's text>`, so a test can check that every response belongs to its request.
+The server records every request (arrival time, prompt, action, auth header) and the peak number of requests
+in flight. It is bounded: `slow` sleeps at most `max_sleep_s`, the server refuses work beyond `max_requests`,
+and it stops itself after `lifetime_s` or when the `with` block ends.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import re
+import socket
+import threading
+import time
+from dataclasses import dataclass, field
+from typing import Any
+
+from aiohttp import web
+
+_SCRIPT = re.compile(r"\[\[script:([^\]]*)\]\]")
+
+
+@dataclass
+class Hit:
+    t: float  # monotonic arrival time
+    prompt: str
+    action: str
+    auth: str
+    images: list[str] = field(default_factory=list)
+    t_end: float = 0.0
+
+
+@dataclass
+class FakeProvider:
+    script: list[str] = field(default_factory=list)
+    default: str = "ok"
+    max_requests: int = 2000
+    max_sleep_s: float = 30.0
+    lifetime_s: float = 180.0
+    model: str = "fake-model"
+
+    def __post_init__(self) -> None:
+        self.hits: list[Hit] = []
+        self.in_flight = 0
+        self.max_in_flight = 0
+        self.port = 0
+        self._lock = threading.Lock()
+        self._per_prompt: dict[str, int] = {}
+        self._loop: asyncio.AbstractEventLoop | None = None
+        self._thread: threading.Thread | None = None
+        self._ready = threading.Event()
+        self._stop: asyncio.Event | None = None
+
+    # ---------------------------------------------------------------- lifecycle
+
+    @property
+    def base_url(self) -> str:
+        return f"http://127.0.0.1:{self.port}/v1"
+
+    def __enter__(self) -> FakeProvider:
+        self.start()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.stop()
+
+    def start(self) -> None:
+        with socket.socket() as s:
+            s.bind(("127.0.0.1", 0))
+            self.port = s.getsockname()[1]
+        self._thread = threading.Thread(target=self._run, name="fake-provider", daemon=True)
+        self._thread.start()
+        if not self._ready.wait(15):
+            raise RuntimeError("fake provider did not start within 15 s")
+
+    def stop(self) -> None:
+        if self._loop is not None and self._stop is not None and not self._loop.is_closed():
+            self._loop.call_soon_threadsafe(self._stop.set)
+        if self._thread is not None:
+            self._thread.join(15)
+
+    def _run(self) -> None:
+        self._loop = asyncio.new_event_loop()
+        try:
+            self._loop.run_until_complete(self._serve())
+            # handlers still sleeping (`slow`) or idle keep-alive connections: cancel, then close the loop
+            pending = asyncio.all_tasks(self._loop)
+            for t in pending:
+                t.cancel()
+            self._loop.run_until_complete(asyncio.gather(*pending, return_exceptions=True))
+        finally:
+            self._loop.close()
+
+    async def _serve(self) -> None:
+        self._stop = asyncio.Event()
+        app = web.Application()
+        app.router.add_post("/v1/chat/completions", self._handle)
+        runner = web.AppRunner(app, handle_signals=False, shutdown_timeout=1.0)
+        await runner.setup()
+        await web.TCPSite(runner, "127.0.0.1", self.port).start()
+        self._ready.set()
+        try:
+            await asyncio.wait_for(self._stop.wait(), timeout=self.lifetime_s)
+        except TimeoutError:
+            pass
+        finally:
+            await runner.cleanup()
+
+    # ---------------------------------------------------------------- stats
+
+    @property
+    def count(self) -> int:
+        with self._lock:
+            return len(self.hits)
+
+    def actions(self) -> list[str]:
+        with self._lock:
+            return [h.action for h in self.hits]
+
+    def hits_for(self, marker: str) -> list[Hit]:
+        with self._lock:
+            return [h for h in self.hits if marker in h.prompt]
+
+    # ---------------------------------------------------------------- serving
+
+    def _pick(self, prompt: str) -> str:
+        with self._lock:
+            m = _SCRIPT.search(prompt)
+            if m:
+                steps = [s.strip() for s in m.group(1).split(",") if s.strip()] or ["ok"]
+                n = self._per_prompt.get(prompt, 0)
+                self._per_prompt[prompt] = n + 1
+                return steps[min(n, len(steps) - 1)]
+            return self.script.pop(0) if self.script else self.default
+
+    async def _handle(self, request: web.Request) -> web.StreamResponse:
+        raw = await request.read()
+        body: dict[str, Any] = json.loads(raw)
+        prompt = _prompt_text(body)
+        action = self._pick(prompt)
+        hit = Hit(time.monotonic(), prompt, action, request.headers.get("Authorization", ""), image_parts(body))
+        with self._lock:
+            over = len(self.hits) >= self.max_requests
+            self.hits.append(hit)
+            self.in_flight += 1
+            self.max_in_flight = max(self.max_in_flight, self.in_flight)
+        try:
+            if over:
+                return _error(503, "fake provider: request budget exhausted")
+            return await self._respond(action, body, prompt, hit)
+        finally:
+            with self._lock:
+                self.in_flight -= 1
+            hit.t_end = time.monotonic()
+
+    async def _respond(self, action: str, body: dict[str, Any], prompt: str, hit: Hit) -> web.StreamResponse:
+        kind, _, arg = action.partition(":")
+        if kind == "slow":
+            await asyncio.sleep(min(float(arg or 5), self.max_sleep_s))
+            return web.json_response(self._completion(body, prompt))
+        if kind == "ok":
+            return web.json_response(self._completion(body, prompt))
+        if kind == "filter":
+            return web.json_response(self._completion(body, prompt, text="", finish="content_filter"))
+        if kind == "429":
+            headers = {"Retry-After": arg} if arg else {}
+            return _error(429, "Rate limit reached for requests", "rate_limit_exceeded", headers)
+        if kind in ("500", "503"):
+            return _error(int(kind), "The server had an error while processing your request")
+        if kind == "trunc":
+            text = json.dumps(self._completion(body, prompt))
+            return web.Response(body=text[: len(text) // 2].encode(), content_type="application/json")
+        if kind == "400ctx":
+            return _error(
+                400,
+                "This model's maximum context length is 4096 tokens. However, your messages resulted in "
+                "9000 tokens. Please reduce the length of the messages.",
+                "context_length_exceeded",
+            )
+        if kind == "400key":
+            key = hit.auth.removeprefix("Bearer ")
+            return _error(400, f"Incorrect API key provided: {key}. Check your key.", "invalid_request_error")
+        raise ValueError(f"fake provider: unknown action {action!r}")
+
+    def _completion(
+        self, body: dict[str, Any], prompt: str, text: str | None = None, finish: str = "stop"
+    ) -> dict[str, Any]:
+        text = f"ok {prompt}" if text is None else text
+        return {
+            "id": f"chatcmpl-{len(self.hits)}",
+            "object": "chat.completion",
+            "created": int(time.time()),
+            "model": body.get("model", self.model),
+            "choices": [
+                {"index": 0, "message": {"role": "assistant", "content": text}, "finish_reason": finish}
+            ],
+            "usage": {
+                "prompt_tokens": 10 + len(prompt) // 4,
+                "completion_tokens": 3 + len(text) // 4,
+                "total_tokens": 13 + len(prompt) // 4 + len(text) // 4,
+            },
+        }
+
+
+def _prompt_text(body: dict[str, Any]) -> str:
+    parts = []
+    for msg in body.get("messages", []):
+        content = msg.get("content")
+        if isinstance(content, str):
+            parts.append(content)
+        elif isinstance(content, list):
+            parts.extend(c.get("text", "") for c in content if c.get("type") == "text")
+    return "\n".join(parts)
+
+
+def _error(status: int, message: str, code: str = "server_error", headers: dict[str, str] | None = None):
+    payload = {"error": {"message": message, "type": code, "param": None, "code": code}}
+    return web.json_response(payload, status=status, headers=headers)
+
+
+def image_parts(body: dict[str, Any]) -> list[str]:
+    """The image URLs of a recorded request body (helper for tests)."""
+    out = []
+    for msg in body.get("messages", []):
+        if isinstance(msg.get("content"), list):
+            out.extend(c["image_url"]["url"] for c in msg["content"] if c.get("type") == "image_url")
+    return out
