@@ -24,7 +24,6 @@ import numpy as np
 
 from nphe4v.core.schema import Gold
 from nphe4v.tasks.coloring import chromatic_number
-from nphe4v.tasks.tsp_common import held_karp
 
 SINGLE_TASKS: tuple[str, ...] = ("SD", "DIAM", "CN", "TSP", "MCP", "MVC", "MIS", "CYC", "COL")
 PAIRED_TASKS: tuple[str, ...] = ("GED", "MCS")
@@ -155,12 +154,50 @@ def _canonical_cycle(cycle: list[Hashable]) -> list[Hashable]:
     return [*body, body[0]]
 
 
+def _held_karp(dist: np.ndarray) -> list[int] | None:
+    """Exact shortest closed tour [0, ..., 0] over a matrix where np.inf marks a missing edge, or None.
+
+    The layer-by-layer numpy DP of nphe4v.tasks.tsp_common.held_karp, which cannot be reused as is: its
+    path reconstruction assumes a finite optimum and never terminates when every tour is infinite.
+    dp[mask, j] = cheapest path from city 0 through exactly the cities of `mask` (bit j-1 = city j) ending
+    at j; infinities propagate through the min-plus steps, so "no tour" is an infinite optimum.
+    """
+    n = len(dist)
+    m = n - 1
+    full = 1 << m
+    sub = dist[1:, 1:]
+    dp = np.full((full, m), np.inf)
+    for j in range(m):
+        dp[1 << j, j] = dist[0, j + 1]
+    masks = np.arange(full)
+    popcount = np.zeros(full, dtype=np.int64)
+    for b in range(m):
+        popcount += (masks >> b) & 1
+    for size in range(2, m + 1):
+        layer = masks[popcount == size]
+        for j in range(m):
+            with_j = layer[((layer >> j) & 1) == 1]
+            dp[with_j, j] = (dp[with_j ^ (1 << j)] + sub[:, j]).min(axis=1)
+    closing = dp[full - 1] + dist[1:, 0]
+    j = int(np.argmin(closing))
+    if not math.isfinite(closing[j]):
+        return None
+    mask, rev = full - 1, []
+    while True:
+        rev.append(j + 1)
+        prev = mask ^ (1 << j)
+        if prev == 0:
+            break
+        j = int(np.argmin(dp[prev] + sub[:, j]))
+        mask = prev
+    return [0, *rev[::-1], 0]
+
+
 def tsp(G: nx.Graph) -> tuple[Number, list[Hashable]] | tuple[None, None]:
     """Exact minimum-weight Hamiltonian cycle using existing edges only (a missing edge costs infinity).
 
-    Reuses the numpy Held-Karp of NPHardEval4V's TSP: infinities propagate through its min-plus layers, so
-    "no tour" is an infinite optimum. n = 12 takes a few milliseconds. n = 1 is the empty tour [a, a];
-    n = 2 goes there and back along the single edge, as Held-Karp counts it.
+    n = 12 takes a few milliseconds, n = 16 about 0.2 s. n = 1 is the empty tour [a, a]; n = 2 goes there
+    and back along the single edge (a tour of two cities, as Held-Karp counts it).
     """
     labels = sorted_labels(G)
     n = len(labels)
@@ -168,7 +205,11 @@ def tsp(G: nx.Graph) -> tuple[Number, list[Hashable]] | tuple[None, None]:
         return None, None
     if n == 1:
         return 0, [labels[0], labels[0]]
-    if n >= 3 and (min(d for _, d in G.degree) < 2 or not nx.is_connected(G)):
+    if n == 2:
+        a, b = labels
+        return (2 * edge_weight(G, a, b), [a, b, a]) if G.has_edge(a, b) else (None, None)
+    # Cheap certificates of "no tour" before the exponential DP.
+    if min(d for _, d in G.degree) < 2 or not nx.is_connected(G):
         return None, None
     index = {v: i for i, v in enumerate(labels)}
     dist = np.full((n, n), np.inf)
@@ -176,10 +217,10 @@ def tsp(G: nx.Graph) -> tuple[Number, list[Hashable]] | tuple[None, None]:
     for u, v in G.edges:
         if u != v:
             dist[index[u], index[v]] = dist[index[v], index[u]] = float(edge_weight(G, u, v))
-    length, order = held_karp(dist.tolist())
-    if not math.isfinite(length):
+    order = _held_karp(dist)
+    if order is None:
         return None, None
-    tour = _canonical_cycle([labels[i] for i in order]) if n > 2 else [labels[i] for i in order]
+    tour = _canonical_cycle([labels[i] for i in order])
     # Summing the graph's own weights keeps integer lengths integers.
     return tour_weight(G, tour), tour
 

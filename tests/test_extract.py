@@ -535,16 +535,16 @@ def _check_total_and_fast(text: str) -> None:
 
 COMMON = {"deadline": None, "suppress_health_check": [HealthCheck.too_slow, HealthCheck.data_too_large]}
 
-# Examples per run: 3000 + 5000 + 1000 generated hostile outputs, plus 2100 round trips.
+# Examples per run: 3500 + 5500 + 1000 = 10,000 generated hostile outputs, plus 2100 round trips.
 
 
-@settings(max_examples=3000, **COMMON)
+@settings(max_examples=3500, **COMMON)
 @given(st.text(max_size=400))
 def test_random_text_never_raises(text: str) -> None:
     _check_total_and_fast(text)
 
 
-@settings(max_examples=5000, **COMMON)
+@settings(max_examples=5500, **COMMON)
 @given(tag_soup)
 def test_tag_soup_never_raises(text: str) -> None:
     _check_total_and_fast(text)

@@ -279,10 +279,12 @@ def test_infeasible_answers_name_the_problem() -> None:
     ok("SD", g, gold, {"Distance": "2", "Path": "aaa->bbb->ccc"}, query=sd_q)
 
     gold = solvers.solve("DIAM", [g], {})
-    assert gold.value == 2
-    bad("DIAM", g, gold, {"Diameter": 3, "Path": ["BBB", "AAA", "DDD", "EEE"]}, "not a shortest path")
+    assert gold.value == 3
+    bad("DIAM", g, gold, {"Diameter": 3, "Path": ["AAA", "BBB", "CCC", "DDD"]}, "not a shortest path",
+        "'AAA' to 'DDD'")
     bad("DIAM", g, gold, {"Diameter": 2, "Path": ["BBB", "AAA", "DDD", "EEE"]}, "has 3 edges")
-    ok("DIAM", g, gold, {"Diameter": 2, "Path": ["BBB", "AAA", "DDD"]})
+    bad("DIAM", g, gold, {"Diameter": 2, "Path": ["BBB", "AAA", "DDD"]}, "the diameter is 3")
+    ok("DIAM", g, gold, {"Diameter": 3, "Path": ["EEE", "DDD", "CCC", "BBB"]})
 
     cn_q = {"source": "AAA", "target": "CCC"}
     gold = solvers.solve("CN", [g], cn_q)

@@ -228,6 +228,9 @@ def test_tsp_complete_graphs_and_small_cases() -> None:
     assert tsp(single) == (0, ["A", "A"])
     assert tsp(nx.Graph([("A", "B", {"weight": 3})])) == (6, ["A", "B", "A"])
     assert tsp(nx.path_graph(["A", "B", "C"])) == (None, None)
+    # Connected, min degree >= 2, yet not Hamiltonian: the DP itself must report "no tour".
+    for g in (nx.complete_bipartite_graph(2, 3), nx.petersen_graph()):
+        assert tsp(labelled(g, rng)) == (None, None)
 
 
 def test_tsp_n12_is_fast() -> None:

@@ -422,6 +422,8 @@ def _preview(s: str) -> str:
     return s if len(s) <= 80 else s[:77] + "..."
 
 
+# What a Python/JSON literal can start with; prose bodies ("YES", "0->1") skip the literal parsers.
+_LITERAL_START = re.compile(r"""[{\[("'+\-.\d]|(?:True|False|None|true|false|null)\b""")
 _FENCE_LANGUAGE = re.compile(r"```[A-Za-z0-9_+.-]*[ \t]*(?:\n|$)")
 
 
@@ -456,14 +458,16 @@ def _parse_body(body: str, escaped: bool, allow_text: bool, budget: _Budget) -> 
         if value is not _NOT_JSON:
             return value
     scan = _scan(b)
-    if not oversized:
+    whole_error: ParseError | None = None
+    if not oversized and _LITERAL_START.match(b):
         whole = _python(b, scan.max_depth, scan.strings, budget)
-        if not isinstance(whole, ParseError) or whole.kind == "too_large":
+        if not isinstance(whole, ParseError):
             return whole
-        if b[0] not in "{[" and ":" in b:
-            braced = _json("{" + b + "}")  # JSON key-value pairs without their braces
-            if isinstance(braced, dict):
-                return braced
+        whole_error = whole
+    if not oversized and b[0] not in "{[" and ":" in b:
+        braced = _json("{" + b + "}")  # JSON key-value pairs without their braces
+        if isinstance(braced, dict):
+            return braced
     # A mapping anywhere wins ("the path is [0, 1], so {...}"), else the first literal that parses.
     first_value: tuple[Any] | None = None
     first_error: ParseError | None = None
@@ -481,6 +485,8 @@ def _parse_body(body: str, escaped: bool, allow_text: bool, budget: _Budget) -> 
         return first_value[0]
     if oversized:
         return ParseError(kind="too_large", detail=f"final_answer longer than {MAX_LITERAL_CHARS} chars")
+    if whole_error is not None and whole_error.kind == "too_large":
+        return whole_error
     if first_error is not None:
         return first_error
     if "{" in b or "[" in b:

@@ -1,0 +1,861 @@
+"""Analysis helpers for notebooks and the HTML report: Polars frames over one or several run folders.
+
+Every public function takes ``src``: a run folder, a list of run folders, or an already loaded per-sample
+frame (``samples(...)`` output or any frame with the ``SampleRecord`` columns). Metric values always come
+from ``nphe4v.metrics`` (and ``gie.metrics`` for GraphVerse); this module only adds what a report needs
+around them:
+
+* **Versions stay apart.** Instance ids repeat across dataset versions (``bsp-L01-000`` exists in every
+  version), so NPHardEval4V metrics are computed per ``version`` and every table carries a ``version`` column.
+  The same (version, sample key) seen in two run folders is counted once.
+* **Intervals beside every accuracy-type number** (95%):
+  - proportions of counts (ER, RA, per-level accuracy) get the Wilson score interval of the pooled count
+    (``ER_lo``/``ER_hi`` = Wilson of Σ parsable / Σ n; it equals ER's plain mean over level rows whenever the
+    levels hold equally many questions, which the generator guarantees);
+  - AA (and RA_corrected, which is not a plain proportion) get a percentile bootstrap over instances:
+    instances are resampled with replacement inside each (task, level) stratum, the same draw for every model
+    and prompt mode (so models stay comparable), the resampled samples are re-scored by
+    ``metrics.leaderboard`` / ``metrics.per_task`` themselves, and ``numpy.random.default_rng(seed)`` fixes the
+    draws (same inputs and seed -> same bounds).
+  - every table also carries its counts (``n`` questions, ``n_instances``, ``n_rec`` recognition instances).
+* ``missing_parts`` lists what a partial run lacks, so a report of a partial run says so.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from functools import lru_cache
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import polars as pl
+
+from cluster.sink import KEY_COLUMNS, SAMPLE_SCHEMA, read_samples
+from nphe4v import metrics
+from nphe4v.core.schema import PROMPT_MODES, RECOGNITION_MODE
+from nphe4v.metrics import COMPLEXITY_CLASSES, POOLED
+from nphe4v.tasks import TASK_CLASS, TASK_MODULES
+
+NPH_BENCHMARK = "nphardeval4v"
+GV_BENCHMARK = "graphverse"
+Z95 = 1.959963984540054
+DEFAULT_BOOT = 1000
+DEFAULT_SEED = 0
+DEFAULT_LVLM_MODE = "figure+limited_text"
+LLM_MODE = "full_text_only"
+RUN_MANIFEST = "manifest.json"
+JUDGE_DIR = "judge"
+
+AA_COLUMNS: tuple[str, ...] = ("AA_P", "AA_NPC", "AA_NPH", "AA_All")
+_BOOT_LB_COLUMNS: tuple[str, ...] = ("RA_corrected", *AA_COLUMNS)
+_METRIC_COLUMNS = ["model", "task", "level", "instance_id", "variant", "prompt_mode", "status", "verdict",
+                   "parsed_answer"]
+_BOOT_ROWS_PER_BATCH = 2_000_000
+_SEP = "\x1f"
+
+Source = str | Path | Sequence[str | Path] | pl.DataFrame | pl.LazyFrame
+
+
+# --------------------------------------------------------------------------------------------------------
+# Runs and samples
+# --------------------------------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Run:
+    """One run folder: ``label`` is the manifest's run_id (the folder name without a manifest)."""
+
+    path: Path
+    label: str
+    manifest: dict[str, Any] | None
+
+    @property
+    def config(self) -> dict[str, Any]:
+        return (self.manifest or {}).get("config") or {}
+
+    @property
+    def status(self) -> str:
+        return str((self.manifest or {}).get("status", "unknown"))
+
+
+def _as_paths(run_dirs: str | Path | Sequence[str | Path]) -> list[Path]:
+    if isinstance(run_dirs, str | Path):
+        return [Path(run_dirs)]
+    return [Path(p) for p in run_dirs]
+
+
+def load_runs(run_dirs: str | Path | Sequence[str | Path]) -> list[Run]:
+    """The run folders with their manifests (None when a folder has no readable manifest.json)."""
+    runs = []
+    for p in _as_paths(run_dirs):
+        manifest = None
+        mpath = p / RUN_MANIFEST
+        if mpath.is_file():
+            try:
+                manifest = json.loads(mpath.read_text())
+            except json.JSONDecodeError:
+                manifest = None
+        label = str((manifest or {}).get("run_id") or p.name)
+        runs.append(Run(path=p, label=label, manifest=manifest))
+    return runs
+
+
+def samples(run_dirs: str | Path | Sequence[str | Path]) -> pl.DataFrame:
+    """All per-sample rows of the run folders (``SAMPLE_SCHEMA`` columns plus ``run`` = run label), the same
+    (version, sample key) counted once (the first folder given wins)."""
+    frames = [read_samples(r.path).with_columns(run=pl.lit(r.label)) for r in load_runs(run_dirs)]
+    if not frames:
+        return pl.DataFrame(schema={**SAMPLE_SCHEMA, "run": pl.String()})
+    df = pl.concat(frames, how="vertical")
+    return df.unique(subset=["version", *KEY_COLUMNS], keep="first", maintain_order=True)
+
+
+def _frame(src: Source) -> pl.DataFrame:
+    if isinstance(src, pl.LazyFrame):
+        src = src.collect()
+    if isinstance(src, pl.DataFrame):
+        df = src
+        if "run" not in df.columns:
+            df = df.with_columns(run=pl.col("run_id") if "run_id" in df.columns else pl.lit(""))
+        if "benchmark" not in df.columns:
+            df = df.with_columns(benchmark=pl.lit(NPH_BENCHMARK))
+        if "version" not in df.columns:
+            df = df.with_columns(version=pl.lit(""))
+        return df
+    return samples(src)
+
+
+def _runs_of(src: Source) -> list[Run]:
+    if isinstance(src, pl.DataFrame | pl.LazyFrame):
+        return []
+    return load_runs(src)
+
+
+def _nph(df: pl.DataFrame) -> pl.DataFrame:
+    return df.filter(pl.col("benchmark") == NPH_BENCHMARK)
+
+
+def _versions(df: pl.DataFrame) -> list[str]:
+    return sorted(str(v) for v in df["version"].unique().to_list() if v is not None)
+
+
+def _per_version(df: pl.DataFrame, fn) -> pl.DataFrame | None:
+    """Apply ``fn(part) -> DataFrame`` to each version's rows; concat with ``version`` first."""
+    outs = []
+    for v in _versions(df):
+        out = fn(df.filter(pl.col("version") == v))
+        outs.append(out.with_columns(version=pl.lit(v)).select("version", *out.columns))
+    if not outs:
+        return None
+    return pl.concat(outs, how="diagonal_relaxed")
+
+
+# --------------------------------------------------------------------------------------------------------
+# Intervals
+# --------------------------------------------------------------------------------------------------------
+
+
+def wilson(k: float, n: float, z: float = Z95) -> tuple[float, float] | tuple[None, None]:
+    """Wilson score interval of the proportion k / n (as fractions); (None, None) when n == 0."""
+    if n <= 0:
+        return None, None
+    p = k / n
+    denom = 1 + z * z / n
+    centre = (p + z * z / (2 * n)) / denom
+    half = z * math.sqrt(max(0.0, p * (1 - p) / n + z * z / (4 * n * n))) / denom
+    lo = 0.0 if k <= 0 else max(0.0, centre - half)
+    hi = 1.0 if k >= n else min(1.0, centre + half)
+    return lo, hi
+
+
+def wilson_exprs(k: str, n: str, name: str, z: float = Z95) -> list[pl.Expr]:
+    """``{name}_lo``/``{name}_hi``: the Wilson interval of ``k / n`` as expressions (null where n == 0)."""
+    nn = pl.col(n).cast(pl.Float64)
+    p = pl.col(k).cast(pl.Float64) / nn
+    z2 = z * z
+    denom = 1 + z2 / nn
+    centre = (p + z2 / (2 * nn)) / denom
+    half = z * (p * (1 - p) / nn + z2 / (4 * nn * nn)).clip(lower_bound=0.0).sqrt() / denom
+    ok = pl.col(n) > 0
+    # k = 0 and k = n give exactly 0 and 1 (the formula's rounding would leave 1e-17 crumbs)
+    lo = pl.when(pl.col(k) <= 0).then(0.0).otherwise((centre - half).clip(lower_bound=0.0))
+    hi = pl.when(pl.col(k) >= pl.col(n)).then(1.0).otherwise((centre + half).clip(upper_bound=1.0))
+    return [
+        pl.when(ok).then(lo).otherwise(None).alias(f"{name}_lo"),
+        pl.when(ok).then(hi).otherwise(None).alias(f"{name}_hi"),
+    ]
+
+
+def _draws(part: pl.DataFrame, n_boot: int, seed: int) -> pl.DataFrame:
+    """Bootstrap draws: for replicate ``b`` and each (task, level) stratum of k instances (ids sorted), k ids
+    drawn with replacement. Columns: b, instance_id (drawn), pos (draw position inside the stratum)."""
+    inst = part.select("task", "level", "instance_id").unique().sort("task", "level", "instance_id")
+    rng = np.random.default_rng(seed)
+    bs, ids_out, pos = [], [], []
+    for _key, grp in inst.group_by(["task", "level"], maintain_order=True):
+        ids = np.array(grp["instance_id"].to_list(), dtype=object)
+        k = len(ids)
+        idx = rng.integers(0, k, size=(n_boot, k))
+        bs.append(np.repeat(np.arange(n_boot, dtype=np.int64), k))
+        pos.append(np.tile(np.arange(k, dtype=np.int64), n_boot))
+        ids_out.append(ids[idx.ravel()])
+    if not bs:
+        return pl.DataFrame(schema={"b": pl.Int64, "instance_id": pl.String, "pos": pl.Int64})
+    return pl.DataFrame({
+        "b": np.concatenate(bs),
+        "instance_id": pl.Series(np.concatenate(ids_out).tolist(), dtype=pl.String),
+        "pos": np.concatenate(pos),
+    })
+
+
+def _reduce_recognition(part: pl.DataFrame) -> pl.DataFrame:
+    """An equivalent, smaller input for the bootstrap: each instance's recognition asks replaced by one
+    "match" row answering its majority outcome (``recognised``) and one "mismatch" row answering ``false_yes``,
+    both as computed by ``metrics.recognition_table``. Every metric the bootstrap reads (RA, RA_corrected and
+    AA, which depend on recognition only through those two flags) is unchanged; only RA_mean/AA_peer
+    (yes-rate based) would differ, and they are not bootstrapped."""
+    rec = metrics.recognition_table(part)
+    reduced = [
+        rec.filter(pl.col(flag).is_not_null()).select(
+            "model", "task", "level", "instance_id",
+            variant=pl.lit(variant),
+            prompt_mode=pl.lit(RECOGNITION_MODE),
+            status=pl.lit("ok"),
+            verdict=pl.lit(None, pl.String),
+            parsed_answer=pl.when(pl.col(flag)).then(pl.lit("true")).otherwise(pl.lit("false")),
+        )
+        for variant, flag in (("match", "recognised"), ("mismatch", "false_yes"))
+    ]
+    answers = part.filter(pl.col("prompt_mode") != RECOGNITION_MODE).with_columns(
+        parsed_answer=pl.lit(None, pl.String)
+    )
+    return pl.concat([answers.select(_METRIC_COLUMNS), *(r.select(_METRIC_COLUMNS) for r in reduced)])
+
+
+def _quantiles(reps: pl.DataFrame, keys: list[str], cols: Sequence[str]) -> pl.DataFrame:
+    aggs = []
+    for c in cols:
+        aggs += [
+            pl.col(c).quantile(0.025, interpolation="linear").alias(f"{c}_lo"),
+            pl.col(c).quantile(0.975, interpolation="linear").alias(f"{c}_hi"),
+        ]
+    return reps.group_by(keys).agg(aggs)
+
+
+_BOOT_CACHE: dict[tuple[int, int, int, int], tuple[pl.DataFrame, pl.DataFrame]] = {}
+
+
+def _bootstrap(part: pl.DataFrame, n_boot: int, seed: int) -> tuple[pl.DataFrame, pl.DataFrame]:
+    """``_bootstrap_uncached``, remembered for the last few inputs (the leaderboard and per-task tables of one
+    report share one bootstrap)."""
+    key = (part.height, int(part.select(_METRIC_COLUMNS).hash_rows(seed=0).sum() or 0), n_boot, seed)
+    if key not in _BOOT_CACHE:
+        if len(_BOOT_CACHE) >= 4:
+            _BOOT_CACHE.pop(next(iter(_BOOT_CACHE)))
+        _BOOT_CACHE[key] = _bootstrap_uncached(part, n_boot, seed)
+    return _BOOT_CACHE[key]
+
+
+def _bootstrap_uncached(part: pl.DataFrame, n_boot: int, seed: int) -> tuple[pl.DataFrame, pl.DataFrame]:
+    """Percentile intervals for one version's NPHardEval4V rows: (leaderboard bounds per model and prompt mode
+    incl. pooled, per-task AA bounds per model, task and prompt mode incl. pooled).
+
+    Each replicate is the original sample table with every instance replaced by its draws (an instance drawn
+    twice appears twice, under two ids); replicate b of model m is scored as the model ``(m, b)``: one
+    ``metrics.level_table`` call per batch of replicates, aggregated with ``metrics.aggregate`` exactly as
+    ``metrics.leaderboard`` and ``metrics.per_task`` do (per mode and pooled). Model names and instance ids are
+    replaced by integer codes inside the batch (only speed: metrics groups by them, never reads them)."""
+    lb_keys, pt_keys = ["model", "prompt_mode"], ["model", "task", "prompt_mode"]
+    empty_lb = pl.DataFrame(schema={**{k: pl.String for k in lb_keys},
+                                    **{f"{c}_{s}": pl.Float64 for c in _BOOT_LB_COLUMNS for s in ("lo", "hi")}})
+    empty_pt = pl.DataFrame(schema={**{k: pl.String for k in pt_keys}, "AA_lo": pl.Float64, "AA_hi": pl.Float64})
+    base = part.filter(pl.col("status") != "infra_error").select(_METRIC_COLUMNS)
+    if n_boot <= 0 or base.is_empty():
+        return empty_lb, empty_pt
+    base = _reduce_recognition(base)
+    draws = _draws(base, n_boot, seed)
+    models = sorted(base["model"].unique().to_list())
+    mcode = {m: i for i, m in enumerate(models)}
+    ids = sorted(base["instance_id"].unique().to_list())
+    icode = {v: i for i, v in enumerate(ids)}
+    stride = int(draws["pos"].max()) + 1
+    base = base.with_columns(
+        _m=pl.col("model").replace_strict(mcode, return_dtype=pl.Int64),
+        _i=pl.col("instance_id").replace_strict(icode, return_dtype=pl.Int64),
+    ).drop("model", "instance_id")
+    draws = draws.with_columns(_i=pl.col("instance_id").replace_strict(icode, return_dtype=pl.Int64)).drop(
+        "instance_id"
+    )
+    batch = max(1, _BOOT_ROWS_PER_BATCH // max(1, base.height))
+    lbs, pts = [], []
+    for start in range(0, n_boot, batch):
+        d = draws.filter((pl.col("b") >= start) & (pl.col("b") < start + batch))
+        res = base.join(d, on="_i", how="inner").select(
+            (pl.col("_m") * n_boot + pl.col("b")).alias("model"),
+            "task", "level",
+            (pl.col("_i") * stride + pl.col("pos")).alias("instance_id"),
+            "variant", "prompt_mode", "status", "verdict", "parsed_answer",
+        )
+        levels = metrics.level_table(res)
+        lb = pl.concat([
+            metrics.aggregate(levels, by=["model", "prompt_mode"]),
+            metrics.aggregate(levels, by=["model"]).with_columns(prompt_mode=pl.lit(POOLED)),
+        ], how="diagonal")
+        pt = pl.concat([
+            metrics.aggregate(levels, by=["model", "task", "prompt_mode"]),
+            metrics.aggregate(levels, by=["model", "task"]).with_columns(prompt_mode=pl.lit(POOLED)),
+        ], how="diagonal")
+        lbs.append(lb.select("model", "prompt_mode", "RA_corrected", "AA_P", "AA_NPC", "AA_NPH",
+                             pl.col("AA").alias("AA_All")))
+        pts.append(pt.select("model", "task", "prompt_mode", "AA"))
+    names = pl.Series(models, dtype=pl.String)
+    back = pl.col("model") // n_boot
+
+    def unmap(frame: pl.DataFrame) -> pl.DataFrame:
+        return frame.with_columns(model=back.map_batches(lambda s: names.gather(s), return_dtype=pl.String))
+
+    lb = _quantiles(unmap(pl.concat(lbs)), lb_keys, _BOOT_LB_COLUMNS)
+    pt = _quantiles(unmap(pl.concat(pts)), pt_keys, ["AA"])
+    return lb, pt
+
+
+# --------------------------------------------------------------------------------------------------------
+# Leaderboard, per task, per class
+# --------------------------------------------------------------------------------------------------------
+
+
+def _rec_counts(part: pl.DataFrame, by: Sequence[str]) -> pl.DataFrame:
+    rec = metrics.recognition_table(part).with_columns(
+        complexity=pl.col("task").replace_strict(TASK_CLASS, default=None, return_dtype=pl.String)
+    )
+    return rec.group_by(list(by)).agg(
+        n_rec=pl.col("recognised").is_not_null().sum().cast(pl.Int64),
+        recognised=pl.col("recognised").fill_null(False).sum().cast(pl.Int64),
+        n_control=pl.col("false_yes").is_not_null().sum().cast(pl.Int64),
+        false_yes=pl.col("false_yes").fill_null(False).sum().cast(pl.Int64),
+    )
+
+
+def _question_counts(part: pl.DataFrame, by: Sequence[str]) -> pl.DataFrame:
+    answers = part.filter((pl.col("prompt_mode") != RECOGNITION_MODE) & (pl.col("status") != "infra_error"))
+    levels = metrics.level_table(part)
+    q = levels.group_by(list(by)).agg(
+        n=pl.col("n").sum().cast(pl.Int64),
+        parsable=pl.col("parsable").sum().cast(pl.Int64),
+        correct=pl.col("correct").sum().cast(pl.Int64),
+    )
+    inst_by = [c for c in by if c in answers.columns]
+    inst = answers.group_by(inst_by).agg(n_instances=pl.col("instance_id").n_unique().cast(pl.Int64))
+    return q.join(inst, on=inst_by, how="left")
+
+
+def _with_pooled_counts(part: pl.DataFrame) -> pl.DataFrame:
+    per_mode = _question_counts(part, ["model", "prompt_mode"])
+    pooled = _question_counts(part, ["model"]).with_columns(prompt_mode=pl.lit(POOLED))
+    return pl.concat([per_mode, pooled.select(per_mode.columns)])
+
+
+def _leaderboard_one(part: pl.DataFrame, n_boot: int, seed: int) -> pl.DataFrame:
+    board = metrics.leaderboard(part)
+    counts = _with_pooled_counts(part)
+    rec = _rec_counts(part, ["model"])
+    ci, _ = _bootstrap(part, n_boot, seed)
+    out = (
+        board.join(counts, on=["model", "prompt_mode"], how="left")
+        .join(rec, on="model", how="left")
+        .join(ci, on=["model", "prompt_mode"], how="left")
+        .with_columns(pl.col(c).fill_null(0) for c in ("n_rec", "recognised", "n_control", "false_yes"))
+        .with_columns(*wilson_exprs("parsable", "n", "ER"), *wilson_exprs("recognised", "n_rec", "RA"))
+    )
+    cols = ["model", "prompt_mode"]
+    for c in ("ER", "RA", "RA_corrected", *AA_COLUMNS):
+        cols += [c, f"{c}_lo", f"{c}_hi"]
+    cols += ["n", "parsable", "correct", "n_instances", "n_rec", "recognised", "n_control", "false_yes"]
+    return out.select(cols)
+
+
+LEADERBOARD_COLUMNS: tuple[str, ...] = (
+    "version", "model", "prompt_mode",
+    *(f"{c}{s}" for c in ("ER", "RA", "RA_corrected", *AA_COLUMNS) for s in ("", "_lo", "_hi")),
+    "n", "parsable", "correct", "n_instances", "n_rec", "recognised", "n_control", "false_yes",
+)
+
+
+def _empty(columns: Sequence[str], strings: Sequence[str] = ("version", "model", "prompt_mode", "task",
+                                                             "complexity", "kind")) -> pl.DataFrame:
+    return pl.DataFrame(schema={c: (pl.String if c in strings else pl.Float64) for c in columns})
+
+
+def leaderboard(src: Source, *, n_boot: int = DEFAULT_BOOT, seed: int = DEFAULT_SEED) -> pl.DataFrame:
+    """``metrics.leaderboard`` per version (rows per model x prompt mode, plus ``pooled``) with 95% intervals
+    beside each number (``X_lo``/``X_hi``: Wilson for ER and RA, instance bootstrap for RA_corrected and AA)
+    and the counts they rest on: ``n`` answer questions, ``parsable``, ``correct``, ``n_instances``, ``n_rec``
+    instances with recognition data (``recognised`` of them by majority), ``n_control`` with a mismatched
+    control (``false_yes`` of them)."""
+    df = _nph(_frame(src))
+    out = _per_version(df, lambda p: _leaderboard_one(p, n_boot, seed))
+    return _empty(LEADERBOARD_COLUMNS) if out is None else out.select(LEADERBOARD_COLUMNS)
+
+
+def per_task(src: Source, *, n_boot: int = DEFAULT_BOOT, seed: int = DEFAULT_SEED) -> pl.DataFrame:
+    """``metrics.per_task`` per version (AA per model x task x prompt mode, plus ``pooled``) with the instance
+    bootstrap interval ``AA_lo``/``AA_hi``, Wilson ``ER_lo``/``ER_hi`` and the counts n, parsable, correct."""
+
+    def one(part: pl.DataFrame) -> pl.DataFrame:
+        pt = metrics.per_task(part)
+        _, ci = _bootstrap(part, n_boot, seed)
+        per_mode = _question_counts(part, ["model", "task", "prompt_mode"])
+        pooled = _question_counts(part, ["model", "task"]).with_columns(prompt_mode=pl.lit(POOLED))
+        counts = pl.concat([per_mode, pooled.select(per_mode.columns)]).drop("n")
+        return (
+            pt.join(counts, on=["model", "task", "prompt_mode"], how="left")
+            .join(ci, on=["model", "task", "prompt_mode"], how="left")
+            .with_columns(*wilson_exprs("parsable", "n", "ER"))
+            .select("model", "task", "complexity", "prompt_mode", "AA", "AA_lo", "AA_hi", "AA_peer",
+                    "ER", "ER_lo", "ER_hi", "RA", "RA_mean", "RA_corrected", "n", "parsable", "correct",
+                    "n_instances")
+        )
+
+    out = _per_version(_nph(_frame(src)), one)
+    cols = ["version", "model", "task", "complexity", "prompt_mode", "AA", "AA_lo", "AA_hi", "AA_peer", "ER",
+            "ER_lo", "ER_hi", "RA", "RA_mean", "RA_corrected", "n", "parsable", "correct", "n_instances"]
+    return _empty(cols) if out is None else out
+
+
+def class_profile(src: Source, *, n_boot: int = DEFAULT_BOOT, seed: int = DEFAULT_SEED,
+                  board: pl.DataFrame | None = None) -> pl.DataFrame:
+    """Figure 4's numbers: per version, model and complexity class (P, NPC, NPH), all prompt modes pooled:
+    ``metrics.aggregate`` AA, ER, RA, RA_corrected, with AA's bootstrap interval (from the pooled leaderboard
+    row; pass ``board`` to reuse one already computed), Wilson intervals for ER and RA, and counts."""
+    df = _nph(_frame(src))
+    if board is None:
+        board = leaderboard(df, n_boot=n_boot, seed=seed)
+    pooled = board.filter(pl.col("prompt_mode") == POOLED)
+    aa_ci = pl.concat([
+        pooled.select("version", "model", pl.lit(c).alias("complexity"),
+                      pl.col(f"AA_{c}_lo").alias("AA_lo"), pl.col(f"AA_{c}_hi").alias("AA_hi"))
+        for c in COMPLEXITY_CLASSES
+    ]) if pooled.height else None
+
+    def one(part: pl.DataFrame) -> pl.DataFrame:
+        levels = metrics.level_table(part)
+        agg = metrics.aggregate(levels, by=["model", "complexity"]).select(
+            "model", "complexity", "AA", "ER", "RA", "RA_corrected"
+        )
+        q = levels.group_by(["model", "complexity"]).agg(
+            n=pl.col("n").sum().cast(pl.Int64), parsable=pl.col("parsable").sum().cast(pl.Int64)
+        )
+        rec = _rec_counts(part, ["model", "complexity"]).select("model", "complexity", "n_rec", "recognised")
+        return (
+            agg.join(q, on=["model", "complexity"], how="left")
+            .join(rec, on=["model", "complexity"], how="left")
+            .with_columns(pl.col("n_rec").fill_null(0), pl.col("recognised").fill_null(0))
+        )
+
+    out = _per_version(df, one)
+    cols = ["version", "model", "complexity", "AA", "AA_lo", "AA_hi", "ER", "ER_lo", "ER_hi", "RA", "RA_lo",
+            "RA_hi", "RA_corrected", "n", "parsable", "n_rec", "recognised"]
+    if out is None:
+        return _empty(cols)
+    if aa_ci is not None:
+        out = out.join(aa_ci, on=["version", "model", "complexity"], how="left")
+    else:
+        out = out.with_columns(AA_lo=pl.lit(None, pl.Float64), AA_hi=pl.lit(None, pl.Float64))
+    order = {c: i for i, c in enumerate(COMPLEXITY_CLASSES)}
+    return (
+        out.with_columns(*wilson_exprs("parsable", "n", "ER"), *wilson_exprs("recognised", "n_rec", "RA"))
+        .select(cols)
+        .sort("version", "model", pl.col("complexity").replace_strict(order, default=9, return_dtype=pl.Int64))
+    )
+
+
+def heatmap_table(src: Source, prompt_mode: str = POOLED) -> pl.DataFrame:
+    """Figures 7 and 9: per version, model, task and level, of the given prompt mode (``pooled``: all modes):
+
+    * ``accuracy = correct / n`` over the answer questions with its Wilson interval ``acc_lo``/``acc_hi``;
+      ``wa`` = the level's weighted score A'·RA·ER from ``metrics.level_table`` (mean over modes when pooled);
+    * ``RA`` (metrics' per-level RA; 1 without recognition data) with the Wilson interval of ``recognised /
+      n_rec`` (null without data), ``false_yes_rate`` and ``RA_corrected``.
+    """
+
+    def one(part: pl.DataFrame) -> pl.DataFrame:
+        levels = metrics.level_table(part)
+        if prompt_mode != POOLED:
+            levels = levels.filter(pl.col("prompt_mode") == prompt_mode)
+        keys = ["model", "task", "complexity", "level"]
+        cells = levels.group_by(keys).agg(
+            n=pl.col("n").sum().cast(pl.Int64),
+            correct=pl.col("correct").sum().cast(pl.Int64),
+            parsable=pl.col("parsable").sum().cast(pl.Int64),
+            wa=pl.col("wa").mean(),
+            RA=pl.col("RA").first(),
+            false_yes_rate=pl.col("false_yes_rate").first(),
+            RA_corrected=pl.col("RA_corrected").first(),
+        )
+        rec = _rec_counts(part, ["model", "task", "level"]).select("model", "task", "level", "n_rec", "recognised")
+        return (
+            cells.join(rec, on=["model", "task", "level"], how="left")
+            .with_columns(pl.col("n_rec").fill_null(0), pl.col("recognised").fill_null(0))
+            .with_columns(accuracy=pl.col("correct") / pl.col("n"))
+            .with_columns(*wilson_exprs("correct", "n", "acc"), *wilson_exprs("recognised", "n_rec", "RA"))
+        )
+
+    out = _per_version(_nph(_frame(src)), one)
+    cols = ["version", "model", "task", "complexity", "level", "n", "correct", "parsable", "accuracy", "acc_lo",
+            "acc_hi", "wa", "n_rec", "recognised", "RA", "RA_lo", "RA_hi", "false_yes_rate", "RA_corrected"]
+    if out is None:
+        return _empty(cols)
+    order = {t: i for i, t in enumerate(TASK_MODULES)}
+    return out.select(cols).sort(
+        "version", "model", pl.col("task").replace_strict(order, default=99, return_dtype=pl.Int64), "task", "level"
+    )
+
+
+def prompt_mode_ablation(src: Source, *, n_boot: int = DEFAULT_BOOT, seed: int = DEFAULT_SEED,
+                         board: pl.DataFrame | None = None) -> pl.DataFrame:
+    """Figure 8: per version and model, AA_All (with interval), AA per class, ER and n for each prompt mode the
+    model answered, ``delta_vs_limited`` = AA_All − AA_All on figure+limited_text (null without that mode) and
+    ``best`` = the mode with the highest AA_All for that model (ties: the first in the paper's mode order)."""
+    if board is None:
+        board = leaderboard(src, n_boot=n_boot, seed=seed)
+    rows = board.filter(pl.col("prompt_mode") != POOLED)
+    base = rows.filter(pl.col("prompt_mode") == DEFAULT_LVLM_MODE).select(
+        "version", "model", pl.col("AA_All").alias("_base")
+    )
+    order = {m: i for i, m in enumerate(PROMPT_MODES)}
+    rank = pl.col("prompt_mode").replace_strict(order, default=9, return_dtype=pl.Int64)
+    out = (
+        rows.join(base, on=["version", "model"], how="left")
+        .with_columns(delta_vs_limited=pl.col("AA_All") - pl.col("_base"), _rank=rank)
+        .sort("version", "model", "_rank")
+    )
+    best = (
+        out.sort("version", "model", pl.col("AA_All").fill_null(-1.0), "_rank", descending=[False, False, True, False])
+        .group_by(["version", "model"], maintain_order=True)
+        .agg(pl.col("prompt_mode").first().alias("_best"))
+    )
+    return (
+        out.join(best, on=["version", "model"], how="left")
+        .with_columns(best=pl.col("prompt_mode") == pl.col("_best"))
+        .select("version", "model", "prompt_mode", "AA_All", "AA_All_lo", "AA_All_hi", "AA_P", "AA_NPC",
+                "AA_NPH", "ER", "ER_lo", "ER_hi", "n", "delta_vs_limited", "best")
+    )
+
+
+def text_only_models(src: Source) -> set[str]:
+    """Models run as text-only LLMs: ``text_only: true`` in a run manifest's config; without manifests, a model
+    whose NPHardEval4V answer rows are all full_text_only and that has no recognition rows."""
+    runs = _runs_of(src)
+    flagged: set[str] = set()
+    known: set[str] = set()
+    for r in runs:
+        for m in r.config.get("models") or []:
+            known.add(str(m.get("name")))
+            if m.get("text_only"):
+                flagged.add(str(m.get("name")))
+    df = _nph(_frame(src))
+    if df.is_empty():
+        return flagged
+    modes = df.group_by("model").agg(pl.col("prompt_mode").unique().alias("modes"))
+    for row in modes.iter_rows(named=True):
+        if row["model"] in known:
+            continue
+        if set(row["modes"]) == {LLM_MODE}:
+            flagged.add(row["model"])
+    return flagged
+
+
+def lvlm_vs_llm(src: Source, *, lvlm_mode: str = DEFAULT_LVLM_MODE, text_only: set[str] | None = None,
+                n_boot: int = DEFAULT_BOOT, seed: int = DEFAULT_SEED,
+                board: pl.DataFrame | None = None) -> pl.DataFrame:
+    """Figure 6: AA (bootstrap interval) and ER (Wilson interval) per complexity class, for LVLMs on
+    ``lvlm_mode`` and text-only LLMs (``text_only_models``) on full_text_only; one row per (version, kind,
+    model, complexity) and, per kind, a ``model = "mean"`` row (plain mean over that kind's models; no
+    interval). ``kind`` is "LVLM" or "LLM"."""
+    df = _nph(_frame(src))
+    llms = text_only_models(src) if text_only is None else set(text_only)
+    if board is None:
+        board = leaderboard(df, n_boot=n_boot, seed=seed)
+    cols = ["version", "kind", "model", "prompt_mode", "complexity", "AA", "AA_lo", "AA_hi", "ER", "ER_lo",
+            "ER_hi", "n"]
+
+    def one(part: pl.DataFrame) -> pl.DataFrame:
+        levels = metrics.level_table(part)
+        er = levels.group_by(["model", "prompt_mode", "complexity"]).agg(
+            ER=pl.col("ER").mean(),
+            n=pl.col("n").sum().cast(pl.Int64),
+            parsable=pl.col("parsable").sum().cast(pl.Int64),
+        ).with_columns(*wilson_exprs("parsable", "n", "ER"))
+        return er
+
+    er = _per_version(df, one)
+    if er is None:
+        return _empty(cols)
+    aa = pl.concat([
+        board.filter(pl.col("prompt_mode") != POOLED).select(
+            "version", "model", "prompt_mode", pl.lit(c).alias("complexity"), pl.col(f"AA_{c}").alias("AA"),
+            pl.col(f"AA_{c}_lo").alias("AA_lo"), pl.col(f"AA_{c}_hi").alias("AA_hi"))
+        for c in COMPLEXITY_CLASSES
+    ])
+    kind = pl.when(pl.col("model").is_in(sorted(llms))).then(pl.lit("LLM")).otherwise(pl.lit("LVLM"))
+    rows = (
+        er.join(aa, on=["version", "model", "prompt_mode", "complexity"], how="left")
+        .with_columns(kind=kind)
+        .filter(
+            ((pl.col("kind") == "LLM") & (pl.col("prompt_mode") == LLM_MODE))
+            | ((pl.col("kind") == "LVLM") & (pl.col("prompt_mode") == lvlm_mode))
+        )
+        .select(cols)
+    )
+    means = rows.group_by(["version", "kind", "prompt_mode", "complexity"]).agg(
+        model=pl.lit("mean"), AA=pl.col("AA").mean(), ER=pl.col("ER").mean(), n=pl.col("n").sum()
+    ).with_columns(AA_lo=pl.lit(None, pl.Float64), AA_hi=pl.lit(None, pl.Float64),
+                   ER_lo=pl.lit(None, pl.Float64), ER_hi=pl.lit(None, pl.Float64)).select(cols)
+    corder = {c: i for i, c in enumerate(COMPLEXITY_CLASSES)}
+    return pl.concat([rows, means]).sort(
+        "version",
+        pl.col("kind").replace_strict({"LVLM": 0, "LLM": 1}, default=2, return_dtype=pl.Int64),
+        pl.col("model") == "mean",
+        "model",
+        pl.col("complexity").replace_strict(corder, default=9, return_dtype=pl.Int64),
+    )
+
+
+def version_consistency(src: Source, *, prompt_mode: str = POOLED, n_boot: int = 0,
+                        seed: int = DEFAULT_SEED, board: pl.DataFrame | None = None,
+                        tasks_table: pl.DataFrame | None = None) -> pl.DataFrame:
+    """The same models across dataset versions: per model and task (plus task ``All`` = AA_All), over the
+    versions holding that model x task: ``n_versions``, ``versions``, ``AA_min``, ``AA_mean``, ``AA_max``,
+    ``AA_var`` (sample variance, ddof = 1; null for one version), ``AA_std`` and ``n`` (questions summed over
+    versions). ``prompt_mode`` picks one mode or ``pooled``."""
+    if tasks_table is None:
+        tasks_table = per_task(src, n_boot=n_boot, seed=seed)
+    if board is None:
+        board = leaderboard(src, n_boot=n_boot, seed=seed)
+    pt = tasks_table.filter(pl.col("prompt_mode") == prompt_mode).select("version", "model", "task", "complexity",
+                                                                         "AA", "n")
+    allrow = board.filter(pl.col("prompt_mode") == prompt_mode).select(
+        "version", "model", pl.lit("All").alias("task"), pl.lit(None, pl.String).alias("complexity"),
+        pl.col("AA_All").alias("AA"), "n")
+    both = pl.concat([pt, allrow], how="vertical_relaxed")
+    out = both.group_by(["model", "task"]).agg(
+        complexity=pl.col("complexity").first(),
+        n_versions=pl.col("version").n_unique().cast(pl.Int64),
+        versions=pl.col("version").unique().sort().str.join(","),
+        AA_min=pl.col("AA").min(),
+        AA_mean=pl.col("AA").mean(),
+        AA_max=pl.col("AA").max(),
+        AA_var=pl.col("AA").var(ddof=1),
+        AA_std=pl.col("AA").std(ddof=1),
+        n=pl.col("n").sum().cast(pl.Int64),
+    )
+    order = {t: i for i, t in enumerate([*TASK_MODULES, "All"])}
+    return out.sort("model", pl.col("task").replace_strict(order, default=99, return_dtype=pl.Int64), "task")
+
+
+# --------------------------------------------------------------------------------------------------------
+# GraphVerse
+# --------------------------------------------------------------------------------------------------------
+
+
+def graphverse(src: Source) -> dict[str, pl.DataFrame]:
+    """GraphVerse tables from ``gie.metrics`` (accuracy per model x task with Wilson interval in percent,
+    the model x task ``acc_table``, ``by_edit``, ``single_vs_paired``, ``poly_vs_nph``); ``{}`` when the
+    source has no GraphVerse rows."""
+    df = _frame(src).filter(pl.col("benchmark") == GV_BENCHMARK)
+    if df.is_empty():
+        return {}
+    from gie import metrics as gm
+
+    return {
+        "accuracy": gm.accuracy(df, by=("model", "task")),
+        "acc_table": gm.acc_table(df),
+        "by_edit": gm.by_edit(df, by=("model",)),
+        "single_vs_paired": gm.single_vs_paired(df, by=("model",)),
+        "poly_vs_nph": gm.poly_vs_nph(df),
+    }
+
+
+# --------------------------------------------------------------------------------------------------------
+# Judge output (GraphVerse step labels), when present
+# --------------------------------------------------------------------------------------------------------
+
+
+def judge_table(run_dirs: Source) -> pl.DataFrame | None:
+    """Judge output joined to samples by key: a ``judge`` column of the samples, or Parquet files under
+    ``RUN/judge/``; None when neither exists (the judge has not run)."""
+    if isinstance(run_dirs, pl.DataFrame | pl.LazyFrame):
+        df = _frame(run_dirs)
+        return df.select(*KEY_COLUMNS, "judge") if "judge" in df.columns else None
+    frames = []
+    for r in load_runs(run_dirs):
+        files = sorted((r.path / JUDGE_DIR).glob("**/*.parquet")) if (r.path / JUDGE_DIR).is_dir() else []
+        if files:
+            frames.append(pl.read_parquet(files))
+    if not frames:
+        return None
+    return pl.concat(frames, how="diagonal_relaxed")
+
+
+# --------------------------------------------------------------------------------------------------------
+# What a partial run lacks
+# --------------------------------------------------------------------------------------------------------
+
+
+@lru_cache(maxsize=16)
+def _load_dataset_cached(path: str):
+    from nphe4v.dataset import load_dataset
+
+    return load_dataset(path, check_images=False)
+
+
+def run_datasets(run: Run) -> list[tuple[dict[str, Any], Any]]:
+    """(manifest dataset entry, loaded Dataset or None when its folder is gone) for each dataset of a run."""
+    out = []
+    for d in (run.manifest or {}).get("datasets") or []:
+        ds = None
+        path = d.get("path")
+        if path and Path(path, "manifest.json").is_file():
+            try:
+                ds = _load_dataset_cached(str(path))
+            except Exception:  # an unreadable dataset only costs the prompt/expected-count details
+                ds = None
+        out.append((d, ds))
+    return out
+
+
+def _expected(cfg: Mapping[str, Any], model: Mapping[str, Any], ds) -> dict[str, int]:
+    """Samples the planner issues for one model on one dataset, by prompt mode (mirrors cluster.plan)."""
+    n = len(ds.instances)
+    repeats = int(cfg.get("repeats") or 1)
+    bench = ds.manifest.benchmark
+    if bench == GV_BENCHMARK:
+        modes = ["vision"]
+    elif model.get("text_only"):
+        modes = [LLM_MODE]
+    else:
+        modes = list(cfg.get("prompt_modes") or PROMPT_MODES)
+    exp = {m: n * repeats for m in modes}
+    rec = cfg.get("recognition") or {}
+    if bench == NPH_BENCHMARK and not model.get("text_only") and rec.get("enabled", True):
+        groups: dict[tuple[str, int], int] = {}
+        for inst in ds.instances:
+            groups[(inst.task, inst.level)] = groups.get((inst.task, inst.level), 0) + 1
+        asks = int(rec.get("asks") or 5)
+        controls = bool(rec.get("controls", True))
+        exp[RECOGNITION_MODE] = sum(
+            asks * (1 + (1 if controls and groups[(i.task, i.level)] >= 2 else 0)) for i in ds.instances
+        )
+    return exp
+
+
+def missing_parts(src: Source) -> pl.DataFrame:
+    """What the runs lack, one row each: ``run``, ``benchmark``, ``model``, ``part`` (run | model | samples |
+    prompt_mode | recognition | infra_error | judge | dataset) and ``detail`` (a sentence for the report).
+    Empty when nothing is missing. Checks: manifest present and status complete; every configured model has
+    rows; sample counts against what the planner issues (dataset needed); every configured prompt mode and
+    the recognition experiment present; infra errors; GraphVerse judge output present."""
+    rows: list[dict[str, str]] = []
+
+    def add(run: str, bench: str, model: str, part: str, detail: str) -> None:
+        rows.append({"run": run, "benchmark": bench, "model": model, "part": part, "detail": detail})
+
+    runs = _runs_of(src)
+    if not runs:
+        df = _frame(src)
+        _missing_in_frame(df, "", add)
+        return _missing_frame(rows)
+    judge = judge_table(src)
+    for run in runs:
+        df = read_samples(run.path)
+        if run.manifest is None:
+            add(run.label, "", "", "run", f"{run.path}: no manifest.json: models, modes and expected counts unknown")
+            _missing_in_frame(df.with_columns(run=pl.lit(run.label)), run.label, add)
+            continue
+        if run.status != "complete":
+            add(run.label, "", "", "run",
+                f"run status is {run.status!r} (attempt {run.manifest.get('attempts', '?')}): results are partial")
+        cfg = run.config
+        models = cfg.get("models") or []
+        for entry, ds in run_datasets(run):
+            bench, version = str(entry.get("benchmark")), str(entry.get("version"))
+            part = df.filter((pl.col("benchmark") == bench) & (pl.col("version") == version))
+            if ds is None:
+                add(run.label, bench, "", "dataset",
+                    f"dataset {version!r} not found at {entry.get('path')}: expected counts, prompts and images "
+                    "unavailable")
+            for m in models:
+                name = str(m.get("name"))
+                mrows = part.filter(pl.col("model") == name)
+                if mrows.is_empty():
+                    add(run.label, bench, name, "model", f"{name}: no samples on {bench} {version!r}")
+                    continue
+                infra = mrows.filter(pl.col("status") == "infra_error").height
+                if infra:
+                    add(run.label, bench, name, "infra_error",
+                        f"{name}: {infra} infra_error samples on {bench} {version!r} (excluded from metrics; "
+                        "rerun into the same folder to retry them)")
+                done = mrows.filter(pl.col("status") != "infra_error").group_by("prompt_mode").len()
+                have = dict(zip(done["prompt_mode"].to_list(), done["len"].to_list(), strict=True))
+                if ds is not None:
+                    for mode, exp in _expected(cfg, m, ds).items():
+                        got = int(have.get(mode, 0))
+                        if got == 0:
+                            part_name = "recognition" if mode == RECOGNITION_MODE else "prompt_mode"
+                            extra = " (RA falls back to 1)" if mode == RECOGNITION_MODE else ""
+                            add(run.label, bench, name, part_name,
+                                f"{name}: no {mode} samples on {bench} {version!r}{extra}")
+                        elif got < exp:
+                            add(run.label, bench, name, "samples",
+                                f"{name}: {mode}: {got} of {exp} samples on {bench} {version!r}")
+                else:
+                    wanted = [LLM_MODE] if m.get("text_only") else list(cfg.get("prompt_modes") or PROMPT_MODES)
+                    if bench == GV_BENCHMARK:
+                        wanted = ["vision"]
+                    for mode in wanted:
+                        if mode not in have:
+                            add(run.label, bench, name, "prompt_mode",
+                                f"{name}: no {mode} samples on {bench} {version!r}")
+        gv = df.filter(pl.col("benchmark") == GV_BENCHMARK)
+        if not gv.is_empty():
+            has_judge = judge is not None and not judge.filter(pl.col("model").is_in(gv["model"].unique())).is_empty()
+            if not has_judge:
+                add(run.label, GV_BENCHMARK, "", "judge",
+                    "judge not yet run: GraphVerse reasoning-step labels are absent (final-answer accuracy only)")
+    return _missing_frame(rows)
+
+
+def _missing_in_frame(df: pl.DataFrame, run: str, add) -> None:
+    """Checks possible without a manifest: infra errors, and modes some models have but others lack."""
+    if df.is_empty():
+        add(run, "", "", "run", "no samples at all")
+        return
+    for (bench, model), part in df.group_by(["benchmark", "model"], maintain_order=True):
+        infra = part.filter(pl.col("status") == "infra_error").height
+        if infra:
+            add(run, str(bench), str(model), "infra_error",
+                f"{model}: {infra} infra_error samples on {bench} (excluded from metrics)")
+    nph = _nph(df)
+    if nph.is_empty():
+        return
+    llms = text_only_models(nph)
+    all_modes = [m for m in PROMPT_MODES if m in set(nph["prompt_mode"].to_list())]
+    has_rec = RECOGNITION_MODE in set(nph["prompt_mode"].to_list())
+    for model in sorted(set(nph["model"].to_list())):
+        if model in llms:
+            continue
+        modes = set(nph.filter(pl.col("model") == model)["prompt_mode"].to_list())
+        for mode in all_modes:
+            if mode not in modes:
+                add(run, NPH_BENCHMARK, model, "prompt_mode", f"{model}: no {mode} samples")
+        if has_rec and RECOGNITION_MODE not in modes:
+            add(run, NPH_BENCHMARK, model, "recognition", f"{model}: no recognition samples (RA falls back to 1)")
+
+
+def _missing_frame(rows: list[dict[str, str]]) -> pl.DataFrame:
+    schema = {"run": pl.String, "benchmark": pl.String, "model": pl.String, "part": pl.String, "detail": pl.String}
+    return pl.DataFrame(rows, schema=schema)

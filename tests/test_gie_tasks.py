@@ -1,0 +1,162 @@
+"""The 11 GraphVerse task specs: every task x edit builds, solves, renders reproducibly and grades its own
+gold answer correct through the real response path; edits do what the question says."""
+
+from __future__ import annotations
+
+import random
+from functools import cache
+
+import networkx as nx
+import pytest
+
+from gie import solvers
+from gie.tasks import EDIT_KINDS, TASK_CLASS, TASK_EDITS, TASK_NAMES, get_config, get_task
+from gie.tasks.common import GVData, build_data
+from nphe4v.benchmarks import task_for
+from nphe4v.core.extract import extract_final_answer
+from nphe4v.core.prompting import build_prompt, format_response
+from nphe4v.core.schema import ParseError
+
+CELLS = [(t, e) for t in TASK_NAMES for e in TASK_EDITS[t]]
+
+
+@cache
+def instance(task: str, edit: str, seed: int = 0) -> GVData:
+    mode = "both" if seed % 2 == 0 else "one"
+    return build_data(get_config(task), edit, random.Random(f"{task}/{edit}/{seed}"),  # type: ignore[arg-type]
+                      paired_mode=mode if task in ("GED", "MCS") else None)
+
+
+def test_registry():
+    assert TASK_NAMES == ("SD", "DIAM", "CN", "TSP", "MCP", "MVC", "MIS", "CYC", "COL", "GED", "MCS")
+    assert {t for t, c in TASK_CLASS.items() if c == "P"} == {"SD", "DIAM", "CN"}
+    assert TASK_EDITS["TSP"] == ("none", "recolor")
+    assert "recolor" not in TASK_EDITS["COL"] and len(TASK_EDITS["COL"]) == 4
+    assert all(TASK_EDITS[t] == EDIT_KINDS for t in TASK_NAMES if t not in ("TSP", "COL"))
+    for t in TASK_NAMES:
+        spec = task_for("graphverse", t)
+        assert spec is get_task(t) and spec.benchmark == "graphverse" and spec.complexity == TASK_CLASS[t]
+        assert spec.params(1)["nodes"][0] >= 4
+    with pytest.raises(KeyError):
+        get_task("TSP-D")
+    with pytest.raises(ValueError, match="does not take"):
+        build_data(get_config("TSP"), "patch", random.Random(0))
+
+
+@pytest.mark.parametrize("task, edit", CELLS)
+def test_oracle_is_correct_and_render_reproducible(task: str, edit: str):
+    spec = get_task(task)
+    data = instance(task, edit)
+    loaded = spec.load(data.model_dump(mode="json"))
+    assert loaded == data
+    gold = spec.solve(loaded)
+    assert gold.value is not None
+    response = format_response(gold.answer, reasoning="worked it out")
+    extracted = extract_final_answer(response)
+    assert not isinstance(extracted, ParseError)
+    parsed = spec.parse(extracted)
+    assert not isinstance(parsed, ParseError), parsed
+    verdict = spec.verify(loaded, gold, parsed)
+    assert verdict.verdict == "correct", verdict.reason
+
+    pngs = spec.render(loaded)
+    assert len(pngs) == len(data.graphs) == len(data.edit["images"])
+    assert all(p.startswith(b"\x89PNG") for p in pngs)
+    from gie import render
+
+    render._render_cached.cache_clear()
+    assert spec.render(spec.load(data.model_dump(mode="json"))) == pngs
+
+    text = spec.text(loaded)
+    assert text.data_lines == ()
+    prompt = build_prompt(text, "figure+limited_text", ())
+    for key in ("source", "target"):
+        if key in data.query:
+            assert data.query[key] in text.question
+    if edit in ("focus", "recolor"):
+        for meta in data.edit["details"]:
+            assert (meta.get("color") or meta["new_color"]) in text.question
+    assert "final_answer" in prompt.text
+
+    h = spec.heuristic(loaded)
+    r = spec.random_answer(loaded, random.Random(1))
+    for ans in (h, r):
+        p = spec.parse(extract_final_answer(format_response(ans)))
+        assert not isinstance(p, ParseError), (ans, p)
+        assert spec.verify(loaded, gold, p).verdict in ("correct", "wrong")
+
+
+def _asked_and_logical(data: GVData) -> tuple[list[nx.Graph], list[nx.Graph]]:
+    return data.asked_graphs(), data.image_graphs()
+
+
+@pytest.mark.parametrize("task", [t for t in TASK_NAMES if "recolor" in TASK_EDITS[t]])
+def test_recolouring_changes_the_gold(task: str):
+    spec = get_task(task)
+    for seed in (0, 1):
+        data = instance(task, "recolor", seed)
+        asked, shown = _asked_and_logical(data)
+        gold = spec.solve(data)
+        ignoring = solvers.solve(task, shown, data.query)
+        if task == "CN":
+            assert sorted(gold.answer["CommonNeighbors"]) != sorted(ignoring.answer["CommonNeighbors"])
+        else:
+            assert gold.value != ignoring.value
+        # an answer that ignores the edit is graded wrong
+        assert spec.verify(data, gold, spec.parse(ignoring.answer)).verdict == "wrong"
+        for li, meta in zip(data.edit["targets"], data.edit["details"], strict=True):
+            chosen = set(meta["recoloured"])
+            kept = set(asked[li].nodes)
+            assert kept == (chosen if meta["mode"] == "only" else set(shown[li].nodes) - chosen)
+            assert set(data.query.values()).isdisjoint(chosen) or meta["mode"] == "only"
+
+
+@pytest.mark.parametrize("task", ["SD", "MIS", "GED"])
+def test_focus_asks_on_the_largest_component_of_the_focus_colour(task: str):
+    data = instance(task, "focus")
+    asked, shown = _asked_and_logical(data)
+    for li, meta in zip(data.edit["targets"], data.edit["details"], strict=True):
+        g = shown[li]
+        c = meta["color"]
+        comps = sorted(nx.connected_components(g.subgraph([n for n in g if g.nodes[n]["color"] == c])),
+                       key=len, reverse=True)
+        assert set(asked[li].nodes) == comps[0] and (len(comps) == 1 or len(comps[1]) < len(comps[0]))
+        assert nx.utils.edges_equal(sorted(asked[li].edges), sorted(g.subgraph(comps[0]).edges))
+
+
+@pytest.mark.parametrize("task", ["SD", "CN", "MCS"])
+def test_composition_asks_on_parts_plus_cross_links(task: str):
+    data = instance(task, "composition")
+    asked = data.asked_graphs()
+    shown = data.image_graphs()
+    for li, meta in zip(data.edit["targets"], data.edit["details"], strict=True):
+        parts = [shown[i] for i, (lg, part) in enumerate(data.edit["images"]) if lg == li and part is not None]
+        assert len(parts) == 2
+        composed = nx.compose(parts[0], parts[1])
+        composed.add_edges_from(meta["cross_edges"])
+        assert set(composed.nodes) == set(asked[li].nodes)
+        assert {frozenset(e) for e in composed.edges} == {frozenset(e) for e in asked[li].edges}
+        text = get_task(task).text(data).question
+        for u, v in meta["cross_edges"]:
+            assert f"{u}–{v}" in text
+
+
+def test_paired_modes_edit_one_or_both_images():
+    assert len(instance("GED", "patch", 0).edit["targets"]) == 2
+    assert len(instance("GED", "patch", 1).edit["targets"]) == 1
+    assert len(instance("MCS", "composition", 0).graphs) == 4
+    assert len(instance("MCS", "composition", 1).graphs) == 3
+
+
+def test_instances_record_source_and_labels():
+    for task, edit in [("SD", "none"), ("CN", "none"), ("CYC", "none"), ("GED", "none")]:
+        data = instance(task, edit)
+        src = data.source
+        assert src.licence and len(src.node_ids) == len(src.labels) == sum(len(g["nodes"]) for g in data.graphs)
+        assert len(set(src.labels)) == len(src.labels) or task == "GED"
+
+
+def test_generate_draws_any_allowed_edit():
+    spec = get_task("COL")
+    data = spec.generate(1, random.Random(5))
+    assert data.edit["kind"] in TASK_EDITS["COL"]

@@ -1,0 +1,279 @@
+"""The litellm backend over REAL HTTP (loopback) against a scriptable fake provider, plus the rate limiter."""
+
+from __future__ import annotations
+
+import asyncio
+import hashlib
+import io
+import logging
+import os
+import time
+from pathlib import Path
+
+import pytest
+from PIL import Image
+
+from cluster import secrets
+from cluster.backends.litellm_api import LiteLLMBackend, preflight, retry_after_s
+from cluster.ratelimit import NAMESPACE, Limiter, LimitSettings, limiter_actor_name
+from nphe4v.core.schema import ImageRef, ModelRequest, Prompt, SampleKey, SamplingParams
+from tests.fake_provider import FakeProvider
+
+os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
+
+KEY = "sk-test-SECRET123"
+ENV = "NPHE4V_TEST_KEY"
+
+
+@pytest.fixture
+def fp(monkeypatch):
+    monkeypatch.setenv(ENV, KEY)
+    with FakeProvider(lifetime_s=120) as server:
+        yield server
+
+
+def backend(fp: FakeProvider, **opts) -> LiteLLMBackend:
+    options = {"model": "openai/fake-model", "api_base": fp.base_url, "api_key_env": ENV, "backoff_base_s": 0.05,
+               "max_concurrency": 8, "timeout_s": 5.0, "limiter": "local", **opts}
+    return LiteLLMBackend("fake", options)
+
+
+def req(text: str, i: int = 0, images: tuple[ImageRef, ...] = (), root: str = "") -> ModelRequest:
+    key = SampleKey(model="fake", benchmark="b", instance_id=f"i{i}", variant="v", prompt_mode="m", repeat=0)
+    return ModelRequest(key=key, task="spp", level=1, sampling=SamplingParams(max_tokens=16, seed=1),
+                        prompt=Prompt(text=text, images=images, template_version="t1"), image_root=root)
+
+
+def run(b: LiteLLMBackend, reqs: list[ModelRequest]):
+    return asyncio.run(asyncio.wait_for(b.generate(reqs), 60))
+
+
+def png(tmp_path: Path) -> ImageRef:
+    buf = io.BytesIO()
+    Image.new("RGB", (8, 8), (255, 0, 0)).save(buf, format="PNG")
+    (tmp_path / "img.png").write_bytes(buf.getvalue())
+    return ImageRef(path="img.png", sha256=hashlib.sha256(buf.getvalue()).hexdigest(), width=8, height=8)
+
+
+# ------------------------------------------------------------------------------------------- happy path
+
+
+def test_ok_text_usage_key_and_image(fp, tmp_path):
+    img = png(tmp_path)
+    [r, r_img] = run(backend(fp), [req("hello"), req("look", 1, (img,), str(tmp_path))])
+    assert (r.status, r.text, r.attempts, r.error) == ("ok", "ok hello", 1, None)
+    assert r.usage.prompt_tokens > 0 and r.usage.completion_tokens > 0
+    assert r.usage.cost_usd == 0.0  # a model litellm has no price for
+    assert r.latency_s > 0
+    assert r_img.status == "ok" and r_img.text == "ok look"
+    hit = fp.hits_for("look")[0]
+    assert hit.auth == f"Bearer {KEY}"
+    assert len(hit.images) == 1 and hit.images[0].startswith("data:image/png;base64,")
+
+
+def test_image_hash_mismatch_is_infra_error_without_a_call(fp, tmp_path):
+    bad = png(tmp_path).model_copy(update={"sha256": "0" * 64})
+    [r] = run(backend(fp), [req("x", images=(bad,), root=str(tmp_path))])
+    assert r.status == "infra_error" and "sha256 mismatch" in r.error and r.attempts == 0
+    assert fp.count == 0
+
+
+# ------------------------------------------------------------------------------------------- failures
+
+
+def test_429_retry_after_pauses_every_caller_of_the_key(fp):
+    # two backends on the same key share the (in-process) limiter, like two replicas
+    a, b = backend(fp), backend(fp)
+
+    async def scenario():
+        first = asyncio.create_task(a.generate([req("A [[script:429:1.0,ok]]")]))
+        for _ in range(500):  # until the 429 has been served
+            if any(h.action.startswith("429") and h.t_end for h in fp.hits):
+                break
+            await asyncio.sleep(0.01)
+        others = await b.generate([req(f"B{i}", i) for i in range(3)])
+        return await first, others
+
+    [ra], others = asyncio.run(asyncio.wait_for(scenario(), 60))
+    assert ra.status == "ok" and ra.attempts == 2
+    assert all(o.status == "ok" and o.attempts == 1 for o in others)
+    t429 = next(h.t_end for h in fp.hits if h.action.startswith("429"))
+    later = [h for h in fp.hits if not h.action.startswith("429")]
+    assert len(later) == 4
+    assert min(h.t for h in later) - t429 >= 0.99, "a caller went out during the Retry-After pause"
+
+
+def test_500_then_ok_is_retried(fp):
+    [r] = run(backend(fp), [req("x [[script:500,ok]]")])
+    assert (r.status, r.attempts) == ("ok", 2)
+    assert fp.actions() == ["500", "ok"]
+
+
+def test_persistent_500_is_infra_error(fp):
+    [r] = run(backend(fp, max_attempts=3), [req("x [[script:500]]")])
+    assert (r.status, r.attempts, fp.count) == ("infra_error", 3, 3)
+    assert "InternalServerError" in r.error
+
+
+def test_timeout_is_infra_error_after_max_attempts(fp):
+    t0 = time.monotonic()
+    [r] = run(backend(fp, timeout_s=0.4, max_attempts=2), [req("x [[script:slow:10]]")])
+    assert (r.status, r.attempts, fp.count) == ("infra_error", 2, 2)
+    assert "Timeout" in r.error
+    assert time.monotonic() - t0 < 8
+
+
+def test_truncated_json_retried_then_infra_error(fp):
+    b = backend(fp, max_attempts=2)
+    [once, always] = run(b, [req("x [[script:trunc,ok]]"), req("y [[script:trunc]]", 1)])
+    assert (once.status, once.attempts, once.text) == ("ok", 2, "ok x [[script:trunc,ok]]")
+    assert (always.status, always.attempts) == ("infra_error", 2)
+
+
+def test_400_context_window_is_model_error_without_retry(fp):
+    [r] = run(backend(fp), [req("x [[script:400ctx]]")])
+    assert (r.status, r.attempts, fp.count) == ("model_error", 1, 1)
+    assert "ContextWindowExceeded" in r.error
+
+
+def test_content_filter_is_model_error(fp):
+    [r] = run(backend(fp), [req("x [[script:filter]]")])
+    assert (r.status, r.attempts) == ("model_error", 1)
+
+
+def test_concurrency_never_exceeds_max(fp):
+    b = backend(fp, max_concurrency=3)
+    out = run(b, [req(f"<q{i}> [[script:slow:0.2]]", i) for i in range(15)])
+    assert all(r.status == "ok" for r in out)
+    assert fp.max_in_flight == 3
+    assert b.limiter.stats()["max_in_flight"] == 3
+
+
+def test_mixed_batch_nothing_lost_nothing_duplicated(fp):
+    faults = ["500,ok", "429:0.2,ok", "trunc,ok", "500", "slow:10", "ok", "ok", "ok"]
+    reqs = [req(f"<q{i}> [[script:{faults[i % 8]}]]", i) for i in range(40)]
+    out = run(backend(fp, max_attempts=2, timeout_s=0.5), reqs)
+    assert len(out) == 40
+    for i, (rq, r) in enumerate(zip(reqs, out, strict=True)):
+        assert r.status in ("ok", "infra_error")
+        if r.status == "ok":
+            assert r.text == f"ok {rq.prompt.text}", "a response crossed to another request"
+        assert r.attempts == len(fp.hits_for(f"<q{i}>"))
+    statuses = [r.status for r in out]
+    assert statuses.count("ok") == 30 and statuses.count("infra_error") == 10
+    assert {i % 8 for i, r in enumerate(out) if r.status == "infra_error"} == {3, 4}
+    assert fp.count == 15 * 2 + 10 * 2 + 15
+    assert fp.max_in_flight <= 8
+
+
+# ------------------------------------------------------------------------------------------- secrets
+
+
+def test_key_never_in_errors_or_logs(fp, caplog, capsys):
+    caplog.set_level(logging.DEBUG)
+    for name in ("LiteLLM", "cluster.backends.litellm_api", "cluster.ratelimit", "httpx", "openai"):
+        caplog.set_level(logging.DEBUG, logger=name)
+    b = backend(fp, max_attempts=2)
+    out = run(b, [req("a [[script:400key]]"), req("b [[script:500]]", 1), req("c [[script:429:0.1,400key]]", 2)])
+    assert [r.status for r in out] == ["model_error", "infra_error", "model_error"]
+    assert "[REDACTED]" in out[0].error
+    captured = capsys.readouterr()
+    for text in [r.error or "" for r in out] + [caplog.text, captured.out, captured.err]:
+        assert "SECRET123" not in text
+    assert caplog.records, "expected some log records to check"
+
+
+def test_require_key_one_line(monkeypatch):
+    monkeypatch.delenv("OPENAI_API_KEY", raising=False)
+    with pytest.raises(ValueError) as e:
+        secrets.require_key("gpt4o", "openai")
+    msg = str(e.value)
+    assert "\n" not in msg and "OPENAI_API_KEY" in msg and "gpt4o" in msg
+    with pytest.raises(ValueError, match="MY_KEY"):
+        preflight("m", {"model": "openai/gpt-4o", "api_key_env": "MY_KEY"})
+    with pytest.raises(ValueError, match="options.max_concurency"):
+        preflight("m", {"model": "openai/gpt-4o", "max_concurency": 3})
+    secrets.require_key("local", "hosted_vllm")  # local servers need no key
+
+
+def test_redact_and_key_id(monkeypatch):
+    monkeypatch.setenv("XAI_API_KEY", "zzz-plain-value-42")
+    text = "key zzz-plain-value-42 and Bearer abcdefgh123 and sk-live-abcdef123456"
+    clean = secrets.redact(text)
+    assert "zzz-plain" not in clean and "abcdefgh123" not in clean and "sk-live" not in clean
+    kid = secrets.key_id("openai", KEY, "http://x")
+    assert KEY not in kid and kid == secrets.key_id("openai", KEY, "http://x") != secrets.key_id("openai", "o", None)
+
+
+def test_retry_after_forms():
+    class E(Exception):
+        def __init__(self, h):
+            self.litellm_response_headers = h
+
+    assert retry_after_s(E({"retry-after": "2"})) == 2.0
+    assert retry_after_s(E({"retry-after-ms": "1500"})) == 1.5
+    assert retry_after_s(E({"Retry-After": "Wed, 21 Oct 2015 07:28:00 GMT"})) == 0.0
+    assert retry_after_s(E({})) is None
+
+
+# ------------------------------------------------------------------------------------------- limiter
+
+
+def test_limiter_aimd_and_backoff():
+    lim = Limiter(LimitSettings(max_concurrency=8, increase_every=2, backoff_base_s=0.05, seed=3))
+
+    async def go():
+        p1 = await lim.report_rate_limited(None)
+        p2 = await lim.report_rate_limited(None)  # same burst: no second cut, longer backoff
+        assert 0.025 <= p1 <= 0.05 and p2 > 0
+        assert lim.stats()["limit"] == 4
+        t0 = time.monotonic()
+        async with lim.slot():
+            assert time.monotonic() - t0 >= p2 - 0.01
+        async with lim.slot():
+            pass
+        assert lim.stats()["limit"] == 5  # additive increase after `increase_every` successes
+
+    asyncio.run(go())
+
+
+def test_limiter_rpm_bucket():
+    lim = Limiter(LimitSettings(max_concurrency=2, rpm=600))  # burst 2, then one per 0.1 s
+
+    async def go():
+        t0 = time.monotonic()
+        for _ in range(6):
+            async with lim.slot():
+                pass
+        return time.monotonic() - t0
+
+    assert 0.35 <= asyncio.run(go()) < 2.0
+
+
+# ------------------------------------------------------------------------------------------- Ray
+
+
+@pytest.mark.ray
+def test_shared_limiter_sees_429s_from_two_model_actors(fp, ray_local):
+    ray = ray_local
+    from cluster.pipeline import ModelActor
+
+    options = {"model": "openai/fake-model", "api_base": fp.base_url, "api_key_env": ENV, "max_concurrency": 4,
+               "backoff_base_s": 0.05, "timeout_s": 10.0}
+    env = {"env_vars": {ENV: KEY, "LITELLM_LOCAL_MODEL_COST_MAP": "True"}}
+    actors = [ModelActor.options(num_cpus=0.25, runtime_env=env).remote("litellm", "fake", None, options)
+              for _ in range(2)]
+    try:
+        refs = [a.generate.remote([req(f"<a{j}r{i}> [[script:429:0.3,ok]]", i) for i in range(3)])
+                for j, a in enumerate(actors)]
+        outs = ray.get(refs, timeout=120)
+        assert all(r.status == "ok" and r.attempts == 2 for out in outs for r in out)
+        kid = secrets.key_id("openai", KEY, fp.base_url)
+        lim = ray.get_actor(limiter_actor_name(kid), namespace=NAMESPACE)
+        stats = ray.get(lim.stats.remote(), timeout=30)
+        assert stats["rate_limited"] == 6 == sum(h.action.startswith("429") for h in fp.hits)
+        assert len(stats["sources"]) == 2, stats["sources"]
+        assert fp.max_in_flight <= 4
+    finally:
+        for a in actors:
+            ray.kill(a)
