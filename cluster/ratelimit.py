@@ -270,7 +270,6 @@ def get_or_create_limiter_actor(key: str, settings: LimitSettings, detached: boo
     Create it from the driver before the model actors when possible: a non-detached actor lives as long as
     its creator. `SharedLimiter` re-creates it if its creator died anyway.
     """
-    import ray
 
     opts: dict[str, Any] = {"name": limiter_actor_name(key), "namespace": NAMESPACE, "get_if_exists": True}
     if detached:

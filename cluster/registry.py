@@ -254,9 +254,10 @@ def expand_models(raw: dict[str, Any], registry: Registry | str | Path | None = 
                   source: str | Path | None = None) -> dict[str, Any]:
     """Return a copy of a raw run config whose `models:` entries that name the registry became ModelSpec dicts.
 
-    Wire it into `cluster.config.load_config`, just before `RunConfig.model_validate(raw)`:
+    Wire it into `cluster.config.load_config`, just before its `try: return RunConfig.model_validate(raw)`
+    (a function-level import: cluster.registry imports cluster.config):
 
-        raw = expand_models(raw, source=path)   # from cluster.registry import expand_models
+        from cluster.registry import expand_models; raw = expand_models(raw, source=path)
 
     A `models:` item may be
       * a string: a model or group name of cluster/models.yaml (groups expand in order);

@@ -47,6 +47,7 @@ SAMPLE_SCHEMA: dict[str, pl.DataType] = {
     "cost_usd": pl.Float64(),
     "attempts": pl.Int64(),
     "schema_version": pl.String(),
+    "trace": pl.String(),
 }
 assert list(SAMPLE_SCHEMA) == list(SampleRecord.model_fields), "sink schema out of step with SampleRecord"
 
@@ -67,7 +68,10 @@ def read_samples(run_dir: str | Path) -> pl.DataFrame:
     files = sorted(Path(run_dir, "samples").glob("**/*.parquet"))
     if not files:
         return pl.DataFrame(schema=SAMPLE_SCHEMA)
-    return pl.read_parquet(files, schema=SAMPLE_SCHEMA, hive_partitioning=False)
+    # shards written before a column was appended read back with that column null
+    return pl.scan_parquet(
+        files, schema=SAMPLE_SCHEMA, hive_partitioning=False, missing_columns="insert"
+    ).collect()
 
 
 class SampleSink:

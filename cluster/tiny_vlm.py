@@ -59,7 +59,6 @@ REQUIRED = (
     "model.safetensors",
     "tokenizer.json",
     "tokenizer_config.json",
-    "preprocessor_config.json",
     "processor_config.json",
     "chat_template.jinja",
     ".complete",
@@ -129,9 +128,9 @@ def _build_model(out: Path, seed: int) -> None:
         AutoTokenizer,
         Idefics3Config,
         Idefics3ForConditionalGeneration,
-        Idefics3ImageProcessor,
         Idefics3Processor,
     )
+    from transformers.models.idefics3.image_processing_pil_idefics3 import Idefics3ImageProcessorPil
 
     tokenizer = AutoTokenizer.from_pretrained(out)
     ids = {t: tokenizer.convert_tokens_to_ids(t) for t in (BOS, EOS, PAD, IMAGE)}
@@ -176,7 +175,8 @@ def _build_model(out: Path, seed: int) -> None:
     model.generation_config.pad_token_id = ids[PAD]
     model.save_pretrained(out)
 
-    image_processor = Idefics3ImageProcessor(
+    # the PIL backend: the default one needs torchvision, which the CPU vLLM install lacks
+    image_processor = Idefics3ImageProcessorPil(
         do_image_splitting=True,
         size={"longest_edge": 2 * TILE},  # a picture becomes at most 2 x 2 tiles + the global view
         max_image_size={"longest_edge": TILE},
@@ -204,6 +204,7 @@ def build_tiny_idefics3(out_dir: Path | str, seed: int = 0) -> Path:
         return out
     out.parent.mkdir(parents=True, exist_ok=True)
     tmp = Path(tempfile.mkdtemp(prefix=f".{out.name}.", dir=out.parent))
+    tmp.chmod(0o755)
     try:
         _build_tokenizer(tmp, seed)
         _build_model(tmp, seed)

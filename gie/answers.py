@@ -706,7 +706,7 @@ def _hop_path(G: nx.Graph, s: Hashable, t: Hashable) -> list[Hashable] | None:
     to_t = nx.single_source_shortest_path_length(G, t)
     if s not in to_t:
         return None
-    return solvers._lex_shortest_path(G, s, t, to_t, weighted=False)
+    return solvers.lex_shortest_path(G, s, t, to_t, weighted=False)
 
 
 def _farthest(G: nx.Graph, s: Hashable) -> Hashable:

@@ -447,9 +447,7 @@ def check_mcs_mapping(G1: nx.Graph, G2: nx.Graph, mapping: Mapping[str, str]) ->
             e1, e2 = G1.has_edge(a, b), G2.has_edge(mapping[a], mapping[b])
             if e1 != e2:
                 where = "first" if e1 else "second"
-                return (
-                    f"edge only in the {where} graph: {a!r}-{b!r} vs {mapping[a]!r}-{mapping[b]!r}"
-                )
+                return f"edge only in the {where} graph: {a!r}-{b!r} vs {mapping[a]!r}-{mapping[b]!r}"
     return None
 
 
@@ -491,7 +489,11 @@ class _McSplit:
 
     def search(self, pairs: list[tuple[int, int]], domains: list[tuple[int, int]]) -> None:
         self.expanded += 1
-        if self.deadline is not None and self.expanded % _CLOCK_EVERY == 0 and time.perf_counter() > self.deadline:
+        if (
+            self.deadline is not None
+            and self.expanded % _CLOCK_EVERY == 0
+            and time.perf_counter() > self.deadline
+        ):
             raise TimeoutError("solve_mcs exceeded its time budget")
         if len(pairs) > len(self.best):
             self.best = list(pairs)

@@ -72,7 +72,7 @@ def _require_nodes(G: nx.Graph, *nodes: Hashable) -> None:
         raise ValueError(f"node(s) {missing} not in the graph")
 
 
-def _lex_shortest_path(G: nx.Graph, s: Hashable, t: Hashable, to_t: dict[Hashable, Number],
+def lex_shortest_path(G: nx.Graph, s: Hashable, t: Hashable, to_t: dict[Hashable, Number],
                        weighted: bool) -> list[Hashable]:
     """Walk from s to t, always taking the smallest-label neighbour that stays on a shortest path.
 
@@ -105,7 +105,7 @@ def shortest_distance(G: nx.Graph, s: Hashable, t: Hashable) -> tuple[Number, li
     to_t = nx.single_source_dijkstra_path_length(G, t, weight=lambda u, v, d: d.get("weight", 1))
     if s not in to_t:
         return None, None
-    return to_t[s], _lex_shortest_path(G, s, t, to_t, weighted=True)
+    return to_t[s], lex_shortest_path(G, s, t, to_t, weighted=True)
 
 
 def diameter(G: nx.Graph) -> tuple[int, list[Hashable]]:
@@ -128,7 +128,7 @@ def diameter(G: nx.Graph) -> tuple[int, list[Hashable]]:
     if best < 0:  # single node
         return 0, [labels[0]]
     u, v = pair
-    return best, _lex_shortest_path(G, u, v, nx.single_source_shortest_path_length(G, v), weighted=False)
+    return best, lex_shortest_path(G, u, v, nx.single_source_shortest_path_length(G, v), weighted=False)
 
 
 def common_neighbors(G: nx.Graph, s: Hashable, t: Hashable) -> list[Hashable]:

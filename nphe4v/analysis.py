@@ -43,7 +43,7 @@ from nphe4v.tasks import TASK_CLASS, TASK_MODULES
 NPH_BENCHMARK = "nphardeval4v"
 GV_BENCHMARK = "graphverse"
 Z95 = 1.959963984540054
-DEFAULT_BOOT = 1000
+DEFAULT_BOOT = 500
 DEFAULT_SEED = 0
 DEFAULT_LVLM_MODE = "figure+limited_text"
 LLM_MODE = "full_text_only"
@@ -104,10 +104,20 @@ def load_runs(run_dirs: str | Path | Sequence[str | Path]) -> list[Run]:
     return runs
 
 
+def read_run_samples(run_dir: str | Path) -> pl.DataFrame:
+    """``cluster.sink.read_samples``, tolerating shards written before a column was appended to the schema
+    (the missing column reads as null)."""
+    try:
+        return read_samples(run_dir)
+    except pl.exceptions.ColumnNotFoundError:
+        files = sorted(Path(run_dir, "samples").glob("**/*.parquet"))
+        return pl.read_parquet(files, schema=SAMPLE_SCHEMA, hive_partitioning=False, missing_columns="insert")
+
+
 def samples(run_dirs: str | Path | Sequence[str | Path]) -> pl.DataFrame:
     """All per-sample rows of the run folders (``SAMPLE_SCHEMA`` columns plus ``run`` = run label), the same
     (version, sample key) counted once (the first folder given wins)."""
-    frames = [read_samples(r.path).with_columns(run=pl.lit(r.label)) for r in load_runs(run_dirs)]
+    frames = [read_run_samples(r.path).with_columns(run=pl.lit(r.label)) for r in load_runs(run_dirs)]
     if not frames:
         return pl.DataFrame(schema={**SAMPLE_SCHEMA, "run": pl.String()})
     df = pl.concat(frames, how="vertical")
@@ -771,7 +781,7 @@ def missing_parts(src: Source) -> pl.DataFrame:
         return _missing_frame(rows)
     judge = judge_table(src)
     for run in runs:
-        df = read_samples(run.path)
+        df = read_run_samples(run.path)
         if run.manifest is None:
             add(run.label, "", "", "run", f"{run.path}: no manifest.json: models, modes and expected counts unknown")
             _missing_in_frame(df.with_columns(run=pl.lit(run.label)), run.label, add)

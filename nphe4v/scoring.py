@@ -96,6 +96,7 @@ def score_sample(
         completion_tokens=response.usage.completion_tokens,
         cost_usd=response.usage.cost_usd,
         attempts=response.attempts,
+        trace=json.dumps(list(response.trace), default=str) if response.trace else None,
     )
 
 

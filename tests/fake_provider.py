@@ -93,13 +93,15 @@ class FakeProvider:
 
     def _run(self) -> None:
         self._loop = asyncio.new_event_loop()
+        asyncio.set_event_loop(self._loop)
         try:
             self._loop.run_until_complete(self._serve())
             # handlers still sleeping (`slow`) or idle keep-alive connections: cancel, then close the loop
             pending = asyncio.all_tasks(self._loop)
             for t in pending:
                 t.cancel()
-            self._loop.run_until_complete(asyncio.gather(*pending, return_exceptions=True))
+            if pending:
+                self._loop.run_until_complete(asyncio.gather(*pending, return_exceptions=True))
         finally:
             self._loop.close()
 
@@ -107,7 +109,8 @@ class FakeProvider:
         self._stop = asyncio.Event()
         app = web.Application()
         app.router.add_post("/v1/chat/completions", self._handle)
-        runner = web.AppRunner(app, handle_signals=False, shutdown_timeout=1.0)
+        # handler_cancellation: a request the client gave up on (timeout) stops counting as in flight
+        runner = web.AppRunner(app, handle_signals=False, shutdown_timeout=1.0, handler_cancellation=True)
         await runner.setup()
         await web.TCPSite(runner, "127.0.0.1", self.port).start()
         self._ready.set()

@@ -11,13 +11,13 @@ import time
 from pathlib import Path
 
 import pytest
+from fake_provider import FakeProvider
 from PIL import Image
 
 from cluster import secrets
 from cluster.backends.litellm_api import LiteLLMBackend, preflight, retry_after_s
 from cluster.ratelimit import NAMESPACE, Limiter, LimitSettings, limiter_actor_name
 from nphe4v.core.schema import ImageRef, ModelRequest, Prompt, SampleKey, SamplingParams
-from tests.fake_provider import FakeProvider
 
 os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
 
@@ -152,7 +152,8 @@ def test_concurrency_never_exceeds_max(fp):
 def test_mixed_batch_nothing_lost_nothing_duplicated(fp):
     faults = ["500,ok", "429:0.2,ok", "trunc,ok", "500", "slow:10", "ok", "ok", "ok"]
     reqs = [req(f"<q{i}> [[script:{faults[i % 8]}]]", i) for i in range(40)]
-    out = run(backend(fp, max_attempts=2, timeout_s=0.5), reqs)
+    b = backend(fp, max_attempts=2, timeout_s=0.5)
+    out = run(b, reqs)
     assert len(out) == 40
     for i, (rq, r) in enumerate(zip(reqs, out, strict=True)):
         assert r.status in ("ok", "infra_error")
@@ -163,7 +164,7 @@ def test_mixed_batch_nothing_lost_nothing_duplicated(fp):
     assert statuses.count("ok") == 30 and statuses.count("infra_error") == 10
     assert {i % 8 for i, r in enumerate(out) if r.status == "infra_error"} == {3, 4}
     assert fp.count == 15 * 2 + 10 * 2 + 15
-    assert fp.max_in_flight <= 8
+    assert fp.max_in_flight <= 8 and b.limiter.stats()["max_in_flight"] <= 8
 
 
 # ------------------------------------------------------------------------------------------- secrets

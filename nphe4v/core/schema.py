@@ -111,6 +111,8 @@ class ModelResponse(Frozen):
     usage: Usage = Usage()
     latency_s: float = 0.0
     attempts: int = 1
+    # intermediate calls of a composite model (e.g. caption -> text-only answer), each a small dict
+    trace: tuple[dict[str, Any], ...] = ()
 
 
 class ParseError(Frozen):
@@ -173,3 +175,4 @@ class SampleRecord(BaseModel):
     cost_usd: float
     attempts: int
     schema_version: str = SCHEMA_VERSION
+    trace: str | None = None
