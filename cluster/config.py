@@ -42,7 +42,7 @@ class DatasetSpec(Strict):
 
 class ModelSpec(Strict):
     name: str = Field(pattern=r"^[A-Za-z0-9][A-Za-z0-9._:@/+-]*$")
-    backend: Literal["baseline", "vllm", "litellm"] = "baseline"
+    backend: Literal["baseline", "vllm", "litellm", "caption-chain"] = "baseline"
     baseline: str | None = Field(None, description="oracle | greedy | random | always-yes")
     text_only: bool = Field(False, description="text-only LLM: full_text_only mode, no recognition")
     replicas: int = Field(1, ge=1)

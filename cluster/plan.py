@@ -9,6 +9,7 @@ from collections import defaultdict
 from collections.abc import Iterator
 from dataclasses import dataclass
 
+from cluster.backends.base import needs_reference
 from cluster.config import ModelSpec, RunConfig
 from nphe4v.benchmarks import task_for
 from nphe4v.core.prompting import VISION_MODE, build_prompt, build_recognition_prompt
@@ -61,9 +62,11 @@ def plan_model(cfg: RunConfig, model: ModelSpec, dataset: Dataset, version: str)
         spec = task_for(inst.benchmark, inst.task)
         texts[inst.instance_id] = spec.text(spec.load(inst.data))
 
+    with_reference = needs_reference(model.backend, model.options)
+
     def request(inst: Instance, key: SampleKey, prompt, sampling: SamplingParams, variant: str) -> WorkItem:
         ref = None
-        if model.backend == "baseline":
+        if with_reference:
             ref = {"data": inst.data, "gold": inst.gold.answer, "variant": variant}
         return WorkItem(
             ModelRequest(

@@ -73,7 +73,13 @@ class _State:
         self.streak_429 = 0
         self.successes = 0
         self.rng = random.Random(s.seed)
-        self.stats = {"granted": 0, "rate_limited": 0, "max_in_flight": 0, "paused_s": 0.0, "min_limit": self.limit}
+        self.stats = {
+            "granted": 0,
+            "rate_limited": 0,
+            "max_in_flight": 0,
+            "paused_s": 0.0,
+            "min_limit": self.limit,
+        }
         self.sources: dict[str, int] = {}
 
     def try_acquire(self, lease: str, now: float) -> float:
@@ -131,8 +137,11 @@ class _State:
 
     def snapshot(self, now: float) -> dict[str, Any]:
         return {
-            **self.stats, "limit": self.limit, "in_flight": len(self.leases),
-            "paused_for_s": max(0.0, self.paused_until - now), "sources": dict(self.sources),
+            **self.stats,
+            "limit": self.limit,
+            "in_flight": len(self.leases),
+            "paused_for_s": max(0.0, self.paused_until - now),
+            "sources": dict(self.sources),
         }
 
 
@@ -191,8 +200,13 @@ class Limiter:
         """Pause the key (see module doc); returns the seconds until the pause ends."""
         with self._lock:
             pause = self._state.rate_limited(retry_after_s, time.monotonic(), source or f"pid{os.getpid()}")
-        log.info("limiter %s: 429 (retry-after %s); paused %.2fs, concurrency %d",
-                 self.name, retry_after_s, pause, self._state.limit)
+        log.info(
+            "limiter %s: 429 (retry-after %s); paused %.2fs, concurrency %d",
+            self.name,
+            retry_after_s,
+            pause,
+            self._state.limit,
+        )
         return pause
 
     def stats(self) -> dict[str, Any]:
@@ -252,6 +266,7 @@ class _LimiterActor:
 
 
 _actor_cls: Any = None
+_held: dict[str, Any] = {}
 
 
 def _remote_cls() -> Any:
@@ -274,7 +289,9 @@ def get_or_create_limiter_actor(key: str, settings: LimitSettings, detached: boo
     opts: dict[str, Any] = {"name": limiter_actor_name(key), "namespace": NAMESPACE, "get_if_exists": True}
     if detached:
         opts["lifetime"] = "detached"
-    return _remote_cls().options(**opts).remote(asdict(settings), key)
+    handle = _remote_cls().options(**opts).remote(asdict(settings), key)
+    _held[key] = handle  # a named actor is still garbage-collected once no handle to it exists
+    return handle
 
 
 class SharedLimiter:

@@ -42,8 +42,15 @@ KEY_OPTIONAL = frozenset({"hosted_vllm", "ollama", "ollama_chat", "lm_studio", "
 
 # Bare model names litellm maps to a provider without a prefix.
 _BARE_PREFIXES = (
-    ("gpt-", "openai"), ("o1", "openai"), ("o3", "openai"), ("o4", "openai"), ("chatgpt", "openai"),
-    ("claude", "anthropic"), ("gemini", "gemini"), ("grok", "xai"), ("qwen", "dashscope"),
+    ("gpt-", "openai"),
+    ("o1", "openai"),
+    ("o3", "openai"),
+    ("o4", "openai"),
+    ("chatgpt", "openai"),
+    ("claude", "anthropic"),
+    ("gemini", "gemini"),
+    ("grok", "xai"),
+    ("qwen", "dashscope"),
 )
 
 _REDACTED = "[REDACTED]"
@@ -138,8 +145,19 @@ class RedactingFilter(logging.Filter):
 
 _FILTER = RedactingFilter()
 # filters act only on records logged to that very logger (not its children), so each is named
-_LOGGERS = ("LiteLLM", "LiteLLM Router", "LiteLLM Proxy", "litellm", "httpx", "httpcore", "openai", "openai._base_client",
-            "aiohttp.client", "cluster.backends.litellm_api", "cluster.ratelimit")
+_LOGGERS = (
+    "LiteLLM",
+    "LiteLLM Router",
+    "LiteLLM Proxy",
+    "litellm",
+    "httpx",
+    "httpcore",
+    "openai",
+    "openai._base_client",
+    "aiohttp.client",
+    "cluster.backends.litellm_api",
+    "cluster.ratelimit",
+)
 
 
 def install_log_redaction() -> None:

@@ -27,13 +27,13 @@ from scipy.sparse import coo_matrix
 
 __all__ = ["check_mcs_mapping", "ged_cost", "node_label", "solve_ged", "solve_mcs"]
 
-# How often (in search nodes) the clock is read: perf_counter per node would cost ~5% of a node.
+# How often (in search states) the clock is read; every state would be needless overhead.
 _CLOCK_EVERY = 256
 _EMPTY = np.zeros(0, dtype=np.int64)
 # A* state evaluations before solve_ged hands over to the MILP. A count, not seconds, so that which
 # solver runs (and hence which of several optimal mappings is returned) does not depend on the
-# machine's load. ~1 s of A*: most pairs finish well within it, while pairs that need more are
-# usually solved faster by HiGHS (measured on NCI molecule pairs of 15-20 atoms).
+# machine's load. ~1-2 s of A*: most molecule pairs need far fewer, and on those needing more HiGHS
+# was faster about half the time (NCI pairs of 16-20 atoms), which caps the tail.
 _ASTAR_EVALS = 20_000
 
 
@@ -90,7 +90,7 @@ def _ged_order(G1: nx.Graph) -> list[str]:
 
     Each next node has the most neighbours already placed (so exactly-known "anchor" edge costs appear
     early), ties go to the neighbour of the most recently placed node (following chains and rings:
-    measured 2-4x fewer search states than breadth-first on NCI molecule pairs), then high degree.
+    about 2x fewer search states than breadth-first order on NCI molecule pairs), then high degree.
     """
     placed: set[str] = set()
     conn = dict.fromkeys(G1.nodes, 0)
@@ -387,23 +387,26 @@ def solve_ged(
     """Exact minimum graph edit distance and one optimal node mapping (G1 node -> G2 node or None).
 
     Algorithm: A* (best-first branch and bound) over partial mappings of the G1 nodes in a fixed order
-    (each next node has the most already-ordered neighbours, see `_ged_order`): node k is mapped to
+    (depth-first-like, most already-ordered neighbours first, see `_ged_order`): node k is mapped to
     an unused G2 node or deleted; G2 nodes left at the end are inserted. The cost g of a partial
     mapping counts its node edits and every edge edit between placed nodes. The lower bound h on the
     rest is a linear sum assignment (scipy) between the unplaced nodes of both graphs with deletion and
     insertion, where a pair costs: label mismatch + the exact edits of its edges to placed nodes
     ("anchor" edges) + half the difference of its degrees inside the unplaced parts (the anchor-aware
-    bipartite bound, cf. Chang et al., ICDE 2020). h is evaluated lazily: a child enters the queue with
-    its parent's f (or its own g if larger) and is re-queued once its h is known. Every evaluated
-    LSAP, completed into a full mapping, is an upper bound; the search stops when the smallest f in
-    the queue reaches the incumbent, so the answer is exact.
-
-    When the A* needs more than `_ASTAR_EVALS` state evaluations (a few % of 15-20 node molecule
-    pairs: their bound gap is large) the pair goes to `_ged_milp`, which is faster on such pairs.
+    bipartite bound, cf. Chang et al., ICDE 2020; see `_GedSearch.bound`). h is evaluated lazily: a
+    child enters the queue with its parent's f (or its own g if larger) and is re-queued once its h is
+    known; ties go to deeper states so that the search dives to a leaf. The root LSAP, read as a full
+    mapping, is the first incumbent; the search stops when the smallest f in the queue reaches the
+    incumbent, so the answer is exact. Twins (same label, same neighbours) are symmetry-broken on both
+    sides. When the A* needs more than `_ASTAR_EVALS` state evaluations (large bound gaps: some 15-20
+    node molecule pairs, unrelated random graphs) the pair goes to the F2 MILP `_ged_milp`, often
+    faster on such pairs.
 
     ``timeout_s``: wall-clock budget; TimeoutError is raised when it is exceeded (no unproven answer
-    is ever returned).
+    is ever returned). Graphs must be simple (ValueError on self-loops).
     """
+    if nx.number_of_selfloops(G1) or nx.number_of_selfloops(G2):
+        raise ValueError("self-loops are not supported")
     n1, n2 = G1.number_of_nodes(), G2.number_of_nodes()
     if n1 == 0:
         return n2 + G2.number_of_edges(), {}

@@ -102,18 +102,21 @@ def rwr_nodes(source: Source, k: int, rng: random.Random, *, start: str | None =
     return [n for n, _ in random_walk_with_restart(source, start, rng)[:k]]
 
 
-def _component_of_top(source: Source, ids: Sequence[str]) -> nx.Graph:
-    g = source.induced(ids)
-    g.remove_nodes_from([n for n in sorted(g) if g.degree(n) == 0])
-    if g.number_of_nodes() == 0 or ids[0] not in g:
+def _component_of_top(g_all: nx.Graph, ids: Sequence[str]) -> nx.Graph:
+    """The induced subgraph on `ids` (taken from the induced graph of a longer prefix), without isolated
+    nodes, restricted to the connected component of the most visited node."""
+    g = g_all.subgraph(ids)
+    keep = [n for n in ids if g.degree(n) > 0]
+    if not keep or ids[0] not in keep:
         return nx.Graph()
-    return g.subgraph(sorted(nx.node_connected_component(g, ids[0]))).copy()
+    return g_all.subgraph(sorted(nx.node_connected_component(g.subgraph(keep), ids[0]))).copy()
 
 
 def rwr_subgraph(source: Source, k: int, rng: random.Random, *, start: str | None = None) -> nx.Graph:
     """Induced subgraph on the k most visited nodes, isolated nodes removed, restricted to the
     connected component of the most visited node (original ids as node keys)."""
-    return _component_of_top(source, rwr_nodes(source, k, rng, start=start))
+    ids = rwr_nodes(source, k, rng, start=start)
+    return _component_of_top(source.induced(ids), ids)
 
 
 def sample_subgraph(
@@ -132,8 +135,9 @@ def sample_subgraph(
     for _ in range(max_tries):
         k = rng.randint(node_range.lo, node_range.hi)
         ranked = rwr_nodes(source, node_range.hi, rng)
+        g_all = source.induced(ranked[:k])
         for size in range(k, node_range.lo - 1, -1):
-            g = _component_of_top(source, ranked[:size])
+            g = _component_of_top(g_all, ranked[:size])
             if node_range.accepts(g) and (accept is None or accept(g)):
                 return g
     raise SampleError(f"{source.name}: no subgraph with {node_range.lo}-{node_range.hi} nodes accepted "

@@ -279,7 +279,7 @@ def radar(profile: pl.DataFrame, groups: Sequence[tuple[str, Sequence[str]]] | N
     groups = [(g, [m for m in ms if m in values]) for g, ms in (groups or default_groups(labels))]
     groups = [(g, ms) for g, ms in groups if ms]
     colors = {lab: PALETTE[i % len(PALETTE)] for i, lab in enumerate(labels)}
-    panel, radius = 400, 112
+    panel, radius = 440, 108
     legend_rows = max(len(ms) for _, ms in groups)
     height = 40 + panel + 18 * legend_rows + 10
     c = Canvas(panel * len(groups), height, title)

@@ -153,7 +153,9 @@ class FakeProvider:
         body: dict[str, Any] = json.loads(raw)
         prompt = _prompt_text(body)
         action = self._pick(prompt)
-        hit = Hit(time.monotonic(), prompt, action, request.headers.get("Authorization", ""), image_parts(body))
+        hit = Hit(
+            time.monotonic(), prompt, action, request.headers.get("Authorization", ""), image_parts(body)
+        )
         with self._lock:
             over = len(self.hits) >= self.max_requests
             self.hits.append(hit)

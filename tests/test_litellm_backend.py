@@ -15,7 +15,7 @@ from fake_provider import FakeProvider
 from PIL import Image
 
 from cluster import secrets
-from cluster.backends.litellm_api import LiteLLMBackend, preflight, retry_after_s
+from cluster.backends.litellm_api import LiteLLMBackend, ensure_shared_limiter, preflight, retry_after_s
 from cluster.ratelimit import NAMESPACE, Limiter, LimitSettings, limiter_actor_name
 from nphe4v.core.schema import ImageRef, ModelRequest, Prompt, SampleKey, SamplingParams
 
@@ -33,15 +33,29 @@ def fp(monkeypatch):
 
 
 def backend(fp: FakeProvider, **opts) -> LiteLLMBackend:
-    options = {"model": "openai/fake-model", "api_base": fp.base_url, "api_key_env": ENV, "backoff_base_s": 0.05,
-               "max_concurrency": 8, "timeout_s": 5.0, "limiter": "local", **opts}
+    options = {
+        "model": "openai/fake-model",
+        "api_base": fp.base_url,
+        "api_key_env": ENV,
+        "backoff_base_s": 0.05,
+        "max_concurrency": 8,
+        "timeout_s": 5.0,
+        "limiter": "local",
+        **opts,
+    }
     return LiteLLMBackend("fake", options)
 
 
 def req(text: str, i: int = 0, images: tuple[ImageRef, ...] = (), root: str = "") -> ModelRequest:
     key = SampleKey(model="fake", benchmark="b", instance_id=f"i{i}", variant="v", prompt_mode="m", repeat=0)
-    return ModelRequest(key=key, task="spp", level=1, sampling=SamplingParams(max_tokens=16, seed=1),
-                        prompt=Prompt(text=text, images=images, template_version="t1"), image_root=root)
+    return ModelRequest(
+        key=key,
+        task="spp",
+        level=1,
+        sampling=SamplingParams(max_tokens=16, seed=1),
+        prompt=Prompt(text=text, images=images, template_version="t1"),
+        image_root=root,
+    )
 
 
 def run(b: LiteLLMBackend, reqs: list[ModelRequest]):
@@ -175,7 +189,9 @@ def test_key_never_in_errors_or_logs(fp, caplog, capsys):
     for name in ("LiteLLM", "cluster.backends.litellm_api", "cluster.ratelimit", "httpx", "openai"):
         caplog.set_level(logging.DEBUG, logger=name)
     b = backend(fp, max_attempts=2)
-    out = run(b, [req("a [[script:400key]]"), req("b [[script:500]]", 1), req("c [[script:429:0.1,400key]]", 2)])
+    out = run(
+        b, [req("a [[script:400key]]"), req("b [[script:500]]", 1), req("c [[script:429:0.1,400key]]", 2)]
+    )
     assert [r.status for r in out] == ["model_error", "infra_error", "model_error"]
     assert "[REDACTED]" in out[0].error
     captured = capsys.readouterr()
@@ -203,7 +219,9 @@ def test_redact_and_key_id(monkeypatch):
     clean = secrets.redact(text)
     assert "zzz-plain" not in clean and "abcdefgh123" not in clean and "sk-live" not in clean
     kid = secrets.key_id("openai", KEY, "http://x")
-    assert KEY not in kid and kid == secrets.key_id("openai", KEY, "http://x") != secrets.key_id("openai", "o", None)
+    assert KEY not in kid and kid == secrets.key_id("openai", KEY, "http://x") != secrets.key_id(
+        "openai", "o", None
+    )
 
 
 def test_retry_after_forms():
@@ -259,17 +277,29 @@ def test_shared_limiter_sees_429s_from_two_model_actors(fp, ray_local):
     ray = ray_local
     from cluster.pipeline import ModelActor
 
-    options = {"model": "openai/fake-model", "api_base": fp.base_url, "api_key_env": ENV, "max_concurrency": 4,
-               "backoff_base_s": 0.05, "timeout_s": 10.0}
+    options = {
+        "model": "openai/fake-model",
+        "api_base": fp.base_url,
+        "api_key_env": ENV,
+        "max_concurrency": 4,
+        "backoff_base_s": 0.05,
+        "timeout_s": 10.0,
+    }
+    # the driver creates the key's limiter first (so it outlives any replica), as cluster.run should
+    kid = ensure_shared_limiter("fake", options)
+    assert kid == secrets.key_id("openai", KEY, fp.base_url)
     env = {"env_vars": {ENV: KEY, "LITELLM_LOCAL_MODEL_COST_MAP": "True"}}
-    actors = [ModelActor.options(num_cpus=0.25, runtime_env=env).remote("litellm", "fake", None, options)
-              for _ in range(2)]
+    actors = [
+        ModelActor.options(num_cpus=0.25, runtime_env=env).remote("litellm", "fake", None, options)
+        for _ in range(2)
+    ]
     try:
-        refs = [a.generate.remote([req(f"<a{j}r{i}> [[script:429:0.3,ok]]", i) for i in range(3)])
-                for j, a in enumerate(actors)]
+        refs = [
+            a.generate.remote([req(f"<a{j}r{i}> [[script:429:0.3,ok]]", i) for i in range(3)])
+            for j, a in enumerate(actors)
+        ]
         outs = ray.get(refs, timeout=120)
         assert all(r.status == "ok" and r.attempts == 2 for out in outs for r in out)
-        kid = secrets.key_id("openai", KEY, fp.base_url)
         lim = ray.get_actor(limiter_actor_name(kid), namespace=NAMESPACE)
         stats = ray.get(lim.stats.remote(), timeout=30)
         assert stats["rate_limited"] == 6 == sum(h.action.startswith("429") for h in fp.hits)
@@ -278,3 +308,4 @@ def test_shared_limiter_sees_429s_from_two_model_actors(fp, ray_local):
     finally:
         for a in actors:
             ray.kill(a)
+        ray.kill(ray.get_actor(limiter_actor_name(kid), namespace=NAMESPACE))

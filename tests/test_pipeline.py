@@ -153,3 +153,21 @@ def test_killed_driver_resumes_only_missing_keys(small_dataset, tmp_path):
     stats = manifest["models"][0]
     assert stats["skipped"] == partial.height and stats["written"] == total - partial.height
     assert manifest["attempts"] == 2 and manifest["status"] == "complete"
+
+
+def test_caption_chain_records_both_calls(small_dataset, ray_local, tmp_path):
+    """The text-only baseline: a captioner sees the image, a text-only solver answers from its caption."""
+    import json
+
+    out = tmp_path / "run"
+    chain = ModelSpec(name="caption+oracle", backend="caption-chain", text_only=True, options={
+        "captioner": {"backend": "baseline", "baseline": "always-yes"},
+        "solver": {"backend": "baseline", "baseline": "oracle"},
+    })
+    execute(_cfg(small_dataset, out, [chain]))
+    df = read_samples(out)
+    assert set(df["prompt_mode"]) == {"full_text_only"}  # text-only models skip image modes and recognition
+    assert set(df["verdict"]) == {"correct"}
+    trace = json.loads(df["trace"][0])
+    assert [s["stage"] for s in trace] == ["caption", "answer"]
+    assert trace[0]["text"] == "Yes." and "<final_answer>" in trace[1]["text"]

@@ -19,6 +19,17 @@ class ModelBackend(Protocol):
     async def generate(self, requests: list[ModelRequest]) -> list[ModelResponse]: ...
 
 
+def needs_reference(backend: str, options: dict) -> bool:
+    """Whether requests must carry the instance data and gold: only built-in baselines read them.
+    Decided from the config alone, so the planner need not construct a backend."""
+    if backend == "baseline":
+        return True
+    if backend == "caption-chain":
+        return any(needs_reference(options.get(k, {}).get("backend", "baseline"), options.get(k, {}).get("options", {}))
+                   for k in ("captioner", "solver"))
+    return False
+
+
 def make_backend(backend: str, name: str, baseline: str | None, options: dict) -> ModelBackend:
     if backend == "baseline":
         from cluster.backends.baseline import BaselineBackend
@@ -32,4 +43,8 @@ def make_backend(backend: str, name: str, baseline: str | None, options: dict) -
         from cluster.backends.litellm_api import LiteLLMBackend
 
         return LiteLLMBackend(name, options)
+    if backend == "caption-chain":
+        from cluster.backends.caption_chain import CaptionChainBackend
+
+        return CaptionChainBackend(name, options)
     raise ValueError(f"model {name!r}: unknown backend {backend!r}")

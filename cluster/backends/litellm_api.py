@@ -43,7 +43,9 @@ class LiteLLMOptions(BaseModel):
 
     model_config = ConfigDict(extra="forbid")
 
-    model: str | None = Field(None, description="litellm model string, e.g. 'openai/gpt-4o'; default: the name")
+    model: str | None = Field(
+        None, description="litellm model string, e.g. 'openai/gpt-4o'; default: the name"
+    )
     api_base: str | None = Field(None, description="endpoint, e.g. http://host:8000/v1 for hosted_vllm/...")
     api_key_env: str | None = Field(None, description="environment variable holding the key")
     max_concurrency: int = Field(8, ge=1, description="requests in flight per provider key, all replicas")
@@ -80,6 +82,30 @@ def preflight(name: str, options: dict[str, Any]) -> None:
     secrets.require_key(name, secrets.provider_of(opts.model), opts.api_key_env)
 
 
+def _limit_key(opts: LiteLLMOptions, model: str) -> tuple[str, LimitSettings]:
+    provider = secrets.provider_of(model)
+    key = secrets.get_key(provider, opts.api_key_env)
+    settings = LimitSettings(
+        max_concurrency=opts.max_concurrency,
+        rpm=opts.rpm,
+        backoff_base_s=max(opts.backoff_base_s, 0.01),
+        backoff_max_s=opts.backoff_max_s,
+        seed=opts.seed,
+    )
+    return secrets.key_id(provider, key, opts.api_base), settings
+
+
+def ensure_shared_limiter(name: str, options: dict[str, Any]) -> str:
+    """Create the model's per-key limiter actor from the driver (after Ray is up, before the replicas), so it
+    lives as long as the driver rather than the first replica. Returns the key id."""
+    from cluster.ratelimit import get_or_create_limiter_actor
+
+    opts = parse_options(name, options)
+    key, settings = _limit_key(opts, opts.model or name)
+    get_or_create_limiter_actor(key, settings)
+    return key
+
+
 def _litellm() -> Any:
     os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
     import litellm
@@ -93,7 +119,7 @@ class ImageError(Exception):
     pass
 
 
-@lru_cache(maxsize=512)
+@lru_cache(maxsize=128)
 def _data_uri(path: str, sha256: str) -> str:
     try:
         data = Path(path).read_bytes()
@@ -157,8 +183,12 @@ def classify(exc: BaseException) -> Verdict:
     if isinstance(exc, ll.ContextWindowExceededError | ll.ContentPolicyViolationError):
         return "model"
     config = (
-        ll.AuthenticationError, ll.PermissionDeniedError, ll.NotFoundError, ll.UnsupportedParamsError,
-        ll.BudgetExceededError, getattr(ll.exceptions, "PaymentRequiredError", ll.AuthenticationError),
+        ll.AuthenticationError,
+        ll.PermissionDeniedError,
+        ll.NotFoundError,
+        ll.UnsupportedParamsError,
+        ll.BudgetExceededError,
+        getattr(ll.exceptions, "PaymentRequiredError", ll.AuthenticationError),
         getattr(ll.exceptions, "LiteLLMUnknownProvider", ll.AuthenticationError),
     )
     if isinstance(exc, config):
@@ -179,13 +209,8 @@ class LiteLLMBackend:
         self.provider = secrets.provider_of(self.model)
         secrets.require_key(name, self.provider, self.opts.api_key_env)
         self._api_key = secrets.get_key(self.provider, self.opts.api_key_env)
-        self.key_id = secrets.key_id(self.provider, self._api_key, self.opts.api_base)
+        self.key_id, settings = _limit_key(self.opts, self.model)
         self._rng = random.Random(self.opts.seed)
-        settings = LimitSettings(
-            max_concurrency=self.opts.max_concurrency, rpm=self.opts.rpm,
-            backoff_base_s=max(self.opts.backoff_base_s, 0.01), backoff_max_s=self.opts.backoff_max_s,
-            seed=self.opts.seed,
-        )
         shared = self.opts.limiter == "shared" or (self.opts.limiter == "auto" and in_ray_actor())
         self.limiter: RateLimiter = (
             SharedLimiter(self.key_id, settings) if shared else local_limiter(self.key_id, settings)
@@ -244,8 +269,11 @@ class LiteLLMBackend:
 
     async def _call(self, messages: list[dict[str, Any]], req: ModelRequest) -> Any:
         s = req.sampling
-        kw: dict[str, Any] = {"temperature": s.temperature, "max_tokens": s.max_tokens,
-                              "drop_params": self.opts.drop_params}
+        kw: dict[str, Any] = {
+            "temperature": s.temperature,
+            "max_tokens": s.max_tokens,
+            "drop_params": self.opts.drop_params,
+        }
         if s.seed is not None:
             kw["seed"] = s.seed
         if self.opts.api_base:
@@ -254,7 +282,9 @@ class LiteLLMBackend:
             kw["api_key"] = self._api_key
         kw.update(self.opts.extra)
         # never let an option re-enable the client's own retries: 429s must reach the limiter
-        kw.update(model=self.model, messages=messages, timeout=self.opts.timeout_s, num_retries=0, max_retries=0)
+        kw.update(
+            model=self.model, messages=messages, timeout=self.opts.timeout_s, num_retries=0, max_retries=0
+        )
         return await self._ll.acompletion(**kw)
 
     def _response(self, resp: Any, attempts: int, latency: float) -> ModelResponse:
@@ -270,8 +300,14 @@ class LiteLLMBackend:
             cost_usd=self._cost(resp),
         )
         if choice.finish_reason == "content_filter":
-            return ModelResponse(text=text or None, status="model_error", error="content_filter: output blocked",
-                                 usage=u, latency_s=latency, attempts=attempts)
+            return ModelResponse(
+                text=text or None,
+                status="model_error",
+                error="content_filter: output blocked",
+                usage=u,
+                latency_s=latency,
+                attempts=attempts,
+            )
         return ModelResponse(text=text, status="ok", usage=u, latency_s=latency, attempts=attempts)
 
     def _cost(self, resp: Any) -> float:

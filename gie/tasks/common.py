@@ -20,6 +20,7 @@ composition is the split itself, so `render(data)` re-creates every PNG byte for
 
 from __future__ import annotations
 
+import hashlib
 import json
 import random
 from collections.abc import Callable, Sequence
@@ -382,12 +383,27 @@ def _render_images(
         if final and logical in edit["targets"]:
             meta = edit["details"][edit["targets"].index(logical)]
             if edit["kind"] == "patch":
-                png = edits.apply_patch_edit(png, meta)
+                png = _PATCHED.pop(_patch_key(png, meta), None) or edits.apply_patch_edit(png, meta)
             elif edit["kind"] == "recolor":
                 new = PALETTE[meta["new_color"]]
                 png = edits.recolor_nodes_png(png, pos, radius, {n: new for n in meta["recoloured"]})
         out.append((png, pos, radius))
     return out
+
+
+# patch_perturb already returns the edited PNG, byte-identical to apply_patch_edit(base, meta) (both
+# encode _apply_patch(decode(base), meta)); keeping it for the final render saves one PNG encode.
+_PATCHED: dict[str, bytes] = {}
+
+
+def _patch_key(png: bytes, meta: dict[str, Any]) -> str:
+    return hashlib.sha256(png).hexdigest() + json.dumps(meta, sort_keys=True)
+
+
+def _remember_patch(png: bytes, meta: dict[str, Any], edited: bytes) -> None:
+    if len(_PATCHED) > 16:
+        _PATCHED.clear()
+    _PATCHED[_patch_key(png, meta)] = edited
 
 
 def _edit_targets(cfg: TaskConfig, kind: EditKind, paired_mode: PairedMode | None, rng: random.Random) -> list[int]:
@@ -521,8 +537,9 @@ def _build_once(
             for li in targets:
                 png, pos, radius = rendered[li]
                 g = images[li]
-                _, meta = edits.patch_perturb(png, pos, [list(e) for e in sorted(g.edges())], radius,
-                                              rng.choice(PATCH_GRIDS), rng.choice(("flip", "swap")), rng)
+                edited, meta = edits.patch_perturb(png, pos, [list(e) for e in sorted(g.edges())], radius,
+                                                   rng.choice(PATCH_GRIDS), rng.choice(("flip", "swap")), rng)
+                _remember_patch(png, meta, edited)
                 edit["details"].append(meta)
         else:
             asked, details = _recolor(cfg, images, rendered, targets, new_colors, query, rng)

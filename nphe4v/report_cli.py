@@ -1,0 +1,70 @@
+"""`nphe4v report RUN_DIR [RUN_DIR ...] [--html OUT.html] [--md OUT.md] [--csv-dir DIR]`.
+
+Registered in ``nphe4v.cli`` with ``app.command(name="report")(report_cli.report)``. Without options it does
+what `report` always did: print each run's leaderboard and write RUN_DIR/leaderboard.csv. With ``--html``
+(and/or ``--md``) it also builds the full report with ``nphe4v.html_report.build_report``.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Annotated
+
+import typer
+
+from nphe4v import analysis
+from nphe4v.html_report import DEFAULT_MAX_IMAGES, DEFAULT_SAMPLES_PER_GROUP, DEFAULT_THUMB_PX
+
+
+def _fail(msg: str) -> None:
+    typer.echo(f"error: {msg}", err=True)
+    raise typer.Exit(2)
+
+
+def report(
+    run_dirs: Annotated[list[Path], typer.Argument(help="run folder(s); several for versions side by side")],
+    html: Annotated[Path | None, typer.Option("--html", help="write the self-contained HTML report here")] = None,
+    md: Annotated[Path | None, typer.Option("--md", help="write a Markdown summary here")] = None,
+    csv_dir: Annotated[Path | None, typer.Option(
+        "--csv-dir", help="folder for one CSV per table (default: <report stem>_tables beside the report)")] = None,
+    samples_per_group: Annotated[int, typer.Option(
+        help="sample browser: at most this many samples per model and task")] = DEFAULT_SAMPLES_PER_GROUP,
+    max_images: Annotated[int, typer.Option(help="sample browser: at most this many distinct images")] =
+    DEFAULT_MAX_IMAGES,
+    thumb_px: Annotated[int, typer.Option(help="sample browser: thumbnail size in pixels")] = DEFAULT_THUMB_PX,
+    n_boot: Annotated[int, typer.Option(help="bootstrap replicates for the AA intervals (0: none)")] =
+    analysis.DEFAULT_BOOT,
+    seed: Annotated[int, typer.Option(help="bootstrap seed")] = analysis.DEFAULT_SEED,
+) -> None:
+    """Print the leaderboard and write RUN_DIR/leaderboard.csv; with --html/--md/--csv-dir, also the full
+    report (tables with confidence intervals, figures, what is missing, a sample browser)."""
+    from nphe4v.report import print_leaderboard, write_leaderboard
+
+    for run_dir in run_dirs:
+        if not (run_dir / "samples").is_dir():
+            _fail(f"{run_dir}/samples: not found (is {run_dir} a run folder?)")
+    for run_dir in run_dirs:
+        board, path = write_leaderboard(run_dir)
+        title = "NPHardEval4V leaderboard" + (f" — {run_dir}" if len(run_dirs) > 1 else "")
+        print_leaderboard(board, title=title)
+        typer.echo(f"leaderboard: {path}")
+    if html is None and md is None and csv_dir is None:
+        return
+    from nphe4v.html_report import build_report
+
+    res = build_report(
+        run_dirs, html, md, csv_dir, samples_per_group=samples_per_group, max_images=max_images,
+        thumb_px=thumb_px, n_boot=n_boot, seed=seed,
+    )
+    if res.html:
+        typer.echo(f"html report: {res.html}")
+    if res.markdown:
+        typer.echo(f"markdown: {res.markdown}")
+    if res.csvs:
+        typer.echo(f"tables: {res.csvs[0].parent}/ ({len(res.csvs)} CSV)")
+    if res.figures:
+        typer.echo(f"figures: {res.figures[0].parent}/ ({len(res.figures)} files)")
+    if res.missing is not None and not res.missing.is_empty():
+        typer.echo(f"partial results: {res.missing.height} missing part(s):")
+        for r in res.missing.iter_rows(named=True):
+            typer.echo(f"  {r['run']}: {r['detail']}")
