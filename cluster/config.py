@@ -11,6 +11,13 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_valida
 from nphe4v.baselines import BASELINES
 from nphe4v.core.schema import PROMPT_MODES, PromptMode
 
+# Backend options that change how fast or how politely a model is called, never what it answers: a run
+# resumed with other values is the same run.
+OPERATIONAL_OPTIONS = frozenset({
+    "max_concurrency", "rpm", "timeout_s", "max_attempts", "max_rate_limited", "backoff_base_s",
+    "backoff_max_s", "limiter", "latency_s",
+})
+
 
 class ConfigError(ValueError):
     """A config that cannot run; the message is one line naming the file and field."""
@@ -106,6 +113,7 @@ class RunConfig(Strict):
         for m in d["models"]:
             for k in ("replicas", "num_cpus", "num_gpus", "batch_size"):
                 m.pop(k, None)
+            m["options"] = {k: v for k, v in m["options"].items() if k not in OPERATIONAL_OPTIONS}
         return d
 
 
@@ -122,6 +130,11 @@ def load_config(path: str | Path, overrides: dict[str, Any] | None = None) -> Ru
     if not isinstance(raw, dict):
         raise ConfigError(f"{path}: top level must be a mapping")
     raw.update({k: v for k, v in (overrides or {}).items() if v is not None})
+    # registry names and groups (cluster/models.yaml) become full model specs; imported here because
+    # the registry itself builds ModelSpec objects from this module
+    from cluster.registry import expand_models
+
+    raw = expand_models(raw, source=path)
     try:
         return RunConfig.model_validate(raw)
     except ValidationError as e:

@@ -42,7 +42,10 @@ def main(argv: list[str] | None = None) -> int:
             cfg.models = [known[m] for m in wanted]
         out = execute(cfg, data_root=Path(args.data_root))
     except (ConfigError, DatasetError, RunFolderError) as e:
-        print(f"error: {e}", file=sys.stderr)
+        msg = str(e)
+        if isinstance(e, ConfigError) and not msg.startswith(str(args.config)):
+            msg = f"{args.config}: {msg}"
+        print(f"error: {msg}", file=sys.stderr)
         return 2
     from nphe4v.report import print_leaderboard, write_leaderboard
 

@@ -96,6 +96,11 @@ def run_model(
     if not todo:
         return stats
     start_ray()  # only when there is work: a finished run re-reports without starting Ray
+    if model.backend == "litellm":
+        from cluster.backends.litellm_api import ensure_shared_limiter
+
+        # the driver owns the provider's limiter, so it outlives any replica that dies
+        ensure_shared_limiter(model.name, model.options)
     t0 = time.monotonic()
     actors = [
         ModelActor.options(

@@ -62,6 +62,25 @@ def resolve_dataset(spec: DatasetSpec, data_root: Path) -> Dataset:
     return load_dataset(path)
 
 
+def preflight_models(cfg: RunConfig) -> None:
+    """Fail before any work on what would fail later: a missing API key, a bad backend option."""
+    from cluster.backends.litellm_api import preflight
+
+    def check(name: str, backend: str, options: dict[str, Any]) -> None:
+        if backend == "litellm":
+            try:
+                preflight(name, options)
+            except ValueError as e:
+                raise ConfigError(f"model {name}: {e}") from None
+        elif backend == "caption-chain":
+            for part in ("captioner", "solver"):
+                sub = options.get(part, {})
+                check(sub.get("name", f"{name}:{part}"), sub.get("backend", "baseline"), sub.get("options", {}))
+
+    for m in cfg.models:
+        check(m.name, m.backend, m.options)
+
+
 def run_fingerprint(cfg: RunConfig, datasets: list[Dataset]) -> str:
     return sha256_json([cfg.fingerprint_fields(), [d.manifest.dataset_sha256 for d in datasets]])
 
@@ -101,6 +120,7 @@ def execute(cfg: RunConfig, *, data_root: Path = Path("data")) -> Path:
     from cluster.pipeline import run_model
 
     out = Path(cfg.out).resolve()
+    preflight_models(cfg)
     datasets = [resolve_dataset(s, data_root) for s in cfg.datasets]
     fingerprint = run_fingerprint(cfg, datasets)
     run_id = f"{cfg.name}-{fingerprint[:12]}"

@@ -203,10 +203,13 @@ def select_samples(df: pl.DataFrame, per_group: int = DEFAULT_SAMPLES_PER_GROUP)
     """At most ``per_group`` samples per (benchmark, version, model, task), deterministic and varied: the group's
     rows are split by outcome (wrong, parse_error, model_error, infra_error, correct; recognition asks apart)
     and taken round-robin across those categories, each category in a fixed pseudo-random order (sha256 of
-    the sample key)."""
+    the sample key without the model)."""
     if df.is_empty() or per_group <= 0:
         return df.head(0).with_columns(outcome=pl.lit(None, pl.String))
-    key = pl.concat_str([pl.col("version"), *[pl.col(c).cast(pl.String) for c in KEY_COLUMNS]], separator="|")
+    # the model is not part of the hash: every model ranks the same instances first, so models line up
+    # (and share image thumbnails) wherever their outcomes agree
+    key = pl.concat_str([pl.col(c).cast(pl.String) for c in ("version", "benchmark", "instance_id", "variant",
+                                                              "prompt_mode", "repeat")], separator="|")
     rows = df.with_columns(
         outcome=pl.when(pl.col("status") != "ok").then(pl.col("status"))
         .otherwise(pl.col("verdict").fill_null("parse_error")),
@@ -504,7 +507,6 @@ JS = r"""
     var n=parseInt(p.get('open')||'0',10);
     if(n>0)rows.filter(function(r){return !r.hidden;}).slice(0,n).forEach(function(r){
       var d=r.querySelector('details'); if(d)d.open=true;});
-    if(Array.from(p.keys()).length)document.getElementById('samples').scrollIntoView();
   }
   selects.forEach(function(s){s.addEventListener('change',function(){
     var f=apply(),p=new URLSearchParams();
@@ -552,7 +554,8 @@ def _runs_table(runs: Sequence[analysis.Run]) -> pl.DataFrame:
 def _board_view(board: pl.DataFrame, pooled: bool) -> pl.DataFrame:
     b = board.filter((pl.col("prompt_mode") == POOLED) if pooled else (pl.col("prompt_mode") != POOLED))
     if pooled:
-        b = b.sort(pl.col("AA_All").fill_null(-1.0), descending=True).drop("prompt_mode")
+        b = b.sort("version", pl.col("AA_All").fill_null(-1.0), "model", descending=[False, True, False]).drop(
+            "prompt_mode")
     return _drop_single_version(b.drop("parsable", "correct", "recognised", "n_control", "false_yes"))
 
 

@@ -201,3 +201,19 @@ def test_import_peer_4v(tmp_path):
             assert i.level == i.peer_index // 10 + 1
     r = runner.invoke(app, ["import-peer", "nphardeval4v", str(tmp_path / "missing"), "--out", str(tmp_path / "x")])
     assert r.exit_code == 2 and "not found" in r.output
+
+
+def test_missing_api_key_fails_before_any_work(tmp_path):
+    cfg = tmp_path / "api.yaml"
+    cfg.write_text(
+        "datasets: [{generate: {version: v, per_level: 1}}]\n"
+        "models: [{name: gpt-x, backend: litellm, options: {model: openai/gpt-4o, api_key_env: NPHE4V_TEST_NO_SUCH_KEY}}]\n"
+    )
+    env = {k: v for k, v in __import__("os").environ.items() if k != "NPHE4V_TEST_NO_SUCH_KEY"}
+    p = subprocess.run([sys.executable, str(ROOT / "jobs" / "eval_all.py"), "--config", str(cfg), "--out",
+                        str(tmp_path / "run"), "--data-root", str(tmp_path / "data")],
+                       capture_output=True, text=True, cwd=ROOT, timeout=300, env=env)
+    assert p.returncode == 2, p.stderr
+    err = p.stderr.strip().splitlines()
+    assert len(err) == 1 and "NPHE4V_TEST_NO_SUCH_KEY" in err[0] and str(cfg) in err[0], p.stderr
+    assert not (tmp_path / "run").exists() and not (tmp_path / "data").exists(), "no work before the check"

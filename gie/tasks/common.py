@@ -347,7 +347,7 @@ def _captions(cfg: TaskConfig, images: list[list[Any]]) -> list[str | None]:
     for logical, part in images:
         parts = "" if part is None else ("Part A" if part == 0 else "Part B")
         if cfg.paired:
-            out.append(f"Graph {logical + 1}" + (f", {parts.lower()}" if parts else ""))
+            out.append(f"Graph {logical + 1}" + (f", {parts.replace('Part', 'part')}" if parts else ""))
         else:
             out.append(parts)
     return out
@@ -652,7 +652,8 @@ def edit_sentences(cfg: TaskConfig, data: GVData, nouns: Nouns) -> list[str]:
                 out.append(f"In {where}, two rectangular patches have been swapped with each other. Undo this "
                            f"in your mind and read the {subject} as it was originally drawn.")
         elif e["kind"] == "composition":
-            ab = "two pictures, Part A and Part B" if not cfg.paired else "two pictures, part A and part B"
+            ab = "two pictures, Part A and Part B" if not cfg.paired else (
+                f"two pictures, Graph {li + 1}, part A and Graph {li + 1}, part B")
             links = _pair_list(meta["cross_edges"], meta.get("cross_weights"))
             out.append(
                 f"The {subject} is split across {ab}; the following {nouns.edges} join {nouns.nodes} of "

@@ -66,6 +66,7 @@ _MAX_CANDIDATES = 32  # balanced spans tried per region
 _MAX_TAG_STEPS = 1024  # tags walked per text: a tag soup must not become a long Python loop
 _MAX_BLOCKS = 8  # complete final_answer blocks kept, newest first
 _MAX_FENCES = 16  # fence markers looked at, from the end
+_RESCANS = 8  # '{' positions re-scanned without the prose's string state
 
 _PARSE_ERRORS = (ValueError, SyntaxError, TypeError, RecursionError, MemoryError, OverflowError)
 
@@ -534,6 +535,20 @@ def _last_mapping(text: str, budget: _Budget) -> dict[Any, Any] | None:
         value = _parse_span(window[start:end], depth, _strings_within(scan.strings, start, end), budget)
         if isinstance(value, dict):
             return value
+    # A stray quote in the prose before the object (`he said "so {...}`) makes the whole-window scan
+    # read the object as part of a string; rescan from each of the last few '{' with a fresh state.
+    pos = len(window)
+    for _ in range(_RESCANS):
+        pos = window.rfind("{", 0, pos)
+        if pos < 0:
+            break
+        sub = window[pos:]
+        sub_scan = _scan(sub)
+        for start, end, _, depth in _outermost(sub_scan.spans, "{")[:1]:
+            if start == 0:
+                value = _parse_span(sub[start:end], depth, _strings_within(sub_scan.strings, start, end), budget)
+                if isinstance(value, dict):
+                    return value
     return None
 
 

@@ -1,0 +1,418 @@
+"""The report: analysis tables on runs with known content, figures, Markdown/CSV outputs, the HTML file.
+
+Two small runs are written by hand (per-sample Parquet + manifest) over tiny generated datasets (BSP, KSP,
+TSP: one task per complexity class, levels 1-2, two instances per level):
+
+run A (dataset version "v1", status "running")
+  alpha  LVLM, 3 modes. figure modes: BSP, KSP correct; TSP L1 correct, TSP L2 one of two correct.
+         full_text_only: the same except KSP all wrong. Recognition: match always YES; mismatch YES on TSP
+         (false yes), NO elsewhere.
+  beta   text-only LLM, full_text_only: BSP correct, KSP parse_error, TSP wrong.
+  gamma  LVLM configured with 3 modes, has only figure+limited_text (2 of 12 rows infra_error), all wrong,
+         no recognition.
+  delta  configured, no rows at all.
+run B (dataset version "v2", complete)
+  alpha  every answer correct, every recognition match YES / mismatch NO.
+
+Expected numbers (levels weigh 1 and 2, Σ = 3 per task and mode):
+  alpha v1 AA per mode: limited = full = (3 + 3 + 1 + 2·0.5) / 9 = 8/9, text = (3 + 0 + 2) / 9 = 5/9,
+  pooled = 21/27 = 7/9; AA_P = 1, AA_NPC = 6/9, AA_NPH = 2/3; RA = 1; RA_corrected = 2/3 (TSP levels 0).
+  beta: ER = 8/12 -> Wilson [0.3906, 0.8619]; AA_P = 1, AA_NPC = AA_NPH = 0, AA_All = 3/9.
+  alpha across versions (AA_All pooled): 7/9 and 1 -> min 7/9, mean 8/9, max 1, var (ddof 1) 2/81.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from pathlib import Path
+
+import polars as pl
+import pytest
+
+from cluster.sink import SAMPLE_SCHEMA
+from nphe4v import analysis, figures
+from nphe4v.html_report import build_report, self_contained_violations
+
+TASKS = ["BSP", "KSP", "TSP"]
+LEVELS = (1, 2)
+MODES = ["figure+limited_text", "full_text_only", "figure+full_text"]
+XSS = '<script>alert("pwned")</script><img src=x onerror=alert(1)>'
+
+
+def _row(run_id: str, version: str, model: str, iid: str, task: str, level: int, mode: str, *,
+         variant: str = "", repeat: int = 0, status: str = "ok", verdict: str | None = "correct",
+         parsed: str | None = None, raw: str | None = "ok", reason: str = "", bench: str = "nphardeval4v") -> dict:
+    return {
+        "run_id": run_id, "model": model, "benchmark": bench, "version": version, "task": task, "level": level,
+        "instance_id": iid, "variant": variant, "prompt_mode": mode, "repeat": repeat, "status": status,
+        "verdict": verdict if status == "ok" else None, "reason": reason, "raw_response": raw,
+        "parsed_answer": parsed, "gold_value": 1.0, "error": None if status == "ok" else "boom",
+        "prompt_sha256": "", "image_sha256": "", "template_version": "t", "latency_s": 0.0,
+        "prompt_tokens": 1, "completion_tokens": 1, "cost_usd": 0.0, "attempts": 1, "schema_version": "1",
+        "trace": None,
+    }
+
+
+def _instances() -> list[tuple[str, str, int, int]]:
+    return [(f"{t.lower()}-L{lv:02d}-{i:03d}", t, lv, i) for t in TASKS for lv in LEVELS for i in range(2)]
+
+
+def _rec_rows(run_id: str, version: str, model: str, false_yes_tasks: set[str]) -> list[dict]:
+    rows = []
+    for iid, task, lv, _i in _instances():
+        for variant in ("match", "mismatch"):
+            yes = variant == "match" or task in false_yes_tasks
+            for r in range(5):
+                rows.append(_row(run_id, version, model, iid, task, lv, "recognition", variant=variant, repeat=r,
+                                 verdict="correct" if yes == (variant == "match") else "wrong",
+                                 parsed="true" if yes else "false", raw="YES" if yes else "NO"))
+    return rows
+
+
+def _write_run(root: Path, run_id: str, version: str, dataset: Path, rows: list[dict], models: list[dict],
+               status: str) -> Path:
+    run = root / run_id
+    frame = pl.DataFrame(rows, schema=SAMPLE_SCHEMA)
+    for (model,), part in frame.group_by(["model"], maintain_order=True):
+        folder = run / "samples" / "nphardeval4v" / str(model)
+        folder.mkdir(parents=True, exist_ok=True)
+        part.write_parquet(folder / "part-0.parquet")
+    (run / "samples").mkdir(parents=True, exist_ok=True)
+    manifest = {
+        "run_id": run_id, "status": status, "attempts": 1, "created_at": "2026-01-01T00:00:00+00:00",
+        "config": {
+            "name": run_id, "models": models, "prompt_modes": MODES, "repeats": 1,
+            "recognition": {"enabled": True, "asks": 5, "controls": True, "temperature": 0.7},
+            "sampling": {"temperature": 0.0, "max_tokens": "<redacted>", "seed": 0},
+        },
+        "datasets": [{"benchmark": "nphardeval4v", "version": version, "seed": 1, "path": str(dataset)}],
+    }
+    (run / "manifest.json").write_text(json.dumps(manifest, indent=2))
+    return run
+
+
+@pytest.fixture(scope="module")
+def runs(tmp_path_factory) -> tuple[Path, Path]:
+    from nphe4v.dataset import generate_version
+
+    root = tmp_path_factory.mktemp("report")
+    ds1, ds2 = root / "ds-v1", root / "ds-v2"
+    generate_version(ds1, version="v1", seed=1, per_level=2, tasks=TASKS, levels=LEVELS, workers=1)
+    generate_version(ds2, version="v2", seed=2, per_level=2, tasks=TASKS, levels=LEVELS, workers=1)
+
+    rows: list[dict] = []
+    for iid, task, lv, i in _instances():
+        for mode in MODES:
+            ok = not (task == "TSP" and lv == 2 and i == 1) and not (task == "KSP" and mode == "full_text_only")
+            raw = XSS if (task, lv, i, mode) == ("BSP", 1, 0, "figure+limited_text") else "ok"
+            reason = "</script><b>bold</b>" if raw == XSS else ""
+            rows.append(_row("A", "v1", "alpha", iid, task, lv, mode, verdict="correct" if ok else "wrong",
+                             raw=raw, reason=reason))
+        verdict = {"BSP": "correct", "KSP": "parse_error", "TSP": "wrong"}[task]
+        rows.append(_row("A", "v1", "beta", iid, task, lv, "full_text_only", verdict=verdict))
+        infra = task == "BSP" and lv == 1
+        rows.append(_row("A", "v1", "gamma", iid, task, lv, "figure+limited_text", verdict="wrong",
+                         status="infra_error" if infra else "ok"))
+    rows += _rec_rows("A", "v1", "alpha", {"TSP"})
+    models = [{"name": "alpha"}, {"name": "beta", "text_only": True}, {"name": "gamma"}, {"name": "delta"}]
+    run_a = _write_run(root, "A", "v1", ds1, rows, models, status="running")
+
+    rows_b = [_row("B", "v2", "alpha", iid, task, lv, mode) for iid, task, lv, _ in _instances() for mode in MODES]
+    rows_b += _rec_rows("B", "v2", "alpha", set())
+    run_b = _write_run(root, "B", "v2", ds2, rows_b, [{"name": "alpha"}], status="complete")
+    return run_a, run_b
+
+
+def one(df: pl.DataFrame, **where) -> dict:
+    out = df
+    for k, v in where.items():
+        out = out.filter(pl.col(k) == v)
+    assert out.height == 1, f"{where}: {out.height} rows"
+    return out.row(0, named=True)
+
+
+# --------------------------------------------------------------------------------------------------- analysis
+
+
+def test_samples_keeps_versions_apart(runs) -> None:
+    df = analysis.samples(list(runs))
+    assert set(df["run"].unique()) == {"A", "B"}
+    assert df.filter(pl.col("version") == "v2").height == 12 * 3 + 120
+    # the same instance id exists in both versions and is not merged
+    assert df.filter(pl.col("instance_id") == "bsp-L01-000", pl.col("model") == "alpha",
+                     pl.col("prompt_mode") == "full_text_only")["version"].sort().to_list() == ["v1", "v2"]
+
+
+def test_leaderboard_values_intervals_counts(runs) -> None:
+    lb = analysis.leaderboard(list(runs), n_boot=200, seed=0)
+    assert tuple(lb.columns) == analysis.LEADERBOARD_COLUMNS
+    a = one(lb, version="v1", model="alpha", prompt_mode="pooled")
+    assert a["AA_All"] == pytest.approx(7 / 9)
+    assert a["AA_P"] == pytest.approx(1) and a["AA_NPC"] == pytest.approx(6 / 9)
+    assert a["AA_NPH"] == pytest.approx(2 / 3)
+    assert a["RA"] == pytest.approx(1) and a["RA_corrected"] == pytest.approx(2 / 3)
+    assert (a["n"], a["parsable"], a["correct"], a["n_instances"]) == (36, 36, 29, 12)
+    assert (a["n_rec"], a["recognised"], a["n_control"], a["false_yes"]) == (12, 12, 12, 4)
+    # BSP always correct: no resample can move AA_P
+    assert (a["AA_P_lo"], a["AA_P_hi"]) == (pytest.approx(1), pytest.approx(1))
+    # TSP L2 has one correct and one wrong instance: the interval is a real one around 2/3
+    assert a["AA_NPH_lo"] < a["AA_NPH"] < a["AA_NPH_hi"]
+    assert a["AA_NPH_lo"] >= 1 / 3 - 1e-9 and a["AA_NPH_hi"] <= 1 + 1e-9
+    assert a["AA_All_lo"] <= a["AA_All"] <= a["AA_All_hi"]
+    # ER = 36/36: Wilson [1 - ..., 1]
+    assert a["ER_hi"] == 1.0 and 0.9 < a["ER_lo"] < 1.0
+    modes = {r["prompt_mode"]: r["AA_All"] for r in lb.filter(version="v1", model="alpha").iter_rows(named=True)}
+    assert modes["figure+limited_text"] == pytest.approx(8 / 9)
+    assert modes["full_text_only"] == pytest.approx(5 / 9)
+
+    b = one(lb, version="v1", model="beta", prompt_mode="pooled")
+    assert b["ER"] == pytest.approx(8 / 12)
+    assert (b["ER_lo"], b["ER_hi"]) == (pytest.approx(0.3906, abs=1e-4), pytest.approx(0.8619, abs=1e-4))
+    assert b["AA_All"] == pytest.approx(3 / 9) and b["AA_NPC"] == 0 and b["AA_NPH"] == 0
+    # no recognition data: RA falls back to 1 and has no interval, and says so through n_rec = 0
+    assert b["RA"] == 1 and b["n_rec"] == 0 and b["RA_lo"] is None and b["RA_hi"] is None
+
+    g = one(lb, version="v1", model="gamma", prompt_mode="pooled")
+    assert g["n"] == 10  # the 2 infra_error rows are not questions
+
+    v2 = one(lb, version="v2", model="alpha", prompt_mode="pooled")
+    assert v2["AA_All"] == 1 and v2["RA_corrected"] == 1
+
+
+def test_bootstrap_is_seeded_and_matches_plain_resampling(runs) -> None:
+    """The fast bootstrap (recognition reduced, integer ids) equals re-scoring each resampled sample table
+    with metrics.leaderboard directly, and the same seed gives the same bounds."""
+    from nphe4v import metrics
+
+    df = analysis.samples(runs[0]).filter(pl.col("version") == "v1")
+    n_boot = 25
+    lb1 = analysis.leaderboard(df, n_boot=n_boot, seed=3)
+    analysis._BOOT_CACHE.clear()
+    lb2 = analysis.leaderboard(df, n_boot=n_boot, seed=3)
+    assert lb1.equals(lb2)
+    draws = analysis._draws(df.filter(pl.col("status") != "infra_error"), n_boot, 3)
+    reps = []
+    for b in range(n_boot):
+        d = draws.filter(pl.col("b") == b)
+        res = df.join(d, on="instance_id", how="inner").with_columns(
+            instance_id=pl.concat_str([pl.col("instance_id"), pl.lit("#"), pl.col("pos").cast(pl.String)]))
+        reps.append(metrics.leaderboard(res).with_columns(b=pl.lit(b)))
+    ref = pl.concat(reps).group_by("model", "prompt_mode").agg(
+        lo=pl.col("AA_All").quantile(0.025, interpolation="linear"),
+        hi=pl.col("AA_All").quantile(0.975, interpolation="linear"))
+    for r in ref.iter_rows(named=True):
+        got = one(lb1, model=r["model"], prompt_mode=r["prompt_mode"])
+        assert got["AA_All_lo"] == pytest.approx(r["lo"]) and got["AA_All_hi"] == pytest.approx(r["hi"])
+
+
+def test_wilson() -> None:
+    assert analysis.wilson(8, 12) == (pytest.approx(0.3906, abs=1e-4), pytest.approx(0.8619, abs=1e-4))
+    assert analysis.wilson(0, 10)[0] == 0.0 and analysis.wilson(10, 10)[1] == 1.0
+    assert analysis.wilson(0, 0) == (None, None)
+
+
+def test_heatmap_table(runs) -> None:
+    hm = analysis.heatmap_table(runs[0])
+    c = one(hm, model="alpha", task="TSP", level=2)
+    assert (c["n"], c["correct"], c["accuracy"]) == (6, 3, 0.5)
+    assert c["acc_lo"] < 0.5 < c["acc_hi"]
+    assert c["wa"] == pytest.approx(0.5) and c["RA"] == 1 and c["RA_corrected"] == 0
+    assert (c["n_rec"], c["recognised"], c["false_yes_rate"]) == (2, 2, 1.0)
+    k = one(hm, model="alpha", task="KSP", level=1)
+    assert (k["n"], k["correct"]) == (6, 4) and k["wa"] == pytest.approx(2 / 3)
+    only_text = analysis.heatmap_table(runs[0], prompt_mode="full_text_only")
+    assert one(only_text, model="alpha", task="KSP", level=1)["accuracy"] == 0
+
+
+def test_class_profile_prompt_mode_ablation_lvlm_vs_llm(runs) -> None:
+    prof = analysis.class_profile(runs[0], n_boot=50)
+    assert one(prof, model="alpha", complexity="NPC")["AA"] == pytest.approx(6 / 9)
+    assert one(prof, model="beta", complexity="NPC")["ER"] == 0
+
+    abl = analysis.prompt_mode_ablation(runs[0], n_boot=50)
+    t = one(abl, model="alpha", prompt_mode="full_text_only")
+    assert t["delta_vs_limited"] == pytest.approx(-1 / 3) and not t["best"]
+    assert one(abl, model="alpha", prompt_mode="figure+limited_text")["best"]  # tie with figure+full_text
+    assert not one(abl, model="alpha", prompt_mode="figure+full_text")["best"]
+    assert one(abl, model="beta", prompt_mode="full_text_only")["delta_vs_limited"] is None
+    assert abl.filter(model="gamma").height == 1
+
+    assert analysis.text_only_models(runs[0]) == {"beta"}
+    vs = analysis.lvlm_vs_llm(runs[0], n_boot=50)
+    assert set(vs["kind"]) == {"LVLM", "LLM"}
+    assert one(vs, kind="LLM", model="beta", complexity="P")["AA"] == pytest.approx(1)
+    assert one(vs, kind="LLM", model="beta", complexity="NPC")["ER"] == 0
+    lv = one(vs, kind="LVLM", model="alpha", complexity="NPH")
+    assert lv["prompt_mode"] == "figure+limited_text" and lv["AA"] == pytest.approx(2 / 3)
+    mean = one(vs, kind="LVLM", model="mean", complexity="P")
+    assert mean["AA"] == pytest.approx((1 + 0) / 2)  # alpha 1, gamma 0
+
+
+def test_version_consistency(runs) -> None:
+    vc = analysis.version_consistency(list(runs))
+    a = one(vc, model="alpha", task="All")
+    assert a["n_versions"] == 2 and a["versions"] == "v1,v2"
+    assert (a["AA_min"], a["AA_mean"], a["AA_max"]) == (pytest.approx(7 / 9), pytest.approx(8 / 9), 1.0)
+    assert a["AA_var"] == pytest.approx(2 / 81)
+    k = one(vc, model="alpha", task="KSP")
+    assert (k["AA_min"], k["AA_max"]) == (pytest.approx(2 / 3), 1.0)
+    b = one(vc, model="beta", task="All")
+    assert b["n_versions"] == 1 and b["AA_var"] is None
+
+
+def test_missing_parts(runs) -> None:
+    mp = analysis.missing_parts(list(runs))
+    details = mp["detail"].to_list()
+    text = "\n".join(details)
+    assert "run status is 'running'" in text
+    assert "delta: no samples on nphardeval4v 'v1'" in details
+    assert any(d.startswith("gamma: 2 infra_error samples") for d in details)
+    assert "gamma: figure+limited_text: 10 of 12 samples on nphardeval4v 'v1'" in details
+    assert "gamma: no full_text_only samples on nphardeval4v 'v1'" in details
+    assert "gamma: no recognition samples on nphardeval4v 'v1' (RA falls back to 1)" in details
+    # complete parts are not reported: alpha (all modes + 120 recognition asks), beta (text-only), run B
+    assert not mp.filter(pl.col("model").is_in(["alpha", "beta"])).height
+    assert not mp.filter(pl.col("run") == "B").height
+    # without manifests (a bare frame) the checks that need no config still work
+    bare = analysis.missing_parts(analysis.samples(runs[0]))
+    assert "gamma: no full_text_only samples" in bare["detail"].to_list()
+    assert "gamma: no recognition samples (RA falls back to 1)" in bare["detail"].to_list()
+
+
+def test_graphverse_section_and_judge_missing(tmp_path) -> None:
+    rows = []
+    for model, good in (("m1", {"SD", "TSP"}), ("m2", {"SD"})):
+        for task in ("SD", "TSP", "GED"):
+            for k, edit in enumerate(("none", "patch")):
+                rows.append(_row("G", "gv1", model, f"{task.lower()}-{k}", task, 1, "vision", variant=edit,
+                                 verdict="correct" if task in good else "wrong", bench="graphverse"))
+    run = tmp_path / "G"
+    frame = pl.DataFrame(rows, schema=SAMPLE_SCHEMA)
+    (run / "samples" / "graphverse" / "all").mkdir(parents=True)
+    frame.write_parquet(run / "samples" / "graphverse" / "all" / "part-0.parquet")
+    (run / "manifest.json").write_text(json.dumps({"run_id": "G", "status": "complete", "config": {
+        "models": [{"name": "m1"}, {"name": "m2"}]}, "datasets": []}))
+    gv = analysis.graphverse(run)
+    acc = gv["accuracy"]
+    assert one(acc, model="m1", task="SD")["acc"] == 100.0
+    assert one(acc, model="m2", task="TSP")["acc"] == 0.0
+    assert "judge not yet run" in "\n".join(analysis.missing_parts(run)["detail"].to_list())
+    res = build_report(run, tmp_path / "out" / "g.html", tmp_path / "out" / "g.md", n_boot=0)
+    page = res.html.read_text()
+    assert "No NPHardEval4V samples in these runs." in page
+    assert 'id="gv-acc"' in page and "No GraphVerse samples" not in page
+    assert (tmp_path / "out" / "g_tables" / "graphverse_by_edit.csv").is_file()
+
+
+# --------------------------------------------------------------------------------------------------- report
+
+
+@pytest.fixture(scope="module")
+def report(runs, tmp_path_factory):
+    out = tmp_path_factory.mktemp("out")
+    res = build_report(list(runs), out / "report.html", out / "report.md", out / "csv", n_boot=100,
+                       samples_per_group=3)
+    return res, out
+
+
+def test_report_outputs_exist_with_columns(report) -> None:
+    res, out = report
+    assert res.html.is_file() and res.markdown.is_file()
+    names = {p.name for p in res.csvs}
+    for n in ("leaderboard", "per_task", "class_profile", "heatmap", "prompt_mode_ablation", "lvlm_vs_llm",
+              "version_consistency", "missing_parts", "runs", "sample_browser"):
+        assert f"{n}.csv" in names
+    lb = pl.read_csv(out / "csv" / "leaderboard.csv")
+    assert tuple(lb.columns) == analysis.LEADERBOARD_COLUMNS
+    assert one(lb, version="v1", model="alpha", prompt_mode="pooled")["AA_All"] == pytest.approx(7 / 9, abs=1e-6)
+    vc = pl.read_csv(out / "csv" / "version_consistency.csv")
+    assert {"model", "task", "n_versions", "AA_min", "AA_mean", "AA_max", "AA_var"} <= set(vc.columns)
+    assert set(pl.read_csv(out / "csv" / "missing_parts.csv").columns) == {"run", "benchmark", "model", "part",
+                                                                          "detail"}
+    fig_names = {p.name for p in res.figures}
+    for n in ("radar", "heatmap_reasoning", "heatmap_recognition", "prompt_mode_ablation", "lvlm_vs_llm"):
+        assert {f"{n}.svg", f"{n}.png"} <= fig_names
+    for p in res.figures:
+        assert p.parent == out / "report_figures" and p.stat().st_size > 500
+    md = res.markdown.read_text()
+    assert "## Leaderboard" in md and "AA_All [95% CI]" in md
+    assert re.search(r"\| v1 \| alpha \| .*0\.778 \[", md)  # AA_All 7/9 with its interval
+    assert "delta: no samples" in md and "No GraphVerse samples in these runs." in md
+
+
+def test_report_html_self_contained_and_escaped(report) -> None:
+    res, _ = report
+    page = res.html.read_text()
+    assert self_contained_violations(page) == []
+    assert not re.search(r"""\s(?:src|href)\s*=\s*["']?https?:""", page, flags=re.I)
+    assert "http://" not in page and "https://" not in page
+    # the untrusted response is escaped, never live markup
+    assert XSS not in page and "<script>alert" not in page and "onerror=alert(1)>" not in page
+    assert "&lt;script&gt;alert(&quot;pwned&quot;)&lt;/script&gt;" in page
+    assert "&lt;/script&gt;&lt;b&gt;bold&lt;/b&gt;" in page
+    # exactly the page's own scripts: two JSON data blocks and the inline code
+    assert len(re.findall(r"<script", page)) == 3
+    assert "No GraphVerse samples in these runs." in page
+    assert "This report covers partial results." in page
+    # every section is there
+    for anchor in ("leaderboard", "classes", "heatmaps", "ablation", "lvlm-llm", "versions", "samples"):
+        assert f'id="{anchor}"' in page
+
+
+def test_report_sample_browser_content(report) -> None:
+    res, _ = report
+    page = res.html.read_text()
+    rows = re.findall(r'<tr class="sb-row" ([^>]*)>', page)
+    assert rows and res.n_samples_shown == len(rows)
+    per = {}
+    for attrs in rows:
+        d = dict(re.findall(r'data-(\w+)="([^"]*)"', attrs))
+        per.setdefault((d["version"], d["model"], d["task"]), 0)
+        per[(d["version"], d["model"], d["task"])] += 1
+    assert max(per.values()) <= 3
+    assert {m for _, m, _ in per} == {"alpha", "beta", "gamma"}
+    prompts = json.loads(re.search(r'<script type="application/json" id="sb-prompts">(.*?)</script>', page,
+                                   re.S).group(1))
+    images = json.loads(re.search(r'<script type="application/json" id="sb-images">(.*?)</script>', page,
+                                  re.S).group(1))
+    assert any("knapsack" in p.lower() for p in prompts.values())
+    assert images and all(v.startswith("data:image/png;base64,") for v in images.values())
+    assert "(optimal value" in page  # gold from the dataset
+
+
+def test_report_is_deterministic(runs, report, tmp_path) -> None:
+    res, out = report
+    again = build_report(list(runs), tmp_path / "report.html", None, tmp_path / "csv", n_boot=100,
+                         samples_per_group=3)
+    assert again.html.read_text() == res.html.read_text()
+    for p in res.figures:
+        assert (tmp_path / "report_figures" / p.name).read_bytes() == p.read_bytes()
+    assert (tmp_path / "csv" / "leaderboard.csv").read_text() == (out / "csv" / "leaderboard.csv").read_text()
+
+
+def test_figures_from_empty_tables() -> None:
+    empty = analysis.leaderboard(pl.DataFrame(schema=SAMPLE_SCHEMA))
+    assert empty.is_empty()
+    c = figures.ablation_bars(analysis.prompt_mode_ablation(pl.DataFrame(schema=SAMPLE_SCHEMA), board=empty))
+    assert "No NPHardEval4V samples." in c.svg()
+    assert c.png()[:4] == b"\x89PNG"
+
+
+def test_cli_report(runs, tmp_path) -> None:
+    import typer
+    from typer.testing import CliRunner
+
+    from nphe4v.report_cli import report
+
+    app = typer.Typer()
+    app.command()(report)
+    res = CliRunner().invoke(app, [str(runs[0]), str(runs[1]), "--html", str(tmp_path / "r.html"), "--md",
+                                   str(tmp_path / "r.md"), "--csv-dir", str(tmp_path / "t"), "--n-boot", "20"])
+    assert res.exit_code == 0, res.output
+    assert (tmp_path / "r.html").is_file() and (tmp_path / "r.md").is_file()
+    assert (tmp_path / "t" / "leaderboard.csv").is_file()
+    assert (runs[0] / "leaderboard.csv").is_file()  # the old behaviour stays
+    assert "missing part(s)" in res.output and "delta: no samples" in res.output
+    bad = CliRunner().invoke(app, [str(tmp_path / "nope")])
+    assert bad.exit_code == 2 and "samples: not found" in bad.output
