@@ -33,6 +33,10 @@ class GenerateSpec(Strict):
     per_level: int = Field(10, ge=1, le=1000)
     tasks: list[str] | None = Field(None, description="subset of tasks; all nine when omitted")
     levels: list[int] | None = Field(None, description="subset of levels 1..10; all when omitted")
+    split: Literal["full", "testmini", "train"] | None = Field(
+        None, description="GraphVerse split; defaults to the version name's suffix (graphverse-testmini)"
+    )
+    limit: int | None = Field(None, ge=1, description="GraphVerse: first N instances of the split's plan")
 
 
 class DatasetSpec(Strict):

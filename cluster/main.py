@@ -47,9 +47,8 @@ def main(argv: list[str] | None = None) -> int:
             msg = f"{args.config}: {msg}"
         print(f"error: {msg}", file=sys.stderr)
         return 2
-    from nphe4v.report import print_leaderboard, write_leaderboard
+    from nphe4v.report import print_summaries
 
-    board, path = write_leaderboard(out)
-    print_leaderboard(board, title=f"NPHardEval4V leaderboard — {out.name}")
-    print(f"report: {path}\nsamples: {out}/samples/\nmanifest: {out}/manifest.json")
+    paths = print_summaries(out)
+    print("report: " + ", ".join(map(str, paths)) + f"\nsamples: {out}/samples/\nmanifest: {out}/manifest.json")
     return 0

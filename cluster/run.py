@@ -44,6 +44,8 @@ def resolve_dataset(spec: DatasetSpec, data_root: Path) -> Dataset:
     if spec.generate is None:
         raise DatasetError(f"{spec.path}/manifest.json: dataset not found and no `generate` section to make it")
     g = spec.generate
+    if spec.benchmark == "graphverse":
+        return _graphverse_dataset(spec, data_root)
     path = Path(spec.path) if spec.path else data_root / spec.benchmark / f"{g.version}-seed{g.seed}-n{g.per_level}"
     if (path / "manifest.json").exists():
         ds = load_dataset(path)
@@ -51,14 +53,38 @@ def resolve_dataset(spec: DatasetSpec, data_root: Path) -> Dataset:
             raise DatasetError(f"{path}/manifest.json: holds version {ds.manifest.version!r} seed {ds.manifest.seed}, "
                                f"config asks for {g.version!r} seed {g.seed}")
         return ds
-    if spec.benchmark != "nphardeval4v":
-        raise ConfigError(f"dataset {spec.benchmark}: generation is not available in this build")
     total = len(g.tasks or range(9)) * len(g.levels or range(10)) * g.per_level
     with Bar(f"generate {g.version}", total) as bar:
         generate_version(
             path, version=g.version, seed=g.seed, per_level=g.per_level, tasks=g.tasks,
             levels=g.levels or tuple(range(1, 11)), progress=lambda done, _t: bar.advance(done - bar.done),
         )
+    return load_dataset(path)
+
+
+def _graphverse_dataset(spec: DatasetSpec, data_root: Path) -> Dataset:
+    from gie.dataset import generate_split
+
+    g = spec.generate
+    assert g is not None
+    split = g.split or g.version.removeprefix("graphverse-")
+    if split not in ("full", "testmini", "train"):
+        raise ConfigError(f"dataset graphverse: field generate.split: {split!r} is not full, testmini or train")
+    name = f"graphverse-{split}-seed{g.seed}" + (f"-limit{g.limit}" if g.limit else "")
+    path = Path(spec.path) if spec.path else data_root / "graphverse" / name
+    if (path / "manifest.json").exists():
+        ds = load_dataset(path)
+        want = (f"graphverse-{split}", g.seed, g.limit)
+        have = (ds.manifest.version, ds.manifest.seed, ds.manifest.extra.get("limit"))
+        if have != want:
+            raise DatasetError(f"{path}/manifest.json: holds {have}, config asks for {want}")
+        return ds
+    with Bar(f"generate graphverse-{split}", 1) as bar:
+        def progress(done: int, total: int) -> None:
+            bar.total = total
+            bar.advance(done - bar.done)
+
+        generate_split(path, split, g.seed, limit=g.limit, progress=progress)
     return load_dataset(path)
 
 

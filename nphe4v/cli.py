@@ -22,7 +22,9 @@ def fail(msg: str) -> None:
 @app.command()
 def generate(
     out: Annotated[Path, typer.Option(help="dataset folder to create")],
-    benchmark: Annotated[str, typer.Option(help="nphardeval4v")] = "nphardeval4v",
+    benchmark: Annotated[str, typer.Option(help="nphardeval4v | graphverse")] = "nphardeval4v",
+    split: Annotated[str, typer.Option(help="graphverse: full | testmini | train")] = "testmini",
+    limit: Annotated[int | None, typer.Option(help="graphverse: only the first N planned instances")] = None,
     version: Annotated[str, typer.Option(help="version name, e.g. 2026-11")] = "v1",
     seed: Annotated[int, typer.Option(help="root seed")] = 0,
     per_level: Annotated[int, typer.Option(help="instances per task and level")] = 10,
@@ -33,8 +35,11 @@ def generate(
     from nphe4v.dataset import DatasetError, generate_version
     from nphe4v.progress import Bar
 
+    if benchmark == "graphverse":
+        _generate_graphverse(out, split, seed, limit, workers)
+        return
     if benchmark != "nphardeval4v":
-        fail(f"--benchmark {benchmark}: only nphardeval4v can be generated in this build")
+        fail(f"--benchmark {benchmark}: expected nphardeval4v or graphverse")
     names = tasks.split(",") if tasks else None
     total = len(names or range(9)) * 10 * per_level
     try:
@@ -46,6 +51,26 @@ def generate(
     except (DatasetError, KeyError) as e:
         fail(str(e).strip("'\""))
     typer.echo(f"wrote {sum(t.count for t in m.tasks.values())} instances to {out} (dataset {m.dataset_sha256[:16]})")
+
+
+def _generate_graphverse(out: Path, split: str, seed: int, limit: int | None, workers: int | None) -> None:
+    from gie.dataset import generate_split
+    from nphe4v.dataset import DatasetError
+    from nphe4v.progress import Bar
+
+    if split not in ("full", "testmini", "train"):
+        fail(f"--split {split}: expected full, testmini or train")
+    try:
+        with Bar(f"generate graphverse-{split}", 1) as bar:
+            def progress(done: int, total: int) -> None:
+                bar.total = total
+                bar.advance(done - bar.done)
+
+            m = generate_split(out, split, seed, limit=limit, workers=workers, progress=progress)  # type: ignore[arg-type]
+    except DatasetError as e:
+        fail(str(e))
+    n = sum(t.count for t in m.tasks.values())
+    typer.echo(f"wrote {n} GraphVerse {split} instances to {out} (dataset {m.dataset_sha256[:16]})")
 
 
 @app.command("import-peer")
@@ -116,11 +141,10 @@ def report(run_dir: Annotated[Path, typer.Argument(help="run folder")]) -> None:
 
 
 def _report(run_dir: Path) -> None:
-    from nphe4v.report import print_leaderboard, write_leaderboard
+    from nphe4v.report import print_summaries
 
-    board, path = write_leaderboard(run_dir)
-    print_leaderboard(board)
-    typer.echo(f"leaderboard: {path}")
+    for path in print_summaries(run_dir):
+        typer.echo(f"wrote {path}")
 
 
 def main() -> None:  # pragma: no cover

@@ -41,7 +41,7 @@ class Bar:
     def advance(self, n: int = 1) -> None:
         self.done += n
         if self._progress is not None:
-            self._progress.update(self._task, completed=self.done)
+            self._progress.update(self._task, completed=self.done, total=self.total)
         elif time.monotonic() - self._last >= self.log_every or self.done >= self.total:
             self._last = time.monotonic()
             rate = self.done / max(time.monotonic() - self._t0, 1e-9)

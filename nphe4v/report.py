@@ -1,4 +1,6 @@
-"""The run leaderboard: computed with Polars from the per-sample Parquet, printed and saved as CSV."""
+"""Run summaries computed with Polars from the per-sample Parquet, printed and saved as CSV:
+the NPHardEval4V leaderboard (`leaderboard.csv`) and, when a run holds GraphVerse samples, the
+GraphVerse accuracy table (`graphverse_acc.csv`)."""
 
 from __future__ import annotations
 
@@ -12,6 +14,7 @@ from cluster.sink import read_samples
 from nphe4v import metrics
 
 LEADERBOARD_CSV = "leaderboard.csv"
+GRAPHVERSE_CSV = "graphverse_acc.csv"
 
 
 def run_leaderboard(run_dir: str | Path) -> pl.DataFrame:
@@ -26,6 +29,25 @@ def write_leaderboard(run_dir: str | Path) -> tuple[pl.DataFrame, Path]:
     return board, path
 
 
+def write_summaries(run_dir: str | Path) -> list[tuple[str, pl.DataFrame, Path]]:
+    """Every table the run's samples support, written next to them; (title, table, path) each."""
+    run_dir = Path(run_dir)
+    samples = read_samples(run_dir)
+    benchmarks = set(samples["benchmark"].unique().to_list())
+    out = []
+    if "nphardeval4v" in benchmarks or "graphverse" not in benchmarks:
+        board, path = write_leaderboard(run_dir)
+        out.append((f"NPHardEval4V leaderboard — {run_dir.name}", board, path))
+    if "graphverse" in benchmarks:
+        from gie import metrics as gv_metrics
+
+        acc = gv_metrics.acc_table(samples)
+        path = run_dir / GRAPHVERSE_CSV
+        acc.write_csv(path, float_precision=2)
+        out.append((f"GraphVerse accuracy (%) — {run_dir.name}", acc, path))
+    return out
+
+
 def print_leaderboard(board: pl.DataFrame, title: str = "NPHardEval4V leaderboard", console: Console | None = None) -> None:
     # Logs (ray job logs, CI) report a narrow width; a leaderboard must not be truncated there.
     console = console or Console(width=max(Console().width, 132))
@@ -35,6 +57,14 @@ def print_leaderboard(board: pl.DataFrame, title: str = "NPHardEval4V leaderboar
     for row in board.iter_rows():
         table.add_row(*[_fmt(v) for v in row])
     console.print(table)
+
+
+def print_summaries(run_dir: str | Path) -> list[Path]:
+    paths = []
+    for title, table, path in write_summaries(run_dir):
+        print_leaderboard(table, title=title)
+        paths.append(path)
+    return paths
 
 
 def _fmt(v: object) -> str:

@@ -92,11 +92,10 @@ def _write_run(root: Path, run_id: str, version: str, dataset: Path, rows: list[
     return run
 
 
-@pytest.fixture(scope="module")
-def runs(tmp_path_factory) -> tuple[Path, Path]:
+def build_runs(root: Path) -> tuple[Path, Path]:
+    """Write runs A and B (see the module docstring) under ``root``; returns their folders."""
     from nphe4v.dataset import generate_version
 
-    root = tmp_path_factory.mktemp("report")
     ds1, ds2 = root / "ds-v1", root / "ds-v2"
     generate_version(ds1, version="v1", seed=1, per_level=2, tasks=TASKS, levels=LEVELS, workers=1)
     generate_version(ds2, version="v2", seed=2, per_level=2, tasks=TASKS, levels=LEVELS, workers=1)
@@ -105,10 +104,9 @@ def runs(tmp_path_factory) -> tuple[Path, Path]:
     for iid, task, lv, i in _instances():
         for mode in MODES:
             ok = not (task == "TSP" and lv == 2 and i == 1) and not (task == "KSP" and mode == "full_text_only")
-            raw = XSS if (task, lv, i, mode) == ("BSP", 1, 0, "figure+limited_text") else "ok"
-            reason = "</script><b>bold</b>" if raw == XSS else ""
+            # every alpha answer carries hostile markup, so whichever sample the browser shows has it
             rows.append(_row("A", "v1", "alpha", iid, task, lv, mode, verdict="correct" if ok else "wrong",
-                             raw=raw, reason=reason))
+                             raw=XSS, reason="</script><b>bold</b>"))
         verdict = {"BSP": "correct", "KSP": "parse_error", "TSP": "wrong"}[task]
         rows.append(_row("A", "v1", "beta", iid, task, lv, "full_text_only", verdict=verdict))
         infra = task == "BSP" and lv == 1
@@ -122,6 +120,11 @@ def runs(tmp_path_factory) -> tuple[Path, Path]:
     rows_b += _rec_rows("B", "v2", "alpha", set())
     run_b = _write_run(root, "B", "v2", ds2, rows_b, [{"name": "alpha"}], status="complete")
     return run_a, run_b
+
+
+@pytest.fixture(scope="module")
+def runs(tmp_path_factory) -> tuple[Path, Path]:
+    return build_runs(tmp_path_factory.mktemp("report"))
 
 
 def one(df: pl.DataFrame, **where) -> dict:

@@ -136,7 +136,9 @@ def test_bad_requests_fail_alone(backend, bsp_spp):
     )
     reqs = [good[0], wrong_hash, good[1], too_long, too_many, good[2]]
     out = asyncio.run(backend.generate(reqs))
-    assert [r.status for r in out] == ["ok", "infra_error", "ok", "model_error", "model_error", "ok"]
+    assert [r.status for r in out] == ["ok", "infra_error", "ok", "model_error", "model_error", "ok"], [
+        (r.status, r.error) for r in out
+    ]
     assert "image hash mismatch" in out[1].error
     assert "maximum context length" in out[3].error or "too long" in out[3].error.lower(), out[3].error
     assert "too many images" in out[4].error

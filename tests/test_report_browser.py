@@ -1,0 +1,108 @@
+"""The HTML report in a real browser (headless Debian chromium): figures render, the sample browser's filter
+applies from the URL fragment, opening a sample fills in its prompt and image, hostile text stays text.
+
+Skipped when chromium is not installed (Debian: `apt-get install -y chromium`).
+"""
+
+from __future__ import annotations
+
+import re
+import shutil
+import subprocess
+from pathlib import Path
+
+import pytest
+from PIL import Image, ImageStat
+
+from nphe4v.html_report import build_report
+from test_report import XSS, build_runs
+
+CHROMIUM = shutil.which("chromium") or ("/usr/bin/chromium" if Path("/usr/bin/chromium").exists() else None)
+pytestmark = pytest.mark.skipif(CHROMIUM is None, reason="chromium not installed (apt-get install -y chromium)")
+
+FLAGS = [
+    "--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
+    "--disable-background-networking", "--disable-component-update", "--disable-sync", "--hide-scrollbars",
+    "--disable-dev-shm-usage",
+]
+
+
+def chromium(tmp: Path, *args: str) -> subprocess.CompletedProcess:
+    profile = tmp / f"profile-{len(list(tmp.glob('profile-*')))}"
+    return subprocess.run([CHROMIUM, *FLAGS, f"--user-data-dir={profile}", *args], capture_output=True,
+                          timeout=180, check=False)
+
+
+def screenshot(tmp: Path, url: str, name: str, size: str = "1400,1800") -> Image.Image:
+    out = tmp / f"{name}.png"
+    proc = chromium(tmp, f"--screenshot={out}", f"--window-size={size}", "--virtual-time-budget=5000", url)
+    assert out.is_file(), proc.stderr.decode(errors="replace")[-2000:]
+    return Image.open(out).convert("RGB")
+
+
+def dump_dom(tmp: Path, url: str) -> str:
+    proc = chromium(tmp, "--virtual-time-budget=5000", "--dump-dom", url)
+    assert proc.returncode == 0, proc.stderr.decode(errors="replace")[-2000:]
+    return proc.stdout.decode()
+
+
+@pytest.fixture(scope="module")
+def report(tmp_path_factory) -> tuple[Path, Path]:
+    root = tmp_path_factory.mktemp("browser")
+    runs = build_runs(root)
+    res = build_report(list(runs), root / "out" / "report.html", n_boot=50, samples_per_group=3)
+    return res.html, root
+
+
+def sample_rows(dom: str) -> list[tuple[dict[str, str], bool]]:
+    out = []
+    for attrs in re.findall(r'<tr class="sb-row" ([^>]*)>', dom):
+        data = dict(re.findall(r'data-(\w+)="([^"]*)"', attrs))
+        out.append((data, bool(re.search(r"(^|\s)hidden(=|\s|$)", attrs))))
+    return out
+
+
+def test_report_and_figures_render(report) -> None:
+    page, root = report
+    shot = screenshot(root, page.as_uri(), "page")
+    stat = ImageStat.Stat(shot.convert("L"))
+    assert stat.var[0] > 200, "report screenshot is (nearly) blank"
+    for name in ("radar", "heatmap_reasoning", "prompt_mode_ablation"):
+        svg = page.with_name("report_figures") / f"{name}.svg"
+        img = screenshot(root, svg.as_uri(), f"fig-{name}", size="1000,700")
+        assert ImageStat.Stat(img.convert("L")).var[0] > 100, f"{name}.svg renders blank"
+        colours = img.getcolors(maxcolors=1_000_000) or []
+        assert len(colours) > 20, f"{name}.svg: {len(colours)} colours, expected a drawn figure"
+
+
+def test_filter_from_url_fragment(report) -> None:
+    page, root = report
+    everything = sample_rows(dump_dom(root, page.as_uri()))
+    assert everything and not any(hidden for _, hidden in everything)
+
+    dom = dump_dom(root, page.as_uri() + "#model=beta&verdict=parse_error")
+    rows = sample_rows(dom)
+    shown = [d for d, hidden in rows if not hidden]
+    assert shown, "the filter hid every row"
+    assert all(d["model"] == "beta" and d["verdict"] == "parse_error" for d in shown)
+    assert len(shown) < len(rows)
+    assert re.search(rf'id="sb-count">{len(shown)} of {len(rows)} samples shown<', dom)
+    assert re.search(r'<select id="f-model"[^>]*>.*?<option value="beta" selected', dom, re.S) or \
+        "beta" in re.search(r'<select id="f-model".*?</select>', dom, re.S).group(0)
+
+
+def test_open_sample_fills_prompt_and_image_and_escapes(report) -> None:
+    page, root = report
+    dom = dump_dom(root, page.as_uri() + "#model=alpha&mode=figure%2Blimited_text&open=1")
+    rows = sample_rows(dom)
+    shown = [d for d, hidden in rows if not hidden]
+    assert shown and all(d["model"] == "alpha" and d["mode"] == "figure+limited_text" for d in shown)
+    opened = re.search(r"<details[^>]*\sopen[^>]*>(.*?)</details>", dom, re.S)
+    assert opened, "open=1 did not open the first matching sample"
+    body = opened.group(1)
+    prompt = re.search(r'<pre class="prompt" data-prompt="[^"]+">(.*?)</pre>', body, re.S)
+    assert prompt and "figure" in prompt.group(1).lower()
+    assert re.search(r'<img src="data:image/png;base64,', body)
+    # the hostile response is text in the live DOM too: no element was created from it
+    assert "&lt;script&gt;alert" in body
+    assert XSS not in dom and '<img src="x"' not in dom and "onerror=" not in dom.replace("onerror=alert(1)&gt;", "")
