@@ -105,12 +105,26 @@ def _scale(pos_pt: dict[str, Position], top: float) -> tuple[dict[str, Position]
 
 
 def layout_pixels(g: nx.Graph, seed: int, *, caption: bool = False) -> tuple[dict[str, Position], int]:
-    """Pixel centres of the nodes and the drawing height (without caption/legend strips)."""
+    """Pixel centres of the nodes and the drawing height (without caption/legend strips).
+
+    neato with the seed; if that drawing is ambiguous (see `layout_defects`) and Graphviz's circular
+    `circo` layout is less so, circo is used instead: on a circle no edge can pass through a foreign
+    node, which rescues dense graphs (near-cliques of hub airports) that neato draws with collinear
+    nodes. The choice is a pure function of (graph, seed)."""
     nodes = sorted(g.nodes)
+    top = CAPTION_H if caption else 0
     if len(nodes) == 1:
-        return {nodes[0]: (WIDTH / 2, (CAPTION_H if caption else 0) + MIN_HEIGHT / 2)}, MIN_HEIGHT
-    pos = layout_graph(nodes, sorted_edges(g), seed)
-    return _scale(pos, CAPTION_H if caption else 0)
+        return {nodes[0]: (WIDTH / 2, top + MIN_HEIGHT / 2)}, MIN_HEIGHT
+    edges = sorted_edges(g)
+    weighted = any("weight" in d for _, _, d in g.edges(data=True))
+    pos, height = _scale(layout_graph(nodes, edges, seed), top)
+    score = layout_defects(g, pos, weighted)
+    if score[0] == 0:
+        return pos, height
+    alt, alt_height = _scale(layout_graph(nodes, edges, seed, prog="circo"), top)
+    if layout_defects(g, alt, weighted) < score:
+        return alt, alt_height
+    return pos, height
 
 
 def _seg_dist(p: Position, a: Position, b: Position) -> float:
@@ -249,8 +263,7 @@ def choose_layout_seed(
             if g.number_of_nodes() <= 1:
                 continue
             pos, _ = layout_pixels(g, image_seed(seed, i), caption=captions)
-            weighted = any("weight" in d for _, _, d in g.edges(data=True))
-            a, c = layout_defects(g, pos, weighted)
+            a, c = layout_defects(g, pos, any("weight" in d for _, _, d in g.edges(data=True)))
             score = (score[0] + a, score[1] + c)
         if best_score is None or score < best_score:
             best_seed, best_score = seed, score

@@ -832,7 +832,8 @@ def missing_parts(src: Source) -> pl.DataFrame:
                                 f"{name}: no {mode} samples on {bench} {version!r}")
         gv = df.filter(pl.col("benchmark") == GV_BENCHMARK)
         if not gv.is_empty():
-            has_judge = judge is not None and not judge.filter(pl.col("model").is_in(gv["model"].unique())).is_empty()
+            gv_models = gv["model"].unique().to_list()
+            has_judge = judge is not None and not judge.filter(pl.col("model").is_in(gv_models)).is_empty()
             if not has_judge:
                 add(run.label, GV_BENCHMARK, "", "judge",
                     "judge not yet run: GraphVerse reasoning-step labels are absent (final-answer accuracy only)")

@@ -280,13 +280,14 @@ def radar(profile: pl.DataFrame, groups: Sequence[tuple[str, Sequence[str]]] | N
     groups = [(g, ms) for g, ms in groups if ms]
     colors = {lab: PALETTE[i % len(PALETTE)] for i, lab in enumerate(labels)}
     panel, radius = 440, 108
+    panel_h = int(2 * radius * 1.3 + 40)
     legend_rows = max(len(ms) for _, ms in groups)
-    height = 40 + panel + 18 * legend_rows + 10
-    c = Canvas(panel * len(groups), height, title)
+    height = 40 + panel_h + 18 * legend_rows + 10
+    c = Canvas(max(panel * len(groups), int(text_width(title, 15)) + 40), height, title)
     c.text(12, 18, title, 15, bold=True)
     n = len(RADAR_AXES)
     for gi, (gname, models) in enumerate(groups):
-        ox, oy = gi * panel + panel / 2, 40 + panel / 2
+        ox, oy = gi * panel + panel / 2, 40 + panel_h / 2 + 8
 
         def pt(k: int, v: float, ox: float = ox, oy: float = oy) -> tuple[float, float]:
             ang = -math.pi / 2 + 2 * math.pi * k / n
@@ -308,7 +309,7 @@ def radar(profile: pl.DataFrame, groups: Sequence[tuple[str, Sequence[str]]] | N
             c.polygon(pts, colors[lab], colors[lab], 2, opacity=0.12)
             for x, y in pts:
                 c.circle(x, y, 2.5, colors[lab])
-        ly = 40 + panel - 4
+        ly = 40 + panel_h + 4
         for lab in models:
             c.rect(gi * panel + 16, ly - 5, 10, 10, colors[lab])
             c.text(gi * panel + 32, ly, lab, 11)
@@ -339,11 +340,12 @@ def heatmap(table: pl.DataFrame, value: str = "wa", title: str = "Reasoning (wa)
         if lab not in rows:
             rows.append(lab)
         cells[(lab, r["task"], r["level"])] = r
-    cw, ch, gap = 9, 18, 6
+    # cells at least 9 px wide, and a task block at least 72 px so its labels never collide
+    cw, ch, gap = max(9, math.ceil(72 / max(1, len(levels)))), 18, 6
     left = 16 + max(text_width(x, 11) for x in rows) + 8
     top = 86
     grid_w = len(tasks) * (len(levels) * cw + gap)
-    width = int(left + grid_w + 90)
+    width = int(max(left + grid_w + 90, text_width(title, 15) + 40))
     height = int(top + len(rows) * ch + 46)
     c = Canvas(width, height, title)
     c.text(12, 18, title, 15, bold=True)
@@ -377,7 +379,7 @@ def heatmap(table: pl.DataFrame, value: str = "wa", title: str = "Reasoning (wa)
         c.text((x0 + x1) / 2, top - 52, CLASS_NAMES[cls], 11, anchor="middle", fill=CLASS_COLORS[cls])
     for yi, lab in enumerate(rows):
         c.text(left - 8, top + yi * ch + (ch - 1) / 2, lab, 11, anchor="end")
-    c.text(left, top + len(rows) * ch + 14, "columns: task, then level 1 to 10 left to right", 9, fill="#777777")
+    c.text(left, top + len(rows) * ch + 14, f"columns: task, then level {levels[0]} to {levels[-1]} left to right", 9, fill="#777777")
     # colour bar
     bx, by, bh = left + grid_w + 24, top, max(60, min(160, len(rows) * ch))
     steps = 20
@@ -454,7 +456,7 @@ def _bars_canvas(title: str, panels: Sequence[tuple[str, Sequence[BarRow]]], ser
     n_headers = max(sum(1 for r in rows if r.header) for _, rows in panels)
     gh = 9 * len(series) + 8
     height = 40 + 22 + 24 + n_rows * gh + n_headers * 20 + 40
-    c = Canvas(int(panel_w * len(panels)), int(height), title)
+    c = Canvas(int(max(panel_w * len(panels), text_width(title, 15) + 40)), int(height), title)
     c.text(12, 18, title, 15, bold=True)
     y = _legend(c, 14, 42, legend, max_width=panel_w * len(panels) - 28)
     for i, (ptitle, rows) in enumerate(panels):

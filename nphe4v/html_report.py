@@ -735,8 +735,10 @@ def _html(title: str, runs: Sequence[analysis.Run], t: Tables, figs: dict[str, f
                    if versions <= 1 else
                    f"<p class='note'>{versions} versions. AA per model and task (prompt modes pooled); "
                    "variance with ddof = 1.</p>")
-        sec.append(_section("versions", "Version consistency", vc_note + html_table(
-            t.consistency, table_id="version-consistency")))
+        vc_table = html_table(t.consistency, table_id="version-consistency")
+        if versions <= 1:
+            vc_table = f"<details><summary>Per model and task</summary>{vc_table}</details>"
+        sec.append(_section("versions", "Version consistency", vc_note + vc_table))
         sec.append(_section("per-task", "Per task", "<details><summary>AA per model, task and prompt mode</summary>"
                             + html_table(_drop_single_version(t.tasks), ci=("AA", "ER"), table_id="per-task")
                             + "</details>"))

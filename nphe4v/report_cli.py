@@ -12,8 +12,13 @@ from typing import Annotated
 
 import typer
 
-from nphe4v import analysis
-from nphe4v.html_report import DEFAULT_MAX_IMAGES, DEFAULT_SAMPLES_PER_GROUP, DEFAULT_THUMB_PX
+# The defaults of nphe4v.html_report / nphe4v.analysis, repeated so that importing the CLI stays cheap
+# (tests/test_report.py checks they agree).
+DEFAULT_SAMPLES_PER_GROUP = 4
+DEFAULT_MAX_IMAGES = 120
+DEFAULT_THUMB_PX = 480
+DEFAULT_BOOT = 500
+DEFAULT_SEED = 0
 
 
 def _fail(msg: str) -> None:
@@ -33,8 +38,8 @@ def report(
     DEFAULT_MAX_IMAGES,
     thumb_px: Annotated[int, typer.Option(help="sample browser: thumbnail size in pixels")] = DEFAULT_THUMB_PX,
     n_boot: Annotated[int, typer.Option(help="bootstrap replicates for the AA intervals (0: none)")] =
-    analysis.DEFAULT_BOOT,
-    seed: Annotated[int, typer.Option(help="bootstrap seed")] = analysis.DEFAULT_SEED,
+    DEFAULT_BOOT,
+    seed: Annotated[int, typer.Option(help="bootstrap seed")] = DEFAULT_SEED,
 ) -> None:
     """Print the leaderboard and write RUN_DIR/leaderboard.csv; with --html/--md/--csv-dir, also the full
     report (tables with confidence intervals, figures, what is missing, a sample browser)."""

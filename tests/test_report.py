@@ -306,6 +306,15 @@ def test_graphverse_section_and_judge_missing(tmp_path) -> None:
     assert "No NPHardEval4V samples in these runs." in page
     assert 'id="gv-acc"' in page and "No GraphVerse samples" not in page
     assert (tmp_path / "out" / "g_tables" / "graphverse_by_edit.csv").is_file()
+    assert "judge not yet run" in page
+
+    # judge output under RUN/judge/, keyed like the samples: the labels show up and nothing is missing
+    (run / "judge").mkdir()
+    frame.select("model", "benchmark", "instance_id", "variant", "prompt_mode", "repeat").with_columns(
+        steps=pl.lit('["perceive: ok", "<b>reason</b>: wrong"]')).write_parquet(run / "judge" / "j.parquet")
+    assert analysis.missing_parts(run).is_empty()
+    page = build_report(run, tmp_path / "out2" / "g.html", n_boot=0).html.read_text()
+    assert "perceive: ok" in page and "&lt;b&gt;reason&lt;/b&gt;" in page and "judge not yet run" not in page
 
 
 # --------------------------------------------------------------------------------------------------- report
@@ -400,6 +409,15 @@ def test_figures_from_empty_tables() -> None:
     c = figures.ablation_bars(analysis.prompt_mode_ablation(pl.DataFrame(schema=SAMPLE_SCHEMA), board=empty))
     assert "No NPHardEval4V samples." in c.svg()
     assert c.png()[:4] == b"\x89PNG"
+
+
+def test_cli_defaults_match_the_library() -> None:
+    from nphe4v import html_report, report_cli
+
+    assert report_cli.DEFAULT_SAMPLES_PER_GROUP == html_report.DEFAULT_SAMPLES_PER_GROUP
+    assert report_cli.DEFAULT_MAX_IMAGES == html_report.DEFAULT_MAX_IMAGES
+    assert report_cli.DEFAULT_THUMB_PX == html_report.DEFAULT_THUMB_PX
+    assert (report_cli.DEFAULT_BOOT, report_cli.DEFAULT_SEED) == (analysis.DEFAULT_BOOT, analysis.DEFAULT_SEED)
 
 
 def test_cli_report(runs, tmp_path) -> None:

@@ -13,9 +13,9 @@ from pathlib import Path
 
 import pytest
 from PIL import Image, ImageStat
+from test_report import XSS, build_runs
 
 from nphe4v.html_report import build_report
-from test_report import XSS, build_runs
 
 CHROMIUM = shutil.which("chromium") or ("/usr/bin/chromium" if Path("/usr/bin/chromium").exists() else None)
 pytestmark = pytest.mark.skipif(CHROMIUM is None, reason="chromium not installed (apt-get install -y chromium)")
@@ -87,8 +87,6 @@ def test_filter_from_url_fragment(report) -> None:
     assert all(d["model"] == "beta" and d["verdict"] == "parse_error" for d in shown)
     assert len(shown) < len(rows)
     assert re.search(rf'id="sb-count">{len(shown)} of {len(rows)} samples shown<', dom)
-    assert re.search(r'<select id="f-model"[^>]*>.*?<option value="beta" selected', dom, re.S) or \
-        "beta" in re.search(r'<select id="f-model".*?</select>', dom, re.S).group(0)
 
 
 def test_open_sample_fills_prompt_and_image_and_escapes(report) -> None:
@@ -105,4 +103,4 @@ def test_open_sample_fills_prompt_and_image_and_escapes(report) -> None:
     assert re.search(r'<img src="data:image/png;base64,', body)
     # the hostile response is text in the live DOM too: no element was created from it
     assert "&lt;script&gt;alert" in body
-    assert XSS not in dom and '<img src="x"' not in dom and "onerror=" not in dom.replace("onerror=alert(1)&gt;", "")
+    assert XSS not in dom and not re.search(r"<[a-z]+[^>]*\sonerror=", dom) and "<script>alert" not in dom

@@ -274,6 +274,7 @@ class VLLMBackend:
                     [conv], [self._sampling(p)], use_tqdm=False, chat_template=self.chat_template
                 )
                 ids[rid] = i
+                ids[rid.split("-", 1)[0]] = i  # outputs carry the external id; enqueue returns the internal one
             except Exception as e:
                 if _engine_dead(e):
                     self._llm = None

@@ -1,0 +1,61 @@
+"""Judgments cached on disk, content-addressed (see `judge.llm_judge.cache_key`).
+
+One small JSON file per key under `<root>/<key[:2]>/<key>.json`, written to a temporary name and renamed,
+so concurrent judge actors (on a shared file system) and crashes never leave a partial entry, and two
+writers of the same key write the same content. Entries hold the judge's verdict, its raw outputs and
+usage; they are redacted before writing, so no API key can reach the cache.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import uuid
+from pathlib import Path
+from typing import Any
+
+from cluster import secrets
+
+CACHE_VERSION = 1
+
+
+class JudgeCache:
+    def __init__(self, root: str | Path) -> None:
+        self.root = Path(root)
+        self.hits = 0
+        self.misses = 0
+        self.writes = 0
+
+    def path(self, key: str) -> Path:
+        return self.root / key[:2] / f"{key}.json"
+
+    def get(self, key: str) -> dict[str, Any] | None:
+        try:
+            raw = self.path(key).read_bytes()
+        except (FileNotFoundError, NotADirectoryError):
+            self.misses += 1
+            return None
+        try:
+            entry = json.loads(raw)
+        except json.JSONDecodeError:  # cannot happen with atomic writes; treat as absent
+            self.misses += 1
+            return None
+        if entry.get("cache_version") != CACHE_VERSION or entry.get("key") != key:
+            self.misses += 1
+            return None
+        self.hits += 1
+        return entry["value"]
+
+    def put(self, key: str, value: dict[str, Any]) -> None:
+        p = self.path(key)
+        p.parent.mkdir(parents=True, exist_ok=True)
+        text = json.dumps({"cache_version": CACHE_VERSION, "key": key, "value": value}, ensure_ascii=False,
+                          sort_keys=True)
+        text = secrets.redact(text) or text
+        tmp = p.with_name(f".{p.name}.{uuid.uuid4().hex[:8]}.tmp")
+        tmp.write_text(text, encoding="utf-8")
+        os.replace(tmp, p)
+        self.writes += 1
+
+    def __len__(self) -> int:
+        return sum(1 for _ in self.root.glob("*/*.json")) if self.root.exists() else 0

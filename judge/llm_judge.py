@@ -1,0 +1,433 @@
+"""The LLM scoring agent (seed 002 §4.4): any litellm model grades a response against the graph evidence.
+
+Prompt: a versioned template file (judge/templates/<name>.txt plus task_instructions_<v>.yaml) filled in
+one pass (substituted values are never re-scanned, so a response containing `{{gold}}` stays literal).
+The model response is untrusted: `&`, `<`, `>` are escaped and it sits between an opening and a closing
+tag that carry a nonce derived from its content, so injected closing tags cannot close the block.
+
+Output: requested as JSON schema (`response_format` json_schema, strict; vLLM structured outputs), parsed
+strictly (`judge.schema.parse_verdict`) and validated with pydantic. Malformed output is retried
+`max_malformed` times (each retry with another seed), then recorded as a typed `judge_error`
+(`malformed`), never as a score. Every raw output is kept.
+
+Calls: litellm with `num_retries=0, max_retries=0`; every 429 goes to the provider key's shared limiter
+(`cluster.ratelimit`), which pauses all callers of the key until Retry-After. 5xx/timeouts/bad bodies are
+retried with backoff `max_attempts` times, then `judge_error` (`infra`, not cached). Errors are redacted.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import hashlib
+import html
+import json
+import logging
+import os
+import random
+import re
+import time
+from dataclasses import dataclass, field
+from functools import lru_cache
+from pathlib import Path
+from typing import Any, Literal
+
+import yaml
+from pydantic import BaseModel, ConfigDict, Field
+
+from cluster import secrets
+from judge.schema import (
+    MAX_CLAIM_CHARS_DEFAULT,
+    MAX_STEPS_DEFAULT,
+    JudgeErrorKind,
+    JudgeVerdict,
+    output_schema,
+    parse_verdict,
+)
+from nphe4v.core.hashing import canonical_json, sha256_bytes
+
+log = logging.getLogger(__name__)
+
+TEMPLATE_DIR = Path(__file__).with_name("templates")
+DEFAULT_TEMPLATE = "vgr_judge_v1"
+_PLACEHOLDER = re.compile(r"\{\{([a-z_]+)\}\}")
+_ERR_MAX = 500
+
+
+# ------------------------------------------------------------------------------------------------ template
+
+
+@dataclass(frozen=True)
+class Template:
+    name: str
+    system: str
+    user: str
+    instructions: dict[str, str]
+    schema: dict[str, Any]
+    version: str  # "<name>#<sha256 of template, instructions and schema>[:12]"
+    max_steps: int
+
+
+@lru_cache(maxsize=16)
+def load_template(
+    name: str = DEFAULT_TEMPLATE,
+    max_steps: int = MAX_STEPS_DEFAULT,
+    max_claim_chars: int | None = MAX_CLAIM_CHARS_DEFAULT,
+) -> Template:
+    """Read a template family: `<name>.txt` (### system / ### user sections) and the task instructions
+    file of the same version suffix (`task_instructions_<vN>.yaml`)."""
+    path = TEMPLATE_DIR / f"{name}.txt"
+    raw = path.read_text(encoding="utf-8")
+    m = re.search(r"_(v\d+)$", name)
+    if not m:
+        raise ValueError(f"template name {name!r} must end with _v<N>")
+    ipath = TEMPLATE_DIR / f"task_instructions_{m.group(1)}.yaml"
+    iraw = ipath.read_text(encoding="utf-8")
+    instructions = {str(k): " ".join(str(v).split()) for k, v in (yaml.safe_load(iraw) or {}).items()}
+    parts = re.split(r"^### (system|user)\s*$", raw, flags=re.MULTILINE)
+    sections = {parts[i]: parts[i + 1].strip("\n") for i in range(1, len(parts) - 1, 2)}
+    if set(sections) != {"system", "user"}:
+        raise ValueError(f"{path}: needs exactly one '### system' and one '### user' section")
+    schema = output_schema(max_steps, max_claim_chars)
+    digest = sha256_bytes((raw + "\x00" + iraw + "\x00" + canonical_json(schema)).encode())
+    family = name.replace("_", "-")
+    return Template(
+        name=name, system=sections["system"], user=sections["user"], instructions=instructions,
+        schema=schema, version=f"{family}#{digest[:12]}", max_steps=max_steps,
+    )
+
+
+def escape_untrusted(text: str) -> str:
+    """`&`, `<`, `>` escaped: no tag inside the response can open or close a block of the prompt."""
+    return html.escape(text, quote=False)
+
+
+def nonce_for(response: str, bundle_sha: str) -> str:
+    """Delimiter id of the response block: a hash of the content itself, so a response cannot contain
+    the id of its own block (that would need a hash fixed point) and the prompt stays deterministic."""
+    return hashlib.sha256(f"{bundle_sha}\x00{response}".encode()).hexdigest()[:16]
+
+
+def _fill(text: str, values: dict[str, str]) -> str:
+    def sub(m: re.Match[str]) -> str:
+        key = m.group(1)
+        if key not in values:
+            raise KeyError(f"template placeholder {{{{{key}}}}} has no value")
+        return values[key]
+
+    return _PLACEHOLDER.sub(sub, text)
+
+
+@dataclass(frozen=True)
+class JudgeItem:
+    """Everything the judge sees about one response."""
+
+    task: str
+    evidence: str
+    gold: str
+    question: str
+    response: str
+    repeat: int = 0
+
+    @property
+    def bundle_sha(self) -> str:
+        """Hash of the trusted inputs (task, evidence, gold set, question)."""
+        return sha256_bytes(canonical_json([self.task, self.evidence, self.gold, self.question]).encode())
+
+    @property
+    def response_sha(self) -> str:
+        return sha256_bytes(self.response.encode())
+
+
+def render_messages(t: Template, item: JudgeItem) -> list[dict[str, str]]:
+    nonce = nonce_for(item.response, item.bundle_sha)
+    instr = t.instructions.get("common", "") + "\n" + t.instructions.get(item.task.upper(), "")
+    values = {
+        "nonce": nonce,
+        "task_instructions": instr.strip(),
+        "question": item.question.strip() or "(not available)",
+        "evidence": item.evidence.strip(),
+        "gold": item.gold.strip(),
+        "response": escape_untrusted(item.response),
+        "max_steps": str(t.max_steps),
+    }
+    return [
+        {"role": "system", "content": _fill(t.system, values)},
+        {"role": "user", "content": _fill(t.user, values)},
+    ]
+
+
+# ------------------------------------------------------------------------------------------------ settings
+
+
+class JudgeSpec(BaseModel):
+    """A judge: any litellm model string (or `rule-based`), with call and schema settings."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    model: str = Field(description="litellm model string, e.g. 'openai/gpt-5.1'; 'rule-based' for the rule scorer")
+    snapshot: str | None = Field(None, description="pinned model snapshot recorded and used in cache keys")
+    api_base: str | None = None
+    api_key_env: str | None = None
+    template: str = DEFAULT_TEMPLATE
+    temperature: float = 0.0
+    max_tokens: int = Field(4096, ge=16)
+    max_steps: int = Field(MAX_STEPS_DEFAULT, ge=1, le=256)
+    max_claim_chars: int | None = Field(MAX_CLAIM_CHARS_DEFAULT, ge=8)
+    max_malformed: int = Field(3, ge=1, description="judge answers tried per judgment before judge_error")
+    timeout_s: float = Field(300.0, gt=0)
+    max_attempts: int = Field(4, ge=1, description="tries on transient errors (5xx, timeout, bad body)")
+    max_rate_limited: int = Field(50, ge=1)
+    max_concurrency: int = Field(8, ge=1, description="calls in flight per provider key, all judge actors")
+    rpm: float | None = Field(None, gt=0)
+    backoff_base_s: float = Field(1.0, ge=0)
+    backoff_max_s: float = Field(60.0, ge=0)
+    limiter: Literal["auto", "shared", "local"] = "auto"
+    extra: dict[str, Any] = Field(default_factory=dict, description="passed to litellm.acompletion as is")
+
+    @property
+    def is_rule(self) -> bool:
+        return self.model == "rule-based"
+
+    @property
+    def identity(self) -> str:
+        return self.model
+
+    @property
+    def pinned(self) -> str:
+        return self.snapshot or self.model
+
+    def template_obj(self) -> Template:
+        return load_template(self.template, self.max_steps, self.max_claim_chars)
+
+    def cache_identity(self) -> list[Any]:
+        """Judge settings that change its output, for the cache key."""
+        return [self.pinned, {"temperature": self.temperature, "max_tokens": self.max_tokens,
+                              "extra": {k: v for k, v in sorted(self.extra.items())}}]
+
+
+def cache_key(spec: JudgeSpec, template_version: str, item: JudgeItem) -> str:
+    """Content address of a judgment: (judge snapshot + settings, template version, evidence bundle,
+    response, judge repeat index)."""
+    return sha256_bytes(canonical_json(
+        [spec.cache_identity(), template_version, item.bundle_sha, item.response_sha, int(item.repeat)]
+    ).encode())
+
+
+# ------------------------------------------------------------------------------------------------ calling
+
+
+@dataclass
+class JudgeResult:
+    status: Literal["ok", "judge_error"]
+    verdict: JudgeVerdict | None = None
+    error_kind: JudgeErrorKind | None = None
+    error: str | None = None
+    raw_outputs: list[str] = field(default_factory=list)
+    calls: int = 0
+    served_model: str | None = None
+    prompt_tokens: int = 0
+    completion_tokens: int = 0
+    cost_usd: float = 0.0
+    latency_s: float = 0.0
+
+    @property
+    def cacheable(self) -> bool:
+        # the judge's own answers (valid or malformed) are kept; failed calls are retried next time
+        return self.status == "ok" or self.error_kind == "malformed"
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "status": self.status,
+            "verdict": None if self.verdict is None else self.verdict.model_dump(),
+            "error_kind": self.error_kind,
+            "error": self.error,
+            "raw_outputs": self.raw_outputs,
+            "calls": self.calls,
+            "served_model": self.served_model,
+            "prompt_tokens": self.prompt_tokens,
+            "completion_tokens": self.completion_tokens,
+            "cost_usd": self.cost_usd,
+            "latency_s": self.latency_s,
+        }
+
+    @classmethod
+    def from_json(cls, d: dict[str, Any]) -> JudgeResult:
+        v = d.get("verdict")
+        return cls(
+            status=d["status"], verdict=None if v is None else JudgeVerdict.model_validate(v),
+            error_kind=d.get("error_kind"), error=d.get("error"), raw_outputs=list(d.get("raw_outputs") or []),
+            calls=int(d.get("calls") or 0), served_model=d.get("served_model"),
+            prompt_tokens=int(d.get("prompt_tokens") or 0), completion_tokens=int(d.get("completion_tokens") or 0),
+            cost_usd=float(d.get("cost_usd") or 0.0), latency_s=float(d.get("latency_s") or 0.0),
+        )
+
+
+def _litellm() -> Any:
+    os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
+    import litellm
+
+    litellm.suppress_debug_info = True
+    secrets.install_log_redaction()
+    return litellm
+
+
+def _describe(e: BaseException) -> str:
+    text = " ".join(str(e).split())
+    return f"{type(e).__name__}: {text}" if text else type(e).__name__
+
+
+class _CallFailed(Exception):
+    def __init__(self, kind: JudgeErrorKind, msg: str) -> None:
+        super().__init__(msg)
+        self.kind = kind
+
+
+class LLMJudge:
+    """One judge client (one per actor); `judge` never raises except on cancellation."""
+
+    def __init__(self, spec: JudgeSpec, limiter: Any | None = None) -> None:
+        from cluster.ratelimit import LimitSettings, SharedLimiter, in_ray_actor, local_limiter
+
+        if spec.is_rule:
+            raise ValueError("LLMJudge needs a model; use judge.rule_scorer for 'rule-based'")
+        self.spec = spec
+        self.template = spec.template_obj()
+        self.provider = secrets.provider_of(spec.model)
+        secrets.require_key(spec.model, self.provider, spec.api_key_env)
+        self._api_key = secrets.get_key(self.provider, spec.api_key_env)
+        self.key_id = secrets.key_id(self.provider, self._api_key, spec.api_base)
+        settings = LimitSettings(
+            max_concurrency=spec.max_concurrency, rpm=spec.rpm, backoff_base_s=max(spec.backoff_base_s, 0.01),
+            backoff_max_s=spec.backoff_max_s,
+        )
+        if limiter is not None:
+            self.limiter = limiter
+        elif spec.limiter == "shared" or (spec.limiter == "auto" and in_ray_actor()):
+            self.limiter = SharedLimiter(self.key_id, settings)
+        else:
+            self.limiter = local_limiter(self.key_id, settings)
+        self._rng = random.Random(0)
+        self._ll = _litellm()
+        self.calls = 0  # HTTP calls made by this client (tests and benches read it)
+
+    def response_format(self) -> dict[str, Any]:
+        return {"type": "json_schema",
+                "json_schema": {"name": "vgr_judgment", "schema": self.template.schema, "strict": True}}
+
+    async def judge_many(self, items: list[JudgeItem]) -> list[JudgeResult]:
+        return list(await asyncio.gather(*(self.judge(i) for i in items)))
+
+    async def judge(self, item: JudgeItem) -> JudgeResult:
+        try:
+            return await self._judge(item)
+        except asyncio.CancelledError:
+            raise
+        except Exception as e:  # a bug of ours or litellm's: typed error, never a score
+            return JudgeResult(status="judge_error", error_kind="infra",
+                               error=(secrets.redact(f"unexpected: {_describe(e)}") or "")[:_ERR_MAX])
+
+    async def _judge(self, item: JudgeItem) -> JudgeResult:
+        messages = render_messages(self.template, item)
+        res = JudgeResult(status="judge_error")
+        t0 = time.monotonic()
+        problems = []
+        for attempt in range(self.spec.max_malformed):
+            seed = int(item.repeat) * 1000 + attempt
+            try:
+                resp = await self._call_with_retries(messages, seed, res)
+            except _CallFailed as e:
+                res.error_kind, res.error = e.kind, (secrets.redact(str(e)) or "")[:_ERR_MAX]
+                res.latency_s = time.monotonic() - t0
+                return res
+            content, finish = _content(resp)
+            res.raw_outputs.append(secrets.redact(content) or "")
+            res.served_model = str(getattr(resp, "model", None) or res.served_model or "") or None
+            try:
+                if finish == "length":
+                    raise ValueError("output cut at max_tokens")
+                verdict = parse_verdict(content, self.template.max_steps)
+            except ValueError as e:
+                problems.append(f"attempt {attempt + 1}: {e}")
+                continue
+            res.status, res.verdict = "ok", verdict
+            res.latency_s = time.monotonic() - t0
+            return res
+        res.error_kind = "malformed"
+        res.error = ("; ".join(problems))[:_ERR_MAX]
+        res.latency_s = time.monotonic() - t0
+        return res
+
+    async def _call_with_retries(self, messages: list[dict[str, str]], seed: int, res: JudgeResult) -> Any:
+        from cluster.backends.litellm_api import classify, retry_after_s
+
+        transient = limited = 0
+        while True:
+            res.calls += 1
+            self.calls += 1
+            try:
+                async with self.limiter.slot():
+                    try:
+                        resp = await asyncio.wait_for(self._call(messages, seed), self.spec.timeout_s + 15)
+                    except self._ll.RateLimitError as e:
+                        await self.limiter.report_rate_limited(retry_after_s(e))
+                        raise
+                if not getattr(resp, "choices", None):
+                    raise _BadBody("response without choices")
+                self._usage(resp, res)
+                return resp
+            except asyncio.CancelledError:
+                raise
+            except Exception as e:
+                kind = "transient" if isinstance(e, _BadBody) else classify(e)
+                msg = _describe(e)
+                if kind == "rate_limited":
+                    limited += 1
+                    if limited >= self.spec.max_rate_limited:
+                        raise _CallFailed("infra", f"rate limited {limited} times: {msg}") from None
+                    continue  # the next slot() waits out the key's pause
+                if kind in ("config", "model"):
+                    raise _CallFailed("config", msg) from None
+                transient += 1
+                if transient >= self.spec.max_attempts:
+                    raise _CallFailed("infra", f"after {transient} tries: {msg}") from None
+                log.info("judge %s: transient error (try %d): %s", self.spec.model, transient, secrets.redact(msg))
+                d = min(self.spec.backoff_base_s * 2 ** (transient - 1), self.spec.backoff_max_s)
+                await asyncio.sleep(d / 2 + self._rng.uniform(0, d / 2))
+
+    async def _call(self, messages: list[dict[str, str]], seed: int) -> Any:
+        s = self.spec
+        kw: dict[str, Any] = {"temperature": s.temperature, "max_tokens": s.max_tokens, "seed": seed,
+                              "drop_params": True, "response_format": self.response_format()}
+        if s.api_base:
+            kw["api_base"] = s.api_base
+        if self._api_key:
+            kw["api_key"] = self._api_key
+        kw.update(s.extra)
+        # never let an option re-enable the client's own retries: 429s must reach the limiter
+        kw.update(model=s.model, messages=messages, timeout=s.timeout_s, num_retries=0, max_retries=0)
+        return await self._ll.acompletion(**kw)
+
+    def _usage(self, resp: Any, res: JudgeResult) -> None:
+        usage = getattr(resp, "usage", None)
+        res.prompt_tokens += int(getattr(usage, "prompt_tokens", 0) or 0)
+        res.completion_tokens += int(getattr(usage, "completion_tokens", 0) or 0)
+        hidden = getattr(resp, "_hidden_params", None) or {}
+        cost = hidden.get("response_cost")
+        if cost is None:
+            try:
+                cost = self._ll.completion_cost(completion_response=resp)
+            except Exception:
+                cost = 0.0
+        res.cost_usd += float(cost or 0.0)
+
+
+class _BadBody(Exception):
+    pass
+
+
+def _content(resp: Any) -> tuple[str, str | None]:
+    choice = resp.choices[0]
+    content = getattr(choice.message, "content", None)
+    if not isinstance(content, str):
+        content = json.dumps(content) if content is not None else ""
+    return content, getattr(choice, "finish_reason", None)
