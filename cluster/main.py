@@ -17,6 +17,7 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     p.add_argument("--models", help="comma-separated subset of the config's models")
     p.add_argument("--out", help="run folder (overrides the config's `out`)")
     p.add_argument("--data-root", default="data", help="where generated datasets are cached")
+    p.add_argument("--no-html", action="store_true", help="skip the HTML/Markdown report (tables still written)")
     return p.parse_args(argv)
 
 
@@ -50,5 +51,10 @@ def main(argv: list[str] | None = None) -> int:
     from nphe4v.report import print_summaries
 
     paths = print_summaries(out)
+    if not args.no_html:
+        from nphe4v.html_report import build_report
+
+        res = build_report([out], out / "report.html", out / "report.md")
+        paths += [p for p in (res.html, res.markdown) if p]
     print("report: " + ", ".join(map(str, paths)) + f"\nsamples: {out}/samples/\nmanifest: {out}/manifest.json")
     return 0

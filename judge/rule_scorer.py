@@ -118,6 +118,8 @@ _SET_AFTER = re.compile(
 _SET_BEFORE = re.compile(
     r"(?i)\b(clique|independent\s+set|vertex\s+cover|common\s+neighbou?rs?)\b[^.\n]{0,30}?(?::|=|\bis\b|\bare\b)\s*[\[{(]?\s*$"
 )
+_GROUP_NOUNS = ("node", "vert", "airport", "atom", "member", "actor", "entit", "famil", "character", "circle")
+_SET_WORDS = ("clique", "independent", "cover", "common")
 _ARITH = re.compile(r"(?<![\d.])(\d+(?:\.\d+)?)((?:\s*\+\s*\d+(?:\.\d+)?)+)\s*=\s*(\d+(?:\.\d+)?)")
 
 
@@ -485,7 +487,7 @@ class _Scorer:
             self.degree_claim(start, end + m.end(), tok, int(m.group(1)))
         else:
             lead = self.text[max(0, start - 20) : start]
-            mb = _DEG_BEFORE.search(lead)
+            mb = _DEG_BEFORE.search(lead) if "deg" in lead.lower() else None
             m = _DEG_BEFORE_AFTER.match(after) if mb else None
             if mb and m:
                 self.degree_claim(start - (len(lead) - mb.start()), end + m.end(), tok, int(m.group(1)))
@@ -503,8 +505,10 @@ class _Scorer:
             return
         after = text[end : end + 60]
         before = text[max(0, start - 60) : start]
+        low = before.lower()
         # distance d(A, B) = N
-        mb = _DIST_BEFORE.search(before) if i + 1 < len(mentions) else None
+        gate = "dist" in low or "d(" in low or "d (" in low
+        mb = _DIST_BEFORE.search(before) if gate and i + 1 < len(mentions) else None
         if mb:
             s2, e2, tok2 = mentions[i + 1]
             if _DIST_MID.fullmatch(text[end:s2]) and tok2 in self.ctx.names:
@@ -515,7 +519,7 @@ class _Scorer:
         # adjacency A: B, C  /  A is connected to B and C  /  neighbours of A: B, C
         if i + 1 < len(mentions):
             gap = gaps[i]
-            prefix = _ADJ_PREFIX.search(before) is not None
+            prefix = ("eighbo" in low or "n(" in low or "n (" in low) and _ADJ_PREFIX.search(before) is not None
             m = (_ADJ_PREFIX_GAP.fullmatch(gap) if prefix else None) or _ADJ_GAP.fullmatch(gap)
             if m:
                 j = self._list_after(i + 1, mentions, kinds)
@@ -534,14 +538,15 @@ class _Scorer:
             listed = [t for _, _, t in mentions[i : j + 1]]
             if all(t in self.ctx.names for t in listed):
                 lend = mentions[j][1]
-                m = _COLOR_GROUP_BEFORE.search(before)
+                m = _COLOR_GROUP_BEFORE.search(before) if any(w in low for w in _GROUP_NOUNS) else None
                 if m:
                     self.color_group_claim(start - (len(before) - m.start()), lend, m.group(1), listed)
-                m = _SET_BEFORE.search(before)
+                m = _SET_BEFORE.search(before) if any(w in low for w in _SET_WORDS) else None
                 prop = m.group(1) if m else None
                 sstart = start - (len(before) - m.start()) if m else start
                 if prop is None:
-                    m2 = _SET_AFTER.match(text[lend : lend + 60])
+                    tail = text[lend : lend + 60]
+                    m2 = _SET_AFTER.match(tail) if any(w in tail.lower() for w in _SET_WORDS[:3]) else None
                     if m2 and len(listed) >= 2:
                         prop = m2.group(1)
                         lend = lend + m2.end()

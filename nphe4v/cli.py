@@ -132,12 +132,10 @@ def grade(
     _report(out)
 
 
-@app.command()
-def report(run_dir: Annotated[Path, typer.Argument(help="run folder")]) -> None:
-    """Print the leaderboard and write RUN_DIR/leaderboard.csv."""
-    if not (run_dir / "samples").is_dir():
-        fail(f"{run_dir}/samples: not found (is {run_dir} a run folder?)")
-    _report(run_dir)
+# `report` lives in its own module so that importing the CLI stays cheap
+from nphe4v.report_cli import report as _report_cmd  # noqa: E402
+
+app.command(name="report")(_report_cmd)
 
 
 def _report(run_dir: Path) -> None:

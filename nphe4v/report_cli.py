@@ -43,16 +43,14 @@ def report(
 ) -> None:
     """Print the leaderboard and write RUN_DIR/leaderboard.csv; with --html/--md/--csv-dir, also the full
     report (tables with confidence intervals, figures, what is missing, a sample browser)."""
-    from nphe4v.report import print_leaderboard, write_leaderboard
+    from nphe4v.report import print_summaries
 
     for run_dir in run_dirs:
         if not (run_dir / "samples").is_dir():
             _fail(f"{run_dir}/samples: not found (is {run_dir} a run folder?)")
     for run_dir in run_dirs:
-        board, path = write_leaderboard(run_dir)
-        title = "NPHardEval4V leaderboard" + (f" — {run_dir}" if len(run_dirs) > 1 else "")
-        print_leaderboard(board, title=title)
-        typer.echo(f"leaderboard: {path}")
+        for path in print_summaries(run_dir):
+            typer.echo(f"wrote {path}")
     if html is None and md is None and csv_dir is None:
         return
     from nphe4v.html_report import build_report
