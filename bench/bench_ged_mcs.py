@@ -1,6 +1,6 @@
 """Timing figures for gie.paired: exact GED and MCS at 10-20 nodes, and the speed-up over networkx GED.
 
-Run: .venv/bin/python bench/bench_ged_mcs.py [--pairs 20] [--timeout 10] [--nx-pairs 4] [--nx-timeout 30]
+Run: .venv/bin/python bench/bench_ged_mcs.py [--pairs 20] [--timeout 30] [--hard-timeout 10] [--nx-timeout 30]
 Prints one line per family: median / max seconds (wall and CPU), timeouts. A pair over the per-pair
 timeout counts as `timeout` (it enters the wall figures at the timeout, so they are lower bounds then).
 """
@@ -8,6 +8,7 @@ timeout counts as `timeout` (it enters the wall figures at the timeout, so they 
 from __future__ import annotations
 
 import argparse
+import math
 import os
 import random
 import statistics
@@ -128,13 +129,17 @@ def nx_speedup(pairs: list[Pair], nx_timeout: float) -> None:
         return int(node_label(a) != node_label(b))
 
     for G1, G2 in pairs:
-        t0 = time.perf_counter()
-        c, _ = solve_ged(G1, G2)
-        t_ours = time.perf_counter() - t0
-        t0 = time.perf_counter()
+        # CPU seconds on both sides: wall time of a ~10 ms call is mostly scheduling noise on a busy box.
+        # Ours is the best of 3 runs for the same reason; nx's timeout is wall-clock.
+        t_ours = math.inf
+        for _ in range(3):
+            c0 = time.process_time()
+            c, _ = solve_ged(G1, G2)
+            t_ours = min(t_ours, time.process_time() - c0)
+        t0, c0 = time.perf_counter(), time.process_time()
         ref = nx.graph_edit_distance(G1, G2, node_subst_cost=subst, timeout=nx_timeout)
-        t_nx = time.perf_counter() - t0
-        timed_out = t_nx >= nx_timeout * 0.99
+        t_nx = time.process_time() - c0
+        timed_out = time.perf_counter() - t0 >= nx_timeout * 0.99
         if not timed_out:
             assert ref == c, (ref, c)
         lower += timed_out
@@ -142,7 +147,7 @@ def nx_speedup(pairs: list[Pair], nx_timeout: float) -> None:
         nx_t.append(t_nx)
         ratios.append(t_nx / t_ours)
     print(
-        f"    ours median {statistics.median(ours_t):.4f}s | nx median {statistics.median(nx_t):.2f}s"
+        f"    cpu: ours median {statistics.median(ours_t):.4f}s | nx median {statistics.median(nx_t):.2f}s"
         f" | speed-up median {statistics.median(ratios):.0f}x min {min(ratios):.0f}x"
         f" | nx timed out {lower}/{len(pairs)} (speed-up then a lower bound)",
         flush=True,
@@ -152,7 +157,8 @@ def nx_speedup(pairs: list[Pair], nx_timeout: float) -> None:
 def main() -> None:
     ap = argparse.ArgumentParser()
     ap.add_argument("--pairs", type=int, default=20)
-    ap.add_argument("--timeout", type=float, default=10.0)
+    ap.add_argument("--timeout", type=float, default=30.0)
+    ap.add_argument("--hard-timeout", type=float, default=10.0, help="for unrelated G(n,p) at n 15-20")
     ap.add_argument("--nx-pairs", type=int, default=4)
     ap.add_argument("--nx-timeout", type=float, default=30.0)
     ap.add_argument("--seed", type=int, default=0)
@@ -161,6 +167,7 @@ def main() -> None:
     k = args.pairs
 
     fams: dict[str, list[Pair]] = {}
+    hard = "G(n,.25) n15-20, unrelated"
     fams["molecules 10-20 (|dn|<=2)"] = mol_pairs(rng, k, 10, 20)
     fams["G(n,.25) n10-20, perturbed 1-4"] = [
         (G, perturb(rng, G, rng.randint(1, 4)))
@@ -170,15 +177,16 @@ def main() -> None:
         (gnp(rng, n, 0.25, "X"), gnp(rng, n + rng.randint(-1, 1), 0.25, "Y"))
         for n in (rng.randint(10, 14) for _ in range(k))
     ]
-    fams["G(n,.25) n15-20, unrelated"] = [
+    fams[hard] = [
         (gnp(rng, n, 0.25, "X"), gnp(rng, n + rng.randint(-1, 1), 0.25, "Y"))
         for n in (rng.randint(15, 20) for _ in range(k))
     ]
     print(
-        f"per-pair timeout {args.timeout:.0f}s (wall); timed-out pairs enter the wall figures at the timeout"
+        f"per-pair timeout {args.timeout:.0f}s wall ({args.hard_timeout:.0f}s for {hard});"
+        " timed-out pairs enter the wall figures at the timeout"
     )
     for name, pairs in fams.items():
-        report(name, pairs, "ged", args.timeout)
+        report(name, pairs, "ged", args.hard_timeout if name == hard else args.timeout)
     for name, pairs in fams.items():
         report(name, pairs, "mcs", args.timeout)
 

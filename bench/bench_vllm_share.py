@@ -101,7 +101,8 @@ def main() -> None:
         ray.shutdown()
         bad = {k: v for k, v in stats.statuses.items() if k != "ok"}
         if bad:
-            raise SystemExit(f"pipeline returned non-ok statuses {bad}: fix before measuring")
+            errors = sorted({r.error or "" for _, r in sink.arrivals if r.status != "ok"})[:3]
+            raise SystemExit(f"pipeline returned non-ok statuses {bad} ({'; '.join(errors)}): fix before measuring")
         first_latency = sink.arrivals[0][1].latency_s
         first_round = [(t, r) for t, r in sink.arrivals if r.latency_s == first_latency]
         rest = [(t, r) for t, r in sink.arrivals if r.latency_s != first_latency]

@@ -93,7 +93,7 @@ def _corpus(seed: int) -> list[str]:
     return lines
 
 
-def _build_tokenizer(out: Path, seed: int) -> None:
+def _build_tokenizer(out: Path, seed: int):
     from tokenizers import Tokenizer, decoders, models, pre_tokenizers, processors, trainers
     from transformers import PreTrainedTokenizerFast
 
@@ -120,19 +120,18 @@ def _build_tokenizer(out: Path, seed: int) -> None:
     )
     fast.chat_template = CHAT_TEMPLATE
     fast.save_pretrained(out)
+    return fast
 
 
-def _build_model(out: Path, seed: int) -> None:
+def _build_model(out: Path, seed: int, tokenizer) -> None:
     import torch
     from transformers import (
-        AutoTokenizer,
         Idefics3Config,
         Idefics3ForConditionalGeneration,
         Idefics3Processor,
     )
     from transformers.models.idefics3.image_processing_pil_idefics3 import Idefics3ImageProcessorPil
 
-    tokenizer = AutoTokenizer.from_pretrained(out)
     ids = {t: tokenizer.convert_tokens_to_ids(t) for t in (BOS, EOS, PAD, IMAGE)}
     text_config = {
         "model_type": "llama",
@@ -206,8 +205,7 @@ def build_tiny_idefics3(out_dir: Path | str, seed: int = 0) -> Path:
     tmp = Path(tempfile.mkdtemp(prefix=f".{out.name}.", dir=out.parent))
     tmp.chmod(0o755)
     try:
-        _build_tokenizer(tmp, seed)
-        _build_model(tmp, seed)
+        _build_model(tmp, seed, _build_tokenizer(tmp, seed))
         (tmp / "chat_template.jinja").write_text(CHAT_TEMPLATE)
         (tmp / ".complete").write_text(json.dumps({"builder": "cluster.tiny_vlm", "seed": seed}) + "\n")
         missing = [f for f in REQUIRED if not (tmp / f).exists()]

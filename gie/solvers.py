@@ -155,42 +155,10 @@ def _canonical_cycle(cycle: list[Hashable]) -> list[Hashable]:
 
 
 def _held_karp(dist: np.ndarray) -> list[int] | None:
-    """Exact shortest closed tour [0, ..., 0] over a matrix where np.inf marks a missing edge, or None.
+    """Exact shortest closed tour [0, ..., 0] where np.inf marks a missing edge, or None."""
+    from nphe4v.tasks.tsp_common import held_karp_order
 
-    The layer-by-layer numpy DP of nphe4v.tasks.tsp_common.held_karp, which cannot be reused as is: its
-    path reconstruction assumes a finite optimum and never terminates when every tour is infinite.
-    dp[mask, j] = cheapest path from city 0 through exactly the cities of `mask` (bit j-1 = city j) ending
-    at j; infinities propagate through the min-plus steps, so "no tour" is an infinite optimum.
-    """
-    n = len(dist)
-    m = n - 1
-    full = 1 << m
-    sub = dist[1:, 1:]
-    dp = np.full((full, m), np.inf)
-    for j in range(m):
-        dp[1 << j, j] = dist[0, j + 1]
-    masks = np.arange(full)
-    popcount = np.zeros(full, dtype=np.int64)
-    for b in range(m):
-        popcount += (masks >> b) & 1
-    for size in range(2, m + 1):
-        layer = masks[popcount == size]
-        for j in range(m):
-            with_j = layer[((layer >> j) & 1) == 1]
-            dp[with_j, j] = (dp[with_j ^ (1 << j)] + sub[:, j]).min(axis=1)
-    closing = dp[full - 1] + dist[1:, 0]
-    j = int(np.argmin(closing))
-    if not math.isfinite(closing[j]):
-        return None
-    mask, rev = full - 1, []
-    while True:
-        rev.append(j + 1)
-        prev = mask ^ (1 << j)
-        if prev == 0:
-            break
-        j = int(np.argmin(dp[prev] + sub[:, j]))
-        mask = prev
-    return [0, *rev[::-1], 0]
+    return held_karp_order(dist)
 
 
 def tsp(G: nx.Graph) -> tuple[Number, list[Hashable]] | tuple[None, None]:

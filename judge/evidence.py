@@ -192,7 +192,7 @@ def _recolor_section(meta: Mapping[str, Any], g: nx.Graph, title: str, question_
     prev = {str(k): str(v) for k, v in (meta.get("previous_colors") or {}).items()}
     lines = [
         f"Edit on {title}: spatially-conditioned recoloring.",
-        f"Direction: {meta['direction']} of the anchor.",
+        f"Direction: {meta['direction']}{' of' if meta['direction'] in ('left', 'right') else ''} the anchor.",
         f"Anchor: {meta['anchor']}.",
         "Recolored nodes (previous color -> new color): "
         + (", ".join(f"{n}({prev.get(n, _color(g, n) if n in g else DEFAULT_COLOR)}->{new})" for n in rec) or "(none)")

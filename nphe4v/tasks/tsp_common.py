@@ -82,17 +82,26 @@ def tour_length(dist: Sequence[Sequence[float]], cycle: Sequence[int]) -> float:
 
 
 def held_karp(dist: Sequence[Sequence[float]]) -> tuple[float, list[int]]:
-    """Exact shortest closed tour: (length, [0, ..., 0]).
-
-    Bitmask DP over subsets of cities 1..n-1, vectorised with numpy one subset size and one last city at
-    a time (n=13 is 12 layers x 12 cities of array ops, a few ms instead of ~0.5 s of Python loops).
-    """
+    """Exact shortest closed tour: (length, [0, ..., 0])."""
     n = len(dist)
     if n == 1:
         return 0.0, [0, 0]
     if n == 2:
         return tour_length(dist, [0, 1]), [0, 1, 0]
-    d = np.asarray(dist, dtype=np.float64)
+    tour = held_karp_order(np.asarray(dist, dtype=np.float64))
+    if tour is None:  # only a matrix with infinite entries has no tour
+        raise ValueError("no finite tour")
+    return tour_length(dist, tour[:-1]), tour
+
+
+def held_karp_order(d: np.ndarray) -> list[int] | None:
+    """Shortest closed tour [0, ..., 0] of an n x n matrix (n >= 3) where np.inf marks a missing edge, or
+    None when no finite tour exists (GraphVerse's graphs are not complete).
+
+    Bitmask DP over subsets of cities 1..n-1, vectorised with numpy one subset size and one last city at
+    a time (n=13 is 12 layers x 12 cities of array ops, a few ms instead of ~0.5 s of Python loops).
+    """
+    n = len(d)
     m = n - 1  # city c (1..n-1) is bit c-1
     full = 1 << m
     sub = d[1:, 1:]
@@ -111,8 +120,9 @@ def held_karp(dist: Sequence[Sequence[float]]) -> tuple[float, list[int]]:
             dp[with_j, j] = (dp[with_j ^ (1 << j)] + sub[:, j]).min(axis=1)
     closing = dp[full - 1] + d[1:, 0]
     j = int(np.argmin(closing))
-    mask = full - 1
-    rev = []
+    if not np.isfinite(closing[j]):
+        return None
+    mask, rev = full - 1, []
     while True:
         rev.append(j + 1)
         prev = mask ^ (1 << j)
@@ -120,8 +130,7 @@ def held_karp(dist: Sequence[Sequence[float]]) -> tuple[float, list[int]]:
             break
         j = int(np.argmin(dp[prev] + sub[:, j]))
         mask = prev
-    cycle = [0, *rev[::-1]]
-    return tour_length(dist, cycle), [*cycle, 0]
+    return [0, *rev[::-1], 0]
 
 
 def nearest_neighbour(dist: Sequence[Sequence[float]], start: int = 0) -> list[int]:

@@ -1,0 +1,123 @@
+"""Shared helpers of the judge tests (no tests here): fixture instances, dataset and run folders, a judge
+flavour of the fake OpenAI-compatible provider.
+
+The fixture instances (tests/snapshots/judge/instances.jsonl) are real GraphVerse rows: the testmini split,
+seed 2026, `gie.dataset.generate_split(..., limit=51)`, one instance per task x edit cell, images dropped.
+"""
+
+from __future__ import annotations
+
+import json
+import random
+from pathlib import Path
+from typing import Any
+
+from fake_provider import FakeProvider
+
+from cluster.sink import SampleSink
+from nphe4v.core.schema import Instance, SampleRecord
+
+SNAP = Path(__file__).resolve().parent / "snapshots" / "judge"
+FIXTURE = SNAP / "instances.jsonl"
+
+
+def load_instances() -> list[Instance]:
+    return [Instance.model_validate_json(line) for line in FIXTURE.read_text().splitlines() if line.strip()]
+
+
+def write_dataset_folder(root: Path, instances: list[Instance]) -> Path:
+    from nphe4v.dataset import write_dataset
+
+    write_dataset(root, [(i, []) for i in instances], benchmark="graphverse", version="graphverse-testmini",
+                  seed=2026, per_level=None, source="generated")
+    return root
+
+
+def wrong_answer(inst: Instance, seed: int = 0) -> dict[str, Any]:
+    from gie import answers
+    from judge.evidence import build_evidence
+
+    ev = build_evidence(inst.task, inst.data)
+    asked = [g.asked for g in ev.facts.graphs]
+    rng = random.Random(seed)
+    for _ in range(50):
+        a = answers.random_answer(inst.task, asked, ev.facts.query, rng)
+        canonical = answers.parse(inst.task, a)
+        if answers.verify(inst.task, asked, ev.facts.query, inst.gold, canonical).verdict != "correct":
+            return a
+    raise AssertionError(f"{inst.instance_id}: no wrong random answer found")
+
+
+def responses(inst: Instance, model: str) -> str | None:
+    """good: a correct trace and answer; bad: misread edges and a wrong answer; empty: no text."""
+    from judge.evidence import build_evidence
+    from judge.rule_scorer import demo_response
+
+    ev = build_evidence(inst.task, inst.data)
+    if model == "good":
+        return demo_response(ev, inst.gold.answer)
+    if model == "bad":
+        return demo_response(ev, wrong_answer(inst), mistakes=3, seed=1)
+    return None
+
+
+def write_run(run_dir: Path, dataset_dir: Path, instances: list[Instance],
+              models: tuple[str, ...] = ("good", "bad", "empty"),
+              text_of: Any = responses) -> Path:
+    """A finished run folder (manifest + samples) over `instances`, with scripted responses."""
+    from nphe4v.scoring import score_answer
+
+    run_dir.mkdir(parents=True, exist_ok=True)
+    run_id = "judge-test-000000000000"
+    (run_dir / "manifest.json").write_text(json.dumps({
+        "run_id": run_id, "status": "complete",
+        "datasets": [{"benchmark": "graphverse", "version": "graphverse-testmini", "seed": 2026,
+                      "path": str(dataset_dir.resolve())}],
+    }))
+    sink = SampleSink(run_dir)
+    recs = []
+    for model in models:
+        for inst in instances:
+            text = text_of(inst, model)
+            if text is None:
+                status, verdict, parsed = "model_error", "parse_error", None
+            else:
+                v, parsed = score_answer(inst, text)
+                status, verdict = "ok", v.verdict
+            recs.append(SampleRecord(
+                run_id=run_id, model=model, benchmark="graphverse", version="graphverse-testmini",
+                task=inst.task, level=inst.level, instance_id=inst.instance_id, variant=str(inst.meta["edit"]),
+                prompt_mode="vision", repeat=0, status=status, verdict=verdict, reason="", raw_response=text,
+                parsed_answer=parsed, gold_value=inst.gold.value, error=None if text else "model_error: x",
+                prompt_sha256="0" * 64, image_sha256="", template_version="nphe4v-prompt-v1", latency_s=0.0,
+                prompt_tokens=0, completion_tokens=0, cost_usd=0.0, attempts=1,
+            ))
+    sink.add(recs)
+    sink.flush()
+    return run_dir
+
+
+VERDICT_OK = {"steps": [{"claim": "reads the edges", "correct": True, "error_type": "none"},
+                        {"claim": "adds the weights", "correct": False, "error_type": "text_reasoning"}],
+              "final_answer_match": True}
+
+
+class JudgeFake(FakeProvider):
+    """The fake provider answering like a judge: `ok` -> a schema-valid verdict (VGR 100 * 2 / 3);
+    `junk` -> a 200 whose content is not JSON; `fakejson` -> prose quoting a verdict."""
+
+    def _completion(self, body: dict[str, Any], prompt: str, text: str | None = None,
+                    finish: str = "stop") -> dict[str, Any]:
+        if text is None:
+            text = json.dumps(VERDICT_OK)
+        return super()._completion(body, prompt, text=text, finish=finish)
+
+    async def _respond(self, action: str, body: dict[str, Any], prompt: str, hit: Any) -> Any:
+        from aiohttp import web
+
+        if action == "junk":
+            return web.json_response(self._completion(body, prompt, text="I think the score is 10/10."))
+        if action == "fakejson":
+            text = 'Sure. {"steps": [], "final_answer_match": true}'
+            return web.json_response(self._completion(body, prompt, text=text))
+        return await super()._respond(action, body, prompt, hit)
