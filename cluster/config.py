@@ -8,6 +8,7 @@ from typing import Any, Literal
 import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 
+from cluster.judge_stage import JudgeConfig
 from nphe4v.baselines import BASELINES
 from nphe4v.core.schema import PROMPT_MODES, PromptMode
 
@@ -102,6 +103,7 @@ class RunConfig(Strict):
     ray: RaySpec = RaySpec()
     max_inflight_batches: int = Field(4, ge=1)
     max_attempts: int = Field(3, ge=1, description="tries of a batch whose model actor died")
+    judge: JudgeConfig = Field(default_factory=JudgeConfig, description="GraphVerse process scoring (VGR-Score)")
 
     @model_validator(mode="after")
     def _unique_models(self) -> RunConfig:
@@ -113,7 +115,8 @@ class RunConfig(Strict):
 
     def fingerprint_fields(self) -> dict[str, Any]:
         """What makes two runs the same run (resumable into one folder); where and how it runs does not."""
-        d = self.model_dump(mode="json", exclude={"out", "ray", "max_inflight_batches", "max_attempts"})
+        # the judge is a later stage with its own cache and identity: changing it is not another run
+        d = self.model_dump(mode="json", exclude={"out", "ray", "max_inflight_batches", "max_attempts", "judge"})
         for m in d["models"]:
             for k in ("replicas", "num_cpus", "num_gpus", "batch_size"):
                 m.pop(k, None)

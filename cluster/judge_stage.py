@@ -31,6 +31,7 @@ from typing import Any
 import polars as pl
 from pydantic import BaseModel, ConfigDict, Field
 
+from cluster import secrets
 from cluster.sink import KEY_COLUMNS, read_samples, slug
 from judge.cache import JudgeCache
 from judge.evidence import Evidence, build_evidence, gold_text
@@ -106,7 +107,9 @@ def _instances(run_dir: Path, datasets: Iterable[Any] | None) -> dict[str, Any]:
 
     if datasets is None:
         man = json.loads((run_dir / "manifest.json").read_text())
-        datasets = [load_dataset(d["path"]) for d in man.get("datasets", []) if d.get("benchmark") == BENCHMARK]
+        # the judge reads instance data only: image hashes are not re-checked here
+        datasets = [load_dataset(d["path"], check_images=False) for d in man.get("datasets", [])
+                    if d.get("benchmark") == BENCHMARK]
     out: dict[str, Any] = {}
     for ds in datasets:
         if ds.manifest.benchmark == BENCHMARK:
@@ -185,6 +188,7 @@ def result_record(w: Work, res: JudgeResult, *, cached: bool, calls: int) -> Jud
     fields: dict[str, Any] = {}
     if res.status == "ok" and res.verdict is not None:
         fields = verdict_fields(res.verdict)
+        fields["steps"] = secrets.redact(fields["steps"])
     return Judgment(
         **w.base, judge_served_model=res.served_model, status=res.status, error_kind=res.error_kind,
         error=res.error, raw_output=json.dumps(res.raw_outputs, ensure_ascii=False), attempts=res.calls,

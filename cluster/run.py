@@ -177,7 +177,11 @@ def execute(cfg: RunConfig, *, data_root: Path = Path("data")) -> Path:
             s = run_model(cfg, model, ds, ds.manifest.version, run_id, sink, start_ray=lambda: init_ray(cfg))
             stats.append({"dataset": ds.manifest.version, **asdict(s)})
     sink.flush()
+    from cluster.judge_stage import run_judge_stage
+
+    judged = run_judge_stage(out, datasets, cfg.judge, start_ray=lambda: init_ray(cfg))
     manifest.update(
+        judge=asdict(judged),
         status="complete",
         finished_at=datetime.now(UTC).isoformat(timespec="seconds"),
         seconds=round(time.monotonic() - t0, 3),

@@ -32,9 +32,10 @@ _CLOCK_EVERY = 256
 _EMPTY = np.zeros(0, dtype=np.int64)
 # A* state evaluations before solve_ged hands over to the MILP. A count, not seconds, so that which
 # solver runs (and hence which of several optimal mappings is returned) does not depend on the
-# machine's load. ~1-2 s of A*: most molecule pairs need far fewer, and on those needing more HiGHS
-# was faster about half the time (NCI pairs of 16-20 atoms), which caps the tail.
-_ASTAR_EVALS = 20_000
+# machine's load. ~2-3 s of A* (~40 us per evaluation), ~60 MB of queue. On 40 NCI pairs of 10-20
+# atoms, 33 needed < 10k evaluations; of the other 7, three of the four under 60k were faster in A*
+# (~1.5-2 s vs 3-8.5 s of HiGHS) and the three above were faster in HiGHS (6-8 s).
+_ASTAR_EVALS = 60_000
 
 
 class _BudgetExceeded(Exception):
@@ -158,7 +159,7 @@ class _GedSearch:
         self.E1 = int(self.A1.sum()) // 2
         self.E2 = int(self.A2e.sum()) // 2
         self.deg2 = self.A2e.sum(axis=1)
-        # x[k][i]: neighbours of position k + i among positions < k; d1[k][i]: among positions >= k.
+        # x1[k][i]: neighbours of position k + i among positions < k; d1[k][i]: among positions >= k.
         deg1 = self.A1.sum(axis=1)
         self.x1 = [self.A1[k:, :k].sum(axis=1) for k in range(n1 + 1)]
         self.d1 = [deg1[k:] - self.x1[k] for k in range(n1 + 1)]
@@ -191,33 +192,38 @@ class _GedSearch:
         covered = int(sub.sum()) // 2
         return node + int(np.abs(self.A1 - sub).sum()) // 2 + (self.E2 - covered)
 
-    def bound(self, k: int, unused: np.ndarray, Y: np.ndarray, y: np.ndarray) -> tuple[int, np.ndarray]:
-        """Lower bound on the cost not yet counted in g at depth k, and the LSAP matrix/assignment.
+    def bound(
+        self, k: int, unused: np.ndarray, Y: np.ndarray, y: np.ndarray, inner: int
+    ) -> tuple[int, np.ndarray]:
+        """Lower bound on the cost not yet counted in g at depth k (and, at the root, the LSAP pairs).
 
         ``Y``: adjacency of the unused G2 nodes (rows) to the images of positions < k, ``y`` its row
-        sums. A pair (unplaced G1 node u, unused G2 node v) costs: label mismatch + the exact edits of
-        the edges between u, v and the placed nodes ("anchor" edges: x_u + y_v - 2 X_u.Y_v) + half
-        the difference of their degrees d1, d2 inside the unplaced parts. The anchor part is exact; the
-        degree part is admissible because an unplaced-unplaced edge edit is seen from both its ends.
-        Deleting u costs 1 + x_u + d1_u / 2, inserting v 1 + y_v + d2_v / 2. The minimum over
-        partial matchings is sum(del) + sum(ins) + a rectangular LSAP on min(0, sub - del - ins)
-        (a row left on a zero cell is deleted), and sub - del - ins = label - 2 X_u.Y_v - 2 - min(d1, d2).
-        Returns the bound and, for the pairs of the LSAP, the column of each row (-1 = deleted).
+        sums, ``inner`` the number of G2 edges among those images. A pair (unplaced G1 node u, unused
+        G2 node v) costs: label mismatch + the exact edits of the edges between u, v and the placed
+        nodes ("anchor" edges: x_u + y_v - 2 X_u.Y_v) + half the difference of their degrees d1, d2
+        inside the unplaced parts. The anchor part is exact; the degree part is admissible because an
+        unplaced-unplaced edge edit is seen from both its ends. Deleting u costs 1 + x_u + d1_u / 2,
+        inserting v 1 + y_v + d2_v / 2. The minimum over partial matchings is sum(del) + sum(ins) + a
+        rectangular LSAP on min(0, sub - del - ins) (a row left on a zero cell is deleted), where
+        sub - del - ins = label - 2 X_u.Y_v - 2 - min(d1, d2).
+        At the root it also returns the LSAP column of each row (-1 = deleted), else an empty array.
         """
         r2 = len(unused)
-        deg2u = self.deg2[unused]
-        # Twice sum(del) + sum(ins); 2 y + d2 = y + deg2 because d2 = deg2 - y.
-        total2 = self.del2[k] + 2 * r2 + int(y.sum() + deg2u.sum())
+        # Twice sum(del) + sum(ins). Over the unused v, sum(2 y + d2) = sum(y + deg2) counts every G2
+        # edge not among the images twice: 2 (E2 - inner).
+        total2 = self.del2[k] + 2 * r2 + 2 * (self.E2 - inner)
         if k == self.n1 or r2 == 0:
             return (total2 + 1) // 2, _EMPTY
         C = self.A1m2[k:, :k] @ Y.T
-        C += self.Lm2[k:, unused]
-        C -= np.minimum.outer(self.d1[k], deg2u - y)
+        C += self.Lm2[k:].take(unused, axis=1)
+        C -= np.minimum.outer(self.d1[k], self.deg2.take(unused) - y)
         np.minimum(C, 0, out=C)
         rows, cols = linear_sum_assignment(C)
         vals = C[rows, cols]
-        total2 += 2 * int(vals.sum())
-        assign = np.full(self.n1 - k, -1, dtype=np.int64)
+        total2 += 2 * int(np.add.reduce(vals))
+        if k:
+            return (total2 + 1) // 2, _EMPTY
+        assign = np.full(self.n1, -1, dtype=np.int64)
         keep = vals < 0
         assign[rows[keep]] = cols[keep]
         return (total2 + 1) // 2, assign
@@ -226,10 +232,11 @@ class _GedSearch:
         n1, n2 = self.n1, self.n2
         twin1, twin2 = self.twin1, self.twin2
         seq = 0
-        # Heap entries: (f, -depth, seq, g, img, evaluated). Deeper first on ties dives to leaves fast.
-        heap: list[tuple[int, int, int, int, tuple[int, ...], bool]] = [(0, 0, 0, 0, (), False)]
+        # Heap entries: (f, -depth, seq, g, img, evaluated, G2 edges among the images). Deeper first on
+        # ties dives to leaves fast.
+        heap: list[tuple[int, int, int, int, tuple[int, ...], bool, int]] = [(0, 0, 0, 0, (), False, 0)]
         while heap:
-            f, negk, _, g, img_t, evaluated = heapq.heappop(heap)
+            f, negk, _, g, img_t, evaluated, inner = heapq.heappop(heap)
             if f >= self.ub:
                 return  # every open state is at least as expensive as the incumbent
             self.expanded += 1
@@ -241,13 +248,13 @@ class _GedSearch:
             taken = set(img_t)
             unused_l = [v for v in range(n2) if v not in taken]
             unused = np.array(unused_l, dtype=np.int64)
-            Y = self.A2e[unused[:, None], img]
-            y = Y.sum(axis=1)
+            Y = self.A2e.take(unused, axis=0).take(img, axis=1)
+            y = np.add.reduce(Y, axis=1)
             if not evaluated:
                 self.evaluated += 1
                 if self.max_evals is not None and self.evaluated > self.max_evals:
                     raise _BudgetExceeded
-                h, assign = self.bound(k, unused, Y, y)
+                h, assign = self.bound(k, unused, Y, y, inner)
                 if k == n1:
                     # The bound is exact at a leaf (only insertions are left, all counted).
                     if g + h < self.ub:
@@ -261,7 +268,7 @@ class _GedSearch:
                 if g + h > f:
                     if g + h < self.ub:
                         seq += 1
-                        heapq.heappush(heap, (g + h, negk, seq, g, img_t, True))
+                        heapq.heappush(heap, (g + h, negk, seq, g, img_t, True, inner))
                     continue
             # Expand position k: each unused G2 node or deletion; g grows by the node cost and the
             # anchor edges of k. The parent's f stays a valid lower bound for every child.
@@ -269,16 +276,16 @@ class _GedSearch:
             # mapping obeys both: a G2 twin is used only after its lower twin, and the image of a G1
             # twin is larger than that of its earlier twin (or both are deleted).
             sa = self.x1k[k]
-            steps = self.Le[k, unused] + sa + y - 2 * (Y @ self.A1[k, :k])
+            steps = self.Le[k].take(unused) + (y + sa) - 2 * (Y @ self.A1[k, :k])
             floor = img_t[twin1[k]] if twin1[k] >= 0 else -1
-            for v, s in zip([*unused_l, n2], [*steps.tolist(), 1 + sa], strict=True):
+            for v, s, yv in zip([*unused_l, n2], [*steps.tolist(), 1 + sa], [*y.tolist(), 0], strict=True):
                 if v < floor or (v < n2 and (v == floor or (twin2[v] >= 0 and twin2[v] not in taken))):
                     continue
                 gc = g + int(s)
                 fc = max(f, gc)
                 if fc < self.ub:
                     seq += 1
-                    heapq.heappush(heap, (fc, negk - 1, seq, gc, (*img_t, v), False))
+                    heapq.heappush(heap, (fc, negk - 1, seq, gc, (*img_t, v), False, inner + int(yv)))
 
 
 def _ged_milp(

@@ -1,0 +1,14 @@
+"""The GraphVerse judge: VGR-Score from verbalized graph evidence (seed 002 §4.4, C.3, D.1, D.2, §5.4).
+
+* `judge.evidence`      deterministic evidence text (and facts) from an instance's stored graphs and edit metadata
+* `judge.rule_scorer`   the rule-based scorer (default judge; cross-check of LLM judges)
+* `judge.llm_judge`     any litellm model as the scoring agent: versioned templates, JSON schema, bounded retries
+* `judge.schema`        step-level verdicts, VGR-Score, the judgments table
+* `judge.cache`         content-addressed judgment cache
+* `judge.vgr`           read/join/aggregate judgments (per task, edit, model)
+* `judge.agreement`     judge vs judge / repeat / human tables (Tables 9, 10)
+* `judge.failure_modes` perception / visual reasoning / text reasoning breakdown (Figure 3)
+
+The run stage is `cluster.judge_stage.run_judge_stage`; the rescoring job is `jobs/judge_rerun.py`.
+See docs/judge.md.
+"""

@@ -268,6 +268,8 @@ def _litellm() -> Any:
 
     litellm.suppress_debug_info = True
     secrets.install_log_redaction()
+    if not any(isinstance(f, secrets.RedactingFilter) for f in log.filters):
+        log.addFilter(secrets.RedactingFilter())
     return litellm
 
 

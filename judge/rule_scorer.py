@@ -34,7 +34,7 @@ from __future__ import annotations
 
 import bisect
 import re
-from collections.abc import Iterable, Mapping
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -96,21 +96,29 @@ _TOTAL_AFTER = re.compile(
 )
 _TOTAL_EQ = re.compile(r"^[^\n;]{0,60}?=\s*(\d+(?:\.\d+)?)(?!\s*[+\-*/\d])")
 _HOPS_AFTER = re.compile(r"(?i)^\s*[(\[,:]?\s*(\d+)\s*(?:hops?|edges?)\b")
-_COLOR_AFTER = re.compile(
-    rf"(?i)\s*(?:\(\s*(?:colou?r\s*[:=]?\s*)?({_COLOR_ALT})\s*\)|\s(?:is|are|was|appears)\s+(?:colou?red\s+|drawn\s+in\s+|"
-    rf"filled\s+(?:with|in)\s+|in\s+)?({_COLOR_ALT})\b)"
-)
 _COLOR_GROUP_BEFORE = re.compile(
     rf"(?i)\b({_COLOR_ALT})(?:[\s-]+colou?red)?\s+(?:nodes?|vertices|airports?|atoms?|members?|actors?|entities|"
     rf"families|characters?|circles?)[^.\n:]{{0,24}}?(?::|\bare\b|=|\binclude\b|\bincludes\b)\s*[\[{{(]?\s*$"
 )
+_TOK = r"(?<![A-Za-z0-9_])([A-Z][A-Za-z0-9]{1,3})(?![A-Za-z0-9_])"
+_COLOR_CLAIM = re.compile(
+    _TOK + rf"\s*(?i:\(\s*(?:colou?r\s*[:=]?\s*)?({_COLOR_ALT})\s*\)|\s(?:is|are|was|appears)\s+(?:colou?red\s+|"
+    rf"drawn\s+in\s+|filled\s+(?:with|in)\s+|in\s+)?({_COLOR_ALT})\b)"
+)
+_DEG_CLAIM = re.compile(
+    _TOK + r"\s*(?i:\)\s*)?(?i:has\s+(?:a\s+)?degree(?:\s+of)?|\(\s*degree|,\s*degree|:\s*degree)\s*[:=]?\s*(\d+)"
+)
+_DEG_CLAIM_PREFIX = re.compile(r"(?i:degree\s+of|deg\s*\()\s*" + _TOK + r"\s*\)?\s*(?i:is|=|:)\s*(\d+)")
+# keywords that introduce claims, found in one pass: group index -> kind
+_KEYWORDS = re.compile(
+    r"(?i)(dist|\bd\s*\()|(neighbo|\bN\s*\()|(node|vert|airport|atom|member|actor|entit|famil|character|circle)"
+    r"|(clique|independent|cover|common)"
+)
+_KEYWORD_KINDS = (None, "dist", "adj", "group", "set")
 _COLOR_PAREN = re.compile(rf"(?i)^\s*\(\s*(?:colou?r\s*[:=]?\s*)?(?:{_COLOR_ALT})\s*\)")
 _DIST_BEFORE = re.compile(r"(?i)(?:distance|dist|\bd)\s*(?:\(|from\s+|between\s+)\s*$")
 _DIST_MID = re.compile(r"\s*(?:,|to|and)\s*")
 _DIST_AFTER = re.compile(r"(?i)\s*\)?\s*(?:is|=|:|of|equals)\s*(\d+(?:\.\d+)?)")
-_DEG_AFTER = re.compile(r"(?i)\s*(?:\)\s*)?(?:has\s+(?:a\s+)?degree(?:\s+of)?|\(\s*degree|,\s*degree|:\s*degree)\s*[:=]?\s*(\d+)")
-_DEG_BEFORE = re.compile(r"(?i)(?:degree\s+of|deg\s*\()\s*$")
-_DEG_BEFORE_AFTER = re.compile(r"(?i)\s*\)?\s*(?:is|=|:)\s*(\d+)")
 _SET_AFTER = re.compile(
     r"(?i)^\s*[\]})]?\s*(?:form|forms|is|are|would\s+be|makes?)\s+(?:a|an|the)?\s*(?:valid\s+)?(?:(?:maximum|minimum|max|min|largest|"
     r"smallest)\s+)?(?:\d+-)?(clique|independent\s+set|vertex\s+cover|cover)\b"
@@ -118,8 +126,6 @@ _SET_AFTER = re.compile(
 _SET_BEFORE = re.compile(
     r"(?i)\b(clique|independent\s+set|vertex\s+cover|common\s+neighbou?rs?)\b[^.\n]{0,30}?(?::|=|\bis\b|\bare\b)\s*[\[{(]?\s*$"
 )
-_GROUP_GATE = re.compile("node|vert|airport|atom|member|actor|entit|famil|character|circle")
-_SET_GATE = re.compile("(?i)clique|independent|cover|common")
 _ARITH = re.compile(r"(?<![\d.])(\d+(?:\.\d+)?)((?:\s*\+\s*\d+(?:\.\d+)?)+)\s*=\s*(\d+(?:\.\d+)?)")
 
 
@@ -135,6 +141,17 @@ def _shape(s: str) -> str:
 
 
 _GAP_KINDS: dict[str, str] = {}
+_ADJ_GAPS: dict[str, bool] = {}
+
+
+def _adj_gap(gap: str) -> bool:
+    """Whether a (normalised) gap introduces an adjacency list ("A: B, C", "A is connected to B")."""
+    hit = _ADJ_GAPS.get(gap)
+    if hit is None:
+        if len(_ADJ_GAPS) > 50_000:
+            _ADJ_GAPS.clear()
+        hit = _ADJ_GAPS[gap] = _ADJ_GAP.fullmatch(gap) is not None
+    return hit
 
 
 def _gap_kind(gap: str) -> str:
@@ -234,6 +251,7 @@ class _Scorer:
         self.f = ctx.facts
         self.text = text
         self.steps: dict[tuple[Any, ...], _Step] = {}
+        self._kw: dict[str, list[int]] | None = None
         self.gctx_pos: list[int] = []
         self.gctx_idx: list[int] = []
         if self.f.paired:
@@ -449,9 +467,7 @@ class _Scorer:
         n = len(mentions)
         gaps: list[str] = [text[mentions[i][1] : mentions[i + 1][0]] for i in range(n - 1)]
         kinds: list[str] = [_gap_kind(g) if len(g) <= 60 else "x" for g in gaps]
-        for start, end, tok in mentions:
-            if tok in names:
-                self._node_facts(start, end, tok)
+        self._node_facts()
         i = 0
         while i < n:
             if i < n - 1 and kinds[i] in (">", "-"):
@@ -494,23 +510,30 @@ class _Scorer:
             total, tend = float(m.group(1)), end + m.end()
         self.path_claim(pos, tend, toks, total)
 
-    def _node_facts(self, start: int, end: int, tok: str) -> None:
-        """Claims about one node: its colour, its degree."""
-        after = self.text[end : end + 60]
-        head = after[:12].lstrip()
-        if head[:1] == "(" or head[:3] in ("is ", "are", "was", "app"):
-            m = _COLOR_AFTER.match(after)
-            if m:
-                self.color_claim(start, end + m.end(), tok, m.group(1) or m.group(2))
-        m = _DEG_AFTER.match(after) if ("deg" in after or "Deg" in after) else None
-        if m:
-            self.degree_claim(start, end + m.end(), tok, int(m.group(1)))
-        else:
-            lead = self.text[max(0, start - 20) : start]
-            mb = _DEG_BEFORE.search(lead) if "deg" in lead.lower() else None
-            m = _DEG_BEFORE_AFTER.match(after) if mb else None
-            if mb and m:
-                self.degree_claim(start - (len(lead) - mb.start()), end + m.end(), tok, int(m.group(1)))
+    def _node_facts(self) -> None:
+        """Claims about single nodes: colours, degrees (one pass of each pattern over the text)."""
+        names = self.ctx.names
+        for m in _COLOR_CLAIM.finditer(self.text):
+            if m.group(1) in names:
+                self.color_claim(m.start(), m.end(), m.group(1), m.group(2) or m.group(3))
+        if "deg" in self.text or "Deg" in self.text:
+            for m in _DEG_CLAIM.finditer(self.text):
+                if m.group(1) in names:
+                    self.degree_claim(m.start(), m.end(), m.group(1), int(m.group(2)))
+            for m in _DEG_CLAIM_PREFIX.finditer(self.text):
+                if m.group(1) in names:
+                    self.degree_claim(m.start(), m.end(), m.group(1), int(m.group(2)))
+
+    def near(self, kind: str, lo: int, hi: int) -> bool:
+        """Whether a keyword of `kind` ends within [lo, hi] (positions found once per text)."""
+        if self._kw is None:
+            kw: dict[str, list[int]] = {"dist": [], "adj": [], "group": [], "set": []}
+            for m in _KEYWORDS.finditer(self.text):
+                kw[_KEYWORD_KINDS[m.lastindex or 0] or "dist"].append(m.end())
+            self._kw = kw
+        pos = self._kw[kind]
+        i = bisect.bisect_left(pos, lo)
+        return i < len(pos) and pos[i] <= hi
 
     def _list_after(self, i: int, mentions: list[tuple[int, int, str]], kinds: list[str]) -> int:
         j = i
@@ -523,12 +546,9 @@ class _Scorer:
         start, end, tok = mentions[i]
         if tok not in self.ctx.names:
             return
-        after = text[end : end + 60]
         before = text[max(0, start - 60) : start]
-        low = before.lower()
         # distance d(A, B) = N
-        gate = "dist" in low or "d(" in low or "d (" in low
-        mb = _DIST_BEFORE.search(before) if gate and i + 1 < len(mentions) else None
+        mb = _DIST_BEFORE.search(before) if i + 1 < len(mentions) and self.near("dist", start - 20, start) else None
         if mb:
             s2, e2, tok2 = mentions[i + 1]
             if _DIST_MID.fullmatch(text[end:s2]) and tok2 in self.ctx.names:
@@ -537,10 +557,10 @@ class _Scorer:
                     self.distance_claim(start - (len(before) - mb.start()), e2 + m.end(), tok, tok2,
                                         float(m.group(1)))
         # adjacency A: B, C  /  A is connected to B and C  /  neighbours of A: B, C
-        if i + 1 < len(mentions) and len(gaps[i]) <= 60:
+        if i + 1 < len(mentions) and kinds[i] == "x" and len(gaps[i]) <= 60:
             gap = _COLOR_PAREN.sub("", gaps[i].replace("*", "").replace("`", ""), count=1)
-            prefix = ("eighbo" in low or "n(" in low or "n (" in low) and _ADJ_PREFIX.search(before) is not None
-            m = (_ADJ_PREFIX_GAP.fullmatch(gap) if prefix else None) or _ADJ_GAP.fullmatch(gap)
+            prefix = self.near("adj", start - 20, start) and _ADJ_PREFIX.search(before) is not None
+            m = (_ADJ_PREFIX_GAP.fullmatch(gap) if prefix else None) or _adj_gap(gap)
             if m:
                 j = self._list_after(i + 1, mentions, kinds)
                 listed = [t for _, _, t in mentions[i + 1 : j + 1]]
@@ -558,15 +578,14 @@ class _Scorer:
             listed = [t for _, _, t in mentions[i : j + 1]]
             if all(t in self.ctx.names for t in listed):
                 lend = mentions[j][1]
-                m = _COLOR_GROUP_BEFORE.search(before) if _GROUP_GATE.search(low) else None
+                m = _COLOR_GROUP_BEFORE.search(before) if self.near("group", start - 60, start) else None
                 if m:
                     self.color_group_claim(start - (len(before) - m.start()), lend, m.group(1), listed)
-                m = _SET_BEFORE.search(before) if _SET_GATE.search(low) else None
+                m = _SET_BEFORE.search(before) if self.near("set", start - 60, start) else None
                 prop = m.group(1) if m else None
                 sstart = start - (len(before) - m.start()) if m else start
                 if prop is None:
-                    tail = text[lend : lend + 60]
-                    m2 = _SET_AFTER.match(tail) if _SET_GATE.search(tail) else None
+                    m2 = _SET_AFTER.match(text[lend : lend + 60]) if self.near("set", lend, lend + 60) else None
                     if m2 and len(listed) >= 2:
                         prop = m2.group(1)
                         lend = lend + m2.end()
@@ -729,7 +748,3 @@ def demo_response(evidence: Evidence, gold_answer: Mapping[str, Any], *, mistake
         + json.dumps(dict(gold_answer), ensure_ascii=False) + "</final_answer></root>"
     )
 
-
-def iter_names(text: str) -> Iterable[str]:
-    """Label-shaped tokens of a text (helper for diagnostics)."""
-    return (m.group(0) for m in _TOKEN.finditer(text))

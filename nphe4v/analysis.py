@@ -48,7 +48,7 @@ DEFAULT_SEED = 0
 DEFAULT_LVLM_MODE = "figure+limited_text"
 LLM_MODE = "full_text_only"
 RUN_MANIFEST = "manifest.json"
-JUDGE_DIR = "judge"
+JUDGE_DIR = "judgments"  # where cluster.judge_stage / jobs/judge_rerun.py write (judge.vgr)
 
 AA_COLUMNS: tuple[str, ...] = ("AA_P", "AA_NPC", "AA_NPH", "AA_All")
 _BOOT_LB_COLUMNS: tuple[str, ...] = ("RA_corrected", *AA_COLUMNS)

