@@ -131,10 +131,12 @@ def test_persistent_500_is_infra_error(fp):
 
 def test_timeout_is_infra_error_after_max_attempts(fp):
     t0 = time.monotonic()
-    [r] = run(backend(fp, timeout_s=0.4, max_attempts=2), [req("x [[script:slow:10]]")])
-    assert (r.status, r.attempts, fp.count) == ("infra_error", 2, 2)
+    [r] = run(backend(fp, timeout_s=1.0, max_attempts=2), [req("x [[script:slow:10]]")])
+    assert (r.status, r.attempts) == ("infra_error", 2)
+    # on a loaded machine a retry can time out on the client before the server has seen it
+    assert 1 <= fp.count <= 2
     assert "Timeout" in r.error
-    assert time.monotonic() - t0 < 15  # two 0.4 s timeouts, not two 10 s sleeps
+    assert time.monotonic() - t0 < 15  # two 1 s timeouts, not two 10 s sleeps
 
 
 def test_truncated_json_retried_then_infra_error(fp):
