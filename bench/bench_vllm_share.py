@@ -60,7 +60,8 @@ def main() -> None:
     p.add_argument("--tasks", default="BSP,SPP,KSP", help="NPHardEval4V tasks of the generated dataset")
     p.add_argument("--per-level", type=int, default=2)
     p.add_argument("--max-prompts", type=int, default=320)
-    p.add_argument("--batch-size", type=int, default=32)
+    p.add_argument("--batch-size", type=int, default=64,
+                   help="x the pipeline's 4 batches in flight = 256 = vLLM's max_num_seqs on CPU")
     p.add_argument("--max-tokens", type=int, default=32)
     p.add_argument("--max-model-len", type=int, default=8192)
     p.add_argument("--num-gpus", type=float, default=0)

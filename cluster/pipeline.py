@@ -102,17 +102,21 @@ def run_model(
         # the driver owns the provider's limiter, so it outlives any replica that dies
         ensure_shared_limiter(model.name, model.options)
     t0 = time.monotonic()
+    from cluster.replicas import actor_options, release, replica_count
+
+    # one actor per replica, GPU replicas each in their own placement group (tensor parallel inside)
+    placements = [actor_options(model, i) for i in range(replica_count(model))]
     actors = [
         ModelActor.options(
-            num_cpus=model.num_cpus, num_gpus=model.num_gpus,
+            **opts,
             # named so operators (and the fault tests) can find a replica in `ray list actors`
             name=f"nphe4v/{run_id}/{model.name}/{i}/{uuid.uuid4().hex[:6]}",
         ).remote(model.backend, model.name, model.baseline, model.options)
-        for i in range(model.replicas)
+        for i, opts in enumerate(placements)
     ]
     queue = deque(_Batch(todo[i : i + model.batch_size]) for i in range(0, len(todo), model.batch_size))
     inflight: dict[ray.ObjectRef, tuple[_Batch, int]] = {}
-    limit = max(cfg.max_inflight_batches, 2 * model.replicas)
+    limit = max(cfg.max_inflight_batches, 2 * len(actors))
     next_actor = 0
     with Bar(f"{model.name}", len(todo)) as bar:
         while queue or inflight:
@@ -139,6 +143,8 @@ def run_model(
     for a in actors:
         # ending the actor is what frees a replica's GPU memory; `del` is not enough
         ray.kill(a)
+    for opts in placements:
+        release(opts)
     stats.seconds = time.monotonic() - t0
     return stats
 

@@ -105,6 +105,15 @@ def preflight_models(cfg: RunConfig) -> None:
 
     for m in cfg.models:
         check(m.name, m.backend, m.options)
+    from cluster.replicas import check_fits, gpus_per_replica
+
+    if any(gpus_per_replica(m) >= 1 for m in cfg.models):
+        init_ray(cfg)  # the cluster's nodes decide whether a replica fits
+        for m in cfg.models:
+            try:
+                check_fits(m)
+            except ValueError as e:
+                raise ConfigError(str(e)) from None
 
 
 def run_fingerprint(cfg: RunConfig, datasets: list[Dataset]) -> str:

@@ -217,3 +217,18 @@ def test_missing_api_key_fails_before_any_work(tmp_path):
     err = p.stderr.strip().splitlines()
     assert len(err) == 1 and "NPHE4V_TEST_NO_SUCH_KEY" in err[0] and str(cfg) in err[0], p.stderr
     assert not (tmp_path / "run").exists() and not (tmp_path / "data").exists(), "no work before the check"
+
+
+def test_replica_larger_than_any_node_fails_before_work(tmp_path):
+    cfg = tmp_path / "gpu.yaml"
+    cfg.write_text(
+        "datasets: [{generate: {version: v, per_level: 1}}]\n"
+        "models: [{name: big, backend: vllm, num_gpus: 4, options: {model: some/model, tensor_parallel_size: 4}}]\n"
+    )
+    p = subprocess.run([sys.executable, str(ROOT / "jobs" / "eval_all.py"), "--config", str(cfg), "--out",
+                        str(tmp_path / "run"), "--data-root", str(tmp_path / "data")],
+                       capture_output=True, text=True, cwd=ROOT, timeout=300)
+    assert p.returncode == 2, p.stderr[-2000:]
+    err = [ln for ln in p.stderr.strip().splitlines() if ln.startswith("error:")]
+    assert len(err) == 1 and "needs 4 GPU(s)" in err[0] and "largest node has 0" in err[0], p.stderr[-2000:]
+    assert not (tmp_path / "run").exists() and not (tmp_path / "data").exists()
