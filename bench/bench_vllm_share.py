@@ -112,7 +112,12 @@ def main() -> None:
         pipe_tokens = sum(r.completion_tokens for _, r in sink.arrivals)
 
         # direct: the same engine arguments, the same prompts, one LLM.chat
-        from cluster.backends.vllm_engine import engine_kwargs, model_path, set_cpu_env_defaults
+        from cluster.backends.vllm_engine import (
+            engine_kwargs,
+            model_path,
+            quiet_cpu_worker_logs,
+            set_cpu_env_defaults,
+        )
 
         # the actor ran with Ray's OMP_NUM_THREADS=<num_cpus>; the direct engine gets the same (torch and
         # so OpenMP are first loaded just below, in this process)
@@ -121,6 +126,7 @@ def main() -> None:
         on_cpu = set_cpu_env_defaults()  # before `import vllm`, as the backend does
         from vllm import LLM
 
+        quiet_cpu_worker_logs()
         llm = LLM(model=model_path(options), **engine_kwargs(options, on_cpu))
         warm = reqs[: args.batch_size]
         llm.chat([_messages(r) for r in warm], [sampling_params(r.sampling) for r in warm], use_tqdm=False)

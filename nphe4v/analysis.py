@@ -691,24 +691,149 @@ def graphverse(src: Source) -> dict[str, pl.DataFrame]:
 
 
 # --------------------------------------------------------------------------------------------------------
-# Judge output (GraphVerse step labels), when present
+# Judge output (GraphVerse VGR-Score and step labels), when present
 # --------------------------------------------------------------------------------------------------------
+
+LEGACY_JUDGE_DIR = "judge"  # pre-judge-service layout: Parquet keyed like the samples, free-form columns
+JUDGE_CSVS: tuple[tuple[str, str], ...] = (
+    ("judge_deltas", "judge_deltas.csv"),  # Table 10 shape (jobs/judge_rerun.py)
+    ("human_agreement", "human_agreement.csv"),  # Table 9 shape (jobs/judge_rerun.py --human)
+    ("judge_agreement", "judge_agreement.csv"),
+)
+FAILURE_MODES: tuple[str, ...] = ("perception", "visual_reasoning", "text_reasoning", "unattributed")
+
+
+def run_judgments(run_dir: str | Path) -> pl.DataFrame:
+    """The run's judgments of its default judge (``judge.vgr.default_judge``), judge repeat 0, GraphVerse
+    rows only (``judge.vgr.select``); empty when the judge has not run."""
+    from judge import vgr
+
+    js = vgr.read_judgments(Path(run_dir) / JUDGE_DIR)
+    if js.is_empty():
+        return js
+    ident = vgr.default_judge(run_dir, js)
+    judge, template = ident if ident is not None else (None, None)
+    return vgr.select(js, judge, template, 0).filter(pl.col("benchmark") == GV_BENCHMARK)
+
+
+def judgments(src: Source) -> pl.DataFrame | None:
+    """The default judge's judgments of every run (``run_judgments``), None when no run has any."""
+    frames = [j for j in (run_judgments(r.path) for r in _runs_of(src)) if not j.is_empty()]
+    return pl.concat(frames, how="vertical") if frames else None
 
 
 def judge_table(run_dirs: Source) -> pl.DataFrame | None:
-    """Judge output joined to samples by key: a ``judge`` column of the samples, or Parquet files under
-    ``RUN/judge/``; None when neither exists (the judge has not run)."""
+    """Per-sample judge output keyed like the samples, for the sample browser and ``missing_parts``: per run,
+    the default judge's judgments (``run_judgments``) or, for runs judged before the judge service, Parquet
+    files under ``RUN/judge/`` (or a ``judge`` column of a frame); None when neither exists."""
     if isinstance(run_dirs, pl.DataFrame | pl.LazyFrame):
         df = _frame(run_dirs)
         return df.select(*KEY_COLUMNS, "judge") if "judge" in df.columns else None
     frames = []
     for r in load_runs(run_dirs):
-        files = sorted((r.path / JUDGE_DIR).glob("**/*.parquet")) if (r.path / JUDGE_DIR).is_dir() else []
+        js = run_judgments(r.path)
+        if not js.is_empty():
+            frames.append(js)
+            continue
+        legacy = r.path / LEGACY_JUDGE_DIR
+        files = sorted(legacy.glob("**/*.parquet")) if legacy.is_dir() else []
         if files:
             frames.append(pl.read_parquet(files))
     if not frames:
         return None
     return pl.concat(frames, how="diagonal_relaxed")
+
+
+def _arrow(acc: float | None, vgr: float | None) -> str:
+    """↑ where VGR-S > Acc, ↓ where lower, "" when equal at the shown precision (one decimal) or missing."""
+    if acc is None or vgr is None:
+        return ""
+    a, v = round(acc, 1), round(vgr, 1)
+    return "↑" if v > a else "↓" if v < a else ""
+
+
+def _acc_vgr(df: pl.DataFrame, joined: pl.DataFrame, by: Sequence[str]) -> pl.DataFrame:
+    from gie import metrics as gm
+    from judge import vgr
+
+    acc = gm.accuracy(df, by=tuple(by)).select(*by, pl.col("n").alias("n_acc"), "acc")
+    v = vgr.vgr_table(joined, tuple(by)).select(*by, pl.col("n").alias("n_vgr"), "judge_errors", "vgr")
+    out = acc.join(v, on=list(by), how="left") if by else pl.concat([acc, v], how="horizontal")
+    return out.with_columns(
+        arrow=pl.struct("acc", "vgr").map_elements(lambda r: _arrow(r["acc"], r["vgr"]), return_dtype=pl.String)
+    )
+
+
+def graphverse_judged(src: Source, df: pl.DataFrame | None = None) -> dict[str, pl.DataFrame]:
+    """GraphVerse with the judge (seed Table 1, per edit, Figure 3); ``{}`` without GraphVerse samples or
+    judgments. Acc comes from ``gie.metrics``, VGR-S from ``judge.vgr`` over the samples joined to the
+    default judge's judgments, failure modes from ``judge.failure_modes.by_response``. Tables:
+
+    * ``acc_vgr`` — per model and task, plus ``task = "All"`` (all of the model's samples): ``n_acc``, ``acc``,
+      ``n_vgr`` (scored samples), ``judge_errors``, ``vgr`` and ``arrow`` (↑ VGR-S above Acc, ↓ below,
+      empty when equal at one decimal);
+    * ``acc_vgr_wide`` — the same as model x task cells ``"Acc / VGR-S ↑"``;
+    * ``edit_vgr`` — per model and edit (``variant``): the same columns;
+    * ``failure_modes`` — per model over incorrect responses: ``n_incorrect`` and the share (fraction) of
+      each mode (perception, visual_reasoning, text_reasoning, unattributed; they sum to 1).
+
+    ``df``: the runs' samples when already loaded (``samples(src)``)."""
+    from judge import failure_modes, vgr
+
+    df = (_frame(src) if df is None else df).filter(pl.col("benchmark") == GV_BENCHMARK)
+    js = judgments(src) if _runs_of(src) else None
+    if df.is_empty() or js is None:
+        return {}
+    # per run: sample keys repeat across runs (the same models on several versions); vgr.join wants one
+    # judgment per sample key
+    joined = pl.concat([vgr.join(part, js.filter(pl.col("run_id") == rid))
+                        for (rid,), part in df.group_by(["run_id"], maintain_order=True)], how="vertical")
+    per_task = _acc_vgr(df, joined, ("model", "task"))
+    pooled = _acc_vgr(df, joined, ("model",)).with_columns(task=pl.lit("All")).select(per_task.columns)
+    tasks = [t for t in vgr.TASK_ORDER if t in set(per_task["task"].to_list())]
+    tasks += sorted(set(per_task["task"].to_list()) - set(tasks))
+    order = {t: i for i, t in enumerate([*tasks, "All"])}
+    acc_vgr = pl.concat([per_task, pooled]).sort(
+        "model", pl.col("task").replace_strict(order, default=len(order), return_dtype=pl.Int64))
+
+    def cell(r: dict) -> str:
+        a = "—" if r["acc"] is None else f"{r['acc']:.1f}"
+        v = "—" if r["vgr"] is None else f"{r['vgr']:.1f}"
+        return f"{a} / {v}{(' ' + r['arrow']) if r['arrow'] else ''} (n={r['n_acc']}/{r['n_vgr'] or 0})"
+
+    wide = acc_vgr.with_columns(
+        cell=pl.struct("acc", "vgr", "arrow", "n_acc", "n_vgr").map_elements(cell, return_dtype=pl.String)
+    ).pivot(on="task", index="model", values="cell").select("model", *tasks, "All").sort("model")
+    edit_order = {e: i for i, e in enumerate(vgr.EDIT_ORDER)}
+    edit = _acc_vgr(df, joined, ("model", "variant")).sort(
+        "model", pl.col("variant").replace_strict(edit_order, default=len(edit_order), return_dtype=pl.Int64))
+    fm = failure_modes.by_response(js.filter(pl.col("model").is_in(df["model"].unique().to_list())))
+    if fm.is_empty() or "n_incorrect" not in fm.columns or fm.height == 0:
+        fm = pl.DataFrame(schema={"model": pl.String, "n_incorrect": pl.Int64,
+                                  **{m: pl.Float64 for m in FAILURE_MODES}})
+    else:
+        fm = fm.select("model", "n_incorrect", *[(pl.col(f"{m}_pct") / 100).alias(m) for m in FAILURE_MODES])
+    return {"acc_vgr": acc_vgr, "acc_vgr_wide": wide, "edit_vgr": edit, "failure_modes": fm}
+
+
+def judge_csvs(src: Source) -> dict[str, pl.DataFrame]:
+    """The agreement tables ``jobs/judge_rerun.py`` wrote into the run folders (``judge_deltas``: Table 10
+    shape; ``human_agreement``: Table 9 shape; ``judge_agreement``), with a ``run`` column; a name is absent
+    when no run holds its CSV (not run yet)."""
+    out: dict[str, pl.DataFrame] = {}
+    for name, fname in JUDGE_CSVS:
+        frames = []
+        for r in _runs_of(src):
+            p = r.path / fname
+            if p.is_file():
+                try:
+                    t = pl.read_csv(p)
+                except (pl.exceptions.PolarsError, OSError):
+                    continue
+                frames.append(t.with_columns(run=pl.lit(r.label)).select("run", *t.columns))
+        if frames:
+            out[name] = pl.concat(frames, how="diagonal_relaxed")
+    return out
 
 
 # --------------------------------------------------------------------------------------------------------
@@ -779,7 +904,6 @@ def missing_parts(src: Source) -> pl.DataFrame:
         df = _frame(src)
         _missing_in_frame(df, "", add)
         return _missing_frame(rows)
-    judge = judge_table(src)
     for run in runs:
         df = read_run_samples(run.path)
         if run.manifest is None:
@@ -833,7 +957,9 @@ def missing_parts(src: Source) -> pl.DataFrame:
         gv = df.filter(pl.col("benchmark") == GV_BENCHMARK)
         if not gv.is_empty():
             gv_models = gv["model"].unique().to_list()
-            has_judge = judge is not None and not judge.filter(pl.col("model").is_in(gv_models)).is_empty()
+            judge = judge_table([run.path])
+            has_judge = judge is not None and "model" in judge.columns and \
+                not judge.filter(pl.col("model").is_in(gv_models)).is_empty()
             if not has_judge:
                 add(run.label, GV_BENCHMARK, "", "judge",
                     "judge not yet run: GraphVerse reasoning-step labels are absent (final-answer accuracy only)")

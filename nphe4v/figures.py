@@ -9,7 +9,8 @@ gives the same bytes. Figures follow the paper's shapes:
 * ``heatmap`` — Figures 7 and 9: model x (task, level) cells of accuracy or recognition;
 * ``ablation_bars`` — Figure 8: AA per prompt mode per model, with interval whiskers;
 * ``lvlm_llm_bars`` — Figure 6: AA and ER per class, LVLMs on figure+limited_text vs text-only LLMs;
-* ``edit_bars`` — GraphVerse accuracy per image edit and model.
+* ``edit_bars`` — GraphVerse accuracy per image edit and model;
+* ``failure_mode_bars`` — Figure 3: shares of failure modes among incorrect GraphVerse responses, stacked.
 """
 
 from __future__ import annotations
@@ -529,3 +530,44 @@ def edit_bars(by_edit: pl.DataFrame, title: str = "GraphVerse accuracy per image
     bars = [BarRow(m, v) for m, v in rows.items()]
     return _bars_canvas(title, [("accuracy (fraction)", bars)], edits, colors, [(e, colors[e]) for e in edits],
                         panel_w=620)
+
+
+FAILURE_MODE_COLORS: dict[str, str] = {
+    "perception": "#e15759", "visual_reasoning": "#f28e2b", "text_reasoning": "#4e79a7", "unattributed": "#bab0ac",
+}
+
+
+def failure_mode_bars(table: pl.DataFrame, title: str = "Failure modes of incorrect responses") -> Canvas:
+    """Figure 3 from ``analysis.graphverse_judged()["failure_modes"]``: per model, one horizontal bar stacked
+    by the share (fraction) of incorrect responses whose first wrong step is of each mode."""
+    if table.is_empty():
+        return empty_figure(title, "No incorrect judged GraphVerse responses.")
+    modes = [m for m in FAILURE_MODE_COLORS if m in table.columns]
+    labels = [f"{r['model']} (n={r['n_incorrect']})" for r in table.iter_rows(named=True)]
+    label_w = min(240, max(text_width(x, 11) for x in labels) + 14)
+    plot_w, bar_h, gap = 420.0, 16.0, 8.0
+    width = int(max(label_w + plot_w + 40, text_width(title, 15) + 40))
+    c = Canvas(width, 0, title)
+    c.text(12, 18, title, 15, bold=True)
+    y = _legend(c, 14, 42, [(m.replace("_", " "), FAILURE_MODE_COLORS[m]) for m in modes],
+                max_width=width - 28) + 6
+    x0 = 12 + label_w
+    top = y
+    for lab, r in zip(labels, table.iter_rows(named=True), strict=True):
+        c.text(x0 - 6, y + bar_h / 2, lab, 11, anchor="end")
+        x = x0
+        for m in modes:
+            v = r[m] or 0.0
+            if v > 0:
+                w = plot_w * min(1.0, v)
+                c.rect(x, y, w, bar_h, FAILURE_MODE_COLORS[m], tip=f"{r['model']} · {m}: {v:.3f}")
+                if w > 28:
+                    c.text(x + w / 2, y + bar_h / 2, f"{v:.2f}", 9, anchor="middle", fill="#ffffff")
+                x += w
+        y += bar_h + gap
+    for t in (0, 0.25, 0.5, 0.75, 1.0):
+        gx = x0 + plot_w * t
+        c.line(gx, top - 2, gx, y, "#dddddd", 1, dash=t not in (0, 1.0))
+        c.text(gx, y + 8, _num(t), 9, anchor="middle", fill="#666666")
+    c.height = int(y + 26)
+    return c

@@ -72,6 +72,8 @@ class Tables:
     missing: pl.DataFrame
     graphverse: dict[str, pl.DataFrame]
     text_only: set[str]
+    judged: dict[str, pl.DataFrame] = field(default_factory=dict)  # analysis.graphverse_judged
+    judge_csvs: dict[str, pl.DataFrame] = field(default_factory=dict)  # analysis.judge_csvs
 
 
 def compute_tables(run_dirs: Sequence[str | Path], df: pl.DataFrame, *, n_boot: int, seed: int,
@@ -90,6 +92,8 @@ def compute_tables(run_dirs: Sequence[str | Path], df: pl.DataFrame, *, n_boot: 
         missing=analysis.missing_parts(list(run_dirs)),
         graphverse=analysis.graphverse(df),
         text_only=text_only,
+        judged=analysis.graphverse_judged(list(run_dirs), df),
+        judge_csvs=analysis.judge_csvs(list(run_dirs)),
     )
 
 
@@ -348,8 +352,44 @@ def _judge_lookup(judge: pl.DataFrame | None) -> dict[str, dict[str, Any]]:
     extra = [c for c in judge.columns if c not in KEY_COLUMNS]
     out = {}
     for r in judge.iter_rows(named=True):
-        out["|".join(str(r[c]) for c in KEY_COLUMNS)] = {c: r[c] for c in extra}
+        key = "|".join(str(r[c]) for c in KEY_COLUMNS)
+        if "run_id" in r and "judge_template" in r:  # judge service rows: one lookup per run
+            key = f"{r['run_id']}|{key}"
+        out[key] = {c: r[c] for c in extra}
     return out
+
+
+_JUDGMENT_FIELDS = ("judge", "judge_template", "vgr_score", "status", "steps")
+
+
+def _judgment_html(j: dict[str, Any]) -> str:
+    """A judge-service judgment (judge.schema): VGR-Score, judge identity and the step labels, all escaped
+    (claims and errors are model/judge text)."""
+    score = j.get("vgr_score")
+    ident = f"{j.get('judge')} · {j.get('judge_template')} · repeat {j.get('judge_repeat', 0)}"
+    head = (f'<div class="fld"><b>VGR-Score</b> <span class="vgr">{esc(fmt(score, 1))}</span> '
+            f'<b>judge</b> <span class="judge-id">{esc(ident)}</span>')
+    if j.get("status") != "ok":
+        head += f' <span class="v v-wrong">{esc(j.get("status"))}: {esc(j.get("error"))}</span>'
+    head += "</div>"
+    try:
+        steps = json.loads(j.get("steps") or "[]")
+    except (json.JSONDecodeError, TypeError):
+        steps = None
+    if not isinstance(steps, list):
+        return head + _pre("judge steps", j.get("steps"))
+    if not steps:
+        return head + '<p class="note">no reasoning steps extracted (VGR-Score = final-answer match)</p>'
+    items = []
+    for s in steps:
+        if not isinstance(s, dict):
+            items.append(f"<li>{esc(s)}</li>")
+            continue
+        ok = bool(s.get("correct"))
+        label = "correct" if ok else str(s.get("error_type") or "unlabelled")
+        items.append(f'<li class="{"st-ok" if ok else "st-bad"}"><span class="st-label">{esc(label)}</span> '
+                     f'{esc(s.get("claim"))}</li>')
+    return head + f'<div class="fld"><b>judge steps</b><ol class="steps">{"".join(items)}</ol></div>'
 
 
 def _pre(label: str, text: Any, cls: str = "") -> str:
@@ -389,7 +429,10 @@ def sample_browser(df: pl.DataFrame, runs: Sequence[analysis.Run], judge: pl.Dat
                 missing_imgs += 1
         key = "|".join(str(row[c]) for c in KEY_COLUMNS)
         judge_html = ""
-        if key in jl:
+        jkey = f"{row.get('run_id')}|{key}"
+        if jkey in jl:
+            judge_html = _judgment_html(jl[jkey])
+        elif key in jl:
             judge_html = _pre("judge", json.dumps(jl[key], ensure_ascii=False, sort_keys=True, default=str))
         details = "".join([
             f'<div class="fld"><b>prompt</b><pre class="prompt" data-prompt="{esc(pkey)}"></pre></div>'
@@ -462,6 +505,8 @@ font-size:12px;margin:2px 0 8px}
 border:1px solid #ddd}
 .v{padding:1px 6px;border-radius:3px;font-size:11px} .v-correct{background:#d9f2d9} .v-wrong{background:#f8d7d7}
 .v-parse_error{background:#f5e6c8} .v-model_error,.v-infra_error{background:#ddd}
+.steps{font-size:12px;margin:2px 0 8px;padding-left:22px} .st-label{font-size:11px;padding:0 5px;border-radius:3px}
+.st-ok .st-label{background:#d9f2d9} .st-bad .st-label{background:#f8d7d7} .vgr{font-weight:bold}
 """
 
 JS = r"""
@@ -620,6 +665,8 @@ def build_report(
         figs["lvlm_vs_llm"] = figures.lvlm_llm_bars(t.llm)
     if t.graphverse:
         figs["graphverse_edits"] = figures.edit_bars(t.graphverse["by_edit"])
+    if t.judged:
+        figs["graphverse_failure_modes"] = figures.failure_mode_bars(t.judged["failure_modes"])
     if anchor is not None:
         fig_dir = anchor.with_name(anchor.stem + "_figures")
         for name, canvas in figs.items():
@@ -637,6 +684,8 @@ def build_report(
         "lvlm_vs_llm": t.llm,
         "version_consistency": t.consistency,
         **{f"graphverse_{k}": v for k, v in t.graphverse.items()},
+        **{f"graphverse_{k}": v for k, v in t.judged.items()},
+        **t.judge_csvs,
     }
     browser_html, picked = "", None
     if html_path is not None:
@@ -752,6 +801,7 @@ def _html(title: str, runs: Sequence[analysis.Run], t: Tables, figs: dict[str, f
             "<h3>Per edit</h3>", html_table(gv["by_edit"], digits=1, table_id="gv-edit"),
             "<h3>Single vs paired images</h3>", html_table(gv["single_vs_paired"], digits=1, table_id="gv-paired"),
             "<h3>Poly vs NP-hard</h3>", html_table(gv["poly_vs_nph"], digits=3, table_id="gv-poly"),
+            _judge_html(t, figs),
         ])
     else:
         gv_body = '<p class="empty">No GraphVerse samples in these runs.</p>'
@@ -775,6 +825,45 @@ def _html(title: str, runs: Sequence[analysis.Run], t: Tables, figs: dict[str, f
         "</body></html>",
         "",
     ])
+
+
+_NO_JUDGE = ("The judge has not been run on these runs: no VGR-Score, no failure modes. Run the judge stage "
+             "(cluster run with a judge) or <code>jobs/judge_rerun.py --run RUN_DIR</code>.")
+_JUDGE_CSV_TITLES = (
+    ("judge_deltas", "Judge robustness (Table 10: VGR of each setting − the default judge)",
+     "jobs/judge_rerun.py --run RUN_DIR --judge JUDGE [--repeat K]"),
+    ("human_agreement", "Human agreement (Table 9: human − judge VGR)",
+     "jobs/judge_rerun.py --run RUN_DIR --human CSV"),
+)
+
+
+def _judge_html(t: Tables, figs: dict[str, figures.Canvas]) -> str:
+    """The judge part of the GraphVerse section (Table 1 with VGR-S, per edit, Figure 3, agreement)."""
+    if not t.judged:
+        return f'<h3>VGR-Score</h3><p class="empty">{_NO_JUDGE}</p>'
+    j = t.judged
+    out = [
+        "<h3>Acc and VGR-S per model and task (%, Table 1)</h3>",
+        "<p class='note'>Each cell: Acc / VGR-S (default judge, repeat 0), ↑ where VGR-S is above Acc, ↓ below, "
+        "no arrow when equal at one decimal; n = samples behind Acc / samples the judge scored. All = every "
+        "sample of the model.</p>",
+        html_table(j["acc_vgr_wide"], table_id="gv-acc-vgr"),
+        "<details><summary>As a long table</summary>",
+        html_table(j["acc_vgr"], digits=1, table_id="gv-acc-vgr-long"), "</details>",
+        "<h3>Acc and VGR-S per edit (%)</h3>", html_table(j["edit_vgr"], digits=1, table_id="gv-edit-vgr"),
+        "<h3>Failure modes of incorrect responses (Figure 3)</h3>",
+        "<p class='note'>Share of incorrect responses by the type of their first wrong step; unattributed = "
+        "no wrong step labelled (e.g. no steps extracted). Shares sum to 1 per model.</p>",
+        _fig_html(figs, "graphverse_failure_modes", "Failure-mode shares per model."),
+        html_table(j["failure_modes"], digits=3, table_id="gv-failure-modes"),
+    ]
+    for name, title, how in _JUDGE_CSV_TITLES:
+        out.append(f"<h3>{esc(title)}</h3>")
+        if name in t.judge_csvs:
+            out.append(html_table(t.judge_csvs[name], digits=2, table_id=f"gv-{name.replace('_', '-')}"))
+        else:
+            out.append(f'<p class="empty">Not run yet ({esc(name)}.csv absent): <code>{esc(how)}</code>.</p>')
+    return "\n".join(out)
 
 
 def _markdown(title: str, runs: Sequence[analysis.Run], t: Tables, result: ReportResult,
@@ -805,6 +894,18 @@ def _markdown(title: str, runs: Sequence[analysis.Run], t: Tables, result: Repor
     out += ["## GraphVerse", ""]
     if t.graphverse:
         out += [md_table(t.graphverse["acc_table"]), "", md_table(t.graphverse["poly_vs_nph"]), ""]
+        if t.judged:
+            out += ["### Acc / VGR-S per model and task (%)", "",
+                    "↑ VGR-S above Acc, ↓ below; n = samples behind Acc / samples scored by the judge.", "",
+                    md_table(t.judged["acc_vgr_wide"]), "",
+                    "### Acc and VGR-S per edit (%)", "", md_table(t.judged["edit_vgr"]), "",
+                    "### Failure modes of incorrect responses (shares)", "", md_table(t.judged["failure_modes"]), ""]
+            for name, ttl, how in _JUDGE_CSV_TITLES:
+                out += [f"### {ttl}", ""]
+                out += [md_table(t.judge_csvs[name]), ""] if name in t.judge_csvs else \
+                    [f"Not run yet (`{name}.csv` absent): `{how}`.", ""]
+        else:
+            out += [_NO_JUDGE.replace("<code>", "`").replace("</code>", "`"), ""]
     else:
         out += ["No GraphVerse samples in these runs.", ""]
     out += ["## Files", ""]

@@ -208,3 +208,27 @@ def test_run_model_with_vllm_actor(tiny_model, bsp_spp, ray_local, tmp_path):
     verdicts = df["verdict"].value_counts().sort("verdict")
     assert df["verdict"].null_count() == 0
     assert df.filter(pl.col("verdict") == "parse_error").height >= n // 2, verdicts
+
+
+@pytest.mark.ray
+def test_replica_placement(ray_local):
+    from cluster import replicas
+
+    cpu = ModelSpec(name="cpu", backend="vllm", num_cpus=1, replicas=2)
+    assert replicas.actor_options(cpu) == {"num_cpus": 1.0, "num_gpus": 0}
+    assert replicas.replica_count(cpu) == 2
+    gpu_tp2 = ModelSpec(name="big", backend="vllm", num_gpus=1, options={"tensor_parallel_size": 2})
+    assert replicas.gpus_per_replica(gpu_tp2) == 2 and replicas.uses_placement_group(gpu_tp2)
+    with pytest.raises(ValueError, match=r"one replica needs 2 GPU\(s\).*largest node has 0"):
+        replicas.check_fits(gpu_tp2)
+    with pytest.raises(ValueError, match="one replica needs 2 GPU"):
+        replicas.actor_options(gpu_tp2)
+    shared = ModelSpec(name="half", backend="vllm", num_gpus=0.5)
+    assert replicas.gpus_per_replica(shared) == 0.5 and not replicas.uses_placement_group(shared)
+    # replicas: auto (ModelSpec must accept it; model_construct skips validation until it does)
+    auto_cpu = ModelSpec.model_construct(**{**cpu.model_dump(), "replicas": "auto"})
+    assert replicas.replica_count(auto_cpu) == 1
+    auto_gpu = ModelSpec.model_construct(**{**gpu_tp2.model_dump(), "replicas": "auto"})
+    assert replicas.free_gpus() == 0
+    with pytest.raises(ValueError, match="replicas=auto but only 0 GPU"):
+        replicas.replica_count(auto_gpu)

@@ -1,9 +1,10 @@
 """A model replica served by vLLM's offline engine (`vllm.LLM`) inside the model actor.
 
-One engine round carries every pending request (the batch the pipeline sent, plus any batches that arrived
-while the engine was busy), each with its own SamplingParams, as one chat batch: `LLM.enqueue_chat` of the
-whole list then one `LLM.wait_for_completion` -- exactly `LLM.chat`'s two halves, called apart to match
-outputs to requests by id. The engine's continuous batching stays saturated; no HTTP server sits in between.
+Each `generate(batch)` enters the engine as one chat batch (`LLM.enqueue_chat` of the whole list: the first
+half of `LLM.chat`), each request with its own SamplingParams. One engine thread owns the `LLM` and steps it
+(the second half of `LLM.chat`), admitting batches that arrive meanwhile between steps: the pipeline's
+batches in flight share the running engine (continuous batching across batches), and a batch returns as
+soon as its last request finishes. No HTTP server sits in between; outputs are matched by request id.
 
 Options (ModelSpec.options):
   model                path or HF id of the model (relative paths resolve against the actor's cwd, which
@@ -20,14 +21,17 @@ Options (ModelSpec.options):
 
 Statuses: a request the engine rejects on its own (prompt too long, too many images, bad input) ->
 `model_error` for that request only; an image missing or not matching its manifest hash -> `infra_error`
-for that request; the engine failing to start or dying -> `infra_error` for every request of the round
-(the engine is rebuilt on the next call). `generate` never raises. Raw text is kept as generated.
+for that request; the engine failing to start -> `infra_error` for every request; an engine step failing
+-> `infra_error` for the requests in flight, and a new engine for the next batch. `generate` never raises.
+Usage is the RequestOutput's prompt and completion token counts; latency_s counts from entering the engine.
+Raw text is kept as generated (the scorer strips <think>).
 """
 
 from __future__ import annotations
 
 import asyncio
 import hashlib
+import io
 import logging
 import os
 import queue
@@ -79,32 +83,47 @@ class _DropRepeatedCpuWarning(logging.Filter):
         return "torch.set_num_threads" not in record.getMessage()
 
 
-def _image_error(req: ModelRequest, max_images: int) -> tuple[str, str] | None:
-    """(status, message) when the request's images cannot be sent, else None."""
+def quiet_cpu_worker_logs() -> None:
+    logger = logging.getLogger("vllm.v1.worker.cpu_worker")
+    if not any(isinstance(f, _DropRepeatedCpuWarning) for f in logger.filters):
+        logger.addFilter(_DropRepeatedCpuWarning())
+
+
+def _conversation(req: ModelRequest, max_images: int) -> tuple[list[dict[str, Any]] | None, ModelResponse | None]:
+    """The chat messages of a request (images first, then the text), or the response it fails with."""
+    from PIL import Image
+
     if len(req.prompt.images) > max_images:
-        return "model_error", f"too many images: {len(req.prompt.images)} > max_images={max_images}"
+        return None, ModelResponse(
+            text=None, status="model_error",
+            error=f"too many images: {len(req.prompt.images)} > max_images={max_images}",
+        )
+    content: list[dict[str, Any]] = []
     for ref in req.prompt.images:
         path = Path(req.image_root, ref.path)
         try:
             data = path.read_bytes()
         except OSError as e:
-            return "infra_error", f"image not readable: {path}: {e.strerror or e}"
+            return None, _infra(f"image not readable: {path}: {e.strerror or e}")
         if hashlib.sha256(data).hexdigest() != ref.sha256:
-            return "infra_error", f"image hash mismatch: {ref.path}"
-    return None
-
-
-def _messages(req: ModelRequest) -> list[dict[str, Any]]:
-    from PIL import Image
-
-    content: list[dict[str, Any]] = []
-    for ref in req.prompt.images:
-        with Image.open(Path(req.image_root, ref.path)) as im:
-            img = im.convert("RGB")
+            return None, _infra(f"image hash mismatch: {ref.path}")
+        try:
+            with Image.open(io.BytesIO(data)) as im:
+                img = im.convert("RGB")
+        except Exception as e:  # a matching hash but an undecodable file: the dataset, not the model
+            return None, _infra(f"image not decodable: {ref.path}: {_first_line(e)}")
         # the content hash as uuid: vLLM's multimodal cache reuses the processed image across requests
         content.append({"type": "image_pil", "image_pil": img, "uuid": ref.sha256})
     content.append({"type": "text", "text": req.prompt.text})
-    return [{"role": "user", "content": content}]
+    return [{"role": "user", "content": content}], None
+
+
+def _messages(req: ModelRequest) -> list[dict[str, Any]]:
+    """The chat messages of a request; raises ValueError when its images cannot be sent."""
+    conv, err = _conversation(req, max_images=len(req.prompt.images))
+    if conv is None:
+        raise ValueError(err.error if err else "bad request")
+    return conv
 
 
 def model_path(options: dict[str, Any]) -> str:
@@ -186,6 +205,7 @@ class VLLMBackend:
         self.engine_batches = 0  # enqueue_chat calls of a whole batch (a test and bench probe)
         self.peak_inflight = 0  # most requests in the engine at once
         self.ready = threading.Event()
+        self._fatal: str | None = None
         # every engine call runs on this one thread: vLLM's LLM is not thread-safe, and on CPU its OpenMP
         # threads are bound for the thread that built the engine. Loading starts now, so the actor's first
         # batch finds the engine (nearly) warm.
@@ -203,7 +223,7 @@ class VLLMBackend:
         try:
             from vllm import LLM, SamplingParams
 
-            logging.getLogger("vllm.v1.worker.cpu_worker").addFilter(_DropRepeatedCpuWarning())
+            quiet_cpu_worker_logs()
             llm = LLM(model=model_path(self.options), **engine_kwargs(self.options, self.on_cpu))
             try:  # one tiny request first: lazy initialisation is paid here, not by the first real batch
                 llm.chat([{"role": "user", "content": "warm up"}], SamplingParams(max_tokens=1), use_tqdm=False,
@@ -246,6 +266,8 @@ class VLLMBackend:
             return [_infra(f"{type(e).__name__}: {_first_line(e)}") for _ in requests]
         if batch.remaining == 0:
             return [r if r is not None else _infra("no response") for r in batch.results]
+        if self._fatal or not self._thread.is_alive():
+            return [r if r is not None else _infra(self._fatal or "engine thread gone") for r in batch.results]
         self._inbox.put(batch)
         return await batch.future
 
@@ -253,20 +275,29 @@ class VLLMBackend:
         batch.results = [None] * len(batch.requests)
         batch.convs = [None] * len(batch.requests)
         for i, req in enumerate(batch.requests):
-            bad = _image_error(req, self.max_images)
-            if bad:
-                batch.results[i] = ModelResponse(text=None, status=bad[0], error=bad[1])  # type: ignore[arg-type]
-                continue
-            try:
-                batch.convs[i] = _messages(req)
-            except Exception as e:  # an unreadable PNG despite a matching hash
-                batch.results[i] = _infra(f"image: {_first_line(e)}")
+            batch.convs[i], batch.results[i] = _conversation(req, self.max_images)
         batch.remaining = sum(r is None for r in batch.results)
 
     def _serve_forever(self) -> None:
         """Engine thread: admit new batches into the running engine between steps (continuous batching
         across the pipeline's batches), step, hand each batch back as soon as its last request finishes."""
-        self._load()
+        try:
+            self._load()
+            self._loop()
+        except BaseException as e:  # a bug here must not leave callers waiting forever
+            self._reset(f"engine thread failed: {type(e).__name__}: {_first_line(e)}")
+            self._fatal = f"engine thread failed: {type(e).__name__}: {_first_line(e)}"
+            while True:  # answer whatever is still queued, then stop
+                try:
+                    item = self._inbox.get_nowait()
+                except queue.Empty:
+                    return
+                if isinstance(item, _Batch):
+                    for i, r in enumerate(item.results):
+                        if r is None:
+                            item.set(i, _infra(self._fatal))
+
+    def _loop(self) -> None:
         while True:
             busy = bool(self._inflight)
             try:
@@ -277,7 +308,12 @@ class VLLMBackend:
                 if item is _STOP:
                     self._reset("backend closed")
                     return
-                self._admit(item)
+                try:
+                    self._admit(item)
+                except Exception as e:  # never lose a batch: what was not enqueued fails as infra_error
+                    for i, r in enumerate(item.results):
+                        if r is None and not any(b is item and j == i for b, j, _ in self._inflight.values()):
+                            item.set(i, _infra(f"admit failed: {type(e).__name__}: {_first_line(e)}"))
                 try:
                     item = self._inbox.get_nowait()
                 except queue.Empty:
@@ -343,10 +379,6 @@ class VLLMBackend:
     def close(self, timeout: float = 60.0) -> None:
         self._inbox.put(_STOP)
         self._thread.join(timeout)
-
-
-class _EngineDown(RuntimeError):
-    pass
 
 
 def _first_line(e: BaseException) -> str:
