@@ -58,10 +58,12 @@ def main() -> None:
     p.add_argument("--model", help="model path or HF id; default: the tiny random Idefics3 (built if missing)")
     p.add_argument("--tiny-dir", default="data/models/tiny-idefics3")
     p.add_argument("--tasks", default="BSP,SPP,KSP", help="NPHardEval4V tasks of the generated dataset")
-    p.add_argument("--per-level", type=int, default=2)
-    p.add_argument("--max-prompts", type=int, default=320)
-    p.add_argument("--batch-size", type=int, default=64,
-                   help="x the pipeline's 4 batches in flight = 256 = vLLM's max_num_seqs on CPU")
+    p.add_argument("--per-level", type=int, default=4)
+    p.add_argument("--max-prompts", type=int, default=800)
+    p.add_argument("--batch-size", type=int, default=64)
+    p.add_argument("--inflight", type=int, default=8,
+                   help="the pipeline's max_inflight_batches; batch-size x inflight = 2 x vLLM's max_num_seqs "
+                        "on CPU (256) keeps requests waiting in the engine's own queue")
     p.add_argument("--max-tokens", type=int, default=32)
     p.add_argument("--max-model-len", type=int, default=8192)
     p.add_argument("--num-gpus", type=float, default=0)
@@ -69,6 +71,10 @@ def main() -> None:
     p.add_argument("--ray-cpus", type=int, default=os.cpu_count())
     p.add_argument("--json", help="also write the figures to this file")
     args = p.parse_args()
+    # the actor runs with Ray's OMP_NUM_THREADS=<num_cpus>; the direct engine in this process gets the same
+    # (set before anything here loads torch, and with it OpenMP)
+    assert "torch" not in sys.modules
+    os.environ["OMP_NUM_THREADS"] = str(max(1, int(args.num_cpus)))
 
     from cluster.backends.vllm_engine import _messages, sampling_params
 
@@ -90,6 +96,7 @@ def main() -> None:
             name="bench", out=str(tmp / "run"), datasets=[DatasetSpec(path=str(tmp / "ds"))], models=[spec],
             recognition={"enabled": True, "asks": 2, "controls": True, "temperature": 0.7},
             sampling={"temperature": 0.0, "max_tokens": args.max_tokens, "seed": 0},
+            max_inflight_batches=args.inflight,
         )
         items = list(plan_model(cfg, spec, ds, "bench"))[: args.max_prompts]
         keep = {w.key for w in items}
@@ -119,9 +126,6 @@ def main() -> None:
             set_cpu_env_defaults,
         )
 
-        # the actor ran with Ray's OMP_NUM_THREADS=<num_cpus>; the direct engine gets the same (torch and
-        # so OpenMP are first loaded just below, in this process)
-        os.environ["OMP_NUM_THREADS"] = str(max(1, int(args.num_cpus)))
 
         on_cpu = set_cpu_env_defaults()  # before `import vllm`, as the backend does
         from vllm import LLM
@@ -140,8 +144,8 @@ def main() -> None:
         pipe_rate, direct_rate = n / t_pipe, n / t_direct
         share = pipe_rate / direct_rate
         where = f"{args.num_gpus:g} GPU" if args.num_gpus else f"{os.cpu_count()} CPU cores"
-        print(f"model: {options['model']} on {where}; {len(items)} prompts, batch {args.batch_size}, "
-              f"max_tokens {args.max_tokens}")
+        print(f"model: {options['model']} on {where}; {len(items)} prompts, batch {args.batch_size} x "
+              f"{args.inflight} in flight, max_tokens {args.max_tokens} (recognition 256)")
         print(f"pipeline (run_model, steady state): {n} prompts in {t_pipe:.2f} s = {pipe_rate:.2f} prompts/s, "
               f"{pipe_tokens / t_pipe:.0f} completion tok/s  [whole run incl. engine start: {t_pipe_total:.1f} s]")
         print(f"direct   (one LLM.chat):            {n} prompts in {t_direct:.2f} s = {direct_rate:.2f} prompts/s, "

@@ -12,7 +12,7 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 MODEL=${1:-HuggingFaceTB/SmolVLM-256M-Instruct}
-N=${2:-2048}
+N=${2:-4096}
 PY=${PYTHON:-.venv/bin/python}
 export HF_HUB_OFFLINE=${HF_HUB_OFFLINE:-0}
 export CUDA_VISIBLE_DEVICES=${CUDA_VISIBLE_DEVICES:-0}
@@ -25,9 +25,10 @@ assert torch.cuda.is_available(), "no CUDA device visible: this bench needs one 
 print(f"vllm {vllm.__version__}, torch {torch.__version__}, {torch.cuda.get_device_name(0)}")
 PY
 mkdir -p runs
-# 256 x the pipeline's 4 batches in flight = 1024 requests in the engine (vLLM's max_num_seqs on most GPUs)
+# 256 x 8 batches in flight = 2048 = 2 x vLLM's max_num_seqs (1024) on large GPUs; all nine tasks x 10
+# levels x 10 instances give 6300 prompts, of which the first N are used
 "$PY" bench/bench_vllm_share.py \
   --model "$MODEL" --num-gpus 1 --num-cpus 4 \
-  --tasks BSP,SPP,KSP,TSP,GCP --per-level 10 --max-prompts "$N" \
-  --batch-size 256 --max-tokens 256 --max-model-len 8192 \
+  --tasks BSP,EDP,SPP,KSP,TSP-D,GCP-D,TSP,GCP,MSP --per-level 10 --max-prompts "$N" \
+  --batch-size 256 --inflight 8 --max-tokens 256 --max-model-len 8192 \
   --json runs/gpu_vllm_share.json

