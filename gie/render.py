@@ -142,24 +142,9 @@ def _crosses(a: Position, b: Position, c: Position, d: Position) -> bool:
 
 
 def _segment_hits_box(a: Position, b: Position, box: tuple[float, float, float, float]) -> bool:
-    # Liang-Barsky clipping of segment a-b against the closed box (x0, y0, x1, y1).
-    (ax, ay), (bx, by) = a, b
-    dx, dy = bx - ax, by - ay
-    x0, y0, x1, y1 = box
-    t0, t1 = 0.0, 1.0
-    for p, q in ((-dx, ax - x0), (dx, x1 - ax), (-dy, ay - y0), (dy, y1 - ay)):
-        if p == 0:
-            if q < 0:
-                return False
-            continue
-        t = q / p
-        if p < 0:
-            t0 = max(t0, t)
-        else:
-            t1 = min(t1, t)
-        if t0 > t1:
-            return False
-    return True
+    from gie.edits import segment_hits_rect
+
+    return segment_hits_rect(a, b, box)
 
 
 # Where along its edge a weight box may sit, most preferred first (0.5 = the midpoint).
