@@ -23,6 +23,8 @@ import cv2
 import networkx as nx
 import numpy as np
 
+from nphe4v.core.draw import segment_hits_box
+
 RGB = tuple[int, int, int]
 Position = tuple[float, float]
 Rect = tuple[int, int, int, int]
@@ -101,22 +103,7 @@ def disc_hits_rect(centre: Position, radius: float, rect: Rect) -> bool:
 
 def segment_hits_rect(a: Position, b: Position, rect: Rect, t0: float = 0.0, t1: float = 1.0) -> bool:
     """Whether the part t in [t0, t1] of segment a->b meets the closed box (Liang-Barsky clipping)."""
-    (ax, ay), (bx, by) = a, b
-    dx, dy = bx - ax, by - ay
-    x0, y0, x1, y1 = rect
-    for p, q in ((-dx, ax - x0), (dx, x1 - ax), (-dy, ay - y0), (dy, y1 - ay)):
-        if p == 0:
-            if q < 0:
-                return False
-            continue
-        t = q / p
-        if p < 0:
-            t0 = max(t0, t)
-        else:
-            t1 = min(t1, t)
-        if t0 > t1:
-            return False
-    return True
+    return segment_hits_box(a, b, rect, t0, t1)
 
 
 def visible_span(a: Position, b: Position, node_radius: float) -> tuple[float, float]:

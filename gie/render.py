@@ -36,6 +36,7 @@ from nphe4v.core.draw import (
     labelled_box,
     layout_graph,
     new_canvas,
+    segment_hits_box,
     text_size,
 )
 
@@ -141,10 +142,6 @@ def _crosses(a: Position, b: Position, c: Position, d: Position) -> bool:
     return orient(a, b, c) * orient(a, b, d) < 0 and orient(c, d, a) * orient(c, d, b) < 0
 
 
-def _segment_hits_box(a: Position, b: Position, box: tuple[float, float, float, float]) -> bool:
-    from gie.edits import segment_hits_rect
-
-    return segment_hits_rect(a, b, box)
 
 
 # Where along its edge a weight box may sit, most preferred first (0.5 = the midpoint).
@@ -172,7 +169,7 @@ def _box_conflicts(
         if x0 - r < p[0] < x1 + r and y0 - r < p[1] < y1 + r:
             bad += 1
     for a, b in edges:
-        if (a, b) != edge and _segment_hits_box(pos[a], pos[b], (x0 - 2, y0 - 2, x1 + 2, y1 + 2)):
+        if (a, b) != edge and segment_hits_box(pos[a], pos[b], (x0 - 2, y0 - 2, x1 + 2, y1 + 2)):
             bad += 1
     for q in placed:
         if x0 < q[2] + 4 and q[0] < x1 + 4 and y0 < q[3] + 4 and q[1] < y1 + 4:

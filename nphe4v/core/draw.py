@@ -65,6 +65,29 @@ def title(draw: ImageDraw.ImageDraw, text: str, y: int = 28, size: int = 28, wid
     centered_text(draw, (width / 2, y), text, size)
 
 
+def segment_hits_box(
+    a: tuple[float, float], b: tuple[float, float], box: tuple[float, ...], t0: float = 0.0, t1: float = 1.0
+) -> bool:
+    """Whether the part t in [t0, t1] of segment a->b meets the closed box (x0, y0, x1, y1): Liang-Barsky
+    clipping, used to keep labels off edges and to find the edges an image edit touches."""
+    (ax, ay), (bx, by) = a, b
+    dx, dy = bx - ax, by - ay
+    x0, y0, x1, y1 = box
+    for p, q in ((-dx, ax - x0), (dx, x1 - ax), (-dy, ay - y0), (dy, y1 - ay)):
+        if p == 0:
+            if q < 0:
+                return False
+            continue
+        t = q / p
+        if p < 0:
+            t0 = max(t0, t)
+        else:
+            t1 = min(t1, t)
+        if t0 > t1:
+            return False
+    return True
+
+
 @dataclass(frozen=True)
 class GraphDrawing:
     png: bytes

@@ -27,6 +27,7 @@ from nphe4v.core.draw import (
     centered_text,
     labelled_box,
     new_canvas,
+    segment_hits_box,
     text_size,
     title,
     to_png,
@@ -199,24 +200,6 @@ def _compact_png(img: Image.Image) -> bytes:
 
 
 
-def _segment_hits_box(p: tuple[float, float], q: tuple[float, float], box: tuple[float, ...]) -> bool:
-    """Liang-Barsky clip: does segment pq pass through the axis-aligned box (x0, y0, x1, y1)?"""
-    x0, y0, x1, y1 = box
-    dx, dy = q[0] - p[0], q[1] - p[1]
-    t0, t1 = 0.0, 1.0
-    for pk, qk in ((-dx, p[0] - x0), (dx, x1 - p[0]), (-dy, p[1] - y0), (dy, y1 - p[1])):
-        if pk == 0:
-            if qk < 0:
-                return False
-            continue
-        t = qk / pk
-        if pk < 0:
-            t0 = max(t0, t)
-        else:
-            t1 = min(t1, t)
-        if t0 > t1:
-            return False
-    return True
 
 
 def _boxes_overlap(a: tuple[float, ...], b: tuple[float, ...]) -> bool:
@@ -255,7 +238,7 @@ def _complete_graph(dist: Sequence[Sequence[float]], caption: str) -> bytes:
             cost = 0.0
             cost += 10 * sum(_boxes_overlap(box, b) for b in placed)
             cost += sum(
-                _segment_hits_box(pos[a], pos[b], box) for a, b in edges if {a, b} != {i, j}
+                segment_hits_box(pos[a], pos[b], box) for a, b in edges if {a, b} != {i, j}
             )
             cost += 10 * sum(
                 math.dist((min(max(px, box[0]), box[2]), min(max(py, box[1]), box[3])), (px, py)) < node_r
