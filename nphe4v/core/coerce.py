@@ -72,9 +72,13 @@ def as_int_list(v: Any) -> list[int] | None:
 
 
 def get_key(mapping: dict[str, Any], *names: str) -> tuple[bool, Any]:
-    """Look a key up case- and separator-insensitively ('TotalValue', 'total_value', 'total value')."""
+    """Look a key up case- and separator-insensitively ('TotalValue', 'total_value', 'total value').
+    Never raises: a key whose str() fails (a hostile object) simply matches nothing."""
     def norm(k: object) -> str:
-        return re.sub(r"[\s_\-]", "", str(k)).lower()
+        try:
+            return re.sub(r"[\s_\-]", "", str(k)).lower()
+        except Exception:
+            return "\x00"
 
     wanted = {norm(n) for n in names}
     for k, val in mapping.items():

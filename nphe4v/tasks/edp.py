@@ -114,10 +114,7 @@ def text(data: EDPData) -> TaskText:
 def parse(obj: dict[str, Any]) -> dict[str, Any] | ParseError:
     if not isinstance(obj, dict):
         return ParseError(kind="bad_value", detail=f"not a mapping: {type(obj).__name__}")
-    try:
-        found, raw = get_key(obj, "Operations", "NumOperations", "EditDistance")
-    except Exception as exc:  # a hostile mapping (odd keys) must not crash the run
-        return ParseError(kind="bad_value", detail=f"unreadable mapping: {type(exc).__name__}")
+    found, raw = get_key(obj, "Operations", "NumOperations", "EditDistance")
     if not found:
         return ParseError(kind="missing_key", detail="Operations")
     ops = as_int(raw)

@@ -153,11 +153,8 @@ def text(data: KSPData) -> TaskText:
 def parse(obj: dict[str, Any]) -> dict[str, Any] | ParseError:
     if not isinstance(obj, dict):
         return ParseError(kind="bad_value", detail=f"not a mapping: {type(obj).__name__}")
-    try:
-        has_value, raw_value = get_key(obj, "TotalValue", "Value", "MaxValue")
-        has_ids, raw_ids = get_key(obj, "SelectedItemIds", "SelectedItems", "SelectedIds", "ItemIds")
-    except Exception as exc:  # a hostile mapping (odd keys) must not crash the run
-        return ParseError(kind="bad_value", detail=f"unreadable mapping: {type(exc).__name__}")
+    has_value, raw_value = get_key(obj, "TotalValue", "Value", "MaxValue")
+    has_ids, raw_ids = get_key(obj, "SelectedItemIds", "SelectedItems", "SelectedIds", "ItemIds")
     if not has_value:
         return ParseError(kind="missing_key", detail="TotalValue")
     if not has_ids:

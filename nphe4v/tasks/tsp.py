@@ -86,11 +86,8 @@ def text(data: TSPData) -> TaskText:
 def parse(obj: dict[str, Any]) -> dict[str, Any] | ParseError:
     if not isinstance(obj, dict):
         return ParseError(kind="bad_value", detail=f"not a mapping: {type(obj).__name__}")
-    try:
-        has_path, raw_path = get_key(obj, "Path", "Tour", "Route")
-        has_dist, raw_dist = get_key(obj, "TotalDistance", "Distance", "TotalLength", "Length")
-    except Exception as exc:  # a hostile mapping (odd keys) must not crash the run
-        return ParseError(kind="bad_value", detail=f"unreadable mapping: {type(exc).__name__}")
+    has_path, raw_path = get_key(obj, "Path", "Tour", "Route")
+    has_dist, raw_dist = get_key(obj, "TotalDistance", "Distance", "TotalLength", "Length")
     if not has_path:
         return ParseError(kind="missing_key", detail="Path")
     if not has_dist:

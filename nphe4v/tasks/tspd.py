@@ -101,10 +101,7 @@ def text(data: TSPDData) -> TaskText:
 def parse(obj: dict[str, Any]) -> dict[str, Any] | ParseError:
     if not isinstance(obj, dict):
         return ParseError(kind="bad_value", detail=f"not a mapping: {type(obj).__name__}")
-    try:
-        found, raw = get_key(obj, "Feasible", "Answer")
-    except Exception as exc:  # a hostile mapping (odd keys) must not crash the run
-        return ParseError(kind="bad_value", detail=f"unreadable mapping: {type(exc).__name__}")
+    found, raw = get_key(obj, "Feasible", "Answer")
     if not found:
         return ParseError(kind="missing_key", detail="Feasible")
     yes = as_yes_no(raw)
