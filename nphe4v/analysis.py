@@ -384,14 +384,14 @@ def _leaderboard_one(part: pl.DataFrame, n_boot: int, seed: int) -> pl.DataFrame
     cols = ["model", "prompt_mode"]
     for c in ("ER", "RA", "RA_corrected", *AA_COLUMNS):
         cols += [c, f"{c}_lo", f"{c}_hi"]
-    cols += ["n", "parsable", "correct", "n_instances", "n_rec", "recognised", "n_control", "false_yes"]
+    cols += ["RA_var", "n", "parsable", "correct", "n_instances", "n_rec", "recognised", "n_control", "false_yes"]
     return out.select(cols)
 
 
 LEADERBOARD_COLUMNS: tuple[str, ...] = (
     "version", "model", "prompt_mode",
     *(f"{c}{s}" for c in ("ER", "RA", "RA_corrected", *AA_COLUMNS) for s in ("", "_lo", "_hi")),
-    "n", "parsable", "correct", "n_instances", "n_rec", "recognised", "n_control", "false_yes",
+    "RA_var", "n", "parsable", "correct", "n_instances", "n_rec", "recognised", "n_control", "false_yes",
 )
 
 

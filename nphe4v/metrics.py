@@ -35,7 +35,7 @@ POOLED = "pooled"
 COMPLEXITY_CLASSES: tuple[str, ...] = ("P", "NPC", "NPH")
 
 LEADERBOARD_COLUMNS: tuple[str, ...] = (
-    "model", "prompt_mode", "ER", "RA", "RA_corrected", "AA_P", "AA_NPC", "AA_NPH", "AA_All", "n",
+    "model", "prompt_mode", "ER", "RA", "RA_corrected", "AA_P", "AA_NPC", "AA_NPH", "AA_All", "RA_var", "n",
 )
 
 _REC_KEY = ["model", "task", "level", "instance_id"]
@@ -90,14 +90,22 @@ def _recognition_lazy(samples: Frame) -> pl.LazyFrame:
     derived: list[pl.Expr] = []
     for v, flag in (("match", "recognised"), ("mismatch", "false_yes")):
         yes, parsed, asks = pl.col(f"yes_count_{v}"), pl.col(f"parsed_{v}"), pl.col(f"asks_{v}")
+        mean = yes / asks
         derived += [
-            pl.when(asks > 0).then(2 * yes > parsed).otherwise(None).alias(flag),
-            pl.when(asks > 0).then(yes / asks).otherwise(None).alias(f"mean_yes_{v}"),
+            # the paper: YES in more than half of the asks (3 of 5); an unparsable ask is not a YES
+            pl.when(asks > 0).then(2 * yes > asks).otherwise(None).alias(flag),
+            # the project's earlier variant: majority of the parsed asks only (kept for comparison)
+            pl.when(asks > 0).then(2 * yes > parsed).otherwise(None).alias(f"{flag}_of_parsed"),
+            pl.when(asks > 0).then(mean).otherwise(None).alias(f"mean_yes_{v}"),
+            # the paper's "variance of the responses": population variance of the asks' 0/1 outcomes
+            pl.when(asks > 0).then(mean * (1 - mean)).otherwise(None).alias(f"var_yes_{v}"),
         ]
     cols = [
         *_REC_KEY,
-        "yes_count_match", "parsed_match", "asks_match", "recognised", "mean_yes_match",
-        "yes_count_mismatch", "parsed_mismatch", "asks_mismatch", "false_yes", "mean_yes_mismatch",
+        "yes_count_match", "parsed_match", "asks_match", "recognised", "recognised_of_parsed", "mean_yes_match",
+        "var_yes_match",
+        "yes_count_mismatch", "parsed_mismatch", "asks_mismatch", "false_yes", "false_yes_of_parsed",
+        "mean_yes_mismatch", "var_yes_mismatch",
     ]
     return _sorted(out.with_columns(derived).select(cols), _REC_KEY)
 
@@ -109,12 +117,16 @@ def recognition_table(samples: Frame) -> pl.DataFrame:
 
     * ``yes_count_v`` = #asks whose parsed answer is YES; ``parsed_v`` = #asks with a parsed yes/no
       (``status == "ok"`` and ``parsed_answer`` in {"true", "false"}); ``asks_v`` = #asks.
-    * ``recognised`` (match, paper's majority rule) = ``yes_count_match > parsed_match / 2``; with 5 parsed asks
-      this is "YES at least 3 of 5". False when no ask parsed; null when the instance has no match asks.
+    * ``recognised`` (the paper's rule, the default) = ``yes_count_match > asks_match / 2``: with 5 asks, "YES
+      at least 3 of 5"; an unparsable ask (or a model_error) is not a YES. Null when the instance has no match
+      asks. ``recognised_of_parsed`` = ``yes_count_match > parsed_match / 2`` (majority of the parsed asks only;
+      the project's earlier rule, kept as an extra column: 2 YES, 1 NO, 2 unparsable is recognised there).
     * ``mean_yes_match`` (peer notebook's mean rule) = ``yes_count_match / asks_match`` — the mean of the binary
-      outcomes, an unparsable ask counting as "not yes".
-    * ``false_yes`` / ``mean_yes_mismatch``: the same two rules on the mismatched control pair (image of this
-      instance, text of another): ``false_yes`` = majority YES where the truth is NO.
+      outcomes, an unparsable ask counting as "not yes"; ``var_yes_match`` = their population variance
+      ``mean · (1 − mean)`` (the paper's "mean and variance of the model's responses").
+    * ``false_yes`` / ``false_yes_of_parsed`` / ``mean_yes_mismatch`` / ``var_yes_mismatch``: the same rules on
+      the mismatched control pair (image of this instance, text of another): ``false_yes`` = YES in more than
+      half of the asks where the truth is NO.
     """
     return _recognition_lazy(samples).collect()
 
@@ -150,6 +162,7 @@ def _level_lazy(samples: Frame) -> pl.LazyFrame:
         n_rec=pl.col("recognised").is_not_null().sum().cast(pl.Int64),
         _ra=pl.col("recognised").mean(),
         _ra_mean=pl.col("mean_yes_match").mean(),
+        RA_var=pl.col("var_yes_match").mean(),
         false_yes_rate=pl.col("false_yes").mean(),
     )
     ra = pl.col("_ra").fill_null(1.0)
@@ -174,7 +187,7 @@ def _level_lazy(samples: Frame) -> pl.LazyFrame:
         .select(
             "model", "task", "complexity", "prompt_mode", "level",
             "n", "parsable", "correct", "recognised_parsable", "correct_recognised", "n_rec",
-            "ER", "RA", "RA_mean", "false_yes_rate", "RA_corrected", "A_prime", "wa", "wa_peer",
+            "ER", "RA", "RA_mean", "RA_var", "false_yes_rate", "RA_corrected", "A_prime", "wa", "wa_peer",
         )
     )
     return _sorted(out, keys)
@@ -185,15 +198,16 @@ def level_table(samples: Frame) -> pl.DataFrame:
 
     * ``n`` = #questions, ``parsable`` = #(status ok and verdict correct|wrong), ``correct`` = #correct.
     * ``ER = parsable / n``.
-    * ``RA`` (paper's majority rule) = share of the level's instances with ``recognised`` true on the match pair;
-      ``RA_mean`` (peer notebook) = mean of ``mean_yes_match`` over the level's instances. ``n_rec`` = #instances
+    * ``RA`` (the paper's rule) = share of the level's instances with ``recognised`` true on the match pair;
+      ``RA_mean`` (peer notebook) = mean of ``mean_yes_match`` over the level's instances; ``RA_var`` = mean of
+      ``var_yes_match`` (the variance over the asks; null without recognition data). ``n_rec`` = #instances
       with recognition data. **If the model has no recognition rows for this task/level, RA = RA_mean = 1 and
       every question counts as recognised** (the notebook's fallback). An instance without recognition rows
       inside a level that has some also counts as recognised.
     * ``false_yes_rate`` = share of instances with ``false_yes`` on the mismatched control;
       ``RA_corrected = max(0, RA - false_yes_rate)`` (an always-YES model gets 0); null without a control.
     * ``A_prime = #(correct ∧ recognised) / #(recognised ∧ parsable)``, 0 when the denominator is 0
-      (recognised = paper's majority rule, per instance, shared by the instance's questions in every mode).
+      (recognised = the paper's rule, per instance, shared by the instance's questions in every mode).
     * ``wa = A_prime · RA · ER``. When everything is recognised, ``A_prime · ER = correct / n``.
     * ``wa_peer = correct / n · RA_mean`` — the peer notebook's level score (its A'·ER = C/10, mean-rule RA).
     * ``complexity`` = P | NPC | NPH from ``TASK_CLASS`` (null for unknown tasks).
@@ -225,6 +239,7 @@ def _aggregate_lazy(levels: Frame, by: Sequence[str]) -> pl.LazyFrame:
         pl.col("RA").mean().alias("RA"),
         pl.col("RA_mean").mean().alias("RA_mean"),
         pl.col("RA_corrected").mean().alias("RA_corrected"),
+        pl.col("RA_var").mean().alias("RA_var"),
         pl.col("n").sum().cast(pl.Int64).alias("n_questions"),
         pl.len().cast(pl.Int64).alias("n_rows"),
     ]
@@ -241,7 +256,7 @@ def aggregate(levels: Frame, by: Sequence[str] = ("model",)) -> pl.DataFrame:
     * ``AA_P``, ``AA_NPC``, ``AA_NPH``: the same ratio over the rows of S whose task is in that class;
       null when S has no such rows.
     * ``AA_peer``: the same ratio over ``wa_peer``.
-    * ``ER``, ``RA``, ``RA_mean``, ``RA_corrected``: plain means over the rows of S (nulls skipped).
+    * ``ER``, ``RA``, ``RA_mean``, ``RA_corrected``, ``RA_var``: plain means over the rows of S (nulls skipped).
     * ``n_questions = Σ_S n`` (infra excluded), ``n_rows = |S|``.
     """
     return _aggregate_lazy(levels, list(by)).collect()
@@ -256,8 +271,9 @@ def _with_pooled(levels: pl.LazyFrame, by: Sequence[str]) -> pl.LazyFrame:
 
 def leaderboard(samples: Frame) -> pl.DataFrame:
     """One row per (model, prompt_mode) plus one per model with prompt_mode "pooled" (all modes pooled, as in
-    the paper), columns exactly ``LEADERBOARD_COLUMNS``: ER, RA, RA_corrected = plain means over the group's
-    level rows; AA_P/AA_NPC/AA_NPH/AA_All = level-weighted AA over the class's / all tasks (null for a class
+    the paper), columns exactly ``LEADERBOARD_COLUMNS``: ER, RA, RA_corrected, RA_var = plain means over the
+    group's level rows (RA_var: the variance over the recognition asks, null without recognition data);
+    AA_P/AA_NPC/AA_NPH/AA_All = level-weighted AA over the class's / all tasks (null for a class
     without rows); n = #answer questions (infra excluded). Sorted by model, then limited, text, full, pooled.
     """
     levels = _level_lazy(samples)

@@ -253,17 +253,40 @@ def test_recognition_majority_vs_mean_rule() -> None:
     assert r["false_yes_rate"] is None and r["RA_corrected"] is None
 
 
-def test_recognition_majority_of_parsed_asks() -> None:
-    # 2 YES, 1 NO, 2 unparsable: parsed = 3, 2 > 3/2 -> recognised; mean rule = 2/5 = 0.4
-    # 3 YES of 5 with status model_error on the other 2 -> parsed 3, recognised; mean 3/5
+def test_recognition_paper_rule_counts_unparsable_as_not_yes() -> None:
+    # the paper: recognised iff YES in >= 3 of the 5 asks; an unparsable ask is not a YES.
+    # inst 0: 2 YES, 1 NO, 2 unparsable -> 2 of 5: not recognised (the parsed-majority variant says yes: 2 > 3/2)
+    # inst 1: 3 YES of 5, the other 2 model_error -> 3 of 5: recognised; mean 3/5
+    # inst 2: 3 YES, 2 NO -> recognised; inst 3: 2 YES, 3 NO -> not recognised
     rows = rec(1, [True, True, False, None, None], inst=0)
     rows += rec(1, [True, True, True], inst=1) + rec(1, [None, None], inst=1, status="model_error")
+    rows += rec(1, [True, True, True, False, False], inst=2) + rec(1, [True, True, False, False, False], inst=3)
     rt = recognition_table(frame(rows))
     r0, r1 = one(rt, instance_id="BSP-1-0"), one(rt, instance_id="BSP-1-1")
-    assert (r0["yes_count_match"], r0["parsed_match"], r0["asks_match"], r0["recognised"]) == (2, 3, 5, True)
+    assert (r0["yes_count_match"], r0["parsed_match"], r0["asks_match"], r0["recognised"]) == (2, 3, 5, False)
+    assert r0["recognised_of_parsed"] is True
     assert r0["mean_yes_match"] == pytest.approx(0.4)
+    assert r0["var_yes_match"] == pytest.approx(0.4 * 0.6)
     assert (r1["parsed_match"], r1["asks_match"], r1["recognised"]) == (3, 5, True)
     assert r1["mean_yes_match"] == pytest.approx(0.6)
+    assert one(rt, instance_id="BSP-1-2")["recognised"] is True
+    assert one(rt, instance_id="BSP-1-3")["recognised"] is False
+    # RA = 2 of 4 instances; RA_var = mean of the per-instance variances (0.24 each: 2 or 3 YES of 5)
+    lv = one(level_table(frame([*rows, ans(1, "correct")])))
+    assert lv["RA"] == pytest.approx(0.5)
+    assert lv["RA_var"] == pytest.approx(0.24)
+
+
+def test_ra_var_independent_of_numpy() -> None:
+    # the variance over asks cross-checked with numpy's population variance of the 0/1 outcomes
+    import numpy as np
+
+    says = [[True, False, True, True, False], [True] * 5, [False, None, True, False, False]]
+    rows = [r for i, s in enumerate(says) for r in rec(1, s, inst=i)] + [ans(1, "correct")]
+    expected = float(np.mean([np.var([1.0 if x else 0.0 for x in s]) for s in says]))
+    assert one(level_table(frame(rows)))["RA_var"] == pytest.approx(expected)
+    lb = one(leaderboard(frame(rows)), prompt_mode="pooled")
+    assert lb["RA_var"] == pytest.approx(expected)
 
 
 def test_recognition_all_unparsable_is_not_recognised() -> None:
