@@ -5,6 +5,7 @@ Planning is pure and cheap (string assembly); the model and score stages run on 
 
 from __future__ import annotations
 
+import sys
 from collections import defaultdict
 from collections.abc import Iterator
 from dataclasses import dataclass
@@ -35,18 +36,55 @@ class WorkItem:
 
 
 def mismatch_partners(dataset: Dataset, seed: int) -> dict[str, str]:
-    """For each instance, another instance of the same task and level (the recognition control)."""
-    groups: dict[tuple[str, int], list[str]] = defaultdict(list)
+    """For each instance, another instance of the same task (the recognition control): of the same level when
+    the level has two or more instances, otherwise of the nearest other level (ties: any of them), so that a
+    dataset with one instance per level (``per_level: 1``) still gets controls. An instance whose task has no
+    other instance gets none (``control_gaps`` says so)."""
+    levels: dict[str, dict[int, list[str]]] = defaultdict(lambda: defaultdict(list))
     for inst in dataset.instances:
-        groups[(inst.task, inst.level)].append(inst.instance_id)
+        levels[inst.task][inst.level].append(inst.instance_id)
     partners = {}
-    for ids in groups.values():
-        if len(ids) < 2:
-            continue
-        for iid in ids:
-            others = [o for o in ids if o != iid]
-            partners[iid] = rng_for(seed, "mismatch", iid).choice(others)
+    for by_level in levels.values():
+        for level, ids in by_level.items():
+            for iid in ids:
+                others = [o for o in ids if o != iid]
+                if not others:
+                    dist = sorted({abs(lv - level) for lv in by_level if lv != level})
+                    near = dist[0] if dist else None
+                    others = sorted(o for lv, oids in by_level.items() if abs(lv - level) == near and lv != level
+                                    for o in oids)
+                if others:
+                    partners[iid] = rng_for(seed, "mismatch", iid).choice(others)
     return partners
+
+
+def control_gaps(dataset: Dataset, partners: dict[str, str] | None = None) -> str | None:
+    """One line saying which instances cannot get a mismatched recognition control (their task has no other
+    instance in the dataset), or None when every instance has one."""
+    partners = mismatch_partners(dataset, 0) if partners is None else partners
+    alone: dict[str, int] = defaultdict(int)
+    for inst in dataset.instances:
+        if inst.instance_id not in partners:
+            alone[inst.task] += 1
+    if not alone:
+        return None
+    tasks = ", ".join(f"{t} ({n})" for t, n in sorted(alone.items()))
+    return (f"recognition controls: none for {sum(alone.values())} instance(s) of {dataset.manifest.version!r} "
+            f"whose task has no other instance to pair with: {tasks}; RA_corrected stays blank there")
+
+
+_REPORTED_GAPS: set[tuple[str, str]] = set()
+
+
+def _report_control_gaps(dataset: Dataset, partners: dict[str, str]) -> None:
+    # once per dataset and process, not once per model
+    key = (str(dataset.root), dataset.manifest.version)
+    if key in _REPORTED_GAPS:
+        return
+    _REPORTED_GAPS.add(key)
+    line = control_gaps(dataset, partners)
+    if line:
+        print(line, file=sys.stderr)
 
 
 def plan_model(cfg: RunConfig, model: ModelSpec, dataset: Dataset, version: str) -> Iterator[WorkItem]:
@@ -93,6 +131,8 @@ def plan_model(cfg: RunConfig, model: ModelSpec, dataset: Dataset, version: str)
     if model.text_only or not cfg.recognition.enabled or dataset.manifest.benchmark != "nphardeval4v":
         return
     rec = cfg.recognition
+    if rec.controls:
+        _report_control_gaps(dataset, partners)
     for inst in dataset.instances:
         pairs = [("match", inst.instance_id)]
         if rec.controls and inst.instance_id in partners:

@@ -877,14 +877,12 @@ def _expected(cfg: Mapping[str, Any], model: Mapping[str, Any], ds) -> dict[str,
     exp = {m: n * repeats for m in modes}
     rec = cfg.get("recognition") or {}
     if bench == NPH_BENCHMARK and not model.get("text_only") and rec.get("enabled", True):
-        groups: dict[tuple[str, int], int] = {}
-        for inst in ds.instances:
-            groups[(inst.task, inst.level)] = groups.get((inst.task, inst.level), 0) + 1
+        from cluster.plan import mismatch_partners
+
         asks = int(rec.get("asks") or 5)
-        controls = bool(rec.get("controls", True))
-        exp[RECOGNITION_MODE] = sum(
-            asks * (1 + (1 if controls and groups[(i.task, i.level)] >= 2 else 0)) for i in ds.instances
-        )
+        # which instances have a partner does not depend on the seed
+        paired = mismatch_partners(ds, 0) if bool(rec.get("controls", True)) else {}
+        exp[RECOGNITION_MODE] = sum(asks * (1 + (i.instance_id in paired)) for i in ds.instances)
     return exp
 
 
