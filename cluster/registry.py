@@ -60,6 +60,7 @@ class ModelEntry(Strict):
     num_cpus: float | None = Field(None, gt=0)
     params_b: float | None = Field(None, gt=0, description="parameters (billions) as the paper lists them")
     access: Literal["open", "closed", "builtin"]
+    family: str | None = Field(None, description="model family for GraphVerse Table 2 (e.g. 'Qwen', 'GPT')")
     retired: bool = Field(False, description="the provider no longer serves it (as far as known)")
     paper: list[str] = Field(default_factory=list, description="which paper / table lists the model")
     notes: str = ""

@@ -25,6 +25,7 @@ from __future__ import annotations
 
 import json
 import math
+import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from functools import lru_cache
@@ -104,24 +105,68 @@ def load_runs(run_dirs: str | Path | Sequence[str | Path]) -> list[Run]:
     return runs
 
 
-def read_run_samples(run_dir: str | Path) -> pl.DataFrame:
-    """``cluster.sink.read_samples``, tolerating shards written before a column was appended to the schema
-    (the missing column reads as null)."""
-    try:
-        return read_samples(run_dir)
-    except pl.exceptions.ColumnNotFoundError:
-        files = sorted(Path(run_dir, "samples").glob("**/*.parquet"))
-        return pl.read_parquet(files, schema=SAMPLE_SCHEMA, hive_partitioning=False, missing_columns="insert")
+HEAVY_COLUMNS: tuple[str, ...] = ("raw_response", "error", "trace")
+"""Free text of any length; no metric reads it. ``samples(..., light=True)`` leaves it out."""
 
 
-def samples(run_dirs: str | Path | Sequence[str | Path]) -> pl.DataFrame:
+def scan_run_samples(run_dir: str | Path) -> pl.LazyFrame:
+    """The run's per-sample Parquet as a lazy frame (``SAMPLE_SCHEMA``; a column appended to the schema after a
+    shard was written reads as null there)."""
+    files = sorted(Path(run_dir, "samples").glob("**/*.parquet"))
+    if not files:
+        return pl.LazyFrame(schema=SAMPLE_SCHEMA)
+    return pl.scan_parquet(files, schema=SAMPLE_SCHEMA, hive_partitioning=False, missing_columns="insert")
+
+
+def read_run_samples(run_dir: str | Path, columns: Sequence[str] | None = None) -> pl.DataFrame:
+    """``cluster.sink.read_samples`` (only ``columns`` when given), tolerating shards written before a column
+    was appended to the schema (the missing column reads as null)."""
+    if columns is None:
+        try:
+            return read_samples(run_dir)
+        except pl.exceptions.ColumnNotFoundError:
+            pass
+    lf = scan_run_samples(run_dir)
+    return (lf if columns is None else lf.select(list(columns))).collect()
+
+
+def samples(run_dirs: str | Path | Sequence[str | Path], *, light: bool = False) -> pl.DataFrame:
     """All per-sample rows of the run folders (``SAMPLE_SCHEMA`` columns plus ``run`` = run label), the same
-    (version, sample key) counted once (the first folder given wins)."""
-    frames = [read_run_samples(r.path).with_columns(run=pl.lit(r.label)) for r in load_runs(run_dirs)]
+    (version, sample key) counted once (the first folder given wins). ``light``: without the
+    ``HEAVY_COLUMNS`` (responses, errors, traces), which no table needs; the report reads them for the rows it
+    shows only (``long_texts``)."""
+    cols = [c for c in SAMPLE_SCHEMA if not (light and c in HEAVY_COLUMNS)]
+    frames = [read_run_samples(r.path, cols if light else None).with_columns(run=pl.lit(r.label))
+              for r in load_runs(run_dirs)]
     if not frames:
-        return pl.DataFrame(schema={**SAMPLE_SCHEMA, "run": pl.String()})
+        return pl.DataFrame(schema={**{c: SAMPLE_SCHEMA[c] for c in cols}, "run": pl.String()})
     df = pl.concat(frames, how="vertical")
     return df.unique(subset=["version", *KEY_COLUMNS], keep="first", maintain_order=True)
+
+
+def long_texts(runs: Sequence[Run], keys: pl.DataFrame, columns: Sequence[str], max_chars: int) -> pl.DataFrame:
+    """For the samples in ``keys`` (columns run, version and the key columns): each of ``columns`` cut to
+    ``max_chars`` characters and its full length as ``<column>_len``. Read with the streaming engine and
+    filtered by key inside the scan, so a run's responses are never all in memory at once."""
+    key_cols = ["run", "version", *KEY_COLUMNS]
+    frames = []
+    for r in runs:
+        want = keys.filter(pl.col("run") == r.label)
+        if want.is_empty():
+            continue
+        lf = scan_run_samples(r.path).with_columns(run=pl.lit(r.label))
+        frames.append(
+            lf.join(want.lazy(), on=key_cols, how="semi")
+            .select(*key_cols,
+                    *[pl.col(c).str.slice(0, max_chars).alias(c) for c in columns],
+                    *[pl.col(c).str.len_chars().alias(f"{c}_len") for c in columns])
+            .collect(engine="streaming")
+            .unique(subset=key_cols, keep="first")
+        )
+    if not frames:
+        return pl.DataFrame(schema={**{c: pl.String for c in ("run", "version", *KEY_COLUMNS)}, "repeat": pl.Int64,
+                                    **{c: pl.String for c in columns}, **{f"{c}_len": pl.UInt32 for c in columns}})
+    return pl.concat(frames, how="vertical")
 
 
 def _frame(src: Source) -> pl.DataFrame:
@@ -994,3 +1039,159 @@ def _missing_in_frame(df: pl.DataFrame, run: str, add) -> None:
 def _missing_frame(rows: list[dict[str, str]]) -> pl.DataFrame:
     schema = {"run": pl.String, "benchmark": pl.String, "model": pl.String, "part": pl.String, "detail": pl.String}
     return pl.DataFrame(rows, schema=schema)
+
+
+# --------------------------------------------------------------------------------------------------------
+# Paper summaries: Appendix B consistency, §5.3 failure categories, Figure 4 grouping, GraphVerse Table 2
+# --------------------------------------------------------------------------------------------------------
+
+NEAR_ZERO_VARIANCE = 1e-3
+ACCESS_ORDER: tuple[str, ...] = ("closed", "open", "builtin", "unregistered")
+
+
+def consistency_summary(consistency: pl.DataFrame, near_zero: float = NEAR_ZERO_VARIANCE) -> pl.DataFrame:
+    """Appendix B of the paper: over the (model, task) points of ``version_consistency`` (tasks only, not the
+    ``All`` row) that have a variance (two or more versions): ``n_points``, ``n_models``, ``var_min``,
+    ``var_mean``, ``var_max`` of AA's variance across versions, and ``near_zero_share`` = share of points with
+    variance below ``near_zero`` (the paper: "approximately half of the variances are near zero")."""
+    pts = consistency.filter((pl.col("task") != "All") & pl.col("AA_var").is_not_null())
+    return pts.select(
+        n_points=pl.len().cast(pl.Int64),
+        n_models=pl.col("model").n_unique().cast(pl.Int64),
+        var_min=pl.col("AA_var").min(),
+        var_mean=pl.col("AA_var").mean(),
+        var_max=pl.col("AA_var").max(),
+        near_zero_share=pl.when(pl.len() > 0).then((pl.col("AA_var") < near_zero).mean()).otherwise(None),
+    )
+
+
+def _registry():
+    from cluster.registry import load_registry
+
+    try:
+        return load_registry()
+    except Exception:  # a broken registry costs only the grouping, never the report
+        return None
+
+
+def _derived_family(title: str) -> str:
+    m = re.match(r"[A-Za-z]+", title)
+    return m.group(0) if m else title
+
+
+def model_info(models: Sequence[str]) -> pl.DataFrame:
+    """Per model name: ``access`` (open | closed | builtin from ``cluster/models.yaml``; ``unregistered`` for
+    a model the registry does not list) and ``family`` (the registry's ``family``, else the leading letters of
+    its title or name, e.g. "GPT" for "GPT-4o")."""
+    reg = _registry()
+    by_name = reg.by_name if reg is not None else {}
+    rows = []
+    for name in sorted(set(models)):
+        e = by_name.get(name)
+        rows.append({
+            "model": name,
+            "access": e.access if e is not None else "unregistered",
+            "family": (e.family or _derived_family(e.title)) if e is not None else _derived_family(name),
+        })
+    return pl.DataFrame(rows, schema={"model": pl.String, "access": pl.String, "family": pl.String})
+
+
+def open_closed(board: pl.DataFrame) -> pl.DataFrame:
+    """Figure 4's grouping: per version and model access (closed, open, builtin, unregistered), over the pooled
+    leaderboard rows of its models: ``n_models``, ``models`` and the plain means of AA_P, AA_NPC, AA_NPH,
+    AA_All, ER and RA."""
+    cols = ["version", "access", "n_models", "models", "AA_P", "AA_NPC", "AA_NPH", "AA_All", "ER", "RA"]
+    pooled = board.filter(pl.col("prompt_mode") == POOLED)
+    if pooled.is_empty():
+        return _empty(cols, strings=("version", "access", "models")).with_columns(pl.col("n_models").cast(pl.Int64))
+    info = model_info(pooled["model"].to_list())
+    order = {a: i for i, a in enumerate(ACCESS_ORDER)}
+    return (
+        pooled.join(info, on="model", how="left")
+        .group_by(["version", "access"])
+        .agg(
+            n_models=pl.len().cast(pl.Int64),
+            models=pl.col("model").sort().str.join(", "),
+            **{c: pl.col(c).mean() for c in ("AA_P", "AA_NPC", "AA_NPH", "AA_All", "ER", "RA")},
+        )
+        .sort("version", pl.col("access").replace_strict(order, default=len(order), return_dtype=pl.Int64))
+        .select(cols)
+    )
+
+
+def access_groups(board: pl.DataFrame) -> list[tuple[str, list[str]]]:
+    """Radar panels for Figure 4's grouping: (access, its models) in ACCESS_ORDER."""
+    models = board.filter(pl.col("prompt_mode") == POOLED)["model"].unique().to_list() if not board.is_empty() else []
+    info = model_info(models)
+    out = []
+    for a in ACCESS_ORDER:
+        ms = sorted(info.filter(pl.col("access") == a)["model"].to_list())
+        if ms:
+            out.append((a, ms))
+    return out
+
+
+def instance_data(runs: Sequence[Run]) -> dict[tuple[str, str], Mapping[str, Any]]:
+    """(version, instance_id) -> the instance's data, for every NPHardEval4V dataset of the runs still on disk."""
+    out: dict[tuple[str, str], Mapping[str, Any]] = {}
+    for run in runs:
+        for entry, ds in run_datasets(run):
+            if ds is None or str(entry.get("benchmark")) != NPH_BENCHMARK:
+                continue
+            version = str(entry.get("version"))
+            for inst in ds.instances:
+                out[(version, inst.instance_id)] = inst.data
+    return out
+
+
+def failure_categories(src: Source, df: pl.DataFrame | None = None) -> dict[str, pl.DataFrame]:
+    """The paper's §5.3 failure categories (``nphe4v.failure_analysis``) per model, and per model and task;
+    ``{}`` without NPHardEval4V answer samples. ``df``: the runs' samples when already loaded."""
+    from nphe4v import failure_analysis as fa
+
+    nph = _nph(_frame(src) if df is None else df)
+    if nph.filter(pl.col("prompt_mode") != RECOGNITION_MODE).is_empty():
+        return {}
+    fails = fa.failure_samples(nph, instance_data(_runs_of(src)))
+    per_task = fa.failure_summary(fails, nph, ("model", "task"))
+    order = {t: i for i, t in enumerate(TASK_MODULES)}
+    per_task = per_task.sort("model", pl.col("task").replace_strict(order, default=99, return_dtype=pl.Int64))
+    return {"by_model": fa.failure_summary(fails, nph, ("model",)), "by_model_task": per_task}
+
+
+def graphverse_families(df: pl.DataFrame, judged: Mapping[str, pl.DataFrame] | None = None) -> pl.DataFrame:
+    """GraphVerse Table 2: per model family (``model_info``), Acc on Poly and NP-hard tasks with the relative
+    drop (``gie.metrics.poly_vs_nph``) and, when the judge has run, VGR-S the same way (per model the mean of
+    its per-task VGR-S over the group's tasks, per family the mean over its models). Percent; drops as
+    fractions."""
+    from gie import metrics as gm
+    from gie.solvers import POLY_TASKS
+
+    gv = df.filter(pl.col("benchmark") == GV_BENCHMARK)
+    cols = {"family": pl.String, "models": pl.Int64, "Acc_Poly": pl.Float64, "Acc_NPH": pl.Float64,
+            "Acc_drop": pl.Float64, "VGR_Poly": pl.Float64, "VGR_NPH": pl.Float64, "VGR_drop": pl.Float64}
+    if gv.is_empty():
+        return pl.DataFrame(schema=cols)
+    info = model_info(gv["model"].unique().to_list())
+    fam = dict(zip(info["model"].to_list(), info["family"].to_list(), strict=True))
+    acc = gm.poly_vs_nph(gv, fam).rename({"Poly": "Acc_Poly", "NPH": "Acc_NPH", "rel_drop": "Acc_drop"})
+    av = (judged or {}).get("acc_vgr")
+    if av is None or av.is_empty():
+        out = acc.with_columns(VGR_Poly=pl.lit(None, pl.Float64), VGR_NPH=pl.lit(None, pl.Float64),
+                               VGR_drop=pl.lit(None, pl.Float64))
+    else:
+        per_model = (
+            av.filter(pl.col("task") != "All")
+            .with_columns(_poly=pl.col("task").is_in(list(POLY_TASKS)))
+            .group_by("model")
+            .agg(VGR_Poly=pl.col("vgr").filter(pl.col("_poly")).mean(),
+                 VGR_NPH=pl.col("vgr").filter(~pl.col("_poly")).mean())
+            .with_columns(family=pl.col("model").replace_strict(fam, default=pl.col("model"), return_dtype=pl.String))
+        )
+        vgr = per_model.group_by("family").agg(pl.col("VGR_Poly").mean(), pl.col("VGR_NPH").mean())
+        poly = pl.col("VGR_Poly")
+        vgr = vgr.with_columns(
+            VGR_drop=pl.when(poly.is_not_null() & (poly != 0)).then((poly - pl.col("VGR_NPH")) / poly).otherwise(None)
+        )
+        out = acc.join(vgr, on="family", how="left")
+    return out.select(list(cols)).sort("family")

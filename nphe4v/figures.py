@@ -278,7 +278,7 @@ def radar(profile: pl.DataFrame, groups: Sequence[tuple[str, Sequence[str]]] | N
                 d[(m, r["complexity"])] = float(r[m])
     labels = list(values)
     groups = [(g, [m for m in ms if m in values]) for g, ms in (groups or default_groups(labels))]
-    groups = [(g, ms) for g, ms in groups if ms]
+    groups = [(g, ms) for g, ms in groups if ms] or default_groups(labels)
     colors = {lab: PALETTE[i % len(PALETTE)] for i, lab in enumerate(labels)}
     panel, radius = 440, 108
     panel_h = int(2 * radius * 1.3 + 40)

@@ -42,6 +42,10 @@ from nphe4v.metrics import POOLED
 DEFAULT_SAMPLES_PER_GROUP = 4
 DEFAULT_MAX_IMAGES = 120
 DEFAULT_THUMB_PX = 480
+DEFAULT_MAX_CHARS = 4000
+TRUNCATION_MARK = "… [truncated: {shown:,} of {total:,} characters shown; the full text is in the run's Parquet]"
+# columns of the browser that hold free text of any length (model output, verifier reasons, traces)
+LONG_TEXT_COLUMNS = ("raw_response", "parsed_answer", "reason", "error", "trace")
 OUTCOME_ORDER = ("wrong", "parse_error", "model_error", "infra_error", "correct", "recognition")
 NO_VARIANT = "-"
 FILTER_KEYS: tuple[tuple[str, str], ...] = (
@@ -74,13 +78,22 @@ class Tables:
     text_only: set[str]
     judged: dict[str, pl.DataFrame] = field(default_factory=dict)  # analysis.graphverse_judged
     judge_csvs: dict[str, pl.DataFrame] = field(default_factory=dict)  # analysis.judge_csvs
+    consistency_summary: pl.DataFrame | None = None  # analysis.consistency_summary (Appendix B)
+    failures: dict[str, pl.DataFrame] = field(default_factory=dict)  # analysis.failure_categories (§5.3)
+    open_closed: pl.DataFrame | None = None  # analysis.open_closed (Figure 4), with --group-by open_closed
+    gv_families: pl.DataFrame | None = None  # analysis.graphverse_families (GraphVerse Table 2)
+
+
+GROUP_BY = ("none", "open_closed")
 
 
 def compute_tables(run_dirs: Sequence[str | Path], df: pl.DataFrame, *, n_boot: int, seed: int,
-                   lvlm_mode: str) -> Tables:
+                   lvlm_mode: str, group_by: str = "none") -> Tables:
     board = analysis.leaderboard(df, n_boot=n_boot, seed=seed)
     tasks = analysis.per_task(df, n_boot=n_boot, seed=seed)
     text_only = analysis.text_only_models(list(run_dirs))
+    consistency = analysis.version_consistency(df, board=board, tasks_table=tasks)
+    judged = analysis.graphverse_judged(list(run_dirs), df)
     return Tables(
         board=board,
         tasks=tasks,
@@ -88,12 +101,16 @@ def compute_tables(run_dirs: Sequence[str | Path], df: pl.DataFrame, *, n_boot: 
         heat=analysis.heatmap_table(df),
         ablation=analysis.prompt_mode_ablation(df, board=board),
         llm=analysis.lvlm_vs_llm(df, lvlm_mode=lvlm_mode, text_only=text_only, board=board),
-        consistency=analysis.version_consistency(df, board=board, tasks_table=tasks),
+        consistency=consistency,
         missing=analysis.missing_parts(list(run_dirs)),
         graphverse=analysis.graphverse(df),
         text_only=text_only,
-        judged=analysis.graphverse_judged(list(run_dirs), df),
+        judged=judged,
         judge_csvs=analysis.judge_csvs(list(run_dirs)),
+        consistency_summary=analysis.consistency_summary(consistency),
+        failures=analysis.failure_categories(list(run_dirs), df),
+        open_closed=analysis.open_closed(board) if group_by == "open_closed" else None,
+        gv_families=analysis.graphverse_families(df, judged),
     )
 
 
@@ -392,6 +409,17 @@ def _judgment_html(j: dict[str, Any]) -> str:
     return head + f'<div class="fld"><b>judge steps</b><ol class="steps">{"".join(items)}</ol></div>'
 
 
+def truncate(text: str | None, total: int | None, max_chars: int) -> str | None:
+    """``text`` (already at most ``max_chars`` long, or longer) cut to ``max_chars`` with a visible marker
+    naming the full length ``total`` when anything was cut."""
+    if text is None:
+        return None
+    total = len(text) if total is None else total
+    if total <= max_chars:
+        return text
+    return text[:max_chars] + TRUNCATION_MARK.format(shown=max_chars, total=total)
+
+
 def _pre(label: str, text: Any, cls: str = "") -> str:
     if text is None or text == "":
         return ""
@@ -399,8 +427,14 @@ def _pre(label: str, text: Any, cls: str = "") -> str:
 
 
 def sample_browser(df: pl.DataFrame, runs: Sequence[analysis.Run], judge: pl.DataFrame | None, *,
-                   per_group: int, max_images: int, thumb_px: int) -> tuple[str, pl.DataFrame]:
+                   per_group: int, max_images: int, thumb_px: int,
+                   max_chars: int = DEFAULT_MAX_CHARS) -> tuple[str, pl.DataFrame]:
+    """The sample browser: at most ``per_group`` rows per (benchmark, version, model, task); every long text
+    cut to ``max_chars`` characters (``truncate``). Long-text columns missing from ``df`` (a light load) are
+    read for the picked rows only (``analysis.long_texts``)."""
     picked = select_samples(df, per_group)
+    if not picked.is_empty():
+        picked = _with_long_texts(picked, runs, max_chars)
     if picked.is_empty():
         return '<p class="empty">No samples in these runs.</p>', picked
     index = _DatasetIndex(runs)
@@ -441,13 +475,13 @@ def sample_browser(df: pl.DataFrame, runs: Sequence[analysis.Run], judge: pl.Dat
             f'<p class="note">{missing_imgs} image(s) not embedded (image limit reached or file missing)</p>'
             if missing_imgs else "",
             f'<p class="note">{esc(rb["note"])}</p>' if rb["note"] else "",
-            _pre("raw response", row["raw_response"]),
-            _pre("parsed answer", row["parsed_answer"]),
-            _pre("gold", rb["gold"]),
-            _pre("reason", row["reason"]),
-            _pre("error", row["error"]),
+            _pre("raw response", _cut(row, "raw_response", max_chars)),
+            _pre("parsed answer", _cut(row, "parsed_answer", max_chars)),
+            _pre("gold", truncate(rb["gold"], None, max_chars)),
+            _pre("reason", _cut(row, "reason", max_chars)),
+            _pre("error", _cut(row, "error", max_chars)),
             judge_html,
-            _pre("trace", row.get("trace")),
+            _pre("trace", _cut(row, "trace", max_chars)),
         ])
         data = " ".join(f'data-{k}="{esc(v)}"' for k, v in attrs.items())
         body.append(
@@ -465,7 +499,8 @@ def sample_browser(df: pl.DataFrame, runs: Sequence[analysis.Run], judge: pl.Dat
             vals = sorted(vals, key=int)
         opts = '<option value="">all</option>' + "".join(f'<option value="{esc(v)}">{esc(v)}</option>' for v in vals)
         selects.append(f'<label>{esc(label)} <select id="f-{k}" data-key="{k}">{opts}</select></label>')
-    note = (f"<p class='note'>At most {per_group} samples per model and task (varied by outcome); "
+    note = (f"<p class='note'>At most {per_group} samples per model and task (varied by outcome); texts cut "
+            f"to {max_chars:,} characters (the full text is in the run's Parquet); "
             f"{len(assets.images)} distinct images embedded as thumbnails of at most {thumb_px}px"
             + (f", {assets.skipped} left out by the limit of {max_images}" if assets.skipped else "")
             + ". The URL fragment keeps the filter, e.g. <code>#model=NAME&amp;verdict=wrong</code>; "
@@ -482,6 +517,29 @@ def sample_browser(df: pl.DataFrame, runs: Sequence[analysis.Run], judge: pl.Dat
         f'<script type="application/json" id="sb-images">{json_for_script(assets.images)}</script>',
     ])
     return html_out, picked
+
+
+def _cut(row: dict, col: str, max_chars: int) -> str | None:
+    return truncate(row.get(col), row.get(f"{col}_len"), max_chars)
+
+
+def _with_long_texts(picked: pl.DataFrame, runs: Sequence[analysis.Run], max_chars: int) -> pl.DataFrame:
+    """The picked rows with every long-text column cut to ``max_chars`` (+1, so that ``truncate`` knows a cut
+    happened) and its full length as ``<col>_len``; columns absent from ``picked`` are read from the runs'
+    Parquet for these rows only."""
+    missing = [c for c in LONG_TEXT_COLUMNS if c not in picked.columns]
+    present = [c for c in LONG_TEXT_COLUMNS if c in picked.columns]
+    out = picked.with_columns(
+        *[pl.col(c).str.len_chars().alias(f"{c}_len") for c in present],
+        *[pl.col(c).str.slice(0, max_chars) for c in present],
+    )
+    if missing:
+        texts = analysis.long_texts(runs, picked.select("run", "version", *KEY_COLUMNS), missing, max_chars)
+        out = out.join(texts, on=["run", "version", *KEY_COLUMNS], how="left")
+    for c in missing:
+        if c not in out.columns:
+            out = out.with_columns(pl.lit(None, pl.String).alias(c), pl.lit(None, pl.UInt32).alias(f"{c}_len"))
+    return out
 
 
 # --------------------------------------------------------------------------------------------------------
@@ -634,14 +692,24 @@ def build_report(
     lvlm_mode: str = analysis.DEFAULT_LVLM_MODE,
     groups: Sequence[tuple[str, Sequence[str]]] | None = None,
     title: str | None = None,
+    group_by: str = "none",
+    max_chars: int = DEFAULT_MAX_CHARS,
 ) -> ReportResult:
     """Write the report of ``run_dirs`` (see the module docstring); returns the paths written and the
     missing-parts table. ``groups`` = [(name, [model, ...]), ...] picks the radar panels (default: models in
-    order, four per panel). The output is deterministic for the same inputs (no timestamps of its own)."""
+    order, four per panel; ``group_by="open_closed"``: one panel per model access, and the closed-vs-open table
+    of Figure 4). The output is deterministic for the same inputs (no timestamps of its own)."""
     paths = analysis._as_paths(run_dirs)
     runs = analysis.load_runs(paths)
-    df = analysis.samples(paths)
-    t = compute_tables(paths, df, n_boot=n_boot, seed=seed, lvlm_mode=lvlm_mode)
+    # responses, errors and traces are read for the browser's rows only: a run's full text can be gigabytes
+    df = analysis.samples(paths, light=True)
+    if group_by not in GROUP_BY:
+        raise ValueError(f"group_by: {group_by!r} is not one of {', '.join(GROUP_BY)}")
+    t = compute_tables(paths, df, n_boot=n_boot, seed=seed, lvlm_mode=lvlm_mode, group_by=group_by)
+    if groups is None and group_by == "open_closed" and not t.profile.is_empty():
+        versions = sorted(t.profile["version"].unique().to_list())
+        groups = [(access, [figures.series_label(m, v, len(versions)) for m in models for v in versions])
+                  for access, models in analysis.access_groups(t.board)]
     html_path = Path(html_path) if html_path else None
     md_path = Path(md_path) if md_path else None
     anchor = html_path or md_path
@@ -683,6 +751,10 @@ def build_report(
         "prompt_mode_ablation": t.ablation,
         "lvlm_vs_llm": t.llm,
         "version_consistency": t.consistency,
+        **({"consistency_summary": t.consistency_summary} if t.consistency_summary is not None else {}),
+        **({"open_closed": t.open_closed} if t.open_closed is not None else {}),
+        **{f"failures_{k}": v for k, v in t.failures.items()},
+        **({"graphverse_families": t.gv_families} if t.gv_families is not None and t.gv_families.height else {}),
         **{f"graphverse_{k}": v for k, v in t.graphverse.items()},
         **{f"graphverse_{k}": v for k, v in t.judged.items()},
         **t.judge_csvs,
@@ -691,7 +763,7 @@ def build_report(
     if html_path is not None:
         browser_html, picked = sample_browser(
             df, runs, analysis.judge_table(paths), per_group=samples_per_group, max_images=max_images,
-            thumb_px=thumb_px)
+            thumb_px=thumb_px, max_chars=max_chars)
         result.n_samples_shown = picked.height
         keep = [c for c in ("run", "version", *KEY_COLUMNS, "task", "level", "outcome", "verdict", "reason")
                 if c in picked.columns]
@@ -751,7 +823,10 @@ def _html(title: str, runs: Sequence[analysis.Run], t: Tables, figs: dict[str, f
     sec.append(_section("leaderboard", "Leaderboard", lb_body))
     if nph:
         sec.append(_section("classes", "By complexity class (Figure 4)", "\n".join([
-            _fig_html(figs, "radar", "RA, ER and AA on P, NP-complete and NP-hard tasks, prompt modes pooled."),
+            _fig_html(figs, "radar", "RA, ER and AA on P, NP-complete and NP-hard tasks, prompt modes pooled."
+                      + (" One panel per model access (closed, open, builtin)." if t.open_closed is not None
+                         else "")),
+            _open_closed_html(t.open_closed),
             html_table(_drop_single_version(t.profile), ci=("AA", "ER", "RA"), table_id="class-profile"),
         ])))
         sec.append(_section("heatmaps", "Per task and level (Figures 7 and 9)", "\n".join([
@@ -787,7 +862,13 @@ def _html(title: str, runs: Sequence[analysis.Run], t: Tables, figs: dict[str, f
         vc_table = html_table(t.consistency, table_id="version-consistency")
         if versions <= 1:
             vc_table = f"<details><summary>Per model and task</summary>{vc_table}</details>"
-        sec.append(_section("versions", "Version consistency", vc_note + vc_table))
+        summary = ("<h3>Appendix B summary</h3><p class='note'>Variance of AA across versions per (model, task), "
+                   "then its minimum, mean and maximum over all points (the paper: 135 points, min 0.0, mean "
+                   f"0.01167, max 0.11029); near zero = below {analysis.NEAR_ZERO_VARIANCE:g}.</p>"
+                   + html_table(t.consistency_summary, digits=5, table_id="consistency-summary")
+                   if t.consistency_summary is not None else "")
+        sec.append(_section("versions", "Version consistency", vc_note + summary + vc_table))
+        sec.append(_section("failures", "Failure analysis (§5.3)", _failures_html(t.failures)))
         sec.append(_section("per-task", "Per task", "<details><summary>AA per model, task and prompt mode</summary>"
                             + html_table(_drop_single_version(t.tasks), ci=("AA", "ER"), table_id="per-task")
                             + "</details>"))
@@ -801,6 +882,12 @@ def _html(title: str, runs: Sequence[analysis.Run], t: Tables, figs: dict[str, f
             "<h3>Per edit</h3>", html_table(gv["by_edit"], digits=1, table_id="gv-edit"),
             "<h3>Single vs paired images</h3>", html_table(gv["single_vs_paired"], digits=1, table_id="gv-paired"),
             "<h3>Poly vs NP-hard</h3>", html_table(gv["poly_vs_nph"], digits=3, table_id="gv-poly"),
+            "<h3>Model families (Table 2)</h3>",
+            "<p class='note'>Per family (cluster/models.yaml <code>family</code>, else the leading letters of the "
+            "title): the mean over its models of each model's mean Acc / VGR-S (%) on Poly and on NP-hard tasks; "
+            "drop = (Poly − NPH) / Poly. VGR-S is blank until the judge has run.</p>",
+            html_table(t.gv_families if t.gv_families is not None else pl.DataFrame(), digits=3,
+                       table_id="gv-families"),
             _judge_html(t, figs),
         ])
     else:
@@ -809,7 +896,7 @@ def _html(title: str, runs: Sequence[analysis.Run], t: Tables, figs: dict[str, f
     sec.append(_section("samples", "Sample browser", browser_html))
     nav = " ".join(f'<a href="#{a}">{esc(n)}</a>' for a, n in (
         ("missing", "missing"), ("leaderboard", "leaderboard"), ("classes", "classes"), ("heatmaps", "heatmaps"),
-        ("ablation", "prompt modes"), ("lvlm-llm", "LVLM vs LLM"), ("versions", "versions"),
+        ("ablation", "prompt modes"), ("lvlm-llm", "LVLM vs LLM"), ("versions", "versions"), ("failures", "failures"),
         ("graphverse", "GraphVerse"), ("samples", "samples")))
     return "\n".join([
         "<!DOCTYPE html>",
@@ -824,6 +911,29 @@ def _html(title: str, runs: Sequence[analysis.Run], t: Tables, figs: dict[str, f
         f"<script>{JS}</script>",
         "</body></html>",
         "",
+    ])
+
+
+def _open_closed_html(table: pl.DataFrame | None) -> str:
+    if table is None:
+        return ("<p class='note'>Closed vs open models: <code>nphe4v report --group-by open_closed</code> "
+                "(model access from cluster/models.yaml).</p>")
+    return ("<h3>Closed vs open models</h3><p class='note'>Plain means over each group's models (pooled prompt "
+            "modes); access from cluster/models.yaml, <i>unregistered</i> for models it does not list.</p>"
+            + html_table(_drop_single_version(table), table_id="open-closed"))
+
+
+def _failures_html(failures: dict[str, pl.DataFrame]) -> str:
+    if not failures:
+        return '<p class="empty">No NPHardEval4V answer samples.</p>'
+    note = ("<p class='note'>Every answer that is not correct (infra errors excluded), in the first category that "
+            "applies: unparsable; perception error (names an item, node, city, vertex, meeting, slot or position "
+            "the instance does not have); wrong decision (TSP-D, GCP-D); feasible but suboptimal; infeasible (any "
+            "other wrong answer). Shares are of the failures.</p>")
+    return "\n".join([
+        note, html_table(failures["by_model"], table_id="failures"),
+        "<details><summary>Per model and task</summary>",
+        html_table(failures["by_model_task"], table_id="failures-task"), "</details>",
     ])
 
 

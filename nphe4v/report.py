@@ -15,6 +15,7 @@ from nphe4v import metrics
 
 LEADERBOARD_CSV = "leaderboard.csv"
 GRAPHVERSE_CSV = "graphverse_acc.csv"
+OPEN_CLOSED_CSV = "open_closed.csv"
 
 
 def run_leaderboard(run_dir: str | Path) -> pl.DataFrame:
@@ -29,8 +30,9 @@ def write_leaderboard(run_dir: str | Path) -> tuple[pl.DataFrame, Path]:
     return board, path
 
 
-def write_summaries(run_dir: str | Path) -> list[tuple[str, pl.DataFrame, Path]]:
-    """Every table the run's samples support, written next to them; (title, table, path) each."""
+def write_summaries(run_dir: str | Path, group_by: str = "none") -> list[tuple[str, pl.DataFrame, Path]]:
+    """Every table the run's samples support, written next to them; (title, table, path) each.
+    ``group_by="open_closed"`` adds Figure 4's closed- vs open-model means (``open_closed.csv``)."""
     run_dir = Path(run_dir)
     samples = read_samples(run_dir)
     benchmarks = set(samples["benchmark"].unique().to_list())
@@ -38,6 +40,13 @@ def write_summaries(run_dir: str | Path) -> list[tuple[str, pl.DataFrame, Path]]
     if "nphardeval4v" in benchmarks or "graphverse" not in benchmarks:
         board, path = write_leaderboard(run_dir)
         out.append((f"NPHardEval4V leaderboard — {run_dir.name}", board, path))
+        if group_by == "open_closed":
+            from nphe4v.analysis import open_closed
+
+            grouped = open_closed(board.with_columns(version=pl.lit(""))).drop("version")
+            gpath = run_dir / OPEN_CLOSED_CSV
+            grouped.write_csv(gpath, float_precision=4)
+            out.append((f"Closed vs open models (Figure 4) — {run_dir.name}", grouped, gpath))
     if "graphverse" in benchmarks:
         from gie import metrics as gv_metrics
 
@@ -59,9 +68,9 @@ def print_leaderboard(board: pl.DataFrame, title: str = "NPHardEval4V leaderboar
     console.print(table)
 
 
-def print_summaries(run_dir: str | Path) -> list[Path]:
+def print_summaries(run_dir: str | Path, group_by: str = "none") -> list[Path]:
     paths = []
-    for title, table, path in write_summaries(run_dir):
+    for title, table, path in write_summaries(run_dir, group_by):
         print_leaderboard(table, title=title)
         paths.append(path)
     return paths

@@ -19,6 +19,8 @@ DEFAULT_MAX_IMAGES = 120
 DEFAULT_THUMB_PX = 480
 DEFAULT_BOOT = 500
 DEFAULT_SEED = 0
+DEFAULT_MAX_CHARS = 4000
+GROUP_BY = ("none", "open_closed")
 
 
 def _fail(msg: str) -> None:
@@ -40,16 +42,26 @@ def report(
     n_boot: Annotated[int, typer.Option(help="bootstrap replicates for the AA intervals (0: none)")] =
     DEFAULT_BOOT,
     seed: Annotated[int, typer.Option(help="bootstrap seed")] = DEFAULT_SEED,
+    group_by: Annotated[str, typer.Option(
+        "--group-by", help="none | open_closed: Figure 4's closed- vs open-model grouping (access from "
+        "cluster/models.yaml), printed and, with --html/--md, in the report")] = "none",
+    max_chars: Annotated[int, typer.Option(
+        help="sample browser: cut each response, reason and trace to this many characters (the full text "
+        "stays in the run's Parquet)")] = DEFAULT_MAX_CHARS,
 ) -> None:
     """Print the leaderboard and write RUN_DIR/leaderboard.csv; with --html/--md/--csv-dir, also the full
     report (tables with confidence intervals, figures, what is missing, a sample browser)."""
     from nphe4v.report import print_summaries
 
+    if group_by not in GROUP_BY:
+        _fail(f"--group-by: {group_by!r} is not one of {', '.join(GROUP_BY)}")
+    if samples_per_group < 0 or max_chars < 1 or max_images < 0:
+        _fail("--samples-per-group and --max-images must be >= 0 and --max-chars >= 1")
     for run_dir in run_dirs:
         if not (run_dir / "samples").is_dir():
             _fail(f"{run_dir}/samples: not found (is {run_dir} a run folder?)")
     for run_dir in run_dirs:
-        for path in print_summaries(run_dir):
+        for path in print_summaries(run_dir, group_by=group_by):
             typer.echo(f"wrote {path}")
     if html is None and md is None and csv_dir is None:
         return
@@ -57,7 +69,7 @@ def report(
 
     res = build_report(
         run_dirs, html, md, csv_dir, samples_per_group=samples_per_group, max_images=max_images,
-        thumb_px=thumb_px, n_boot=n_boot, seed=seed,
+        thumb_px=thumb_px, n_boot=n_boot, seed=seed, group_by=group_by, max_chars=max_chars,
     )
     if res.html:
         typer.echo(f"html report: {res.html}")

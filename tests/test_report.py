@@ -418,6 +418,8 @@ def test_cli_defaults_match_the_library() -> None:
     assert report_cli.DEFAULT_MAX_IMAGES == html_report.DEFAULT_MAX_IMAGES
     assert report_cli.DEFAULT_THUMB_PX == html_report.DEFAULT_THUMB_PX
     assert (report_cli.DEFAULT_BOOT, report_cli.DEFAULT_SEED) == (analysis.DEFAULT_BOOT, analysis.DEFAULT_SEED)
+    assert report_cli.DEFAULT_MAX_CHARS == html_report.DEFAULT_MAX_CHARS
+    assert report_cli.GROUP_BY == html_report.GROUP_BY
 
 
 def test_cli_report(runs, tmp_path) -> None:
