@@ -122,19 +122,24 @@ def unknown_entities(task: str, data: Mapping[str, Any], parsed_answer: str | Ma
         return []
 
 
-def categorise(task: str, status: str | None, verdict: str | None, reason: str | None,
+def is_suboptimal(reason: str | None) -> bool:
+    """Whether a verifier's reason says "feasible, but not optimal"."""
+    return bool(_SUBOPTIMAL.search(reason or ""))
+
+
+def categorise(task: str, status: str | None, verdict: str | None, suboptimal: bool,
                names_unknown: bool) -> str | None:
-    """The §5.3 category of one answer sample; None for a correct answer or an infra error."""
+    """The §5.3 category of one answer sample (``suboptimal``: ``is_suboptimal(reason)``); None for a correct
+    answer or an infra error."""
     if status == "infra_error" or (status == "ok" and verdict == "correct"):
         return None
     if status != "ok" or verdict != "wrong":
         return "unparsable"
-    reason = reason or ""
     if names_unknown:
         return "perception_error"
     if task in DECISION_TASKS:
         return "wrong_decision"
-    if _SUBOPTIMAL.search(reason):
+    if suboptimal:
         return "suboptimal"
     return "infeasible"
 
@@ -146,31 +151,42 @@ InstanceData = Mapping[tuple[str, str], Mapping[str, Any]]
 def failure_samples(samples: pl.DataFrame, instances: InstanceData | None = None) -> pl.DataFrame:
     """Per failed NPHardEval4V answer sample: the key columns, ``reason`` and ``category``. With
     ``instances``, perception errors come from the instance data; without (or for an instance not in it),
-    from the verifier's reason."""
+    from the verifier's reason. Each distinct (instance, parsed answer) is checked once and ``categorise``
+    runs once per distinct (task, status, verdict, flags): a run of many models costs little more than one."""
     cols = ["model", "version", "task", "level", "instance_id", "prompt_mode", "repeat", "status", "verdict",
             "reason", "parsed_answer"]
-    df = samples.filter(
-        (pl.col("prompt_mode") != RECOGNITION_MODE)
-        & (pl.col("status") != "infra_error")
-        & ~((pl.col("status") == "ok") & (pl.col("verdict") == "correct"))
-    )
+    df = samples
     if "benchmark" in df.columns:
         df = df.filter(pl.col("benchmark") == "nphardeval4v")
     if "version" not in df.columns:
         df = df.with_columns(version=pl.lit(""))
-    df = df.select(cols)
-    cats = []
-    for r in df.iter_rows(named=True):
-        unknown: bool
-        data = instances.get((r["version"], r["instance_id"])) if instances else None
-        if r["verdict"] != "wrong" or r["status"] != "ok":
-            unknown = False
-        elif data is not None:
-            unknown = bool(unknown_entities(r["task"], data, r["parsed_answer"]))
-        else:
-            unknown = bool(_UNKNOWN_BY_REASON.search(r["reason"] or ""))
-        cats.append(categorise(r["task"], r["status"], r["verdict"], r["reason"], unknown))
-    return df.drop("parsed_answer").with_columns(category=pl.Series(cats, dtype=pl.String))
+    df = df.filter(
+        (pl.col("prompt_mode") != RECOGNITION_MODE)
+        & (pl.col("status") != "infra_error")
+        & ~((pl.col("status") == "ok") & (pl.col("verdict") == "correct").fill_null(False))
+    ).select(cols)
+    wrong = (pl.col("status") == "ok") & (pl.col("verdict") == "wrong").fill_null(False)
+    df = df.with_columns(
+        _sub=pl.col("reason").fill_null("").str.contains("(?i)" + _SUBOPTIMAL.pattern),
+        _by_reason=pl.col("reason").fill_null("").str.contains("(?i)" + _UNKNOWN_BY_REASON.pattern),
+    )
+    checkable = df.filter(wrong & pl.col("task").is_in(list(_ENTITY_CHECKS))).select(
+        "version", "instance_id", "task", "parsed_answer").unique()
+    found = []
+    for version, iid, task, ans in checkable.iter_rows():
+        data = instances.get((version, iid)) if instances else None
+        found.append(None if data is None else bool(unknown_entities(task, data, ans)))
+    checked = checkable.with_columns(_unk=pl.Series(found, dtype=pl.Boolean))
+    df = df.join(checked, on=["version", "instance_id", "task", "parsed_answer"], how="left", nulls_equal=True,
+                 maintain_order="left")
+    # no instance data: fall back to the verifier's reason
+    df = df.with_columns(_unk=wrong & pl.coalesce(pl.col("_unk"), pl.col("_by_reason")))
+    combos = df.select("task", "status", "verdict", "_sub", "_unk").unique()
+    cats = [categorise(t, st, v, bool(sub), bool(unk)) for t, st, v, sub, unk in combos.iter_rows()]
+    combos = combos.with_columns(category=pl.Series(cats, dtype=pl.String))
+    df = df.join(combos, on=["task", "status", "verdict", "_sub", "_unk"], how="left", nulls_equal=True,
+                 maintain_order="left")
+    return df.select(*[c for c in cols if c != "parsed_answer"], "category")
 
 
 def failure_summary(failures: pl.DataFrame, answers: pl.DataFrame, by: tuple[str, ...] = ("model",)) -> pl.DataFrame:

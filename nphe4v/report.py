@@ -10,7 +10,7 @@ import polars as pl
 from rich.console import Console
 from rich.table import Table
 
-from cluster.sink import read_samples
+from cluster.sink import SAMPLE_SCHEMA
 from nphe4v import metrics
 
 LEADERBOARD_CSV = "leaderboard.csv"
@@ -18,9 +18,16 @@ GRAPHVERSE_CSV = "graphverse_acc.csv"
 OPEN_CLOSED_CSV = "open_closed.csv"
 
 
+def _light_samples(run_dir: str | Path) -> pl.LazyFrame:
+    """The run's samples without responses, errors and traces: no summary reads them, and they can be
+    gigabytes."""
+    from nphe4v.analysis import HEAVY_COLUMNS, scan_run_samples
+
+    return scan_run_samples(run_dir).select([c for c in SAMPLE_SCHEMA if c not in HEAVY_COLUMNS])
+
+
 def run_leaderboard(run_dir: str | Path) -> pl.DataFrame:
-    samples = read_samples(run_dir).filter(pl.col("benchmark") == "nphardeval4v")
-    return metrics.leaderboard(samples)
+    return metrics.leaderboard(_light_samples(run_dir).filter(pl.col("benchmark") == "nphardeval4v"))
 
 
 def write_leaderboard(run_dir: str | Path) -> tuple[pl.DataFrame, Path]:
@@ -34,7 +41,7 @@ def write_summaries(run_dir: str | Path, group_by: str = "none") -> list[tuple[s
     """Every table the run's samples support, written next to them; (title, table, path) each.
     ``group_by="open_closed"`` adds Figure 4's closed- vs open-model means (``open_closed.csv``)."""
     run_dir = Path(run_dir)
-    samples = read_samples(run_dir)
+    samples = _light_samples(run_dir).collect()
     benchmarks = set(samples["benchmark"].unique().to_list())
     out = []
     if "nphardeval4v" in benchmarks or "graphverse" not in benchmarks:

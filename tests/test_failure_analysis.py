@@ -12,7 +12,14 @@ import pytest
 
 from nphe4v.core.schema import ModelRequest, ModelResponse, Prompt, SampleKey, SamplingParams
 from nphe4v.dataset import generate_version, load_dataset
-from nphe4v.failure_analysis import CATEGORIES, categorise, failure_samples, failure_summary, unknown_entities
+from nphe4v.failure_analysis import (
+    CATEGORIES,
+    categorise,
+    failure_samples,
+    failure_summary,
+    is_suboptimal,
+    unknown_entities,
+)
 from nphe4v.scoring import score_sample
 
 
@@ -131,5 +138,8 @@ def test_hostile_answers_never_crash() -> None:
             assert isinstance(unknown_entities(task, {"array": [1], "num_nodes": 2, "num_cities": 2,
                                                       "items": [{"id": 0}], "num_vertices": 2,
                                                       "meetings": [{"id": 0}], "num_slots": 2}, ans), list)
-    assert categorise("BSP", "infra_error", None, "", False) is None
-    assert categorise("BSP", "ok", "correct", "", False) is None
+    assert categorise("BSP", "infra_error", None, False, False) is None
+    assert categorise("BSP", "ok", "correct", False, False) is None
+    assert categorise("KSP", "ok", "parse_error", True, True) == "unparsable"
+    assert is_suboptimal("feasible, but schedules 2 meetings; 3 can be scheduled")
+    assert not is_suboptimal("total weight 9 exceeds the capacity 8")

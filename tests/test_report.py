@@ -195,18 +195,30 @@ def test_bootstrap_is_seeded_and_matches_plain_resampling(runs) -> None:
     lb2 = analysis.leaderboard(df, n_boot=n_boot, seed=3)
     assert lb1.equals(lb2)
     draws = analysis._draws(df.filter(pl.col("status") != "infra_error"), n_boot, 3)
-    reps = []
+    reps, task_reps = [], []
     for b in range(n_boot):
         d = draws.filter(pl.col("b") == b)
         res = df.join(d, on="instance_id", how="inner").with_columns(
             instance_id=pl.concat_str([pl.col("instance_id"), pl.lit("#"), pl.col("pos").cast(pl.String)]))
         reps.append(metrics.leaderboard(res).with_columns(b=pl.lit(b)))
+        task_reps.append(metrics.per_task(res).with_columns(b=pl.lit(b)))
+    cols = ("RA_corrected", "AA_P", "AA_NPC", "AA_NPH", "AA_All")
     ref = pl.concat(reps).group_by("model", "prompt_mode").agg(
-        lo=pl.col("AA_All").quantile(0.025, interpolation="linear"),
-        hi=pl.col("AA_All").quantile(0.975, interpolation="linear"))
+        *[pl.col(c).quantile(q, interpolation="linear").alias(f"{c}_{s}") for c in cols
+          for q, s in ((0.025, "lo"), (0.975, "hi"))])
+    assert ref.height == lb1.height
     for r in ref.iter_rows(named=True):
         got = one(lb1, model=r["model"], prompt_mode=r["prompt_mode"])
-        assert got["AA_All_lo"] == pytest.approx(r["lo"]) and got["AA_All_hi"] == pytest.approx(r["hi"])
+        for c in cols:
+            for s in ("lo", "hi"):
+                assert got[f"{c}_{s}"] == pytest.approx(r[f"{c}_{s}"], nan_ok=True), (r["model"], c, s)
+    pt = analysis.per_task(df, n_boot=n_boot, seed=3)
+    tref = pl.concat(task_reps).group_by("model", "task", "prompt_mode").agg(
+        lo=pl.col("AA").quantile(0.025, interpolation="linear"),
+        hi=pl.col("AA").quantile(0.975, interpolation="linear"))
+    for r in tref.iter_rows(named=True):
+        got = one(pt, model=r["model"], task=r["task"], prompt_mode=r["prompt_mode"])
+        assert (got["AA_lo"], got["AA_hi"]) == (pytest.approx(r["lo"]), pytest.approx(r["hi"]))
 
 
 def test_wilson() -> None:
