@@ -1,8 +1,8 @@
 """Time `nphe4v report --html` on a synthetic ~400k-sample run (issue 11.6).
 
-The run is the demo's NPHardEval4V part made for real (the four built-in baselines on a per_level-2 version,
-three prompt modes, recognition with controls, scored by the real scorer), replicated under 40 model names,
-plus a few 10 MB responses. The report runs in a child process; its wall time, peak RSS and the HTML size
+The run is made for real like the demo's NPHardEval4V part (the four built-in baselines, three prompt modes,
+recognition with controls, scored by the real scorer) on a per_level-8 version, so that each of the 40 model
+names (copies of the four baselines) holds 9,360 samples: 374,400 in all, plus a few 10 MB responses. The report runs in a child process; its wall time, peak RSS and the HTML size
 are printed against the targets (<= 30 s, <= 1.5 GB, <= 10 MB).
 
 Usage: python bench/bench_report.py [--models 40] [--huge 3] [--n-boot 500] [--keep DIR]
@@ -34,9 +34,9 @@ BASELINES = ("oracle", "greedy", "random", "always-yes")
 HUGE_CHARS = 10_000_000
 
 
-def build_run(root: Path, n_models: int, n_huge: int) -> tuple[Path, int]:
+def build_run(root: Path, n_models: int, n_huge: int, per_level: int) -> tuple[Path, int]:
     ds_dir = root / "ds"
-    generate_version(ds_dir, version="bench-report", seed=2026, per_level=2)
+    generate_version(ds_dir, version="bench-report", seed=2026, per_level=per_level)
     ds = load_dataset(ds_dir)
     by_id = ds.by_id()
     cfg = RunConfig(name="bench-report", out=str(root / "run"), datasets=[DatasetSpec(path=str(ds_dir))],
@@ -77,6 +77,8 @@ def main() -> None:
     p = argparse.ArgumentParser()
     p.add_argument("--models", type=int, default=40)
     p.add_argument("--huge", type=int, default=3, help="models whose first response is 10 MB")
+    p.add_argument("--per-level", type=int, default=8,
+                   help="instances per task and level: 8 gives 9,360 samples per model (the demo's count x 4)")
     p.add_argument("--n-boot", type=int, default=500)
     p.add_argument("--keep", type=Path, default=None, help="build the run here and keep it")
     args = p.parse_args()
@@ -84,7 +86,7 @@ def main() -> None:
     root.mkdir(parents=True, exist_ok=True)
     try:
         t0 = time.perf_counter()
-        run, n = build_run(root, args.models, args.huge)
+        run, n = build_run(root, args.models, args.huge, args.per_level)
         print(f"built {n} samples ({args.models} models, {args.huge} x 10 MB responses) in "
               f"{time.perf_counter() - t0:.1f} s")
         html = root / "report.html"

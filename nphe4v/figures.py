@@ -167,10 +167,18 @@ class Canvas:
                     if op >= 1:
                         draw.polygon(sp, fill=rgb(fill))
                     else:
-                        layer = Image.new("RGBA", img.size, (0, 0, 0, 0))
-                        ImageDraw.Draw(layer).polygon(sp, fill=(*rgb(fill), round(255 * op)))
-                        img.alpha_composite(layer)
-                        draw = ImageDraw.Draw(img)
+                        # a layer the size of the polygon's box, not of the image: a report with many
+                        # models draws hundreds of translucent polygons
+                        x0 = max(0, int(min(x for x, _ in sp)))
+                        y0 = max(0, int(min(y for _, y in sp)))
+                        x1 = min(w, int(max(x for x, _ in sp)) + 2)
+                        y1 = min(h, int(max(y for _, y in sp)) + 2)
+                        if x1 > x0 and y1 > y0:
+                            layer = Image.new("RGBA", (x1 - x0, y1 - y0), (0, 0, 0, 0))
+                            ImageDraw.Draw(layer).polygon([(x - x0, y - y0) for x, y in sp],
+                                                          fill=(*rgb(fill), round(255 * op)))
+                            img.alpha_composite(layer, dest=(x0, y0))
+                            draw = ImageDraw.Draw(img)
                 if stroke:
                     draw.line([*sp, sp[0]], fill=rgb(stroke), width=max(1, round(s(sw))), joint="curve")
             elif kind == "circle":
@@ -182,7 +190,9 @@ class Canvas:
                 a = {"start": "lm", "middle": "mm", "end": "rm"}[anchor]
                 draw.text((s(x), s(y)), txt, font=_font(size * scale), fill=rgb(fill), anchor=a)
         buf = io.BytesIO()
-        img.convert("RGB").save(buf, format="PNG", compress_level=6)
+        # fast compression: the PNGs are files beside the report (the page embeds SVG); a many-model heatmap
+        # is tens of megapixels
+        img.convert("RGB").save(buf, format="PNG", compress_level=1)
         return buf.getvalue()
 
     def save(self, stem: Path) -> tuple[Path, Path]:

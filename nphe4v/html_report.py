@@ -238,8 +238,13 @@ def select_samples(df: pl.DataFrame, per_group: int = DEFAULT_SAMPLES_PER_GROUP)
         _cat=pl.when(pl.col("prompt_mode") == RECOGNITION_MODE).then(pl.lit("recognition"))
         .when(pl.col("status") != "ok").then(pl.col("status"))
         .otherwise(pl.col("verdict").fill_null("parse_error")),
-        _h=key.map_elements(lambda s: hashlib.sha256(s.encode()).hexdigest(), return_dtype=pl.String),
+        _k=key,
     )
+    # one sha256 per distinct key (models share keys), not per row
+    keys = rows.select(pl.col("_k").unique())
+    keys = keys.with_columns(_h=pl.Series([hashlib.sha256(k.encode()).hexdigest() for k in keys["_k"].to_list()],
+                                          dtype=pl.String))
+    rows = rows.join(keys, on="_k", how="left", maintain_order="left").drop("_k")
     order = {c: i for i, c in enumerate(OUTCOME_ORDER)}
     rows = rows.with_columns(
         _rank=pl.col("_h").rank("ordinal").over(["benchmark", "version", "model", "task", "_cat"]),
@@ -274,10 +279,12 @@ class _Assets:
             self.skipped += 1
             return None
         with Image.open(path) as im:
-            im = im.convert("RGB")
             factor = max(im.size) // (2 * self.thumb_px)
-            if factor > 1:  # fast integer shrink first; the filter below finishes the job
+            if im.mode not in ("RGB", "RGBA", "L", "LA"):  # reduce() works on these modes only
+                im = im.convert("RGBA")
+            if factor > 1:  # fast integer shrink first (before any conversion); the filter below finishes it
                 im = im.reduce(factor)
+            im = im.convert("RGB")
             im.thumbnail((self.thumb_px, self.thumb_px))
             # task figures are flat colours: a 64-colour palette keeps them sharp at a third of the bytes
             im = im.quantize(64, method=Image.Quantize.FASTOCTREE)
