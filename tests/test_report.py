@@ -23,6 +23,7 @@ Expected numbers (levels weigh 1 and 2, Σ = 3 per task and mode):
 
 from __future__ import annotations
 
+import html
 import json
 import re
 from pathlib import Path
@@ -451,3 +452,125 @@ def test_cli_report(runs, tmp_path) -> None:
     assert "missing part(s)" in res.output and "delta: no samples" in res.output
     bad = CliRunner().invoke(app, [str(tmp_path / "nope")])
     assert bad.exit_code == 2 and "samples: not found" in bad.output
+
+
+# ------------------------------------------------------------------------------- paper summaries (issue 10.9)
+
+
+def test_consistency_summary_appendix_b(runs) -> None:
+    # alpha, pooled AA per task: v1 BSP 1, KSP 2/3 (full_text_only all wrong), TSP 2/3; v2 all 1.
+    # variances (ddof 1) over the two versions: 0, 1/18, 1/18 -> min 0, mean 1/27, max 1/18; beta has one
+    # version (no variance) and is not a point.
+    summ = analysis.consistency_summary(analysis.version_consistency(list(runs)))
+    r = summ.row(0, named=True)
+    assert (r["n_points"], r["n_models"]) == (3, 1)
+    assert (r["var_min"], r["var_mean"], r["var_max"]) == (0.0, pytest.approx(1 / 27), pytest.approx(1 / 18))
+    assert r["near_zero_share"] == pytest.approx(1 / 3)
+    # cross-check with numpy over the per-task AA of each version
+    import numpy as np
+
+    pt = analysis.per_task(list(runs), n_boot=0).filter((pl.col("model") == "alpha")
+                                                         & (pl.col("prompt_mode") == "pooled"))
+    vs = [np.var(pt.filter(pl.col("task") == t)["AA"].to_numpy(), ddof=1) for t in TASKS]
+    assert r["var_mean"] == pytest.approx(float(np.mean(vs)))
+
+
+def test_open_closed_grouping_from_the_registry() -> None:
+    board = pl.DataFrame({
+        "version": ["v"] * 4, "model": ["gpt-4o", "qwen2.5-vl-72b", "oracle", "my-own"],
+        "prompt_mode": ["pooled"] * 4,
+        "AA_P": [0.8, 0.4, 1.0, 0.2], "AA_NPC": [0.6, 0.2, 1.0, 0.1], "AA_NPH": [0.4, 0.0, 1.0, 0.0],
+        "AA_All": [0.6, 0.2, 1.0, 0.1], "ER": [1.0, 0.5, 1.0, 0.3], "RA": [0.9, 0.7, 1.0, 0.5],
+    })
+    g = analysis.open_closed(board)
+    assert g["access"].to_list() == ["closed", "open", "builtin", "unregistered"]
+    assert one(g, access="closed")["models"] == "gpt-4o" and one(g, access="open")["AA_All"] == pytest.approx(0.2)
+    info = analysis.model_info(["gpt-4o", "qvq-72b-preview", "my-own"])
+    assert one(info, model="gpt-4o")["family"] == "GPT"  # derived from the title "GPT-4o"
+    assert one(info, model="qvq-72b-preview")["family"] == "Qwen"  # the registry's family field
+    assert one(info, model="my-own")["access"] == "unregistered"
+    two = pl.concat([board, board.with_columns(model=pl.lit("gemini-2.0-flash-exp"), AA_All=pl.lit(0.2))])
+    closed = one(analysis.open_closed(two.unique(subset=["model"], keep="first")), access="closed")
+    assert closed["n_models"] == 2 and closed["AA_All"] == pytest.approx((0.6 + 0.2) / 2)
+
+
+def test_graphverse_families_table2(tmp_path) -> None:
+    # gemini-3-flash and gemini-3-pro form the family Gemini, o1 the family GPT (cluster/models.yaml).
+    # Poly tasks here: SD; NP-hard: TSP, GED. Acc per model: flash SD 100, TSP 100, GED 0 -> Poly 100, NPH 50;
+    # pro SD 100, rest 0 -> Poly 100, NPH 0; o1 SD 0, TSP 100, GED 100 -> Poly 0, NPH 100.
+    good = {"gemini-3-flash": {"SD", "TSP"}, "gemini-3-pro": {"SD"}, "o1": {"TSP", "GED"}}
+    rows = [_row("G", "gv1", m, f"{t.lower()}-{k}", t, 1, "vision", variant="none",
+                 verdict="correct" if t in ok else "wrong", bench="graphverse")
+            for m, ok in good.items() for t in ("SD", "TSP", "GED") for k in range(2)]
+    fam = analysis.graphverse_families(pl.DataFrame(rows, schema=SAMPLE_SCHEMA).with_columns(run=pl.lit("G")))
+    gem, gpt = one(fam, family="Gemini"), one(fam, family="GPT")
+    assert gem["models"] == 2 and (gem["Acc_Poly"], gem["Acc_NPH"]) == (100.0, 25.0)
+    assert gem["Acc_drop"] == pytest.approx(0.75) and gem["VGR_Poly"] is None
+    assert (gpt["Acc_Poly"], gpt["Acc_NPH"], gpt["Acc_drop"]) == (0.0, 100.0, None)
+    judged = {"acc_vgr": pl.DataFrame({"model": ["gemini-3-flash", "gemini-3-flash", "gemini-3-pro", "gemini-3-pro"],
+                                       "task": ["SD", "TSP", "SD", "GED"], "vgr": [80.0, 40.0, 60.0, 20.0]})}
+    gem = one(analysis.graphverse_families(pl.DataFrame(rows, schema=SAMPLE_SCHEMA), judged), family="Gemini")
+    assert (gem["VGR_Poly"], gem["VGR_NPH"]) == (70.0, 30.0) and gem["VGR_drop"] == pytest.approx(40 / 70)
+
+
+def test_report_has_paper_sections_and_group_by(runs, tmp_path) -> None:
+    res = build_report(list(runs), tmp_path / "r.html", n_boot=0, group_by="open_closed")
+    page = res.html.read_text()
+    for anchor in ('id="consistency-summary"', 'id="failures"', 'id="open-closed"', 'id="failures-task"'):
+        assert anchor in page, anchor
+    assert (tmp_path / "r_tables" / "failures_by_model.csv").is_file()
+    fails = pl.read_csv(tmp_path / "r_tables" / "failures_by_model.csv")
+    beta = one(fails, model="beta")
+    # beta: 4 KSP parse errors (unparsable) and 4 TSP wrong answers (no instance names -> infeasible)
+    assert (beta["n"], beta["n_failed"], beta["unparsable"], beta["infeasible"]) == (12, 8, 4, 4)
+    default = build_report(list(runs), tmp_path / "d.html", n_boot=0).html.read_text()
+    assert 'id="open-closed"' not in default and "--group-by open_closed" in default
+    with pytest.raises(ValueError, match="group_by"):
+        build_report(list(runs), tmp_path / "x.html", n_boot=0, group_by="size")
+
+
+# --------------------------------------------------------------------------- bounded reports (issue 11.6)
+
+
+def test_report_bounded_with_huge_responses(tmp_path) -> None:
+    """Huge responses are cut in the HTML (marker present, full text still in the Parquet), the browser shows
+    at most samples_per_group rows per model and task, and the page stays small."""
+    from nphe4v.dataset import generate_version
+    from nphe4v.html_report import TRUNCATION_MARK
+
+    ds = tmp_path / "ds"
+    generate_version(ds, version="v", seed=1, per_level=2, tasks=TASKS, levels=LEVELS, workers=1)
+    huge = "A" * 3_000_000
+    rows = [_row("H", "v", m, iid, task, lv, mode, raw=huge if m == "m0" else "short", verdict="wrong")
+            for m in ("m0", "m1", "m2") for iid, task, lv, _ in _instances() for mode in MODES]
+    run = _write_run(tmp_path, "H", "v", ds, rows, [{"name": m} for m in ("m0", "m1", "m2")], "complete")
+    res = build_report(run, tmp_path / "h.html", n_boot=0, samples_per_group=2, max_chars=300)
+    page = res.html.read_text()
+    assert res.html.stat().st_size < 1_500_000  # 72 responses of 3 MB each in the run
+    marker = html.escape(TRUNCATION_MARK.format(shown=300, total=3_000_000), quote=True)
+    assert page.count(marker) == 2 * len(TASKS)  # m0's shown rows, each cut
+    assert "A" * 301 not in page
+    shown = re.findall(r'<tr class="sb-row" data-version="[^"]*" data-model="([^"]+)" data-task="([^"]+)"', page)
+    assert len(shown) == 3 * len(TASKS) * 2
+    assert max(shown.count(k) for k in set(shown)) == 2
+    full = pl.read_parquet(run / "samples" / "nphardeval4v" / "m0" / "part-0.parquet")
+    assert full["raw_response"].str.len_chars().min() == 3_000_000
+
+
+def test_cli_group_by_open_closed(runs, tmp_path) -> None:
+    import typer
+    from typer.testing import CliRunner
+
+    from nphe4v.report_cli import report
+
+    app = typer.Typer()
+    app.command()(report)
+    res = CliRunner().invoke(app, [str(runs[1]), "--group-by", "open_closed", "--html", str(tmp_path / "g.html"),
+                                   "--n-boot", "0", "--max-chars", "100"])
+    assert res.exit_code == 0, res.output
+    grouped = pl.read_csv(runs[1] / "open_closed.csv")
+    assert grouped["access"].to_list() == ["unregistered"] and grouped["models"].to_list() == ["alpha"]
+    assert "Closed vs open models" in res.output
+    assert 'id="open-closed"' in (tmp_path / "g.html").read_text()
+    bad = CliRunner().invoke(app, [str(runs[1]), "--group-by", "size"])
+    assert bad.exit_code == 2 and bad.output.count("\n") == 1 and "open_closed" in bad.output
