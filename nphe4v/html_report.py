@@ -1008,9 +1008,18 @@ def _markdown(title: str, runs: Sequence[analysis.Run], t: Tables, result: Repor
         out += ["## Version consistency (AA_All)", ""]
         vc = t.consistency.filter(pl.col("task") == "All").drop("complexity")
         out += [md_table(vc), ""]
+        if t.consistency_summary is not None:
+            out += ["### Appendix B summary (variance of AA across versions)", "", md_table(t.consistency_summary),
+                    ""]
+        if t.open_closed is not None:
+            out += ["## Closed vs open models (Figure 4)", "", md_table(_drop_single_version(t.open_closed)), ""]
+        if t.failures:
+            out += ["## Failure analysis (§5.3)", "", md_table(t.failures["by_model"]), ""]
     out += ["## GraphVerse", ""]
     if t.graphverse:
         out += [md_table(t.graphverse["acc_table"]), "", md_table(t.graphverse["poly_vs_nph"]), ""]
+        if t.gv_families is not None and t.gv_families.height:
+            out += ["### Model families (Table 2)", "", md_table(t.gv_families), ""]
         if t.judged:
             out += ["### Acc / VGR-S per model and task (%)", "",
                     "↑ VGR-S above Acc, ↓ below; n = samples behind Acc / samples scored by the judge.", "",
