@@ -42,7 +42,12 @@ from nphe4v.metrics import POOLED
 DEFAULT_SAMPLES_PER_GROUP = 4
 DEFAULT_MAX_IMAGES = 120
 DEFAULT_THUMB_PX = 480
-DEFAULT_MAX_CHARS = 4000
+DEFAULT_MAX_CHARS = 2000
+BROWSER_TEXT_BUDGET = 3_000_000
+"""Characters of model text the whole browser may show: with many rows each text is cut shorter."""
+MIN_CHARS = 200
+MAX_DETAIL_ROWS = 1000
+"""Rows of a secondary table (inside <details>) shown in the page; the CSV holds them all."""
 TRUNCATION_MARK = "… [truncated: {shown:,} of {total:,} characters shown; the full text is in the run's Parquet]"
 # columns of the browser that hold free text of any length (model output, verifier reasons, traces)
 LONG_TEXT_COLUMNS = ("raw_response", "parsed_answer", "reason", "error", "trace")
@@ -148,10 +153,16 @@ def json_for_script(obj: Any) -> str:
 
 
 def html_table(df: pl.DataFrame, ci: Sequence[str] = (), hide: Sequence[str] = (), table_id: str = "",
-               caption: str = "", digits: int = 3) -> str:
-    """A sortable table; a column c in ``ci`` shows ``c [c_lo, c_hi]`` and the bound columns are not shown."""
+               caption: str = "", digits: int = 3, max_rows: int | None = None, csv_name: str = "") -> str:
+    """A sortable table; a column c in ``ci`` shows ``c [c_lo, c_hi]`` and the bound columns are not shown.
+    ``max_rows``: show only the first rows, with a note pointing at the CSV that holds them all."""
     if df.is_empty():
         return '<p class="empty">No rows.</p>'
+    more = ""
+    if max_rows is not None and df.height > max_rows:
+        more = (f'<p class="note">First {max_rows:,} of {df.height:,} rows shown; all of them are in '
+                f"<code>{esc(csv_name or 'the CSV tables')}</code>.</p>")
+        df = df.head(max_rows)
     bound = {f"{c}_{s}" for c in ci for s in ("lo", "hi")}
     cols = [c for c in df.columns if c not in bound and c not in hide]
     tid = f' id="{esc(table_id)}"' if table_id else ""
@@ -178,7 +189,7 @@ def html_table(df: pl.DataFrame, ci: Sequence[str] = (), hide: Sequence[str] = (
                 cells.append(f'<td{cls} data-v="{esc(sort)}">{esc(fmt(v, digits))}</td>')
         out.append("<tr>" + "".join(cells) + "</tr>")
     out.append("</tbody></table>")
-    return "\n".join(out)
+    return "\n".join(out) + more
 
 
 def md_table(df: pl.DataFrame, ci: Sequence[str] = (), hide: Sequence[str] = ()) -> str:
@@ -437,9 +448,12 @@ def sample_browser(df: pl.DataFrame, runs: Sequence[analysis.Run], judge: pl.Dat
                    per_group: int, max_images: int, thumb_px: int,
                    max_chars: int = DEFAULT_MAX_CHARS) -> tuple[str, pl.DataFrame]:
     """The sample browser: at most ``per_group`` rows per (benchmark, version, model, task); every long text
-    cut to ``max_chars`` characters (``truncate``). Long-text columns missing from ``df`` (a light load) are
+    cut to ``max_chars`` characters (``truncate``), or shorter when the rows times ``max_chars`` would exceed
+    ``BROWSER_TEXT_BUDGET`` (never below ``MIN_CHARS``). Long-text columns missing from ``df`` (a light load) are
     read for the picked rows only (``analysis.long_texts``)."""
     picked = select_samples(df, per_group)
+    # the page stays bounded however many models and tasks the runs hold
+    max_chars = max(MIN_CHARS, min(max_chars, BROWSER_TEXT_BUDGET // max(1, picked.height)))
     if not picked.is_empty():
         picked = _with_long_texts(picked, runs, max_chars)
     if picked.is_empty():
@@ -842,7 +856,7 @@ def _html(title: str, runs: Sequence[analysis.Run], t: Tables, figs: dict[str, f
             "<details><summary>Raw accuracy heatmap and the full table</summary>",
             _fig_html(figs, "heatmap_accuracy", "correct / n per level; Wilson interval in the tooltip."),
             html_table(_drop_single_version(t.heat), ci=("accuracy", "RA"), hide=("acc_lo", "acc_hi"),
-                       table_id="heatmap-table"),
+                       table_id="heatmap-table", max_rows=MAX_DETAIL_ROWS, csv_name="heatmap.csv"),
             "</details>",
         ])))
         sec.append(_section("ablation", "Prompt-mode ablation (Figure 8)", "\n".join([
@@ -877,7 +891,8 @@ def _html(title: str, runs: Sequence[analysis.Run], t: Tables, figs: dict[str, f
         sec.append(_section("versions", "Version consistency", vc_note + summary + vc_table))
         sec.append(_section("failures", "Failure analysis (§5.3)", _failures_html(t.failures)))
         sec.append(_section("per-task", "Per task", "<details><summary>AA per model, task and prompt mode</summary>"
-                            + html_table(_drop_single_version(t.tasks), ci=("AA", "ER"), table_id="per-task")
+                            + html_table(_drop_single_version(t.tasks), ci=("AA", "ER"), table_id="per-task",
+                                         max_rows=MAX_DETAIL_ROWS, csv_name="per_task.csv")
                             + "</details>"))
     gv = t.graphverse
     if gv:
@@ -940,7 +955,8 @@ def _failures_html(failures: dict[str, pl.DataFrame]) -> str:
     return "\n".join([
         note, html_table(failures["by_model"], table_id="failures"),
         "<details><summary>Per model and task</summary>",
-        html_table(failures["by_model_task"], table_id="failures-task"), "</details>",
+        html_table(failures["by_model_task"], table_id="failures-task", max_rows=MAX_DETAIL_ROWS,
+                   csv_name="failures_by_model_task.csv"), "</details>",
     ])
 
 

@@ -19,7 +19,7 @@ DEFAULT_MAX_IMAGES = 120
 DEFAULT_THUMB_PX = 480
 DEFAULT_BOOT = 500
 DEFAULT_SEED = 0
-DEFAULT_MAX_CHARS = 4000
+DEFAULT_MAX_CHARS = 2000
 GROUP_BY = ("none", "open_closed")
 
 
@@ -46,8 +46,8 @@ def report(
         "--group-by", help="none | open_closed: Figure 4's closed- vs open-model grouping (access from "
         "cluster/models.yaml), printed and, with --html/--md, in the report")] = "none",
     max_chars: Annotated[int, typer.Option(
-        help="sample browser: cut each response, reason and trace to this many characters (the full text "
-        "stays in the run's Parquet)")] = DEFAULT_MAX_CHARS,
+        help="sample browser: cut each response, reason and trace to this many characters, shorter when many "
+        "rows are shown (the full text stays in the run's Parquet)")] = DEFAULT_MAX_CHARS,
 ) -> None:
     """Print the leaderboard and write RUN_DIR/leaderboard.csv; with --html/--md/--csv-dir, also the full
     report (tables with confidence intervals, figures, what is missing, a sample browser)."""

@@ -574,3 +574,21 @@ def test_cli_group_by_open_closed(runs, tmp_path) -> None:
     assert 'id="open-closed"' in (tmp_path / "g.html").read_text()
     bad = CliRunner().invoke(app, [str(runs[1]), "--group-by", "size"])
     assert bad.exit_code == 2 and bad.output.count("\n") == 1 and "open_closed" in bad.output
+
+
+def test_browser_text_budget_and_table_row_cap(tmp_path, monkeypatch) -> None:
+    from nphe4v import html_report
+    from nphe4v.dataset import generate_version
+
+    t = html_report.html_table(pl.DataFrame({"a": list(range(5))}), max_rows=2, csv_name="x.csv")
+    assert t.count("<tr>") == 3 and "First 2 of 5 rows shown" in t and "x.csv" in t
+    ds = tmp_path / "ds"
+    generate_version(ds, version="v", seed=1, per_level=2, tasks=TASKS, levels=LEVELS, workers=1)
+    rows = [_row("T", "v", "m", iid, task, lv, mode, raw="B" * 5000, verdict="wrong")
+            for iid, task, lv, _ in _instances() for mode in MODES]
+    run = _write_run(tmp_path, "T", "v", ds, rows, [{"name": "m"}], "complete")
+    # 3 tasks x 4 rows shown = 12 rows; a budget of 12 x 250 characters cuts each text to 250 (not 1000)
+    monkeypatch.setattr(html_report, "BROWSER_TEXT_BUDGET", 12 * 250)
+    page = build_report(run, tmp_path / "t.html", n_boot=0, max_chars=1000).html.read_text()
+    assert "B" * 250 in page and "B" * 251 not in page
+    assert html.escape(html_report.TRUNCATION_MARK.format(shown=250, total=5000), quote=True) in page
