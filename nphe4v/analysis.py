@@ -106,6 +106,7 @@ def load_runs(run_dirs: str | Path | Sequence[str | Path]) -> list[Run]:
 
 HEAVY_COLUMNS: tuple[str, ...] = ("raw_response", "error", "trace")
 """Free text of any length; no metric reads it. ``samples(..., light=True)`` leaves it out."""
+LIGHT_COLUMNS: tuple[str, ...] = tuple(c for c in SAMPLE_SCHEMA if c not in HEAVY_COLUMNS)
 
 
 def scan_run_samples(run_dir: str | Path) -> pl.LazyFrame:
@@ -134,7 +135,7 @@ def samples(run_dirs: str | Path | Sequence[str | Path], *, light: bool = False)
     (version, sample key) counted once (the first folder given wins). ``light``: without the
     ``HEAVY_COLUMNS`` (responses, errors, traces), which no table needs; the report reads them for the rows it
     shows only (``long_texts``)."""
-    cols = [c for c in SAMPLE_SCHEMA if not (light and c in HEAVY_COLUMNS)]
+    cols = list(LIGHT_COLUMNS) if light else list(SAMPLE_SCHEMA)
     frames = [read_run_samples(r.path, cols if light else None).with_columns(run=pl.lit(r.label))
               for r in load_runs(run_dirs)]
     if not frames:
@@ -180,7 +181,8 @@ def _frame(src: Source) -> pl.DataFrame:
         if "version" not in df.columns:
             df = df.with_columns(version=pl.lit(""))
         return df
-    return samples(src)
+    # no table reads responses, errors or traces
+    return samples(src, light=True)
 
 
 def _runs_of(src: Source) -> list[Run]:
@@ -1049,7 +1051,7 @@ def missing_parts(src: Source) -> pl.DataFrame:
         _missing_in_frame(df, "", add)
         return _missing_frame(rows)
     for run in runs:
-        df = read_run_samples(run.path)
+        df = read_run_samples(run.path, LIGHT_COLUMNS)
         if run.manifest is None:
             add(run.label, "", "", "run", f"{run.path}: no manifest.json: models, modes and expected counts unknown")
             _missing_in_frame(df.with_columns(run=pl.lit(run.label)), run.label, add)
