@@ -832,7 +832,10 @@ def _html(title: str, runs: Sequence[analysis.Run], t: Tables, figs: dict[str, f
     lb_body = no_nph
     if nph:
         lb_body = "\n".join([
-            "<p class='note'>All prompt modes pooled, as in the paper. ER and RA: Wilson 95% intervals of the "
+            "<p class='note'>All prompt modes pooled, as in the paper. RA: the paper's rule (YES in at least 3 of "
+            "the 5 asks; an unparsable ask is not a YES); RA_var: the variance of the asks' outcomes, mean over "
+            "instances; RA_corrected: RA minus the false-YES rate on mismatched controls (not in the paper). "
+            "ER and RA: Wilson 95% intervals of the "
             "pooled counts; RA_corrected and AA: percentile bootstrap over instances (resampled within each task "
             "and level, fixed seed). n = answer questions (infra errors excluded), n_rec = instances with "
             "recognition data (RA = 1 without).</p>",
