@@ -13,7 +13,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import json
-import resource
+import os
 import shutil
 import subprocess
 import sys
@@ -80,25 +80,35 @@ def main() -> None:
     p.add_argument("--per-level", type=int, default=8,
                    help="instances per task and level: 8 gives 9,360 samples per model (the demo's count x 4)")
     p.add_argument("--n-boot", type=int, default=500)
-    p.add_argument("--keep", type=Path, default=None, help="build the run here and keep it")
+    p.add_argument("--keep", type=Path, default=None,
+                   help="build the run here and keep it (a later call with the same DIR reuses it)")
     args = p.parse_args()
     root = args.keep or Path(tempfile.mkdtemp(prefix="bench-report-"))
     root.mkdir(parents=True, exist_ok=True)
     try:
         t0 = time.perf_counter()
-        run, n = build_run(root, args.models, args.huge, args.per_level)
-        print(f"built {n} samples ({args.models} models, {args.huge} x 10 MB responses) in "
-              f"{time.perf_counter() - t0:.1f} s")
+        if (root / "run" / "manifest.json").is_file():  # --keep DIR from an earlier call: measure again
+            run = root / "run"
+            n = pl.scan_parquet(sorted(run.glob("samples/**/*.parquet"))).select(pl.len()).collect().item()
+            print(f"reusing {run}: {n} samples")
+        else:
+            run, n = build_run(root, args.models, args.huge, args.per_level)
+            print(f"built {n} samples ({args.models} models, {args.huge} x 10 MB responses) in "
+                  f"{time.perf_counter() - t0:.1f} s")
         html = root / "report.html"
         cmd = [sys.executable, "-m", "nphe4v.cli", "report", str(run), "--html", str(html),
                "--n-boot", str(args.n_boot)]
         t0 = time.perf_counter()
-        proc = subprocess.run(cmd, capture_output=True, text=True)
+        proc = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+        # wait4: the report process's own CPU time and peak RSS (RUSAGE_CHILDREN would add the dataset
+        # generator's worker processes)
+        stderr = proc.stderr.read() if proc.stderr else ""
+        _, status, usage = os.wait4(proc.pid, 0)
+        proc.returncode = os.waitstatus_to_exitcode(status)
         dt = time.perf_counter() - t0
         if proc.returncode != 0:
-            print(proc.stderr[-3000:], file=sys.stderr)
+            print(stderr[-3000:], file=sys.stderr)
             raise SystemExit(f"report failed with exit code {proc.returncode}")
-        usage = resource.getrusage(resource.RUSAGE_CHILDREN)
         rss_gb = usage.ru_maxrss / 1024 ** 2  # Linux: kB
         cpu = usage.ru_utime + usage.ru_stime
         size_mb = html.stat().st_size / 1e6
