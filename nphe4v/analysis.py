@@ -14,9 +14,12 @@ around them:
     levels hold equally many questions, which the generator guarantees);
   - AA (and RA_corrected, which is not a plain proportion) get a percentile bootstrap over instances:
     instances are resampled with replacement inside each (task, level) stratum, the same draw for every model
-    and prompt mode (so models stay comparable), the resampled samples are re-scored by
-    ``metrics.leaderboard`` / ``metrics.per_task`` themselves, and ``numpy.random.default_rng(seed)`` fixes the
-    draws (same inputs and seed -> same bounds).
+    and prompt mode (so models stay comparable), each replicate is scored with the definitions of
+    ``metrics.level_table`` / ``metrics.aggregate`` from per-instance counts (a test checks the bounds against
+    re-scoring resampled sample tables with ``metrics.leaderboard`` / ``metrics.per_task``), and
+    ``numpy.random.default_rng(seed)`` fixes the draws (same inputs and seed -> same bounds).
+* **Paper summaries**: Appendix B (``consistency_summary``), §5.3 failure categories (``failure_categories``),
+  Figure 4's closed vs open grouping (``open_closed``), GraphVerse Table 2 (``graphverse_families``).
   - every table also carries its counts (``n`` questions, ``n_instances``, ``n_rec`` recognition instances).
 * ``missing_parts`` lists what a partial run lacks, so a report of a partial run says so.
 """
