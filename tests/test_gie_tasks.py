@@ -122,6 +122,26 @@ def test_focus_asks_on_the_largest_component_of_the_focus_colour(task: str):
                        key=len, reverse=True)
         assert set(asked[li].nodes) == comps[0] and (len(comps) == 1 or len(comps[1]) < len(comps[0]))
         assert nx.utils.edges_equal(sorted(asked[li].edges), sorted(g.subgraph(comps[0]).edges))
+        assert len(comps) >= 2, "every focus target has at least one same-colour distractor group"
+        assert sorted(map(sorted, comps[1:])) == sorted(meta["distractors"])
+
+
+@pytest.mark.parametrize("task", [t for t in TASK_NAMES if "focus" in TASK_EDITS[t] and t not in ("GED", "MCS")])
+def test_focus_changes_the_gold(task: str):
+    """Ignoring the focus edit (answering about the whole drawn graph) gives another answer, which the
+    verifier grades wrong."""
+    spec = get_task(task)
+    for seed in (0, 1):
+        data = instance(task, "focus", seed)
+        asked, shown = _asked_and_logical(data)
+        gold = spec.solve(data)
+        ignoring = solvers.solve(task, shown, data.query)
+        if task == "CN":
+            assert sorted(gold.answer["CommonNeighbors"]) != sorted(ignoring.answer["CommonNeighbors"])
+        else:
+            assert gold.value != ignoring.value
+        assert spec.verify(data, gold, spec.parse(ignoring.answer)).verdict == "wrong"
+        assert data.edit["details"][0]["distractors"]
 
 
 @pytest.mark.parametrize("task", ["SD", "CN", "MCS"])

@@ -555,6 +555,11 @@ def _build_once(
     gold = _solve(cfg, asked, query)
     if gold.value is None:
         raise RetryInstance("no feasible answer")
+    if kind == "focus" and not cfg.paired and gold_key(cfg.name, gold) == gold_key(
+            cfg.name, _solve(cfg, logical, query)):
+        # As for recolouring: a focus edit the model may ignore without changing its answer tests nothing.
+        # (Paired tasks skip this check: it would double the exact GED/MCS cost per draw.)
+        raise RetryInstance("ignoring the focus edit gives the same answer")
     return GVData(
         scenario=scenario,
         source=info,
