@@ -594,8 +594,14 @@ def spatial_recolor(
 def recolor_constraint_graph(
     G: nx.Graph, recoloured: Iterable[str], mode: ConstraintMode, new_color: str | None = None
 ) -> nx.Graph:
-    """The graph the question is asked on: only the recoloured nodes, or everything but them."""
+    """The graph the question is asked on: only the recoloured nodes, or everything but them.
+
+    With `new_color`, the constraint names that colour, so it covers every node drawn in it after the
+    edit: the recoloured nodes and those that already had the colour."""
     chosen = set(recoloured)
+    recoloured_only = set(chosen)
+    if new_color is not None:
+        chosen |= {v for v, c in G.nodes(data="color") if c == new_color}
     if mode == "only":
         keep = chosen
     elif mode == "avoid":
@@ -609,7 +615,7 @@ def recolor_constraint_graph(
     H.add_edges_from((u, v, dict(a)) for u, v, a in G.edges(data=True) if u in keep and v in keep)
     if new_color is not None:
         for v in H:
-            if v in chosen:
+            if v in recoloured_only:
                 H.nodes[v]["color"] = new_color
     return H
 

@@ -104,11 +104,23 @@ def test_recolouring_changes_the_gold(task: str):
             assert gold.value != ignoring.value
         # an answer that ignores the edit is graded wrong
         assert spec.verify(data, gold, spec.parse(ignoring.answer)).verdict == "wrong"
+        question = spec.text(data).question
         for li, meta in zip(data.edit["targets"], data.edit["details"], strict=True):
+            g, c = shown[li], meta["new_color"]
             chosen = set(meta["recoloured"])
+            # drawn in colour before the edit, and the constraint covers every node drawn in c afterwards
+            assert len({g.nodes[n]["color"] for n in g}) >= 2
+            assert any(g.nodes[n]["color"] != c for n in chosen), "the recolouring changes some node"
+            now_c = chosen | {n for n in g if g.nodes[n]["color"] == c}
             kept = set(asked[li].nodes)
-            assert kept == (chosen if meta["mode"] == "only" else set(shown[li].nodes) - chosen)
-            assert set(data.query.values()).isdisjoint(chosen) or meta["mode"] == "only"
+            assert kept == (now_c if meta["mode"] == "only" else set(g.nodes) - now_c)
+            assert set(data.query.values()).isdisjoint(now_c) or meta["mode"] == "only"
+            # the recolouring condition is stated: anchor, direction and the new colour
+            assert f"{edit_words(meta['direction'])} {meta['anchor']}" in question and f"recoloured {c}" in question
+
+
+def edit_words(direction: str) -> str:
+    return {"left": "to the left of", "right": "to the right of", "above": "above", "below": "below"}[direction]
 
 
 @pytest.mark.parametrize("task", ["SD", "MIS", "GED"])
@@ -180,3 +192,31 @@ def test_generate_draws_any_allowed_edit():
     spec = get_task("COL")
     data = spec.generate(1, random.Random(5))
     assert data.edit["kind"] in TASK_EDITS["COL"]
+
+
+@pytest.mark.parametrize("task", ["MIS", "GED"])
+def test_recoloured_image_shows_new_and_original_colours(task: str):
+    """In the rendered picture the recoloured discs carry the new colour and every other disc its
+    original (multi-colour) fill."""
+    import cv2
+    import numpy as np
+
+    from gie.graphs import PALETTE
+    from gie.tasks.common import _render_images
+
+    data = instance(task, "recolor", 0)
+    cfg = get_config(task)
+    pngs = get_task(task).render(data)
+    base = _render_images(cfg, data.edit, data.image_graphs(), data.layout_seed, final=False)
+    for i, (logical, _) in enumerate(data.edit["images"]):
+        if logical not in data.edit["targets"]:
+            continue
+        meta = data.edit["details"][data.edit["targets"].index(logical)]
+        g = data.image_graphs()[i]
+        _, pos, radius = base[i]
+        img = cv2.imdecode(np.frombuffer(pngs[i], np.uint8), cv2.IMREAD_COLOR)
+        for n in g:
+            x, y = pos[n]
+            b, gr, r = (int(v) for v in img[round(y - 0.6 * radius), round(x)])
+            want = meta["new_color"] if n in meta["recoloured"] else g.nodes[n]["color"]
+            assert (r, gr, b) == tuple(PALETTE[want]), (n, want, (r, gr, b))

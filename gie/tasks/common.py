@@ -523,9 +523,14 @@ def _build_once(
         if not cfg.paired:
             query = _choose_query(cfg, logical[0], rng)
 
+    new_colors = [rng.choice(NAMED_COLORS) for _ in targets] if kind == "recolor" else []
+    for li, new_color in zip(targets if kind == "recolor" else [], new_colors, strict=True):
+        # The paper recolours a graph whose nodes already carry colours (appendix A.2: "assigning initial
+        # colors to nodes in the original graph"); the recoloured image must be read, not assumed.
+        images[li] = _initial_colours(images[li], new_color, cfg.keep(query), rng)
+        asked[li] = images[li]
     captions = cfg.paired or kind == "composition"
     layout_seed = choose_layout_seed(images, rng, captions=captions)
-    new_colors = [rng.choice(NAMED_COLORS) for _ in targets] if kind == "recolor" else []
 
     if kind in ("patch", "recolor"):
         # The edit metadata is computed on the base drawing (positions of the unedited render, with the
@@ -577,6 +582,30 @@ def _focus_colours(rng: random.Random) -> tuple[str, list[str]]:
     return picks[0], picks[1:]
 
 
+# Share of nodes drawn in the recolouring's colour before the edit: enough that the colour's group is
+# not just the recoloured region, few enough that the region still decides most of it.
+RECOLOR_PRIOR_SHARE = 0.2
+INITIAL_COLOURS = 3
+
+
+def _initial_colours(g: nx.Graph, new_color: str, keep: set[str], rng: random.Random) -> nx.Graph:
+    """A copy of g with every node in one of INITIAL_COLOURS named colours, the recolouring colour among
+    them (never on `keep` nodes, which must stay asked in "avoid" mode), at least two colours in use."""
+    others = rng.sample([c for c in NAMED_COLORS if c != new_color], INITIAL_COLOURS - 1)
+    h = canonical_graph(g)
+    nodes = sorted(h)
+    for _ in range(MAX_ATTEMPTS):
+        colours = {
+            v: rng.choice(others) if v in keep or rng.random() >= RECOLOR_PRIOR_SHARE else new_color
+            for v in nodes
+        }
+        if len(set(colours.values())) >= 2 or len(nodes) < 2:
+            break
+    for v in nodes:
+        h.nodes[v]["color"] = colours[v]
+    return h
+
+
 def _recolor(
     cfg: TaskConfig,
     images: list[nx.Graph],
@@ -587,7 +616,8 @@ def _recolor(
     rng: random.Random,
 ) -> tuple[list[nx.Graph], list[dict[str, Any]]]:
     """Spatially-conditioned recolouring of each target image, with a colour constraint that changes
-    the gold answer versus ignoring the edit (else RetryInstance)."""
+    the gold answer versus ignoring the edit (else RetryInstance). The constraint covers every node
+    drawn in the new colour after the edit: the recoloured ones and those that had the colour before."""
     asked = list(images)
     base_key = gold_key(cfg.name, _solve(cfg, images, query))
     details = []
@@ -603,6 +633,8 @@ def _recolor(
         for anchor, direction, recoloured in options[:12]:
             if keep & set(recoloured):
                 continue
+            if all(g.nodes[v].get("color") == new_color for v in recoloured):
+                continue  # the edit would change no pixel
             h = edits.recolor_constraint_graph(g, recoloured, mode, new_color)
             h = canonical_graph(h)
             trial = list(asked)
@@ -630,6 +662,9 @@ def _recolor(
 
 
 # ============================================================================================ text
+
+
+DIRECTION_WORDS = {"left": "to the left of", "right": "to the right of", "above": "above", "below": "below"}
 
 
 def _pair_list(edges: Sequence[Sequence[str]], weights: Sequence[int] | None) -> str:
@@ -674,15 +709,20 @@ def edit_sentences(cfg: TaskConfig, data: GVData, nouns: Nouns) -> list[str]:
             )
         elif e["kind"] == "recolor":
             c = meta["new_color"]
+            out.append(
+                f"In {where}, every {nouns.node} {DIRECTION_WORDS[meta['direction']]} {meta['anchor']} "
+                f"(comparing the centres of the circles) has been recoloured {c}; the other {nouns.nodes}, "
+                f"{meta['anchor']} included, keep their original colours."
+            )
             if meta["mode"] == "avoid":
                 out.append(
-                    f"In {where}, the {nouns.nodes} drawn in {c} are excluded: remove them and their "
-                    f"{nouns.edges}, and answer about what remains."
+                    f"The {nouns.nodes} now drawn in {c} (recoloured or {c} already) are excluded: remove them "
+                    f"and their {nouns.edges}, and answer about what remains."
                 )
             else:
                 out.append(
-                    f"In {where}, answer only about the {nouns.nodes} drawn in {c} and the {nouns.edges} "
-                    f"among them; ignore every {nouns.node} of another colour."
+                    f"Answer only about the {nouns.nodes} now drawn in {c} (recoloured or {c} already) and "
+                    f"the {nouns.edges} among them; ignore every {nouns.node} of another colour."
                 )
     return out
 
