@@ -182,7 +182,43 @@ SCENARIO_TEXT: dict[str, tuple[str, Nouns]] = {
         "(hydrogen atoms and bond orders are not shown).",
         Nouns("atom", "atoms", "bond", "bonds", "molecule"),
     ),
+    # The paper's own sources, when the user supplies copies (gie.sources.use_user_sources).
+    "dblp": (
+        "The picture shows part of the DBLP co-authorship network: each circle is an author, labelled with "
+        "a three-letter code, and a line joins two authors who wrote a paper together.",
+        Nouns("author", "authors", "co-authorship", "co-authorships", "co-authorship network"),
+    ),
+    **{
+        name: (
+            f"The picture shows part of the {title} social network: each circle is a user, labelled with a "
+            "three-letter code, and a line joins two users who are connected on the platform.",
+            Nouns("user", "users", "connection", "connections", "social network"),
+        )
+        for name, title in (("digg", "Digg"), ("flixster", "Flixster"), ("lastfm", "Last.fm"), ("pokec", "Pokec"))
+    },
+    "dbpedia": (
+        "The picture shows part of the DBpedia knowledge graph: each circle is an entity, labelled with a "
+        "three-letter code, and a line is a fact linking two entities.",
+        Nouns("entity", "entities", "link", "links", "knowledge graph"),
+    ),
+    "openflights": (
+        "The picture shows part of the world flight network from OpenFlights: each circle is an airport "
+        "labelled with its IATA code, and a line means there is a direct scheduled route between the two "
+        "airports.",
+        Nouns("airport", "airports", "route", "routes", "flight network"),
+    ),
+    **{
+        name: (
+            f"The picture shows a molecule from {title} as a graph: each circle is an atom labelled with its "
+            "element symbol and a number (C1, C2, O1, ...), and a line is a chemical bond (hydrogen atoms and "
+            "bond orders are not shown).",
+            Nouns("atom", "atoms", "bond", "bonds", "molecule"),
+        )
+        for name, title in (("pubchemqc", "PubChemQC"), ("pcqm4mv2", "PCQM4Mv2"))
+    },
 }
+MOLECULE_DATABASES = {"nci-molecules": "the NCI compound database", "pubchemqc": "PubChemQC",
+                      "pcqm4mv2": "PCQM4Mv2"}
 WEIGHT_SENTENCE = "The red number on a line is the flight distance of that route in kilometres."
 PAIRED_SCENARIO = (
     "The pictures show two molecules from the NCI compound database as graphs, Graph 1 and Graph 2 (each "
@@ -730,7 +766,7 @@ def edit_sentences(cfg: TaskConfig, data: GVData, nouns: Nouns) -> list[str]:
 def task_text(cfg: TaskConfig, data: GVData) -> TaskText:
     src = data.source.name
     if cfg.paired:
-        scenario = PAIRED_SCENARIO
+        scenario = PAIRED_SCENARIO.replace("the NCI compound database", MOLECULE_DATABASES.get(src, "a database"))
         nouns = SCENARIO_TEXT["nci-molecules"][1]
     else:
         scenario, nouns = SCENARIO_TEXT.get(src, GENERIC_SCENARIO)
