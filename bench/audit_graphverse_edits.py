@@ -11,7 +11,7 @@ Prints, per edit:
 The rows are generated exactly as `generate_split(..., "testmini", seed)` would (same jobs, same seeds), so
 the same command run on two versions of the code compares their designs. Usage:
 
-    PYTHONPATH=$PWD python bench/audit_graphverse_edits.py [--seed 0] [--workers 2] [--per-cell N]
+    PYTHONPATH=$PWD python bench/audit_graphverse_edits.py [--seed 0] [--workers 2] [--per-cell N] [--edits focus]
 """
 
 from __future__ import annotations
@@ -83,8 +83,10 @@ def main() -> None:
     ap.add_argument("--seed", type=int, default=0)
     ap.add_argument("--workers", type=int, default=2)
     ap.add_argument("--per-cell", type=int, default=None, help="only the first N rows of each task x edit cell")
+    ap.add_argument("--edits", default=",".join(EDITS), help="comma-separated subset of " + ", ".join(EDITS))
     a = ap.parse_args()
-    jobs = [j for j in plan("testmini", a.seed) if j.edit in EDITS]
+    wanted = set(a.edits.split(","))
+    jobs = [j for j in plan("testmini", a.seed) if j.edit in EDITS and j.edit in wanted]
     if a.per_cell is not None:
         seen: Counter[tuple[str, str]] = Counter()
         kept = []

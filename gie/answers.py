@@ -7,6 +7,10 @@
 * `verify(task, graphs, query, gold, canonical)` checks feasibility of what the answer states on the
   graph(s) the question is finally asked on, recomputes the stated number, then compares with the optimum
   `gold.value` (any optimal answer is correct). Names match graph labels exactly, else case-insensitively.
+  SD, DIAM, GED and MCS are scored on the stated value alone (`VALUE_SCORED`), as the paper scores them; a
+  path or mapping given with the value is checked apart and reported as `Verdict.witness_valid`. For the
+  other tasks the stated solution is the answer and `witness_valid` is its feasibility.
+* One parser and one verifier per task, in `_PARSERS` and `_VERIFIERS`.
 * `heuristic` is the textbook shortcut a model might imitate; `random_answer` is well-formed noise.
 
 Lenient spellings: lists may be JSON lists or strings "A, B, C" / "A->B->C" / "A B C"; closed tours and

@@ -413,7 +413,9 @@ def attentional_focus(
         for _ in range(rng.randint(max(1, min_distractors), max_distractors)):
             if not free:
                 break
-            want = rng.randint(1, len(target) - 1)
+            # Two nodes at least when M allows: a distractor with an edge changes edge-counting answers
+            # (a cover, a matching) of anyone who answers about every c* node instead of the largest group.
+            want = rng.randint(min(2, len(target) - 1), len(target) - 1)
             d = _grow_connected(G, free, rng.choice(sorted(free)), want, rng)
             distractors.append(sorted(d))
             # A distractor's whole closed neighbourhood leaves the pool, so later ones cannot touch it.
