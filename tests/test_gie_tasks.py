@@ -220,3 +220,11 @@ def test_recoloured_image_shows_new_and_original_colours(task: str):
             b, gr, r = (int(v) for v in img[round(y - 0.6 * radius), round(x)])
             want = meta["new_color"] if n in meta["recoloured"] else g.nodes[n]["color"]
             assert (r, gr, b) == tuple(PALETTE[want]), (n, want, (r, gr, b))
+
+
+@pytest.mark.parametrize("task", [t for t in TASK_NAMES if "patch" in TASK_EDITS[t]])
+def test_patch_edit_moves_part_of_the_graph(task: str):
+    for seed in (0, 1):
+        data = instance(task, "patch", seed)
+        for meta in data.edit["details"]:
+            assert any(pp["nodes"] or pp["edges"] for pp in meta["per_patch"]), meta["per_patch"]
