@@ -208,6 +208,10 @@ def test_recoloured_image_shows_new_and_original_colours(task: str):
     cfg = get_config(task)
     pngs = get_task(task).render(data)
     base = _render_images(cfg, data.edit, data.image_graphs(), data.layout_seed, final=False)
+    # the edit was chosen on a render whose legend listed every original colour: same node positions
+    first = {**data.edit, "details": [{"new_color": d["new_color"]} for d in data.edit["details"]]}
+    chosen_on = _render_images(cfg, first, data.image_graphs(), data.layout_seed, final=False)
+    assert [p for _, p, _ in chosen_on] == [p for _, p, _ in base]
     for i, (logical, _) in enumerate(data.edit["images"]):
         if logical not in data.edit["targets"]:
             continue

@@ -396,9 +396,13 @@ def _legends(edit: dict[str, Any], graphs: list[nx.Graph]) -> list[tuple[str, ..
         if logical not in edit["targets"] or edit["kind"] not in ("focus", "recolor"):
             out.append(())
             continue
-        colours = {graphs[i].nodes[n].get("color", DEFAULT_COLOR) for n in graphs[i]}
+        meta = edit["details"][edit["targets"].index(logical)]
+        # Recolouring: the colours the edited picture shows. The first render, made before the recoloured
+        # set is chosen, lists every original colour; node positions do not depend on the legend's entries.
+        gone = set(meta.get("recoloured", ())) if edit["kind"] == "recolor" else set()
+        colours = {graphs[i].nodes[n].get("color", DEFAULT_COLOR) for n in graphs[i] if n not in gone}
         if edit["kind"] == "recolor":
-            colours.add(edit["details"][edit["targets"].index(logical)]["new_color"])
+            colours.add(meta["new_color"])
         out.append(tuple(c for c in PALETTE if c in colours))
     return out
 
