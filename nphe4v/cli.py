@@ -31,7 +31,7 @@ def generate(
     tasks: Annotated[str | None, typer.Option(help="comma-separated subset of tasks")] = None,
     workers: Annotated[int | None, typer.Option(help="processes (default: all cores)")] = None,
     source: Annotated[list[str] | None, typer.Option(
-        "--source", help="graphverse: NAME=PATH, a local copy of a paper source (dblp, digg, flixster, lastfm, "
+        "--source", metavar="NAME=PATH", help="graphverse: a local copy of a paper source (dblp, digg, flixster, lastfm, "
         "pokec, dbpedia, openflights, pubchemqc, pcqm4mv2) replacing its bundled substitute; repeatable")] = None,
 ) -> None:
     """Generate a fresh, versioned dataset: byte-identical for the same version and seed."""
