@@ -899,17 +899,107 @@ def _greedy_ged(G1: nx.Graph, G2: nx.Graph) -> dict[Hashable, Hashable | None]:
     return out
 
 
+def _heuristic_ged(G1: nx.Graph, G2: nx.Graph) -> dict[str, Any]:
+    from gie.paired import ged_cost
+
+    mapping = _greedy_ged(G1, G2)
+    return {"Distance": ged_cost(G1, G2, mapping), "Mapping": mapping}  # type: ignore[arg-type]
+
+
+def _heuristic_mcs(G1: nx.Graph, G2: nx.Graph) -> dict[str, Any]:
+    pairs = _greedy_mcs(G1, G2)
+    return {"Size": len(pairs), "Mapping": pairs}
+
+
+def _heuristic_sd(G: nx.Graph, labels: list[Hashable], query: dict[str, Any]) -> dict[str, Any]:
+    # Fewest hops instead of least weight: the classic mistake on weighted graphs.
+    path = _hop_path(G, query["source"], query["target"])
+    if path is None:
+        return {"Distance": None, "Path": []}
+    return {"Distance": solvers.tour_weight(G, path), "Path": path}
+
+
+def _heuristic_diam(G: nx.Graph, labels: list[Hashable], query: dict[str, Any]) -> dict[str, Any]:
+    # Double sweep: exact on trees, a lower bound in general.
+    u = _farthest(G, labels[0])
+    v = _farthest(G, u)
+    path = _hop_path(G, u, v) or [u]
+    return {"Diameter": len(path) - 1, "Path": path}
+
+
+def _heuristic_cn(G: nx.Graph, labels: list[Hashable], query: dict[str, Any]) -> dict[str, Any]:
+    return {"CommonNeighbors": solvers.common_neighbors(G, query["source"], query["target"])}
+
+
+def _heuristic_tsp(G: nx.Graph, labels: list[Hashable], query: dict[str, Any]) -> dict[str, Any]:
+    tour, exhausted = _greedy_tour(G)
+    if tour is None:
+        if exhausted:
+            return {"Tour": [], "Length": None}
+        tour = _nn_order(G, labels)
+    return {"Tour": tour, "Length": _partial_weight(G, tour)}
+
+
+def _heuristic_mcp(G: nx.Graph, labels: list[Hashable], query: dict[str, Any]) -> dict[str, Any]:
+    clique = [min(labels, key=lambda v: (-G.degree(v), str(v)))]
+    cand = set(G[clique[0]])
+    while cand:
+        pick = min(cand, key=lambda v: (-G.degree(v), str(v)))
+        clique.append(pick)
+        cand &= set(G[pick])
+    return {"Clique": sorted(clique, key=str)}
+
+
+def _heuristic_mvc(G: nx.Graph, labels: list[Hashable], query: dict[str, Any]) -> dict[str, Any]:
+    matched: set[Hashable] = set()
+    for u, v in G.edges:  # sorted by _canonical
+        if u not in matched and v not in matched:
+            matched |= {u, v}
+    return {"Cover": sorted(matched, key=str)}
+
+
+def _heuristic_mis(G: nx.Graph, labels: list[Hashable], query: dict[str, Any]) -> dict[str, Any]:
+    H = G.copy()
+    chosen = []
+    while H.number_of_nodes():
+        v = min(H.nodes, key=lambda x: (H.degree(x), str(x)))
+        chosen.append(v)
+        H.remove_nodes_from([v, *H[v]])
+    return {"IndependentSet": sorted(chosen, key=str)}
+
+
+def _heuristic_cyc(G: nx.Graph, labels: list[Hashable], query: dict[str, Any]) -> dict[str, Any]:
+    try:
+        edges = nx.find_cycle(G)
+    except nx.NetworkXNoCycle:
+        return {"HasCycle": "NO", "Cycle": []}
+    cycle = [e[0] for e in edges]
+    return {"HasCycle": "YES", "Cycle": [*cycle, cycle[0]]}
+
+
+def _heuristic_col(G: nx.Graph, labels: list[Hashable], query: dict[str, Any]) -> dict[str, Any]:
+    found = nx.greedy_color(G, strategy="saturation_largest_first")
+    colouring = {v: found[v] + 1 for v in labels}
+    return {"NumColors": len(set(colouring.values())), "Coloring": colouring}
+
+
+_SINGLE_HEURISTICS: dict[str, Callable[[nx.Graph, list[Hashable], dict[str, Any]], dict[str, Any]]] = {
+    "SD": _heuristic_sd, "DIAM": _heuristic_diam, "CN": _heuristic_cn, "TSP": _heuristic_tsp,
+    "MCP": _heuristic_mcp, "MVC": _heuristic_mvc, "MIS": _heuristic_mis, "CYC": _heuristic_cyc,
+    "COL": _heuristic_col,
+}
+_PAIRED_HEURISTICS: dict[str, Callable[[nx.Graph, nx.Graph], dict[str, Any]]] = {
+    "GED": _heuristic_ged, "MCS": _heuristic_mcs,
+}
+
+
 def heuristic(task: str, graphs: Sequence[nx.Graph], query: dict[str, Any]) -> dict[str, Any]:
     """The textbook shortcut's answer, in the final-answer shape (names are the graph's labels)."""
-    if task in solvers.PAIRED_TASKS:
+    if task in _PAIRED_HEURISTICS:
         G1, G2 = graphs
-        if task == "GED":
-            from gie.paired import ged_cost
-
-            mapping = _greedy_ged(G1, G2)
-            return {"Distance": ged_cost(G1, G2, mapping), "Mapping": mapping}  # type: ignore[arg-type]
-        pairs = _greedy_mcs(G1, G2)
-        return {"Size": len(pairs), "Mapping": pairs}
+        return _PAIRED_HEURISTICS[task](G1, G2)
+    if task not in _SINGLE_HEURISTICS:
+        raise ValueError(f"unknown task {task!r}")
     G = _canonical(graphs[0])
     for u, v, d in graphs[0].edges(data=True):
         if u != v:
@@ -917,63 +1007,7 @@ def heuristic(task: str, graphs: Sequence[nx.Graph], query: dict[str, Any]) -> d
     labels = solvers.sorted_labels(G)
     if not labels:
         return random_answer(task, graphs, query, random.Random(0))
-    if task == "SD":
-        # Fewest hops instead of least weight: the classic mistake on weighted graphs.
-        path = _hop_path(G, query["source"], query["target"])
-        if path is None:
-            return {"Distance": None, "Path": []}
-        return {"Distance": solvers.tour_weight(G, path), "Path": path}
-    if task == "DIAM":
-        # Double sweep: exact on trees, a lower bound in general.
-        u = _farthest(G, labels[0])
-        v = _farthest(G, u)
-        path = _hop_path(G, u, v) or [u]
-        return {"Diameter": len(path) - 1, "Path": path}
-    if task == "CN":
-        return {"CommonNeighbors": solvers.common_neighbors(G, query["source"], query["target"])}
-    if task == "TSP":
-        tour, exhausted = _greedy_tour(G)
-        if tour is None:
-            if exhausted:
-                return {"Tour": [], "Length": None}
-            tour = _nn_order(G, labels)
-        return {"Tour": tour, "Length": _partial_weight(G, tour)}
-    if task == "MCP":
-        if not labels:
-            return {"Clique": []}
-        clique = [min(labels, key=lambda v: (-G.degree(v), str(v)))]
-        cand = set(G[clique[0]])
-        while cand:
-            pick = min(cand, key=lambda v: (-G.degree(v), str(v)))
-            clique.append(pick)
-            cand &= set(G[pick])
-        return {"Clique": sorted(clique, key=str)}
-    if task == "MVC":
-        matched: set[Hashable] = set()
-        for u, v in G.edges:  # sorted by _canonical
-            if u not in matched and v not in matched:
-                matched |= {u, v}
-        return {"Cover": sorted(matched, key=str)}
-    if task == "MIS":
-        H = G.copy()
-        chosen = []
-        while H.number_of_nodes():
-            v = min(H.nodes, key=lambda x: (H.degree(x), str(x)))
-            chosen.append(v)
-            H.remove_nodes_from([v, *H[v]])
-        return {"IndependentSet": sorted(chosen, key=str)}
-    if task == "CYC":
-        try:
-            edges = nx.find_cycle(G)
-        except nx.NetworkXNoCycle:
-            return {"HasCycle": "NO", "Cycle": []}
-        cycle = [e[0] for e in edges]
-        return {"HasCycle": "YES", "Cycle": [*cycle, cycle[0]]}
-    if task == "COL":
-        found = nx.greedy_color(G, strategy="saturation_largest_first")
-        colouring = {v: found[v] + 1 for v in labels}
-        return {"NumColors": len(set(colouring.values())), "Coloring": colouring}
-    raise ValueError(f"unknown task {task!r}")
+    return _SINGLE_HEURISTICS[task](G, labels, query)
 
 
 def _nn_order(G: nx.Graph, labels: list[Hashable]) -> list[Hashable]:
