@@ -38,6 +38,11 @@ class GenerateSpec(Strict):
         None, description="GraphVerse split; defaults to the version name's suffix (graphverse-testmini)"
     )
     limit: int | None = Field(None, ge=1, description="GraphVerse: first N instances of the split's plan")
+    sources: dict[str, str] | None = Field(
+        None,
+        description="GraphVerse: NAME -> PATH, local copies of the paper's sources (dblp, digg, flixster, lastfm, "
+        "pokec, dbpedia, openflights, pubchemqc, pcqm4mv2) replacing the bundled substitutes",
+    )
 
 
 class DatasetSpec(Strict):

@@ -64,13 +64,20 @@ def resolve_dataset(spec: DatasetSpec, data_root: Path) -> Dataset:
 
 def _graphverse_dataset(spec: DatasetSpec, data_root: Path) -> Dataset:
     from gie.dataset import generate_split
+    from gie.sources import SourceFileError, use_user_sources
 
     g = spec.generate
     assert g is not None
     split = g.split or g.version.removeprefix("graphverse-")
     if split not in ("full", "testmini", "train"):
         raise ConfigError(f"dataset graphverse: field generate.split: {split!r} is not full, testmini or train")
+    try:
+        user_files = use_user_sources(g.sources)
+    except SourceFileError as e:
+        raise ConfigError(f"dataset graphverse: field generate.sources: {e}") from None
     name = f"graphverse-{split}-seed{g.seed}" + (f"-limit{g.limit}" if g.limit else "")
+    if user_files:  # user copies of the sources make another dataset: never reuse the default's folder
+        name += f"-sources{sha256_json(user_files)[:12]}"
     path = Path(spec.path) if spec.path else data_root / "graphverse" / name
     if (path / "manifest.json").exists():
         ds = load_dataset(path)

@@ -48,6 +48,7 @@ SAMPLE_SCHEMA: dict[str, pl.DataType] = {
     "attempts": pl.Int64(),
     "schema_version": pl.String(),
     "trace": pl.String(),
+    "witness_valid": pl.Boolean(),
 }
 assert list(SAMPLE_SCHEMA) == list(SampleRecord.model_fields), "sink schema out of step with SampleRecord"
 

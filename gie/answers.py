@@ -7,6 +7,10 @@
 * `verify(task, graphs, query, gold, canonical)` checks feasibility of what the answer states on the
   graph(s) the question is finally asked on, recomputes the stated number, then compares with the optimum
   `gold.value` (any optimal answer is correct). Names match graph labels exactly, else case-insensitively.
+  SD, DIAM, GED and MCS are scored on the stated value alone (`VALUE_SCORED`), as the paper scores them; a
+  path or mapping given with the value is checked apart and reported as `Verdict.witness_valid`. For the
+  other tasks the stated solution is the answer and `witness_valid` is its feasibility.
+* One parser and one verifier per task, in `_PARSERS` and `_VERIFIERS`.
 * `heuristic` is the textbook shortcut a model might imitate; `random_answer` is well-formed noise.
 
 Lenient spellings: lists may be JSON lists or strings "A, B, C" / "A->B->C" / "A B C"; closed tours and
@@ -19,7 +23,7 @@ from __future__ import annotations
 import random
 import re
 from collections import Counter
-from collections.abc import Hashable, Sequence
+from collections.abc import Callable, Hashable, Sequence
 from typing import Any
 
 import networkx as nx
@@ -229,124 +233,163 @@ def _coloring(raw: Any) -> dict[str, str] | ParseError:
     return out
 
 
-def _parse(task: str, obj: dict[str, Any]) -> dict[str, Any] | ParseError:
-    def missing(key: str) -> ParseError:
-        return ParseError(kind="missing_key", detail=key)
+def _missing(key: str) -> ParseError:
+    return ParseError(kind="missing_key", detail=key)
 
-    def bad(key: str, v: Any) -> ParseError:
-        return ParseError(kind="bad_value", detail=f"{key}={v!r:.60}")
 
-    if task == "SD":
-        has_d, raw_d = get_key(obj, "Distance", "ShortestDistance", "TotalDistance", "TotalWeight", "Weight")
-        has_p, raw_p = get_key(obj, *_PATH_KEYS)
-        if not has_d:
-            return missing("Distance")
-        if _is_word(raw_d, _NONE_WORDS) or as_number(raw_d) == -1:
-            dist = None
-        else:
-            dist = _number(raw_d)
-            if dist is None:
-                return bad("Distance", raw_d)
-        if not has_p:
-            if dist is not None:
-                return missing("Path")
-            path: list[str] | ParseError = []
-        else:
-            path = _names(raw_p, "Path")
-        if isinstance(path, ParseError):
-            return path
-        return {"Distance": dist, "Path": path}
-    if task == "DIAM":
-        has_d, raw_d = get_key(obj, "Diameter")
-        has_p, raw_p = get_key(obj, *_PATH_KEYS)
-        if not has_d:
-            return missing("Diameter")
-        if not has_p:
-            return missing("Path")
-        d = _number(raw_d)
-        if d is None:
-            return bad("Diameter", raw_d)
-        path = _names(raw_p, "Path")
-        return path if isinstance(path, ParseError) else {"Diameter": d, "Path": path}
-    if task in _SET_KEYS:
+def _bad(key: str, v: Any) -> ParseError:
+    return ParseError(kind="bad_value", detail=f"{key}={v!r:.60}")
+
+
+def _optional_names(obj: dict[str, Any], keys: Sequence[str], what: str) -> list[str] | None | ParseError:
+    """A witness list that may be left out: None when absent, null or empty (nothing to check)."""
+    found, raw = get_key(obj, *keys)
+    if not found:
+        return None
+    got = _names(raw, what)
+    return None if got == [] else got
+
+
+def _optional_mapping(obj: dict[str, Any]) -> dict[str, str | None] | None | ParseError:
+    found, raw = get_key(obj, *_MAPPING_KEYS)
+    if not found or _is_word(raw, _EMPTY_WORDS):
+        return None
+    got = _mapping(raw, "Mapping")
+    return None if got == {} else got
+
+
+def _parse_sd(obj: dict[str, Any]) -> dict[str, Any] | ParseError:
+    # The paper scores the distance; the path is a witness ("output one shortest path if required").
+    has_d, raw_d = get_key(obj, "Distance", "ShortestDistance", "TotalDistance", "TotalWeight", "Weight")
+    if not has_d:
+        return _missing("Distance")
+    if _is_word(raw_d, _NONE_WORDS) or as_number(raw_d) == -1:
+        dist = None
+    else:
+        dist = _number(raw_d)
+        if dist is None:
+            return _bad("Distance", raw_d)
+    path = _optional_names(obj, _PATH_KEYS, "Path")
+    return path if isinstance(path, ParseError) else {"Distance": dist, "Path": path}
+
+
+def _parse_diam(obj: dict[str, Any]) -> dict[str, Any] | ParseError:
+    has_d, raw_d = get_key(obj, "Diameter", "Length", "DiameterLength")
+    if not has_d:
+        return _missing("Diameter")
+    d = _number(raw_d)
+    if d is None:
+        return _bad("Diameter", raw_d)
+    path = _optional_names(obj, _PATH_KEYS, "Path")
+    return path if isinstance(path, ParseError) else {"Diameter": d, "Path": path}
+
+
+def _set_parser(task: str) -> Callable[[dict[str, Any]], dict[str, Any] | ParseError]:
+    key = _SET_NAME[task]
+
+    def parse_set(obj: dict[str, Any]) -> dict[str, Any] | ParseError:
         found, raw = get_key(obj, *_SET_KEYS[task])
-        key = _SET_NAME[task]
         if not found:
-            return missing(key)
+            return _missing(key)
         got = _names(raw, key)
         return got if isinstance(got, ParseError) else {key: got}
-    if task == "TSP":
-        has_t, raw_t = get_key(obj, "Tour", "Route", "Cycle", "Path")
-        has_l, raw_l = get_key(obj, "Length", "TotalLength", "TourLength", "Cost", "TotalCost", "Distance",
-                             "TotalDistance", "TotalWeight")
-        if not has_t:
-            return missing("Tour")
-        tour = _names(raw_t, "Tour")
-        if isinstance(tour, ParseError):
-            return tour
-        if not has_l:
-            if tour:
-                return missing("Length")
-            return {"Tour": [], "Length": None}
-        if _is_word(raw_l, _NONE_WORDS) or as_number(raw_l) == -1:
-            length = None
-        else:
-            length = _number(raw_l)
-            if length is None:
-                return bad("Length", raw_l)
-        return {"Tour": tour, "Length": length}
-    if task == "CYC":
-        has_h, raw_h = get_key(obj, "HasCycle", "CycleExists", "Exists")
-        has_c, raw_c = get_key(obj, "Cycle", "LongestCycle")
-        if not has_h:
-            return missing("HasCycle")
-        yes = as_yes_no(raw_h)
-        if yes is None:
-            return bad("HasCycle", raw_h)
-        if not has_c:
-            if yes:
-                return missing("Cycle")
-            return {"HasCycle": "NO", "Cycle": []}
-        cycle = _names(raw_c, "Cycle")
-        if isinstance(cycle, ParseError):
-            return cycle
-        return {"HasCycle": "YES" if yes else "NO", "Cycle": cycle}
-    if task == "COL":
-        has_k, raw_k = get_key(obj, *_NUM_COLOR_KEYS)
-        has_c, raw_c = get_key(obj, *_COLORING_KEYS)
-        if not has_k:
-            return missing("NumColors")
-        if not has_c:
-            return missing("Coloring")
-        k = as_int(raw_k)
-        if k is None:
-            return bad("NumColors", raw_k)
-        colouring = _coloring(raw_c)
-        return colouring if isinstance(colouring, ParseError) else {"NumColors": k, "Coloring": colouring}
-    if task in ("GED", "MCS"):
-        num_key = "Distance" if task == "GED" else "Size"
-        aliases = ("Distance", "EditDistance", "GED", "Cost", "TotalCost") if task == "GED" else (
-            "Size", "MCSSize", "NumNodes", "NumberOfNodes")
+
+    return parse_set
+
+
+def _parse_tsp(obj: dict[str, Any]) -> dict[str, Any] | ParseError:
+    has_t, raw_t = get_key(obj, "Tour", "Route", "Cycle", "Path")
+    has_l, raw_l = get_key(obj, "Length", "TotalLength", "TourLength", "Cost", "TotalCost", "Distance",
+                         "TotalDistance", "TotalWeight")
+    if not has_t:
+        return _missing("Tour")
+    tour = _names(raw_t, "Tour")
+    if isinstance(tour, ParseError):
+        return tour
+    if not has_l:
+        if tour:
+            return _missing("Length")
+        return {"Tour": [], "Length": None}
+    if _is_word(raw_l, _NONE_WORDS) or as_number(raw_l) == -1:
+        length = None
+    else:
+        length = _number(raw_l)
+        if length is None:
+            return _bad("Length", raw_l)
+    return {"Tour": tour, "Length": length}
+
+
+def _parse_cyc(obj: dict[str, Any]) -> dict[str, Any] | ParseError:
+    has_h, raw_h = get_key(obj, "HasCycle", "CycleExists", "Exists")
+    has_c, raw_c = get_key(obj, "Cycle", "LongestCycle")
+    if not has_h:
+        return _missing("HasCycle")
+    yes = as_yes_no(raw_h)
+    if yes is None:
+        return _bad("HasCycle", raw_h)
+    if not has_c:
+        if yes:
+            return _missing("Cycle")
+        return {"HasCycle": "NO", "Cycle": []}
+    cycle = _names(raw_c, "Cycle")
+    if isinstance(cycle, ParseError):
+        return cycle
+    return {"HasCycle": "YES" if yes else "NO", "Cycle": cycle}
+
+
+def _parse_col(obj: dict[str, Any]) -> dict[str, Any] | ParseError:
+    has_k, raw_k = get_key(obj, *_NUM_COLOR_KEYS)
+    has_c, raw_c = get_key(obj, *_COLORING_KEYS)
+    if not has_k:
+        return _missing("NumColors")
+    if not has_c:
+        return _missing("Coloring")
+    k = as_int(raw_k)
+    if k is None:
+        return _bad("NumColors", raw_k)
+    colouring = _coloring(raw_c)
+    return colouring if isinstance(colouring, ParseError) else {"NumColors": k, "Coloring": colouring}
+
+
+def _paired_parser(num_key: str, aliases: tuple[str, ...]) -> Callable[[dict[str, Any]], dict[str, Any] | ParseError]:
+    # The paper scores the edit cost / the common subgraph's size; the mapping is a witness.
+    def parse_paired(obj: dict[str, Any]) -> dict[str, Any] | ParseError:
         has_n, raw_n = get_key(obj, *aliases)
-        has_m, raw_m = get_key(obj, *_MAPPING_KEYS)
         if not has_n:
-            return missing(num_key)
-        if not has_m:
-            return missing("Mapping")
+            return _missing(num_key)
         n = _number(raw_n)
         if n is None:
-            return bad(num_key, raw_n)
-        mapping = _mapping(raw_m, "Mapping")
+            return _bad(num_key, raw_n)
+        mapping = _optional_mapping(obj)
         return mapping if isinstance(mapping, ParseError) else {num_key: n, "Mapping": mapping}
-    return ParseError(kind="bad_value", detail=f"unknown task {task!r}")
+
+    return parse_paired
+
+
+_PARSERS: dict[str, Callable[[dict[str, Any]], dict[str, Any] | ParseError]] = {
+    "SD": _parse_sd,
+    "DIAM": _parse_diam,
+    "CN": _set_parser("CN"),
+    "TSP": _parse_tsp,
+    "MCP": _set_parser("MCP"),
+    "MVC": _set_parser("MVC"),
+    "MIS": _set_parser("MIS"),
+    "CYC": _parse_cyc,
+    "COL": _parse_col,
+    "GED": _paired_parser("Distance", ("Distance", "EditDistance", "GED", "Cost", "TotalCost")),
+    "MCS": _paired_parser("Size", ("Size", "MCSSize", "NumNodes", "NumberOfNodes")),
+}
 
 
 def parse(task: str, obj: Any) -> dict[str, Any] | ParseError:
     """Canonical answer for `task` from an extracted final-answer mapping, or why it is not one. Never raises."""
     if not isinstance(obj, dict):
         return ParseError(kind="not_a_mapping", detail=type(obj).__name__)
+    parser = _PARSERS.get(task)
+    if parser is None:
+        return ParseError(kind="bad_value", detail=f"unknown task {task!r}")
     try:
-        return _parse(task, obj)
+        return parser(obj)
     except Exception as exc:  # a hostile mapping (odd keys, huge ints) must not crash the run
         return ParseError(kind="bad_value", detail=f"unreadable answer: {type(exc).__name__}")
 
@@ -399,12 +442,17 @@ class _Resolver:
         return labels, None  # type: ignore[return-value]
 
 
-def _wrong(reason: str) -> Verdict:
-    return Verdict(verdict="wrong", reason=reason)
+def _wrong(reason: str, witness: bool | None = None) -> Verdict:
+    return Verdict(verdict="wrong", reason=reason, witness_valid=witness)
 
 
-def _correct(reason: str = "") -> Verdict:
-    return Verdict(verdict="correct", reason=reason)
+def _correct(reason: str = "", witness: bool | None = None) -> Verdict:
+    return Verdict(verdict="correct", reason=reason, witness_valid=witness)
+
+
+def _infeasible(reason: str) -> Verdict:
+    """The stated path / set / tour / mapping itself is not valid: wrong, and the witness is invalid."""
+    return _wrong(reason, witness=False)
 
 
 def _open_cycle(names: list[str], res: _Resolver) -> list[str]:
@@ -432,173 +480,94 @@ def _missing_edge(G: nx.Graph, seq: Sequence[Hashable], closed: bool) -> str | N
 
 
 def _objective(value: float, gold: float | None, better: str, what: str, best_what: str) -> Verdict:
-    """Compare an answer's objective with the optimum; `better` is "min" or "max"."""
+    """Compare a feasible witness's objective with the optimum; `better` is "min" or "max"."""
     if gold is None:
-        return _wrong(f"gold has no optimum, yet the answer is feasible with {what} {_num_str(value)}")
+        return _wrong(f"gold has no optimum, yet the answer is feasible with {what} {_num_str(value)}", True)
     if _close(value, gold):
-        return _correct()
+        return _correct(witness=True)
     worse = value > gold if better == "min" else value < gold
     if worse:
-        return _wrong(f"{what} is {_num_str(value)}, but {best_what} is {_num_str(gold)}")
-    return _wrong(f"{what} {_num_str(value)} beats the gold optimum {_num_str(gold)}: gold is wrong?")
+        return _wrong(f"{what} is {_num_str(value)}, but {best_what} is {_num_str(gold)}", True)
+    return _wrong(f"{what} {_num_str(value)} beats the gold optimum {_num_str(gold)}: gold is wrong?", True)
 
 
-def _verify_sd(G: nx.Graph, query: dict[str, Any], gold: Gold, ans: dict[str, Any]) -> Verdict:
+# --- value-scored tasks: the verdict compares the stated value; a given witness is checked apart ---------
+
+
+def _value(stated: float, gold: float | None, key: str, best_what: str) -> Verdict:
+    if gold is None:
+        return _wrong(f"states {key} {_num_str(stated)}, but there is none")
+    if _close(stated, gold):
+        return _correct()
+    return _wrong(f"states {key} {_num_str(stated)}, but {best_what} is {_num_str(gold)}")
+
+
+def _with_witness(v: Verdict, given: Any, check: Callable[[], str | None]) -> Verdict:
+    """Attach the witness column: None when no witness was given, else whether `check` found no fault.
+    The verdict itself never changes: the paper scores the value."""
+    if given is None:
+        return v
+    why = check()
+    if why is None:
+        return v.model_copy(update={"witness_valid": True})
+    return Verdict(verdict=v.verdict, reason="; ".join(filter(None, [v.reason, f"witness: {why}"])),
+                   witness_valid=False)
+
+
+def _sd_witness(G: nx.Graph, query: dict[str, Any], dist: float | None, names: list[str]) -> str | None:
     s, t = query["source"], query["target"]
-    dist, names = ans["Distance"], ans["Path"]
     if dist is None:
-        if names:
-            return _wrong("states there is no path but lists one")
-        if gold.value is None:
-            return _correct("no path exists")
-        return _wrong(f"claims no path, but the shortest distance is {_num_str(gold.value)}")
-    if not names:
-        return _wrong("no path given")
+        return "states there is no path but lists one"
     res = _Resolver(G)
     path, why = res.resolve(names, "Path")
     if why:
-        return _wrong(why)
+        return why
     if path[0] != s:
-        return _wrong(f"path starts at {names[0]!r}, not at the source {s!r}")
+        return f"path starts at {names[0]!r}, not at the source {s!r}"
     if path[-1] != t:
-        return _wrong(f"path ends at {names[-1]!r}, not at the target {t!r}")
+        return f"path ends at {names[-1]!r}, not at the target {t!r}"
     why = _missing_edge(G, path, closed=False)
     if why:
-        return _wrong(why)
+        return why
     weight = solvers.tour_weight(G, path)
     if not _close(dist, weight):
-        return _wrong(f"states Distance {_num_str(dist)} but the path's weight is {_num_str(weight)}")
-    return _objective(weight, gold.value, "min", "the path's weight", "the shortest distance")
+        return f"states Distance {_num_str(dist)} but the path's weight is {_num_str(weight)}"
+    return None
 
 
-def _verify_diam(G: nx.Graph, gold: Gold, ans: dict[str, Any]) -> Verdict:
-    d, names = ans["Diameter"], ans["Path"]
-    if not names:
-        return _wrong("no path given")
+def _verify_sd(graphs: Sequence[nx.Graph], query: dict[str, Any], gold: Gold, ans: dict[str, Any]) -> Verdict:
+    G = graphs[0]
+    dist = ans["Distance"]
+    if dist is None:
+        v = _correct("no path exists") if gold.value is None else _wrong(
+            f"claims no path, but the shortest distance is {_num_str(gold.value)}")
+    else:
+        v = _value(dist, gold.value, "Distance", "the shortest distance")
+    return _with_witness(v, ans["Path"], lambda: _sd_witness(G, query, dist, ans["Path"]))
+
+
+def _diam_witness(G: nx.Graph, d: float, names: list[str]) -> str | None:
     res = _Resolver(G)
     path, why = res.resolve(names, "Path")
     if why:
-        return _wrong(why)
+        return why
     why = _missing_edge(G, path, closed=False)
     if why:
-        return _wrong(why)
+        return why
     hops = len(path) - 1
     if not _close(d, hops):
-        return _wrong(f"states Diameter {_num_str(d)} but the path has {hops} edges")
+        return f"states Diameter {_num_str(d)} but the path has {hops} edges"
     apart = nx.shortest_path_length(G, path[0], path[-1])
     if apart != hops:
-        return _wrong(f"the path from {names[0]!r} to {names[-1]!r} has {hops} edges but they are only "
-                      f"{apart} apart, so it is not a shortest path")
-    return _objective(hops, gold.value, "max", "the stated diameter", "the diameter")
+        return (f"the path from {names[0]!r} to {names[-1]!r} has {hops} edges but they are only {apart} "
+                f"apart, so it is not a shortest path")
+    return None
 
 
-def _verify_cn(G: nx.Graph, query: dict[str, Any], ans: dict[str, Any]) -> Verdict:
-    s, t = query["source"], query["target"]
-    res = _Resolver(G)
-    got, why = res.resolve(ans["CommonNeighbors"], "CommonNeighbors")
-    if why:
-        return _wrong(why)
-    truth = set(solvers.common_neighbors(G, s, t))
-    extra = [v for v in got if v not in truth]
-    if extra:
-        return _wrong(f"{_q(extra)} not adjacent to both {s!r} and {t!r}")
-    missed = sorted(truth - set(got), key=str)
-    if missed:
-        return _wrong(f"misses common neighbour(s) {_q(missed)}")
-    return _correct()
-
-
-def _verify_tsp(G: nx.Graph, gold: Gold, ans: dict[str, Any]) -> Verdict:
-    names, stated = ans["Tour"], ans["Length"]
-    if not names or stated is None:
-        if names:
-            return _wrong("states no tour exists but lists one")
-        if gold.value is None:
-            return _correct("no tour exists")
-        return _wrong(f"claims no tour, but a tour of length {_num_str(gold.value)} exists")
-    res = _Resolver(G)
-    body, why = res.resolve(_open_cycle(names, res), "Tour")
-    if why:
-        return _wrong(why)
-    missed = sorted(set(G.nodes) - set(body), key=str)
-    if missed:
-        return _wrong(f"tour does not visit {_q(missed)}")
-    why = _missing_edge(G, body, closed=True)
-    if why:
-        return _wrong(why)
-    length = solvers.tour_weight(G, [*body, body[0]]) if len(body) > 1 else 0
-    if not _close(stated, length):
-        return _wrong(f"states Length {_num_str(stated)} but the tour's length is {_num_str(length)}")
-    return _objective(length, gold.value, "min", "the tour's length", "the shortest tour's length")
-
-
-def _verify_set(task: str, G: nx.Graph, gold: Gold, ans: dict[str, Any]) -> Verdict:
-    key = _SET_NAME[task]
-    res = _Resolver(G)
-    nodes, why = res.resolve(ans[key], key)
-    if why:
-        return _wrong(why)
-    if task == "MCP":
-        for i, a in enumerate(nodes):
-            for b in nodes[i + 1:]:
-                if not G.has_edge(a, b):
-                    return _wrong(f"not a clique: no edge between {str(a)!r} and {str(b)!r}")
-        return _objective(len(nodes), gold.value, "max", "the clique's size", "the maximum clique's size")
-    if task == "MIS":
-        for i, a in enumerate(nodes):
-            for b in nodes[i + 1:]:
-                if G.has_edge(a, b):
-                    return _wrong(f"not independent: {str(a)!r} and {str(b)!r} are adjacent")
-        return _objective(len(nodes), gold.value, "max", "the set's size", "the maximum independent set's size")
-    chosen = set(nodes)
-    for a, b in _sorted_edges(G):
-        if a not in chosen and b not in chosen:
-            return _wrong(f"not a cover: edge {str(a)!r}-{str(b)!r} has neither end in it")
-    return _objective(len(nodes), gold.value, "min", "the cover's size", "the minimum cover's size")
-
-
-def _verify_cyc(G: nx.Graph, gold: Gold, ans: dict[str, Any]) -> Verdict:
-    yes, names = ans["HasCycle"] == "YES", ans["Cycle"]
-    longest = gold.value or 0
-    if not yes:
-        if names:
-            return _wrong("says NO but lists a cycle")
-        if longest == 0:
-            return _correct("the graph has no cycle")
-        return _wrong(f"says NO, but the graph has a cycle (the longest has {_num_str(longest)} nodes)")
-    if not names:
-        return _wrong("says YES but gives no cycle")
-    res = _Resolver(G)
-    body, why = res.resolve(_open_cycle(names, res), "Cycle")
-    if why:
-        return _wrong(why)
-    if len(body) < 3:
-        return _wrong(f"a cycle needs at least 3 distinct nodes, got {len(body)}")
-    why = _missing_edge(G, body, closed=True)
-    if why:
-        return _wrong(why)
-    if longest == 0:
-        return _wrong("gold says the graph has no cycle, yet the stated cycle is valid: gold is wrong?")
-    return _objective(len(body), longest, "max", "the cycle's length", "the longest cycle's length")
-
-
-def _verify_col(G: nx.Graph, gold: Gold, ans: dict[str, Any]) -> Verdict:
-    colouring: dict[str, str] = ans["Coloring"]
-    res = _Resolver(G)
-    nodes, why = res.resolve(list(colouring), "Coloring")
-    if why:
-        return _wrong(why)
-    colour = {v: c for v, c in zip(nodes, colouring.values(), strict=True)}
-    missed = sorted(set(G.nodes) - set(colour), key=str)
-    if missed:
-        return _wrong(f"no colour for {_q(missed)}")
-    for a, b in _sorted_edges(G):
-        if colour[a] == colour[b]:
-            return _wrong(f"adjacent {str(a)!r} and {str(b)!r} share colour {colour[a]!r}")
-    used = len(set(colour.values()))
-    if ans["NumColors"] != used:
-        return _wrong(f"states NumColors {ans['NumColors']} but the colouring uses {used} colours")
-    return _objective(used, gold.value, "min", "the number of colours", "the chromatic number")
+def _verify_diam(graphs: Sequence[nx.Graph], query: dict[str, Any], gold: Gold, ans: dict[str, Any]) -> Verdict:
+    G = graphs[0]
+    v = _value(ans["Diameter"], gold.value, "Diameter", "the diameter")
+    return _with_witness(v, ans["Path"], lambda: _diam_witness(G, ans["Diameter"], ans["Path"]))
 
 
 def _resolve_mapping(G1: nx.Graph, G2: nx.Graph, mapping: dict[str, str | None]
@@ -635,57 +604,197 @@ def _induced_mismatch(G1: nx.Graph, G2: nx.Graph, pairs: dict[Hashable, Hashable
     return None
 
 
-def _verify_paired(task: str, graphs: Sequence[nx.Graph], gold: Gold, ans: dict[str, Any]) -> Verdict:
-    G1, G2 = graphs
-    images, why = _resolve_mapping(G1, G2, ans["Mapping"])
-    if why:
-        return _wrong(why)
-    if task == "GED":
-        from gie.paired import ged_cost  # lazy: pulls scipy
+def _ged_witness(G1: nx.Graph, G2: nx.Graph, stated: float, mapping: dict[str, str | None]) -> str | None:
+    from gie.paired import ged_cost  # lazy: pulls scipy
 
-        cost = ged_cost(G1, G2, images)  # type: ignore[arg-type]
-        if not _close(ans["Distance"], cost):
-            return _wrong(f"states Distance {_num_str(ans['Distance'])} but the mapping's edit cost is {cost}")
-        return _objective(cost, gold.value, "min", "the mapping's edit cost", "the edit distance")
+    images, why = _resolve_mapping(G1, G2, mapping)
+    if why:
+        return why
+    cost = ged_cost(G1, G2, images)  # type: ignore[arg-type]
+    if not _close(stated, cost):
+        return f"states Distance {_num_str(stated)} but the mapping's edit cost is {cost}"
+    return None
+
+
+def _verify_ged(graphs: Sequence[nx.Graph], query: dict[str, Any], gold: Gold, ans: dict[str, Any]) -> Verdict:
+    G1, G2 = graphs
+    v = _value(ans["Distance"], gold.value, "Distance", "the edit distance")
+    return _with_witness(v, ans["Mapping"], lambda: _ged_witness(G1, G2, ans["Distance"], ans["Mapping"]))
+
+
+def _mcs_witness(G1: nx.Graph, G2: nx.Graph, stated: float, mapping: dict[str, str | None]) -> str | None:
+    images, why = _resolve_mapping(G1, G2, mapping)
+    if why:
+        return why
     pairs = {k: v for k, v in images.items() if v is not None}
     why = _induced_mismatch(G1, G2, pairs)
     if why:
-        return _wrong(f"not a common induced subgraph: {why}")
-    if not _close(ans["Size"], len(pairs)):
-        return _wrong(f"states Size {_num_str(ans['Size'])} but the mapping has {len(pairs)} pairs")
-    return _objective(len(pairs), gold.value, "max", "the common subgraph's size",
-                      "the maximum common subgraph's size")
+        return f"not a common induced subgraph: {why}"
+    if not _close(stated, len(pairs)):
+        return f"states Size {_num_str(stated)} but the mapping has {len(pairs)} pairs"
+    return None
 
 
-def _verify(task: str, graphs: Sequence[nx.Graph], query: dict[str, Any], gold: Gold,
-            canonical: Any) -> Verdict:
-    ans = parse(task, canonical)  # idempotent on canonical answers; guards hand-made ones
-    if isinstance(ans, ParseError):
-        return _wrong(f"malformed answer: {ans.kind} {ans.detail}")
-    if task in solvers.PAIRED_TASKS:
-        return _verify_paired(task, graphs, gold, ans)
+def _verify_mcs(graphs: Sequence[nx.Graph], query: dict[str, Any], gold: Gold, ans: dict[str, Any]) -> Verdict:
+    G1, G2 = graphs
+    v = _value(ans["Size"], gold.value, "Size", "the maximum common subgraph's size")
+    return _with_witness(v, ans["Mapping"], lambda: _mcs_witness(G1, G2, ans["Size"], ans["Mapping"]))
+
+
+# --- solution-scored tasks: the stated set / tour / cycle / colouring is the answer -----------------
+
+
+def _verify_cn(graphs: Sequence[nx.Graph], query: dict[str, Any], gold: Gold, ans: dict[str, Any]) -> Verdict:
     G = graphs[0]
-    if task == "SD":
-        return _verify_sd(G, query, gold, ans)
-    if task == "DIAM":
-        return _verify_diam(G, gold, ans)
-    if task == "CN":
-        return _verify_cn(G, query, ans)
-    if task == "TSP":
-        return _verify_tsp(G, gold, ans)
-    if task in ("MCP", "MVC", "MIS"):
-        return _verify_set(task, G, gold, ans)
-    if task == "CYC":
-        return _verify_cyc(G, gold, ans)
-    return _verify_col(G, gold, ans)
+    s, t = query["source"], query["target"]
+    res = _Resolver(G)
+    got, why = res.resolve(ans["CommonNeighbors"], "CommonNeighbors")
+    if why:
+        return _infeasible(why)
+    truth = set(solvers.common_neighbors(G, s, t))
+    extra = [v for v in got if v not in truth]
+    if extra:
+        return _infeasible(f"{_q(extra)} not adjacent to both {s!r} and {t!r}")
+    missed = sorted(truth - set(got), key=str)
+    if missed:
+        return _wrong(f"misses common neighbour(s) {_q(missed)}", True)
+    return _correct(witness=True)
+
+
+def _verify_tsp(graphs: Sequence[nx.Graph], query: dict[str, Any], gold: Gold, ans: dict[str, Any]) -> Verdict:
+    G = graphs[0]
+    names, stated = ans["Tour"], ans["Length"]
+    if not names or stated is None:
+        if names:
+            return _infeasible("states no tour exists but lists one")
+        if gold.value is None:
+            return _correct("no tour exists")
+        return _wrong(f"claims no tour, but a tour of length {_num_str(gold.value)} exists")
+    res = _Resolver(G)
+    body, why = res.resolve(_open_cycle(names, res), "Tour")
+    if why:
+        return _infeasible(why)
+    missed = sorted(set(G.nodes) - set(body), key=str)
+    if missed:
+        return _infeasible(f"tour does not visit {_q(missed)}")
+    why = _missing_edge(G, body, closed=True)
+    if why:
+        return _infeasible(why)
+    length = solvers.tour_weight(G, [*body, body[0]]) if len(body) > 1 else 0
+    if not _close(stated, length):
+        return _infeasible(f"states Length {_num_str(stated)} but the tour's length is {_num_str(length)}")
+    return _objective(length, gold.value, "min", "the tour's length", "the shortest tour's length")
+
+
+def _verify_set(task: str) -> Callable[[Sequence[nx.Graph], dict[str, Any], Gold, dict[str, Any]], Verdict]:
+    key = _SET_NAME[task]
+
+    def verify_set(graphs: Sequence[nx.Graph], query: dict[str, Any], gold: Gold, ans: dict[str, Any]) -> Verdict:
+        G = graphs[0]
+        nodes, why = _Resolver(G).resolve(ans[key], key)
+        if why:
+            return _infeasible(why)
+        if task == "MCP":
+            for i, a in enumerate(nodes):
+                for b in nodes[i + 1:]:
+                    if not G.has_edge(a, b):
+                        return _infeasible(f"not a clique: no edge between {str(a)!r} and {str(b)!r}")
+            return _objective(len(nodes), gold.value, "max", "the clique's size", "the maximum clique's size")
+        if task == "MIS":
+            for i, a in enumerate(nodes):
+                for b in nodes[i + 1:]:
+                    if G.has_edge(a, b):
+                        return _infeasible(f"not independent: {str(a)!r} and {str(b)!r} are adjacent")
+            return _objective(len(nodes), gold.value, "max", "the set's size",
+                              "the maximum independent set's size")
+        chosen = set(nodes)
+        for a, b in _sorted_edges(G):
+            if a not in chosen and b not in chosen:
+                return _infeasible(f"not a cover: edge {str(a)!r}-{str(b)!r} has neither end in it")
+        return _objective(len(nodes), gold.value, "min", "the cover's size", "the minimum cover's size")
+
+    return verify_set
+
+
+def _verify_cyc(graphs: Sequence[nx.Graph], query: dict[str, Any], gold: Gold, ans: dict[str, Any]) -> Verdict:
+    G = graphs[0]
+    yes, names = ans["HasCycle"] == "YES", ans["Cycle"]
+    longest = gold.value or 0
+    if not yes:
+        if names:
+            return _infeasible("says NO but lists a cycle")
+        if longest == 0:
+            return _correct("the graph has no cycle")
+        return _wrong(f"says NO, but the graph has a cycle (the longest has {_num_str(longest)} nodes)")
+    if not names:
+        return _wrong("says YES but gives no cycle")
+    res = _Resolver(G)
+    body, why = res.resolve(_open_cycle(names, res), "Cycle")
+    if why:
+        return _infeasible(why)
+    if len(body) < 3:
+        return _infeasible(f"a cycle needs at least 3 distinct nodes, got {len(body)}")
+    why = _missing_edge(G, body, closed=True)
+    if why:
+        return _infeasible(why)
+    if longest == 0:
+        return _wrong("gold says the graph has no cycle, yet the stated cycle is valid: gold is wrong?", True)
+    return _objective(len(body), longest, "max", "the cycle's length", "the longest cycle's length")
+
+
+def _verify_col(graphs: Sequence[nx.Graph], query: dict[str, Any], gold: Gold, ans: dict[str, Any]) -> Verdict:
+    G = graphs[0]
+    colouring: dict[str, str] = ans["Coloring"]
+    nodes, why = _Resolver(G).resolve(list(colouring), "Coloring")
+    if why:
+        return _infeasible(why)
+    colour = {v: c for v, c in zip(nodes, colouring.values(), strict=True)}
+    missed = sorted(set(G.nodes) - set(colour), key=str)
+    if missed:
+        return _infeasible(f"no colour for {_q(missed)}")
+    for a, b in _sorted_edges(G):
+        if colour[a] == colour[b]:
+            return _infeasible(f"adjacent {str(a)!r} and {str(b)!r} share colour {colour[a]!r}")
+    used = len(set(colour.values()))
+    if ans["NumColors"] != used:
+        return _infeasible(f"states NumColors {ans['NumColors']} but the colouring uses {used} colours")
+    return _objective(used, gold.value, "min", "the number of colours", "the chromatic number")
+
+
+Verifier = Callable[[Sequence[nx.Graph], dict[str, Any], Gold, dict[str, Any]], Verdict]
+_VERIFIERS: dict[str, Verifier] = {
+    "SD": _verify_sd,
+    "DIAM": _verify_diam,
+    "CN": _verify_cn,
+    "TSP": _verify_tsp,
+    "MCP": _verify_set("MCP"),
+    "MVC": _verify_set("MVC"),
+    "MIS": _verify_set("MIS"),
+    "CYC": _verify_cyc,
+    "COL": _verify_col,
+    "GED": _verify_ged,
+    "MCS": _verify_mcs,
+}
+# Tasks whose verdict is the stated value alone (the paper scores the value); their path or mapping,
+# when given, only sets `Verdict.witness_valid`.
+VALUE_SCORED: dict[str, tuple[str, str]] = {
+    "SD": ("Distance", "Path"), "DIAM": ("Diameter", "Path"), "GED": ("Distance", "Mapping"),
+    "MCS": ("Size", "Mapping"),
+}
 
 
 def verify(task: str, graphs: Sequence[nx.Graph], query: dict[str, Any], gold: Gold, canonical: Any) -> Verdict:
-    """correct / wrong (with a reason) for a canonical answer on the graph(s) asked on. Never raises."""
-    if task not in solvers.TASKS:
+    """correct / wrong (with a reason) for a canonical answer on the graph(s) asked on, plus
+    `witness_valid` (is the given path / set / tour / mapping valid; None when none was given).
+    Never raises."""
+    verifier = _VERIFIERS.get(task)
+    if verifier is None:
         return _wrong(f"unknown task {task!r}")
     try:
-        return _verify(task, graphs, query, gold, canonical)
+        ans = parse(task, canonical)  # idempotent on canonical answers; guards hand-made ones
+        if isinstance(ans, ParseError):
+            return _wrong(f"malformed answer: {ans.kind} {ans.detail}")
+        return verifier(graphs, query, gold, ans)
     except Exception as exc:  # a verifier bug must cost a sample, not the run
         return _wrong(f"verifier error: {type(exc).__name__}: {exc}"[:300])
 
@@ -790,17 +899,107 @@ def _greedy_ged(G1: nx.Graph, G2: nx.Graph) -> dict[Hashable, Hashable | None]:
     return out
 
 
+def _heuristic_ged(G1: nx.Graph, G2: nx.Graph) -> dict[str, Any]:
+    from gie.paired import ged_cost
+
+    mapping = _greedy_ged(G1, G2)
+    return {"Distance": ged_cost(G1, G2, mapping), "Mapping": mapping}  # type: ignore[arg-type]
+
+
+def _heuristic_mcs(G1: nx.Graph, G2: nx.Graph) -> dict[str, Any]:
+    pairs = _greedy_mcs(G1, G2)
+    return {"Size": len(pairs), "Mapping": pairs}
+
+
+def _heuristic_sd(G: nx.Graph, labels: list[Hashable], query: dict[str, Any]) -> dict[str, Any]:
+    # Fewest hops instead of least weight: the classic mistake on weighted graphs.
+    path = _hop_path(G, query["source"], query["target"])
+    if path is None:
+        return {"Distance": None, "Path": []}
+    return {"Distance": solvers.tour_weight(G, path), "Path": path}
+
+
+def _heuristic_diam(G: nx.Graph, labels: list[Hashable], query: dict[str, Any]) -> dict[str, Any]:
+    # Double sweep: exact on trees, a lower bound in general.
+    u = _farthest(G, labels[0])
+    v = _farthest(G, u)
+    path = _hop_path(G, u, v) or [u]
+    return {"Diameter": len(path) - 1, "Path": path}
+
+
+def _heuristic_cn(G: nx.Graph, labels: list[Hashable], query: dict[str, Any]) -> dict[str, Any]:
+    return {"CommonNeighbors": solvers.common_neighbors(G, query["source"], query["target"])}
+
+
+def _heuristic_tsp(G: nx.Graph, labels: list[Hashable], query: dict[str, Any]) -> dict[str, Any]:
+    tour, exhausted = _greedy_tour(G)
+    if tour is None:
+        if exhausted:
+            return {"Tour": [], "Length": None}
+        tour = _nn_order(G, labels)
+    return {"Tour": tour, "Length": _partial_weight(G, tour)}
+
+
+def _heuristic_mcp(G: nx.Graph, labels: list[Hashable], query: dict[str, Any]) -> dict[str, Any]:
+    clique = [min(labels, key=lambda v: (-G.degree(v), str(v)))]
+    cand = set(G[clique[0]])
+    while cand:
+        pick = min(cand, key=lambda v: (-G.degree(v), str(v)))
+        clique.append(pick)
+        cand &= set(G[pick])
+    return {"Clique": sorted(clique, key=str)}
+
+
+def _heuristic_mvc(G: nx.Graph, labels: list[Hashable], query: dict[str, Any]) -> dict[str, Any]:
+    matched: set[Hashable] = set()
+    for u, v in G.edges:  # sorted by _canonical
+        if u not in matched and v not in matched:
+            matched |= {u, v}
+    return {"Cover": sorted(matched, key=str)}
+
+
+def _heuristic_mis(G: nx.Graph, labels: list[Hashable], query: dict[str, Any]) -> dict[str, Any]:
+    H = G.copy()
+    chosen = []
+    while H.number_of_nodes():
+        v = min(H.nodes, key=lambda x: (H.degree(x), str(x)))
+        chosen.append(v)
+        H.remove_nodes_from([v, *H[v]])
+    return {"IndependentSet": sorted(chosen, key=str)}
+
+
+def _heuristic_cyc(G: nx.Graph, labels: list[Hashable], query: dict[str, Any]) -> dict[str, Any]:
+    try:
+        edges = nx.find_cycle(G)
+    except nx.NetworkXNoCycle:
+        return {"HasCycle": "NO", "Cycle": []}
+    cycle = [e[0] for e in edges]
+    return {"HasCycle": "YES", "Cycle": [*cycle, cycle[0]]}
+
+
+def _heuristic_col(G: nx.Graph, labels: list[Hashable], query: dict[str, Any]) -> dict[str, Any]:
+    found = nx.greedy_color(G, strategy="saturation_largest_first")
+    colouring = {v: found[v] + 1 for v in labels}
+    return {"NumColors": len(set(colouring.values())), "Coloring": colouring}
+
+
+_SINGLE_HEURISTICS: dict[str, Callable[[nx.Graph, list[Hashable], dict[str, Any]], dict[str, Any]]] = {
+    "SD": _heuristic_sd, "DIAM": _heuristic_diam, "CN": _heuristic_cn, "TSP": _heuristic_tsp,
+    "MCP": _heuristic_mcp, "MVC": _heuristic_mvc, "MIS": _heuristic_mis, "CYC": _heuristic_cyc,
+    "COL": _heuristic_col,
+}
+_PAIRED_HEURISTICS: dict[str, Callable[[nx.Graph, nx.Graph], dict[str, Any]]] = {
+    "GED": _heuristic_ged, "MCS": _heuristic_mcs,
+}
+
+
 def heuristic(task: str, graphs: Sequence[nx.Graph], query: dict[str, Any]) -> dict[str, Any]:
     """The textbook shortcut's answer, in the final-answer shape (names are the graph's labels)."""
-    if task in solvers.PAIRED_TASKS:
+    if task in _PAIRED_HEURISTICS:
         G1, G2 = graphs
-        if task == "GED":
-            from gie.paired import ged_cost
-
-            mapping = _greedy_ged(G1, G2)
-            return {"Distance": ged_cost(G1, G2, mapping), "Mapping": mapping}  # type: ignore[arg-type]
-        pairs = _greedy_mcs(G1, G2)
-        return {"Size": len(pairs), "Mapping": pairs}
+        return _PAIRED_HEURISTICS[task](G1, G2)
+    if task not in _SINGLE_HEURISTICS:
+        raise ValueError(f"unknown task {task!r}")
     G = _canonical(graphs[0])
     for u, v, d in graphs[0].edges(data=True):
         if u != v:
@@ -808,63 +1007,7 @@ def heuristic(task: str, graphs: Sequence[nx.Graph], query: dict[str, Any]) -> d
     labels = solvers.sorted_labels(G)
     if not labels:
         return random_answer(task, graphs, query, random.Random(0))
-    if task == "SD":
-        # Fewest hops instead of least weight: the classic mistake on weighted graphs.
-        path = _hop_path(G, query["source"], query["target"])
-        if path is None:
-            return {"Distance": None, "Path": []}
-        return {"Distance": solvers.tour_weight(G, path), "Path": path}
-    if task == "DIAM":
-        # Double sweep: exact on trees, a lower bound in general.
-        u = _farthest(G, labels[0])
-        v = _farthest(G, u)
-        path = _hop_path(G, u, v) or [u]
-        return {"Diameter": len(path) - 1, "Path": path}
-    if task == "CN":
-        return {"CommonNeighbors": solvers.common_neighbors(G, query["source"], query["target"])}
-    if task == "TSP":
-        tour, exhausted = _greedy_tour(G)
-        if tour is None:
-            if exhausted:
-                return {"Tour": [], "Length": None}
-            tour = _nn_order(G, labels)
-        return {"Tour": tour, "Length": _partial_weight(G, tour)}
-    if task == "MCP":
-        if not labels:
-            return {"Clique": []}
-        clique = [min(labels, key=lambda v: (-G.degree(v), str(v)))]
-        cand = set(G[clique[0]])
-        while cand:
-            pick = min(cand, key=lambda v: (-G.degree(v), str(v)))
-            clique.append(pick)
-            cand &= set(G[pick])
-        return {"Clique": sorted(clique, key=str)}
-    if task == "MVC":
-        matched: set[Hashable] = set()
-        for u, v in G.edges:  # sorted by _canonical
-            if u not in matched and v not in matched:
-                matched |= {u, v}
-        return {"Cover": sorted(matched, key=str)}
-    if task == "MIS":
-        H = G.copy()
-        chosen = []
-        while H.number_of_nodes():
-            v = min(H.nodes, key=lambda x: (H.degree(x), str(x)))
-            chosen.append(v)
-            H.remove_nodes_from([v, *H[v]])
-        return {"IndependentSet": sorted(chosen, key=str)}
-    if task == "CYC":
-        try:
-            edges = nx.find_cycle(G)
-        except nx.NetworkXNoCycle:
-            return {"HasCycle": "NO", "Cycle": []}
-        cycle = [e[0] for e in edges]
-        return {"HasCycle": "YES", "Cycle": [*cycle, cycle[0]]}
-    if task == "COL":
-        found = nx.greedy_color(G, strategy="saturation_largest_first")
-        colouring = {v: found[v] + 1 for v in labels}
-        return {"NumColors": len(set(colouring.values())), "Coloring": colouring}
-    raise ValueError(f"unknown task {task!r}")
+    return _SINGLE_HEURISTICS[task](G, labels, query)
 
 
 def _nn_order(G: nx.Graph, labels: list[Hashable]) -> list[Hashable]:

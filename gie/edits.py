@@ -169,8 +169,11 @@ def patch_perturb(
 ) -> tuple[bytes, dict[str, Any]]:
     """Flip one non-empty patch or swap two non-empty patches of an r x r grid.
 
-    Only edits that actually change pixels are chosen (a mirror-symmetric patch or two identical
-    patches would be a silent no-op the judge would still verbalize). Raises ValueError if none exists.
+    Only edits that move part of the graph are chosen: the flipped patch, or at least one of the two
+    swapped patches, holds a node disc or an edge stroke (a patch holding only a caption or the legend
+    would leave the graph as drawn), and the edit changes pixels (a mirror-symmetric patch or two
+    identical patches would be a silent no-op the judge would still verbalize). Raises ValueError if no
+    such edit exists.
     """
     if not 2 <= r <= 4:
         raise ValueError(f"grid size r must be in 2..4, got {r}")
@@ -186,10 +189,11 @@ def patch_perturb(
         return img[y0:y1, x0:x1]
 
     non_empty = [c for c in cells if bool(np.any(crop(c) != bg))]
+    holds_graph = {c for c in non_empty if any(entities_in_rect(rects[c], positions, edges, node_radius))}
     chosen: list[tuple[int, int]] = []
     axis: str | None = None
     if op == "flip":
-        options = [(c, a) for c in non_empty for a in FLIP_CODES]
+        options = [(c, a) for c in non_empty if c in holds_graph for a in FLIP_CODES]
         rng.shuffle(options)
         for c, a in options:
             patch = crop(c)
@@ -197,7 +201,8 @@ def patch_perturb(
                 chosen, axis = [c], a
                 break
     elif op == "swap":
-        pairs = [(p, q) for i, p in enumerate(non_empty) for q in non_empty[i + 1 :]]
+        pairs = [(p, q) for i, p in enumerate(non_empty) for q in non_empty[i + 1 :]
+                 if p in holds_graph or q in holds_graph]
         rng.shuffle(pairs)
         for p, q in pairs:
             if not np.array_equal(crop(p), crop(q)):
@@ -369,37 +374,54 @@ def attentional_focus(
     *,
     max_distractors: int = 3,
     other_colors: Sequence[str] = (),
+    min_distractors: int = 1,
+    attempts: int = 32,
 ) -> tuple[dict[str, str], dict[str, Any]]:
     """Colour a connected target M with c* = focus_color plus smaller, separate c* distractors.
 
-    Guarantees: M is connected with |M| in size_range; no neighbour of M has c*; each distractor is
+    Guarantees: M is connected with |M| in size_range; no neighbour of M has c*; there are at least
+    min_distractors distractors (the paper's "additional monochromatic components": without one, "the
+    largest c* group" is simply "the c* nodes" and the selection is not tested); each distractor is
     connected, strictly smaller than M, and not adjacent to M or to another distractor, so the c*
     components are exactly M and the distractors and M is the unique largest. Every other node gets
-    base_color or one of other_colors.
+    base_color or one of other_colors. Raises ValueError when no target in `attempts` draws leaves
+    room for the distractors.
     """
     lo, hi = size_range
     if not 1 <= lo <= hi:
         raise ValueError(f"bad size range {size_range}")
+    if not 0 <= min_distractors <= max_distractors:
+        raise ValueError(f"bad distractor counts {min_distractors}..{max_distractors}")
     if focus_color == base_color or focus_color in other_colors:
         raise ValueError("the focus colour must not be a background colour")
     comps = sorted((sorted(c) for c in nx.connected_components(G) if len(c) >= lo), key=lambda c: c[0])
     if not comps:
         raise ValueError(f"no connected component has {lo} nodes")
-    comp = rng.choice(comps)
-    size = rng.randint(lo, min(hi, len(comp)))
-    target = _grow_connected(G, set(comp), rng.choice(comp), size, rng)
+    for _ in range(attempts):
+        comp = rng.choice(comps)
+        size = rng.randint(lo, min(hi, len(comp)))
+        target = _grow_connected(G, set(comp), rng.choice(comp), size, rng)
+        free = set(G.nodes) - _closed_neighbourhood(G, target)
+        # A distractor needs a node outside M's closed neighbourhood and must be smaller than M.
+        if min_distractors == 0 or (len(target) > 1 and free):
+            break
+    else:
+        raise ValueError(f"no target of {lo}..{hi} nodes leaves room for a same-colour distractor")
 
-    free = set(G.nodes) - _closed_neighbourhood(G, target)
     distractors: list[list[str]] = []
     if len(target) > 1 and max_distractors > 0:
-        for _ in range(rng.randint(1, max_distractors)):
+        for _ in range(rng.randint(max(1, min_distractors), max_distractors)):
             if not free:
                 break
-            want = rng.randint(1, len(target) - 1)
+            # Two nodes at least when M allows: a distractor with an edge changes edge-counting answers
+            # (a cover, a matching) of anyone who answers about every c* node instead of the largest group.
+            want = rng.randint(min(2, len(target) - 1), len(target) - 1)
             d = _grow_connected(G, free, rng.choice(sorted(free)), want, rng)
             distractors.append(sorted(d))
             # A distractor's whole closed neighbourhood leaves the pool, so later ones cannot touch it.
             free -= _closed_neighbourhood(G, d)
+    if len(distractors) < min_distractors:
+        raise ValueError(f"only {len(distractors)} distractor(s) fit beside the target")
 
     palette = [base_color, *other_colors]
     focused = target.union(*map(set, distractors))
@@ -574,8 +596,14 @@ def spatial_recolor(
 def recolor_constraint_graph(
     G: nx.Graph, recoloured: Iterable[str], mode: ConstraintMode, new_color: str | None = None
 ) -> nx.Graph:
-    """The graph the question is asked on: only the recoloured nodes, or everything but them."""
+    """The graph the question is asked on: only the recoloured nodes, or everything but them.
+
+    With `new_color`, the constraint names that colour, so it covers every node drawn in it after the
+    edit: the recoloured nodes and those that already had the colour."""
     chosen = set(recoloured)
+    recoloured_only = set(chosen)
+    if new_color is not None:
+        chosen |= {v for v, c in G.nodes(data="color") if c == new_color}
     if mode == "only":
         keep = chosen
     elif mode == "avoid":
@@ -589,7 +617,7 @@ def recolor_constraint_graph(
     H.add_edges_from((u, v, dict(a)) for u, v, a in G.edges(data=True) if u in keep and v in keep)
     if new_color is not None:
         for v in H:
-            if v in chosen:
+            if v in recoloured_only:
                 H.nodes[v]["color"] = new_color
     return H
 

@@ -2,7 +2,7 @@
 
 Pure functions over a run's per-sample table (`SampleRecord` rows as a polars DataFrame or LazyFrame, e.g.
 ``pl.scan_parquet(f"{run}/samples/**/*.parquet")``); each returns a collected DataFrame. Only the columns
-benchmark, model, task, variant, status and verdict are read.
+benchmark, model, task, variant, status and verdict are read (and witness_valid by `witness_validity`).
 
 Conventions:
 
@@ -165,3 +165,29 @@ def poly_vs_nph(samples: Frame, families: Mapping[str, str] | None = None) -> pl
     return out.with_columns(
         rel_drop=pl.when(poly.is_not_null() & (poly != 0)).then((poly - pl.col("NPH")) / poly).otherwise(None)
     ).select("family", "models", "Poly", "NPH", "rel_drop").sort("family")
+
+
+def witness_validity(samples: Frame, by: Sequence[str] = ("model", "task")) -> pl.DataFrame:
+    """How often a given path / set / tour / mapping is valid, apart from the verdict (``witness_valid``):
+    columns ``*by, answered, with_witness, valid_witness, valid_pct`` (% of answers with a witness whose
+    witness is valid), plus ``correct_invalid_witness`` = correct answers whose witness is invalid (a right
+    value-scored answer backed by a wrong path or mapping). Only parsed answers (verdict correct / wrong)
+    count; a sample table written before the column existed gives null percentages."""
+    lf = _rows(samples)
+    if "witness_valid" not in lf.collect_schema().names():
+        lf = lf.with_columns(witness_valid=pl.lit(None, dtype=pl.Boolean))
+    answered = lf.filter(pl.col("verdict").cast(pl.String).is_in(["correct", "wrong"]))
+    w = pl.col("witness_valid")
+    keys = list(by)
+    aggs = [
+        pl.len().cast(pl.Int64).alias("answered"),
+        w.is_not_null().sum().cast(pl.Int64).alias("with_witness"),
+        w.fill_null(False).sum().cast(pl.Int64).alias("valid_witness"),
+        (pl.col("_correct") & w.is_not_null() & ~w.fill_null(True)).sum().cast(pl.Int64)
+        .alias("correct_invalid_witness"),
+    ]
+    grouped = answered.group_by(keys).agg(aggs) if keys else answered.select(aggs)
+    pct = pl.when(pl.col("with_witness") > 0).then(100 * pl.col("valid_witness") / pl.col("with_witness"))
+    out = grouped.with_columns(valid_pct=pct.otherwise(None))
+    cols = [*keys, "answered", "with_witness", "valid_witness", "valid_pct", "correct_invalid_witness"]
+    return _sorted(out.select(cols), keys).collect()

@@ -30,14 +30,20 @@ def generate(
     per_level: Annotated[int, typer.Option(help="instances per task and level")] = 10,
     tasks: Annotated[str | None, typer.Option(help="comma-separated subset of tasks")] = None,
     workers: Annotated[int | None, typer.Option(help="processes (default: all cores)")] = None,
+    source: Annotated[list[str] | None, typer.Option(
+        "--source", metavar="NAME=PATH", help="graphverse: a local copy of a paper source (dblp, digg, flixster, lastfm, "
+        "pokec, dbpedia, openflights, pubchemqc, pcqm4mv2) replacing its bundled substitute; repeatable")] = None,
 ) -> None:
     """Generate a fresh, versioned dataset: byte-identical for the same version and seed."""
     from nphe4v.dataset import DatasetError, generate_version
     from nphe4v.progress import Bar
 
     if benchmark == "graphverse":
+        _use_sources(source or [])
         _generate_graphverse(out, split, seed, limit, workers)
         return
+    if source:
+        fail("--source applies to --benchmark graphverse only")
     if benchmark != "nphardeval4v":
         fail(f"--benchmark {benchmark}: expected nphardeval4v or graphverse")
     names = tasks.split(",") if tasks else None
@@ -51,6 +57,23 @@ def generate(
     except (DatasetError, KeyError) as e:
         fail(str(e).strip("'\""))
     typer.echo(f"wrote {sum(t.count for t in m.tasks.values())} instances to {out} (dataset {m.dataset_sha256[:16]})")
+
+
+def _use_sources(items: list[str]) -> None:
+    from gie.sources import SourceFileError, use_user_sources
+
+    spec: dict[str, str] = {}
+    for item in items:
+        name, sep, path = item.partition("=")
+        if not sep or not name.strip() or not path.strip():
+            fail(f"--source {item!r}: expected NAME=PATH")
+        if name.strip() in spec:
+            fail(f"--source {name.strip()} given twice")
+        spec[name.strip()] = path.strip()
+    try:
+        use_user_sources(spec)
+    except SourceFileError as e:
+        fail(str(e))
 
 
 def _generate_graphverse(out: Path, split: str, seed: int, limit: int | None, workers: int | None) -> None:

@@ -97,6 +97,7 @@ def score_sample(
         cost_usd=response.usage.cost_usd,
         attempts=response.attempts,
         trace=json.dumps(list(response.trace), default=str) if response.trace else None,
+        witness_valid=verdict.witness_valid if verdict else None,
     )
 
 

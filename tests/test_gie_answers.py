@@ -80,6 +80,17 @@ def bad(task: str, g: nx.Graph, gold: Gold, answer: Any, *words: str, query: dic
     return v.reason
 
 
+def bad_witness(task: str, g: nx.Graph, gold: Gold, answer: Any, *words: str, verdict: str = "correct",
+                query: dict[str, Any] | None = None) -> None:
+    """A value-scored task: the verdict follows the stated value; the faulty witness only clears
+    witness_valid and is named in the reason."""
+    v = check(task, [g], query_for(task, g) if query is None else query, gold, answer)
+    assert v.verdict == verdict, (answer, v.reason)
+    assert v.witness_valid is False, (answer, v)
+    for w in words:
+        assert w in v.reason, (w, v.reason)
+
+
 def gold_of(task: str, g: nx.Graph) -> Gold:
     return solvers.solve(task, [g], query_for(task, g))
 
@@ -104,8 +115,13 @@ def test_gold_answers_verify_on_many_graphs() -> None:
 
 def test_parse_lenient_spellings() -> None:
     assert parse("SD", {"distance": "12", "path": "AAA -> BBB->CCC"}) == {"Distance": 12, "Path": ["AAA", "BBB", "CCC"]}
-    assert parse("SD", {"Distance": "inf", "Path": None}) == {"Distance": None, "Path": []}
-    assert parse("SD", {"Distance": -1}) == {"Distance": None, "Path": []}
+    assert parse("SD", {"Distance": "inf", "Path": None}) == {"Distance": None, "Path": None}
+    assert parse("SD", {"Distance": -1}) == {"Distance": None, "Path": None}
+    # value-only answers where the paper scores the value: the witness is simply absent
+    assert parse("SD", {"Distance": 3}) == {"Distance": 3, "Path": None}
+    assert parse("DIAM", {"Diameter": "4"}) == {"Diameter": 4, "Path": None}
+    assert parse("GED", {"EditDistance": 5}) == {"Distance": 5, "Mapping": None}
+    assert parse("MCS", {"Size": 3, "Mapping": {}}) == {"Size": 3, "Mapping": None}
     assert parse("CN", {"common_neighbors": "AAA, BBB"}) == {"CommonNeighbors": ["AAA", "BBB"]}
     assert parse("CN", {"Common Neighbours": "none"}) == {"CommonNeighbors": []}
     assert parse("MIS", {"independent set": "[ 'AAA' , 'BBB' ]"}) == {"IndependentSet": ["AAA", "BBB"]}
@@ -133,7 +149,9 @@ def test_parse_errors() -> None:
 
     assert kind("SD", [1, 2]) == "not_a_mapping"
     assert kind("SD", {"Path": ["A"]}) == "missing_key"
-    assert kind("SD", {"Distance": 3}) == "missing_key"
+    assert kind("DIAM", {"Path": ["A", "B"]}) == "missing_key"
+    assert kind("GED", {"Mapping": {"A": "X"}}) == "missing_key"
+    assert kind("MCS", {"Mapping": {"A": "X"}}) == "missing_key"
     assert kind("DIAM", {"Diameter": "big", "Path": ["A"]}) == "bad_value"
     assert kind("MCP", {"Clique": [["A", "B"]]}) == "bad_value"
     assert kind("MCP", {"Clique": [True]}) == "bad_value"
@@ -270,21 +288,31 @@ def test_infeasible_answers_name_the_problem() -> None:
     sd_q = {"source": "AAA", "target": "CCC"}
     gold = solvers.solve("SD", [g], sd_q)
     assert gold.value == 2
-    bad("SD", g, gold, {"Distance": 2, "Path": ["AAA", "CCC"]}, "states Distance 2", "weight is 3", query=sd_q)
-    bad("SD", g, gold, {"Distance": 2, "Path": ["AAA", "EEE", "CCC"]}, "no edge between 'AAA' and 'EEE'", query=sd_q)
-    bad("SD", g, gold, {"Distance": 2, "Path": ["BBB", "CCC"]}, "not at the source 'AAA'", query=sd_q)
-    bad("SD", g, gold, {"Distance": 1, "Path": ["AAA", "BBB"]}, "not at the target 'CCC'", query=sd_q)
+    bad_witness("SD", g, gold, {"Distance": 2, "Path": ["AAA", "CCC"]}, "states Distance 2", "weight is 3", query=sd_q)
+    bad_witness("SD", g, gold, {"Distance": 2, "Path": ["AAA", "EEE", "CCC"]}, "no edge between 'AAA' and 'EEE'",
+                query=sd_q)
+    bad_witness("SD", g, gold, {"Distance": 2, "Path": ["BBB", "CCC"]}, "not at the source 'AAA'", query=sd_q)
+    bad_witness("SD", g, gold, {"Distance": 1, "Path": ["AAA", "BBB"]}, "shortest distance is 2",
+                "not at the target 'CCC'", verdict="wrong", query=sd_q)
     bad("SD", g, gold, {"Distance": None, "Path": []}, "claims no path", query=sd_q)
-    bad("SD", g, gold, {"Distance": 2, "Path": []}, "no path given", query=sd_q)
+    bad("SD", g, gold, {"Distance": 3, "Path": ["AAA", "CCC"]}, "shortest distance is 2", query=sd_q)
     ok("SD", g, gold, {"Distance": "2", "Path": "aaa->bbb->ccc"}, query=sd_q)
+    # The paper scores the distance: a value-only answer is judged on its value, with no witness.
+    assert check("SD", [g], sd_q, gold, {"Distance": 2}) == Verdict(verdict="correct", witness_valid=None)
+    assert check("SD", [g], sd_q, gold, {"Distance": 2, "Path": []}).witness_valid is None
+    assert check("SD", [g], sd_q, gold, {"Distance": 2, "Path": "AAA->BBB->CCC"}).witness_valid is True
+    assert check("SD", [g], sd_q, gold, {"Distance": 3}).verdict == "wrong"
 
     gold = solvers.solve("DIAM", [g], {})
     assert gold.value == 3
-    bad("DIAM", g, gold, {"Diameter": 3, "Path": ["AAA", "BBB", "CCC", "DDD"]}, "not a shortest path",
-        "'AAA' to 'DDD'")
-    bad("DIAM", g, gold, {"Diameter": 2, "Path": ["BBB", "AAA", "DDD", "EEE"]}, "has 3 edges")
+    bad_witness("DIAM", g, gold, {"Diameter": 3, "Path": ["AAA", "BBB", "CCC", "DDD"]}, "not a shortest path",
+                "'AAA' to 'DDD'")
+    bad_witness("DIAM", g, gold, {"Diameter": 2, "Path": ["BBB", "AAA", "DDD", "EEE"]}, "has 3 edges",
+                "the diameter is 3", verdict="wrong")
     bad("DIAM", g, gold, {"Diameter": 2, "Path": ["BBB", "AAA", "DDD"]}, "the diameter is 3")
     ok("DIAM", g, gold, {"Diameter": 3, "Path": ["EEE", "DDD", "CCC", "BBB"]})
+    ok("DIAM", g, gold, {"Diameter": 3})
+    bad("DIAM", g, gold, {"Diameter": 4}, "the diameter is 3")
 
     cn_q = {"source": "AAA", "target": "CCC"}
     gold = solvers.solve("CN", [g], cn_q)
@@ -350,7 +378,6 @@ def test_duplicates_and_unknown_names_are_rejected_by_name() -> None:
         ("MCP", {"Clique": ["AAA", "BBB", "CCC", "AAA"]}, None),
         ("MVC", {"Cover": ["AAA", "CCC", "DDD", "DDD"]}, None),
         ("CN", {"CommonNeighbors": ["BBB", "DDD", "BBB"]}, {"source": "AAA", "target": "CCC"}),
-        ("SD", {"Distance": 2, "Path": ["AAA", "BBB", "AAA", "BBB", "CCC"]}, {"source": "AAA", "target": "CCC"}),
         ("TSP", {"Tour": ["AAA", "BBB", "BBB", "CCC", "DDD", "EEE", "AAA"], "Length": 9}, None),
         ("CYC", {"HasCycle": "YES", "Cycle": ["AAA", "BBB", "CCC", "BBB", "AAA"]}, None),
         ("COL", {"NumColors": 3, "Coloring": {"AAA": 1, "BBB": 2, "bbb": 2, "CCC": 3, "DDD": 2, "EEE": 1}}, None),
@@ -363,14 +390,19 @@ def test_duplicates_and_unknown_names_are_rejected_by_name() -> None:
         ("MCP", {"Clique": ["AAA", "ZZZ"]}, None),
         ("MVC", {"Cover": ["AAA", "CCC", "DDD", "ZZZ"]}, None),
         ("CN", {"CommonNeighbors": ["BBB", "DDD", "ZZZ"]}, {"source": "AAA", "target": "CCC"}),
-        ("SD", {"Distance": 2, "Path": ["AAA", "ZZZ", "CCC"]}, {"source": "AAA", "target": "CCC"}),
-        ("DIAM", {"Diameter": 2, "Path": ["BBB", "ZZZ", "DDD"]}, None),
         ("TSP", {"Tour": ["AAA", "BBB", "CCC", "EEE", "DDD", "ZZZ", "AAA"], "Length": 9}, None),
         ("CYC", {"HasCycle": "YES", "Cycle": ["AAA", "BBB", "ZZZ", "AAA"]}, None),
         ("COL", {"NumColors": 3, "Coloring": {"AAA": 1, "BBB": 2, "CCC": 3, "DDD": 2, "EEE": 1, "ZZZ": 1}}, None),
     ]
     for task, answer, query in unknown:
         bad(task, g, solvers.solve(task, [g], query or {}), answer, "unknown", "'ZZZ'", query=query)
+    sd_q = {"source": "AAA", "target": "CCC"}
+    sd_gold = solvers.solve("SD", [g], sd_q)
+    bad_witness("SD", g, sd_gold, {"Distance": 2, "Path": ["AAA", "BBB", "AAA", "BBB", "CCC"]}, "repeats", "'AAA'",
+                query=sd_q)
+    bad_witness("SD", g, sd_gold, {"Distance": 2, "Path": ["AAA", "ZZZ", "CCC"]}, "unknown", "'ZZZ'", query=sd_q)
+    bad_witness("DIAM", g, solvers.solve("DIAM", [g], {}), {"Diameter": 3, "Path": ["BBB", "ZZZ", "DDD"]},
+                "unknown", "'ZZZ'")
     # Repeating a node of an independent set must not inflate its size (GraphArena's MIS bug).
     gold = solvers.solve("MIS", [g], {})
     padded = [*gold.answer["IndependentSet"], gold.answer["IndependentSet"][0]]
@@ -495,7 +527,12 @@ def test_ged_mapping_problems_are_named() -> None:
         ({"AAA": "XXX", "aaa": "YYY"}, ("repeats", "'AAA'")),
     ):
         v = paired_check("GED", g1, g2, gold, {"Distance": 0, "Mapping": answer})
-        assert v.verdict == "wrong" and all(w in v.reason for w in words), v.reason
+        # the stated cost is right; the mapping is the witness and its fault is recorded apart
+        assert v.verdict == "correct" and v.witness_valid is False, v
+        assert all(w in v.reason for w in words), v.reason
+        v = paired_check("GED", g1, g2, gold, {"Distance": 1, "Mapping": answer})
+        assert v.verdict == "wrong" and v.witness_valid is False, v
+    assert paired_check("GED", g1, g2, gold, {"Distance": 0}) == Verdict(verdict="correct")
     v = paired_check("GED", g1, g2, gold, {"Distance": 0, "Mapping": {"aaa": "xxx", "bbb": "yyy"}})
     assert v.verdict == "correct", v.reason
 
@@ -514,12 +551,14 @@ def test_mcs_verify_against_brute_force() -> None:
                     induced = all(g1.has_edge(x, y) == g2.has_edge(m[x], m[y]) for x, y in itertools.combinations(a, 2))
                     v = paired_check("MCS", g1, g2, gold, {"Size": k, "Mapping": m})
                     if not induced:
-                        assert v.verdict == "wrong" and "not a common induced subgraph" in v.reason
+                        assert v.witness_valid is False and "not a common induced subgraph" in v.reason
+                        assert v.verdict == ("correct" if k == best else "wrong"), v
                     elif k == best:
-                        assert v.verdict == "correct", v.reason
+                        assert v.verdict == "correct" and v.witness_valid is True, v
                         accepted += 1
                     else:
                         assert v.verdict == "wrong" and "maximum common subgraph" in v.reason
+                        assert v.witness_valid is True
         assert accepted > 0
         if paired_available():
             solved = solvers.solve("MCS", [g1, g2], {})
@@ -542,7 +581,10 @@ def test_mcs_mapping_problems_are_named() -> None:
         ({"Size": 2, "Mapping": {"AAA": "XXX", "DDD": "YYY"}}, ("unknown", "'DDD'")),
     ):
         v = paired_check("MCS", g1, g2, gold, answer)
-        assert v.verdict == "wrong" and all(w in v.reason for w in words), v.reason
+        assert v.witness_valid is False and all(w in v.reason for w in words), v.reason
+        assert v.verdict == ("correct" if answer["Size"] == 2 else "wrong"), v
+    assert paired_check("MCS", g1, g2, gold, {"Size": 2}) == Verdict(verdict="correct")
+    assert paired_check("MCS", g1, g2, gold, {"Size": 3}).verdict == "wrong"
     v = paired_check("MCS", g1, g2, gold, {"Size": 2, "Mapping": {"BBB": "ZZZ", "CCC": "XXX", "AAA": None}})
     assert v.verdict == "correct", v.reason
 
@@ -618,3 +660,52 @@ def test_parse_and_verify_never_raise(task: str, obj: Any) -> None:
         gold = Gold(answer={}, value=2)
         v = verify(task, graphs, {"source": "AAA", "target": "CCC"}, gold, got)
         assert isinstance(v, Verdict)
+
+
+# ----------------------------------------------------------------------------------------------- witness column
+
+
+def test_witness_column_separates_validity_from_the_verdict() -> None:
+    g = square()
+    # solution-scored tasks: an infeasible set is wrong with an invalid witness; a feasible but
+    # suboptimal one is wrong with a valid witness
+    gold = solvers.solve("MCP", [g], {})
+    assert check("MCP", [g], {}, gold, {"Clique": ["AAA", "BBB", "DDD"]}).witness_valid is False
+    v = check("MCP", [g], {}, gold, {"Clique": ["AAA", "BBB"]})
+    assert (v.verdict, v.witness_valid) == ("wrong", True)
+    v = check("MCP", [g], {}, gold, gold.answer)
+    assert (v.verdict, v.witness_valid) == ("correct", True)
+    gold = solvers.solve("CYC", [g], {})
+    assert check("CYC", [g], {}, gold, {"HasCycle": "NO"}).witness_valid is None
+    # value-scored tasks: every combination of right/wrong value and valid/invalid/absent witness
+    gold = solvers.solve("DIAM", [g], {})
+    path = ["EEE", "DDD", "CCC", "BBB"]
+    table = {
+        (3, None): ("correct", None), (3, tuple(path)): ("correct", True), (3, ("EEE", "CCC")): ("correct", False),
+        (2, None): ("wrong", None), (2, tuple(path)): ("wrong", False), (2, ("EEE", "DDD", "AAA")): ("wrong", True),
+    }
+    for (d, p), want in table.items():
+        answer: dict[str, Any] = {"Diameter": d} if p is None else {"Diameter": d, "Path": list(p)}
+        v = check("DIAM", [g], {}, gold, answer)
+        assert (v.verdict, v.witness_valid) == want, (answer, v)
+
+
+def test_scored_sample_records_the_witness_column() -> None:
+    from cluster.sink import SAMPLE_SCHEMA
+    from gie.tasks import get_config
+    from gie.tasks.common import build_data
+    from nphe4v.core.schema import Instance, SampleRecord
+    from nphe4v.scoring import score_answer
+
+    assert "witness_valid" in SampleRecord.model_fields and "witness_valid" in SAMPLE_SCHEMA
+    data = build_data(get_config("DIAM"), "none", random.Random(3))
+    gold = solvers.solve("DIAM", data.asked_graphs(), {})
+    inst = Instance(instance_id="DIAM-L01-0", benchmark="graphverse", task="DIAM", level=1, index=0,
+                    data=data.model_dump(), gold=gold)
+    d = int(gold.value)
+    verdict, _ = score_answer(inst, f'{{"Diameter": {d}}}')
+    assert (verdict.verdict, verdict.witness_valid) == ("correct", None), verdict
+    verdict, _ = score_answer(inst, json.dumps({"Diameter": d, "Path": gold.answer["Path"]}))
+    assert (verdict.verdict, verdict.witness_valid) == ("correct", True), verdict
+    verdict, _ = score_answer(inst, json.dumps({"Diameter": d + 1, "Path": gold.answer["Path"]}))
+    assert (verdict.verdict, verdict.witness_valid) == ("wrong", False), verdict

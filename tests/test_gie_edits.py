@@ -155,6 +155,30 @@ def test_patch_changes_exactly_the_recorded_non_empty_patches(seed: int, op: str
         assert [tuple(e) for e in meta["edges_in_patches"]] == sorted(all_edges)
 
 
+@pytest.mark.parametrize("op", ["flip", "swap"])
+def test_patch_never_moves_only_a_caption_or_legend(op: str) -> None:
+    """A drawing whose graph sits in one patch of a 2 x 2 grid and whose caption and legend fill two
+    others: every chosen edit must move the graph's patch (mcs-L01-240 used to flip only a caption)."""
+    img = np.full((400, 400, 3), 255, np.uint8)
+    cv2.circle(img, (60, 60), 20, (200, 120, 40), -1)
+    cv2.circle(img, (140, 130), 20, (200, 120, 40), -1)
+    cv2.line(img, (60, 60), (140, 130), (60, 60, 60), 3)
+    cv2.putText(img, "Graph 1", (230, 60), cv2.FONT_HERSHEY_SIMPLEX, 1.0, (0, 0, 0), 2)  # caption, top right
+    cv2.rectangle(img, (40, 300), (160, 340), (80, 200, 90), -1)  # legend swatch, bottom left
+    ok_, buf = cv2.imencode(".png", img)
+    assert ok_
+    positions = {"A": (60.0, 60.0), "B": (140.0, 130.0)}
+    graph_patch = [0, 0]
+    for seed in range(40):
+        _, meta = edits.patch_perturb(buf.tobytes(), positions, [["A", "B"]], 20.0, 2, op, random.Random(seed))
+        assert graph_patch in meta["patches"], meta["patches"]
+        assert meta["nodes_in_patches"] == ["A", "B"] and meta["edges_in_patches"] == [["A", "B"]]
+    # with the graph's patch empty of graph (positions elsewhere), nothing may be chosen
+    with pytest.raises(ValueError):
+        edits.patch_perturb(buf.tobytes(), {"A": (1000.0, 1000.0), "B": (1100.0, 1000.0)}, [["A", "B"]], 20.0, 2,
+                            op, random.Random(0))
+
+
 def test_patch_rejects_bad_arguments_and_blank_images() -> None:
     G, d = drawing(0)
     with pytest.raises(ValueError):
@@ -267,20 +291,31 @@ def test_attentional_focus_guarantees(seed: int) -> None:
     lo = rng.randint(1, 4)
     size_range = (lo, lo + rng.randint(0, 3))
     others = ("mint",) if seed % 2 else ()
-    colors, meta = edits.attentional_focus(
-        G, random.Random(seed), "rose", "sky", size_range, max_distractors=4, other_colors=others
-    )
+    if size_range[1] == 1:
+        # a one-node target leaves no room for a smaller same-colour group
+        with pytest.raises(ValueError, match="distractor"):
+            edits.attentional_focus(G, random.Random(seed), "rose", "sky", size_range, other_colors=others)
+        colors, meta = edits.attentional_focus(G, random.Random(seed), "rose", "sky", size_range,
+                                               other_colors=others, min_distractors=0)
+        assert meta["distractors"] == []
+    else:
+        colors, meta = edits.attentional_focus(
+            G, random.Random(seed), "rose", "sky", size_range, max_distractors=4, other_colors=others
+        )
+        assert meta["distractors"], "every focus target has a same-colour distractor group"
     check_focus(G, colors, meta, size_range)
     assert set(colors.values()) <= {"rose", "sky", *others}
 
 
 def test_attentional_focus_has_distractors_and_rejects_impossible_sizes() -> None:
-    with_distractors = 0
     for seed in range(30):
         G = random_graph(seed, 14, 20)
         _, meta = edits.attentional_focus(G, random.Random(seed), "rose", "sky", (3, 5))
-        with_distractors += bool(meta["distractors"])
-    assert with_distractors >= 20
+        assert meta["distractors"]
+    # a star: every node is next to the hub, so no target leaves a free node for a distractor
+    star = nx.star_graph(6)
+    with pytest.raises(ValueError, match="distractor"):
+        edits.attentional_focus(nx.relabel_nodes(star, str), random.Random(0), "rose", "sky", (2, 3))
     with pytest.raises(ValueError):
         edits.attentional_focus(nx.path_graph(["A", "B"]), random.Random(0), "rose", "sky", (3, 4))
     with pytest.raises(ValueError):

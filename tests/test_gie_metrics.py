@@ -137,3 +137,27 @@ def test_poly_vs_nph_missing_groups() -> None:
     assert got["b"]["Poly"] == 0.0 and got["b"]["rel_drop"] is None
     empty = poly_vs_nph(frame([row("a", "SD", None, status="infra_error")]))
     assert empty.is_empty() and empty.columns == ["family", "models", "Poly", "NPH", "rel_drop"]
+
+
+def test_witness_validity() -> None:
+    from gie.metrics import witness_validity
+
+    rows = [
+        {**row("m1", "DIAM", "correct"), "witness_valid": None},  # value only
+        {**row("m1", "DIAM", "correct"), "witness_valid": True},
+        {**row("m1", "DIAM", "correct"), "witness_valid": False},  # right value, wrong path
+        {**row("m1", "DIAM", "wrong"), "witness_valid": True},
+        {**row("m1", "DIAM", "parse_error"), "witness_valid": None},  # not an answer
+        {**row("m1", "MCP", "wrong"), "witness_valid": False},
+        {**row("m1", "MCP", "correct", status="infra_error"), "witness_valid": True},  # dropped
+    ]
+    got = witness_validity(pl.DataFrame(rows, schema_overrides={"verdict": pl.String, "witness_valid": pl.Boolean}))
+    assert got.to_dicts() == [
+        {"model": "m1", "task": "DIAM", "answered": 4, "with_witness": 3, "valid_witness": 2,
+         "valid_pct": pytest.approx(200 / 3), "correct_invalid_witness": 1},
+        {"model": "m1", "task": "MCP", "answered": 1, "with_witness": 1, "valid_witness": 0, "valid_pct": 0.0,
+         "correct_invalid_witness": 0},
+    ]
+    # a sample table from before the column existed
+    old = witness_validity(samples(), by=("model",))
+    assert old["with_witness"].to_list() == [0, 0] and old["valid_pct"].null_count() == 2

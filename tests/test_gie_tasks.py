@@ -104,11 +104,23 @@ def test_recolouring_changes_the_gold(task: str):
             assert gold.value != ignoring.value
         # an answer that ignores the edit is graded wrong
         assert spec.verify(data, gold, spec.parse(ignoring.answer)).verdict == "wrong"
+        question = spec.text(data).question
         for li, meta in zip(data.edit["targets"], data.edit["details"], strict=True):
+            g, c = shown[li], meta["new_color"]
             chosen = set(meta["recoloured"])
+            # drawn in colour before the edit, and the constraint covers every node drawn in c afterwards
+            assert len({g.nodes[n]["color"] for n in g}) >= 2
+            assert any(g.nodes[n]["color"] != c for n in chosen), "the recolouring changes some node"
+            now_c = chosen | {n for n in g if g.nodes[n]["color"] == c}
             kept = set(asked[li].nodes)
-            assert kept == (chosen if meta["mode"] == "only" else set(shown[li].nodes) - chosen)
-            assert set(data.query.values()).isdisjoint(chosen) or meta["mode"] == "only"
+            assert kept == (now_c if meta["mode"] == "only" else set(g.nodes) - now_c)
+            assert set(data.query.values()).isdisjoint(now_c) or meta["mode"] == "only"
+            # the recolouring condition is stated: anchor, direction and the new colour
+            assert f"{edit_words(meta['direction'])} {meta['anchor']}" in question and f"recoloured {c}" in question
+
+
+def edit_words(direction: str) -> str:
+    return {"left": "to the left of", "right": "to the right of", "above": "above", "below": "below"}[direction]
 
 
 @pytest.mark.parametrize("task", ["SD", "MIS", "GED"])
@@ -122,6 +134,26 @@ def test_focus_asks_on_the_largest_component_of_the_focus_colour(task: str):
                        key=len, reverse=True)
         assert set(asked[li].nodes) == comps[0] and (len(comps) == 1 or len(comps[1]) < len(comps[0]))
         assert nx.utils.edges_equal(sorted(asked[li].edges), sorted(g.subgraph(comps[0]).edges))
+        assert len(comps) >= 2, "every focus target has at least one same-colour distractor group"
+        assert sorted(map(sorted, comps[1:])) == sorted(meta["distractors"])
+
+
+@pytest.mark.parametrize("task", [t for t in TASK_NAMES if "focus" in TASK_EDITS[t] and t not in ("GED", "MCS")])
+def test_focus_changes_the_gold(task: str):
+    """Ignoring the focus edit (answering about the whole drawn graph) gives another answer, which the
+    verifier grades wrong."""
+    spec = get_task(task)
+    for seed in (0, 1):
+        data = instance(task, "focus", seed)
+        asked, shown = _asked_and_logical(data)
+        gold = spec.solve(data)
+        ignoring = solvers.solve(task, shown, data.query)
+        if task == "CN":
+            assert sorted(gold.answer["CommonNeighbors"]) != sorted(ignoring.answer["CommonNeighbors"])
+        else:
+            assert gold.value != ignoring.value
+        assert spec.verify(data, gold, spec.parse(ignoring.answer)).verdict == "wrong"
+        assert data.edit["details"][0]["distractors"]
 
 
 @pytest.mark.parametrize("task", ["SD", "CN", "MCS"])
@@ -160,3 +192,43 @@ def test_generate_draws_any_allowed_edit():
     spec = get_task("COL")
     data = spec.generate(1, random.Random(5))
     assert data.edit["kind"] in TASK_EDITS["COL"]
+
+
+@pytest.mark.parametrize("task", ["MIS", "GED"])
+def test_recoloured_image_shows_new_and_original_colours(task: str):
+    """In the rendered picture the recoloured discs carry the new colour and every other disc its
+    original (multi-colour) fill."""
+    import cv2
+    import numpy as np
+
+    from gie.graphs import PALETTE
+    from gie.tasks.common import _render_images
+
+    data = instance(task, "recolor", 0)
+    cfg = get_config(task)
+    pngs = get_task(task).render(data)
+    base = _render_images(cfg, data.edit, data.image_graphs(), data.layout_seed, final=False)
+    # the edit was chosen on a render whose legend listed every original colour: same node positions
+    first = {**data.edit, "details": [{"new_color": d["new_color"]} for d in data.edit["details"]]}
+    chosen_on = _render_images(cfg, first, data.image_graphs(), data.layout_seed, final=False)
+    assert [p for _, p, _ in chosen_on] == [p for _, p, _ in base]
+    for i, (logical, _) in enumerate(data.edit["images"]):
+        if logical not in data.edit["targets"]:
+            continue
+        meta = data.edit["details"][data.edit["targets"].index(logical)]
+        g = data.image_graphs()[i]
+        _, pos, radius = base[i]
+        img = cv2.imdecode(np.frombuffer(pngs[i], np.uint8), cv2.IMREAD_COLOR)
+        for n in g:
+            x, y = pos[n]
+            b, gr, r = (int(v) for v in img[round(y - 0.6 * radius), round(x)])
+            want = meta["new_color"] if n in meta["recoloured"] else g.nodes[n]["color"]
+            assert (r, gr, b) == tuple(PALETTE[want]), (n, want, (r, gr, b))
+
+
+@pytest.mark.parametrize("task", [t for t in TASK_NAMES if "patch" in TASK_EDITS[t]])
+def test_patch_edit_moves_part_of_the_graph(task: str):
+    for seed in (0, 1):
+        data = instance(task, "patch", seed)
+        for meta in data.edit["details"]:
+            assert any(pp["nodes"] or pp["edges"] for pp in meta["per_patch"]), meta["per_patch"]

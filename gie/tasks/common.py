@@ -182,7 +182,43 @@ SCENARIO_TEXT: dict[str, tuple[str, Nouns]] = {
         "(hydrogen atoms and bond orders are not shown).",
         Nouns("atom", "atoms", "bond", "bonds", "molecule"),
     ),
+    # The paper's own sources, when the user supplies copies (gie.sources.use_user_sources).
+    "dblp": (
+        "The picture shows part of the DBLP co-authorship network: each circle is an author, labelled with "
+        "a three-letter code, and a line joins two authors who wrote a paper together.",
+        Nouns("author", "authors", "co-authorship", "co-authorships", "co-authorship network"),
+    ),
+    **{
+        name: (
+            f"The picture shows part of the {title} social network: each circle is a user, labelled with a "
+            "three-letter code, and a line joins two users who are connected on the platform.",
+            Nouns("user", "users", "connection", "connections", "social network"),
+        )
+        for name, title in (("digg", "Digg"), ("flixster", "Flixster"), ("lastfm", "Last.fm"), ("pokec", "Pokec"))
+    },
+    "dbpedia": (
+        "The picture shows part of the DBpedia knowledge graph: each circle is an entity, labelled with a "
+        "three-letter code, and a line is a fact linking two entities.",
+        Nouns("entity", "entities", "link", "links", "knowledge graph"),
+    ),
+    "openflights": (
+        "The picture shows part of the world flight network from OpenFlights: each circle is an airport "
+        "labelled with its IATA code, and a line means there is a direct scheduled route between the two "
+        "airports.",
+        Nouns("airport", "airports", "route", "routes", "flight network"),
+    ),
+    **{
+        name: (
+            f"The picture shows a molecule from {title} as a graph: each circle is an atom labelled with its "
+            "element symbol and a number (C1, C2, O1, ...), and a line is a chemical bond (hydrogen atoms and "
+            "bond orders are not shown).",
+            Nouns("atom", "atoms", "bond", "bonds", "molecule"),
+        )
+        for name, title in (("pubchemqc", "PubChemQC"), ("pcqm4mv2", "PCQM4Mv2"))
+    },
 }
+MOLECULE_DATABASES = {"nci-molecules": "the NCI compound database", "pubchemqc": "PubChemQC",
+                      "pcqm4mv2": "PCQM4Mv2"}
 WEIGHT_SENTENCE = "The red number on a line is the flight distance of that route in kilometres."
 PAIRED_SCENARIO = (
     "The pictures show two molecules from the NCI compound database as graphs, Graph 1 and Graph 2 (each "
@@ -360,9 +396,13 @@ def _legends(edit: dict[str, Any], graphs: list[nx.Graph]) -> list[tuple[str, ..
         if logical not in edit["targets"] or edit["kind"] not in ("focus", "recolor"):
             out.append(())
             continue
-        colours = {graphs[i].nodes[n].get("color", DEFAULT_COLOR) for n in graphs[i]}
+        meta = edit["details"][edit["targets"].index(logical)]
+        # Recolouring: the colours the edited picture shows. The first render, made before the recoloured
+        # set is chosen, lists every original colour; node positions do not depend on the legend's entries.
+        gone = set(meta.get("recoloured", ())) if edit["kind"] == "recolor" else set()
+        colours = {graphs[i].nodes[n].get("color", DEFAULT_COLOR) for n in graphs[i] if n not in gone}
         if edit["kind"] == "recolor":
-            colours.add(edit["details"][edit["targets"].index(logical)]["new_color"])
+            colours.add(meta["new_color"])
         out.append(tuple(c for c in PALETTE if c in colours))
     return out
 
@@ -523,9 +563,14 @@ def _build_once(
         if not cfg.paired:
             query = _choose_query(cfg, logical[0], rng)
 
+    new_colors = [rng.choice(NAMED_COLORS) for _ in targets] if kind == "recolor" else []
+    for li, new_color in zip(targets if kind == "recolor" else [], new_colors, strict=True):
+        # The paper recolours a graph whose nodes already carry colours (appendix A.2: "assigning initial
+        # colors to nodes in the original graph"); the recoloured image must be read, not assumed.
+        images[li] = _initial_colours(images[li], new_color, cfg.keep(query), rng)
+        asked[li] = images[li]
     captions = cfg.paired or kind == "composition"
     layout_seed = choose_layout_seed(images, rng, captions=captions)
-    new_colors = [rng.choice(NAMED_COLORS) for _ in targets] if kind == "recolor" else []
 
     if kind in ("patch", "recolor"):
         # The edit metadata is computed on the base drawing (positions of the unedited render, with the
@@ -555,6 +600,11 @@ def _build_once(
     gold = _solve(cfg, asked, query)
     if gold.value is None:
         raise RetryInstance("no feasible answer")
+    if kind == "focus" and not cfg.paired and gold_key(cfg.name, gold) == gold_key(
+            cfg.name, _solve(cfg, logical, query)):
+        # As for recolouring: a focus edit the model may ignore without changing its answer tests nothing.
+        # (Paired tasks skip this check: it would double the exact GED/MCS cost per draw.)
+        raise RetryInstance("ignoring the focus edit gives the same answer")
     return GVData(
         scenario=scenario,
         source=info,
@@ -572,6 +622,30 @@ def _focus_colours(rng: random.Random) -> tuple[str, list[str]]:
     return picks[0], picks[1:]
 
 
+# Share of nodes drawn in the recolouring's colour before the edit: enough that the colour's group is
+# not just the recoloured region, few enough that the region still decides most of it.
+RECOLOR_PRIOR_SHARE = 0.2
+INITIAL_COLOURS = 3
+
+
+def _initial_colours(g: nx.Graph, new_color: str, keep: set[str], rng: random.Random) -> nx.Graph:
+    """A copy of g with every node in one of INITIAL_COLOURS named colours, the recolouring colour among
+    them (never on `keep` nodes, which must stay asked in "avoid" mode), at least two colours in use."""
+    others = rng.sample([c for c in NAMED_COLORS if c != new_color], INITIAL_COLOURS - 1)
+    h = canonical_graph(g)
+    nodes = sorted(h)
+    for _ in range(MAX_ATTEMPTS):
+        colours = {
+            v: rng.choice(others) if v in keep or rng.random() >= RECOLOR_PRIOR_SHARE else new_color
+            for v in nodes
+        }
+        if len(set(colours.values())) >= 2 or len(nodes) < 2:
+            break
+    for v in nodes:
+        h.nodes[v]["color"] = colours[v]
+    return h
+
+
 def _recolor(
     cfg: TaskConfig,
     images: list[nx.Graph],
@@ -582,7 +656,8 @@ def _recolor(
     rng: random.Random,
 ) -> tuple[list[nx.Graph], list[dict[str, Any]]]:
     """Spatially-conditioned recolouring of each target image, with a colour constraint that changes
-    the gold answer versus ignoring the edit (else RetryInstance)."""
+    the gold answer versus ignoring the edit (else RetryInstance). The constraint covers every node
+    drawn in the new colour after the edit: the recoloured ones and those that had the colour before."""
     asked = list(images)
     base_key = gold_key(cfg.name, _solve(cfg, images, query))
     details = []
@@ -598,6 +673,8 @@ def _recolor(
         for anchor, direction, recoloured in options[:12]:
             if keep & set(recoloured):
                 continue
+            if all(g.nodes[v].get("color") == new_color for v in recoloured):
+                continue  # the edit would change no pixel
             h = edits.recolor_constraint_graph(g, recoloured, mode, new_color)
             h = canonical_graph(h)
             trial = list(asked)
@@ -625,6 +702,9 @@ def _recolor(
 
 
 # ============================================================================================ text
+
+
+DIRECTION_WORDS = {"left": "to the left of", "right": "to the right of", "above": "above", "below": "below"}
 
 
 def _pair_list(edges: Sequence[Sequence[str]], weights: Sequence[int] | None) -> str:
@@ -669,15 +749,20 @@ def edit_sentences(cfg: TaskConfig, data: GVData, nouns: Nouns) -> list[str]:
             )
         elif e["kind"] == "recolor":
             c = meta["new_color"]
+            out.append(
+                f"In {where}, every {nouns.node} {DIRECTION_WORDS[meta['direction']]} {meta['anchor']} "
+                f"(comparing the centres of the circles) has been recoloured {c}; the other {nouns.nodes}, "
+                f"{meta['anchor']} included, keep their original colours."
+            )
             if meta["mode"] == "avoid":
                 out.append(
-                    f"In {where}, the {nouns.nodes} drawn in {c} are excluded: remove them and their "
-                    f"{nouns.edges}, and answer about what remains."
+                    f"The {nouns.nodes} now drawn in {c} (recoloured or {c} already) are excluded: remove them "
+                    f"and their {nouns.edges}, and answer about what remains."
                 )
             else:
                 out.append(
-                    f"In {where}, answer only about the {nouns.nodes} drawn in {c} and the {nouns.edges} "
-                    f"among them; ignore every {nouns.node} of another colour."
+                    f"Answer only about the {nouns.nodes} now drawn in {c} (recoloured or {c} already) and "
+                    f"the {nouns.edges} among them; ignore every {nouns.node} of another colour."
                 )
     return out
 
@@ -685,7 +770,7 @@ def edit_sentences(cfg: TaskConfig, data: GVData, nouns: Nouns) -> list[str]:
 def task_text(cfg: TaskConfig, data: GVData) -> TaskText:
     src = data.source.name
     if cfg.paired:
-        scenario = PAIRED_SCENARIO
+        scenario = PAIRED_SCENARIO.replace("the NCI compound database", MOLECULE_DATABASES.get(src, "a database"))
         nouns = SCENARIO_TEXT["nci-molecules"][1]
     else:
         scenario, nouns = SCENARIO_TEXT.get(src, GENERIC_SCENARIO)

@@ -142,6 +142,9 @@ class ParsedAnswer(Frozen):
 class Verdict(Frozen):
     verdict: VerdictKind
     reason: str = ""
+    # Whether the path / set / tour / mapping the answer gives is valid, apart from the verdict (GraphVerse
+    # scores some tasks by their value alone); None when no witness was given or the task has none.
+    witness_valid: bool | None = None
 
 
 class SampleRecord(BaseModel):
@@ -176,3 +179,4 @@ class SampleRecord(BaseModel):
     attempts: int
     schema_version: str = SCHEMA_VERSION
     trace: str | None = None
+    witness_valid: bool | None = None
