@@ -98,7 +98,7 @@ def text(data: GCPDData) -> TaskText:
             f"be coloured using at most {data.k} colours so that no edge joins two vertices of the same colour?"
         ),
         output="Answer YES if such a colouring exists and NO otherwise. Keep your reasoning brief.",
-        example=example_literal({"Feasible": "YES"}),
+        example=example_literal({"Feasible": "<YES_OR_NO>"}),
         data_lines=edge_lines(data.edges),
     )
 

@@ -395,7 +395,7 @@ def text(data: MSPData) -> TaskText:
             "Report the number of meetings you schedule and, for each scheduled meeting, the list of its slots. "
             "Keep your reasoning brief."
         ),
-        example=example_literal({"NumScheduled": 2, "Schedule": {"0": [1], "2": [3]}}),
+        example=example_literal({"NumScheduled": "<NUMBER_SCHEDULED>", "Schedule": {"<MEETING_ID>": ["<SLOT>", "..."], "...": "..."}}),
         data_lines=(
             *(f"Meeting {m.id} lasts {m.duration} slot{'s' if m.duration != 1 else ''}." for m in data.meetings),
             *(

@@ -299,7 +299,7 @@ def text(data: SPPData) -> TaskText:
             f"Give the path as node numbers joined by '->', beginning with {s} and ending with {t}, and its "
             "total distance as an integer. Keep your reasoning brief."
         ),
-        example=example_literal({"Path": "0->4->2", "TotalDistance": 9}),
+        example=example_literal({"Path": "<START>->...-><END>", "TotalDistance": "<TOTAL_DISTANCE>"}),
         data_lines=tuple(
             f"Edge between node {e.u} and node {e.v}, weight {e.weight}" for e in data.edges
         ),

@@ -78,7 +78,7 @@ def text(data: TSPData) -> TaskText:
             "Give the tour as city numbers joined by '->', beginning and ending with 0, and its total "
             "distance (the sum of the distances along the tour). Keep your reasoning brief."
         ),
-        example=example_literal({"Path": "0->3->1->2->0", "TotalDistance": 21.4}),
+        example=example_literal({"Path": "<START_CITY>->...-><START_CITY>", "TotalDistance": "<TOTAL_DISTANCE>"}),
         data_lines=distance_lines(data.distances),
     )
 

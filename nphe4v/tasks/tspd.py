@@ -93,7 +93,7 @@ def text(data: TSPDData) -> TaskText:
             f"city, whose total distance is at most {fmt_dist(data.threshold)}?"
         ),
         output="Answer YES if such a tour exists and NO if every tour is longer. Keep your reasoning brief.",
-        example=example_literal({"Feasible": "YES"}),
+        example=example_literal({"Feasible": "<YES_OR_NO>"}),
         data_lines=distance_lines(data.distances),
     )
 
