@@ -254,6 +254,23 @@ def test_tsp_parse_missing_keys_and_bad_values():
     }
 
 
+def test_dashed_tours_are_accepted_as_spp_accepts_dashed_paths():
+    """Issue 10 item 7: `0-4-1-2-3-0` was unparsable in TSP while SPP took it; both share one parser."""
+    from nphe4v.tasks.paths import parse_node_path
+
+    spp = get_task("SPP")
+    for raw in ("0-3-1-2-0", "0 - 3 - 1 - 2 - 0", "0=>3=>1=>2=>0", "0\u20143\u20141\u20142\u20140", "0->3->1->2->0"):
+        assert parse_node_path(raw) == [0, 3, 1, 2, 0]
+        assert TSP.parse({"Path": raw, "TotalDistance": 14})["Path"] == [0, 3, 1, 2, 0]
+        assert spp.parse({"Path": raw, "TotalDistance": 14})["Path"] == [0, 3, 1, 2, 0]
+    data = _square()
+    gold = TSP.solve(data)
+    assert TSP.verify(data, gold, TSP.parse({"Path": "0-1-2-3-0", "TotalDistance": 14})).verdict == "correct"
+    assert TSP.verify(data, gold, TSP.parse({"Path": "0-2-1-3-0", "TotalDistance": 18})).verdict == "wrong"
+    # A negative number is not a dashed path: "-1-2" stays unparsable rather than becoming [1, 2].
+    assert isinstance(TSP.parse({"Path": "-1-2-0", "TotalDistance": 3}), ParseError)
+
+
 _SQUARE = _square()
 _SQUARE_GOLD = TSP.solve(_SQUARE)
 _SQUARE_D = TSPDData(**_SQUARE.model_dump(), threshold=15.0)
