@@ -197,6 +197,63 @@ def test_gcpd_labels_balanced_tight_and_exact() -> None:
     assert 0.35 <= share <= 0.65, share
 
 
+def best_threshold_accuracy(values: list[float], labels: list[bool]) -> float:
+    """Accuracy of the best single-threshold rule "YES iff value <= t" or "YES iff value > t", over every t
+    (a t beyond the range is the constant answer, so label imbalance counts too)."""
+    n = len(values)
+    pairs = sorted(zip(values, labels, strict=True))
+    yes_total = sum(labels)
+    best = max(yes_total, n - yes_total)
+    yes_below = 0
+    for i, (v, y) in enumerate(pairs):
+        yes_below += y
+        if i + 1 < n and pairs[i + 1][0] == v:
+            continue  # a threshold cannot split equal values
+        below = i + 1
+        le_rule = yes_below + (n - below - (yes_total - yes_below))
+        best = max(best, le_rule, n - le_rule)
+    return best / n
+
+
+def test_best_threshold_accuracy_detects_a_leak() -> None:
+    rng = random.Random(5)
+    labels = [rng.random() < 0.5 for _ in range(2000)]
+    denser_no = [rng.randint(10, 13) + (0 if y else 2) for y in labels]
+    assert best_threshold_accuracy(denser_no, labels) > 0.7
+    assert best_threshold_accuracy([float(y) for y in labels], labels) == 1.0
+    assert best_threshold_accuracy([rng.randint(10, 13) for _ in labels], labels) < 0.55
+
+
+def test_gcpd_stated_sizes_do_not_predict_the_answer() -> None:
+    """Issue 10 item 4: over 1,000 instances per level, neither the stated edge count nor the stated vertex
+    count (nor k) predicts YES/NO better than 60 % with any single threshold. Labels from the exact solver."""
+    for level in range(1, 11):
+        sizes: dict[str, list[float]] = {"edges": [], "vertices": [], "k": []}
+        labels: list[bool] = []
+        for i in range(1000):
+            d = gcpd.generate(level, random.Random(f"balance-{level}-{i}"))
+            text = gcpd.text(d).question
+            assert f"{len(d.edges)} edges" in text and f"{d.num_vertices} vertices" in text
+            sizes["edges"].append(len(d.edges))
+            sizes["vertices"].append(d.num_vertices)
+            sizes["k"].append(d.k)
+            labels.append(k_coloring(d.num_vertices, d.edges, d.k) is not None)
+        for name, values in sizes.items():
+            acc = best_threshold_accuracy(values, labels)
+            assert acc <= 0.60, (level, name, acc)
+
+
+def test_gcpd_edge_counts_follow_the_level_range_for_both_answers() -> None:
+    for level in (1, 2, 10):
+        p = gcpd.params(level)
+        seen: dict[bool, set[int]] = {True: set(), False: set()}
+        for i in range(300):
+            d = gcpd.generate(level, random.Random(f"range-{level}-{i}"))
+            assert p["min_edges"] <= len(d.edges) <= p["max_edges"]
+            seen[gcpd.solve(d).value == 1.0].add(len(d.edges))
+        assert seen[True] == seen[False] == set(range(p["min_edges"], p["max_edges"] + 1))
+
+
 def test_gcpd_heuristic_is_the_peer_greedy_rule_and_sometimes_wrong() -> None:
     wrong = 0
     for i in range(200):
