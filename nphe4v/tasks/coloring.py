@@ -66,8 +66,29 @@ def _greedy_clique(adj: list[int]) -> int:
     return best
 
 
-def _k_coloring(adj: list[int], k: int) -> list[int] | None:
-    """A proper colouring with colours 0..k-1, or None. DSATUR order, one new colour per branch."""
+class SolveBudgetExceeded(RuntimeError):
+    """The exact search visited more nodes than allowed: the answer is unknown, not guessed."""
+
+
+class _NodeBudget:
+    """Search work left, in vertex-pair steps: one search node on N vertices costs N*N (its DSATUR pick scans
+    every vertex's neighbours), so the budget tracks time at any size. Counted in steps, not seconds, so
+    whether an instance fits is the same on every machine (datasets stay reproducible)."""
+
+    def __init__(self, max_steps: int | None) -> None:
+        self.left = max_steps
+        self.used = 0
+
+    def spend(self, steps: int) -> None:
+        self.used += steps
+        if self.left is not None and self.used > self.left:
+            raise SolveBudgetExceeded(f"exact colouring search exceeded its budget of {self.left:,} steps")
+
+
+def _k_coloring(adj: list[int], k: int, budget: _NodeBudget | None = None) -> list[int] | None:
+    """A proper colouring with colours 0..k-1, or None. DSATUR order, one new colour per branch.
+    Raises SolveBudgetExceeded when `budget` runs out."""
+    budget = budget or _NodeBudget(None)
     n = len(adj)
     if n == 0:
         return []
@@ -90,6 +111,7 @@ def _k_coloring(adj: list[int], k: int) -> list[int] | None:
     def rec(done: int, used: int) -> bool:
         if done == n:
             return True
+        budget.spend(n * n)
         # DSATUR: the uncoloured vertex with the fewest options fails earliest.
         pick, pick_sat, pick_deg, pick_mask = -1, -1, -1, 0
         for v in range(n):
@@ -129,20 +151,28 @@ def greedy_largest_first(num_vertices: int, edges: Sequence[Edge]) -> dict[int, 
     return {v + 1: colors[v] for v in range(num_vertices)}
 
 
-def k_coloring(num_vertices: int, edges: Sequence[Edge], k: int) -> dict[int, int] | None:
-    """A proper colouring of vertices 1..N with colours 0..k-1, or None if the graph is not k-colourable."""
-    found = _k_coloring(adjacency(num_vertices, edges), k)
+def k_coloring(
+    num_vertices: int, edges: Sequence[Edge], k: int, max_steps: int | None = None
+) -> dict[int, int] | None:
+    """A proper colouring of vertices 1..N with colours 0..k-1, or None if the graph is not k-colourable.
+    With `max_steps` (see _NodeBudget), raises SolveBudgetExceeded rather than search longer."""
+    found = _k_coloring(adjacency(num_vertices, edges), k, _NodeBudget(max_steps))
     return None if found is None else {v + 1: c for v, c in enumerate(found)}
 
 
-def chromatic_number(num_vertices: int, edges: Sequence[Edge]) -> tuple[int, dict[int, int]]:
-    """Exact chromatic number and an optimal colouring (vertex -> colour 0..chi-1)."""
+def chromatic_number(
+    num_vertices: int, edges: Sequence[Edge], max_steps: int | None = None
+) -> tuple[int, dict[int, int]]:
+    """Exact chromatic number and an optimal colouring (vertex -> colour 0..chi-1). Branch and bound between a
+    greedy clique (lower bound) and greedy largest-first (upper bound); with `max_steps` (shared by all the
+    k tried), raises SolveBudgetExceeded rather than search longer."""
     adj = adjacency(num_vertices, edges)
     greedy = greedy_largest_first(num_vertices, edges)
     upper = max(greedy.values(), default=-1) + 1
     k = _greedy_clique(adj)
+    budget = _NodeBudget(max_steps)
     while k < upper:
-        found = _k_coloring(adj, k)
+        found = _k_coloring(adj, k, budget)
         if found is not None:
             return k, {v + 1: c for v, c in enumerate(found)}
         k += 1
@@ -222,10 +252,16 @@ def _clear_seed(nodes: list[str], edges: list[tuple[str, str]], base: int, tries
     return best_seed
 
 
+_MANY_EDGES = 200
+
+
 def render_graph(num_vertices: int, edges: Sequence[Edge]) -> bytes:
     nodes = [str(v) for v in range(1, num_vertices + 1)]
     pairs = [(str(u), str(v)) for u, v in edges]
-    seed = _clear_seed(nodes, pairs, layout_seed(num_vertices, edges))
+    # Each try is a Graphviz layout: a few ms at benchmark sizes, ~0.5 s for a dense 70-vertex import,
+    # where a clean drawing is out of reach anyway.
+    tries = 24 if len(pairs) <= _MANY_EDGES else 2
+    seed = _clear_seed(nodes, pairs, layout_seed(num_vertices, edges), tries)
     return draw_graph(nodes, [(u, v, None) for u, v in pairs], seed).png
 
 

@@ -82,8 +82,9 @@ def allowed_colors(data: GCPData) -> int:
     return data.k if data.k is not None else chromatic_number(data.num_vertices, data.edges)[0]
 
 
-def solve(data: GCPData) -> Gold:
-    chi, coloring = chromatic_number(data.num_vertices, data.edges)
+def solve(data: GCPData, max_steps: int | None = None) -> Gold:
+    """Exact gold; with `max_steps`, raises coloring.SolveBudgetExceeded rather than search longer."""
+    chi, coloring = chromatic_number(data.num_vertices, data.edges, max_steps)
     return Gold(answer=coloring_answer(coloring), value=chi)
 
 

@@ -113,8 +113,9 @@ def generate(level: int, rng: random.Random) -> GCPDData:
     return GCPDData(num_vertices=n, edges=_planted_chi(n, m, k if feasible else k + 1, rng), k=k)
 
 
-def solve(data: GCPDData) -> Gold:
-    feasible = k_coloring(data.num_vertices, data.edges, data.k) is not None
+def solve(data: GCPDData, max_steps: int | None = None) -> Gold:
+    """Exact gold; with `max_steps`, raises coloring.SolveBudgetExceeded rather than search longer."""
+    feasible = k_coloring(data.num_vertices, data.edges, data.k, max_steps) is not None
     return Gold(answer={"Feasible": "YES" if feasible else "NO"}, value=1.0 if feasible else 0.0)
 
 
@@ -154,7 +155,11 @@ def parse(obj: dict[str, Any]) -> dict[str, Any] | ParseError:
 def _truth(data: GCPDData, gold: Gold) -> bool:
     if gold.value is not None:
         return gold.value >= 0.5
-    return as_yes_no(gold.answer.get("Feasible")) is True
+    said = as_yes_no(gold.answer.get("Feasible"))
+    if said is None:
+        # Gold unknown (an import whose exact search ran past its budget): decide exactly, never guess.
+        return k_coloring(data.num_vertices, data.edges, data.k) is not None
+    return said
 
 
 def verify(data: GCPDData, gold: Gold, answer: dict[str, Any]) -> Verdict:
