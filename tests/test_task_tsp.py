@@ -338,11 +338,111 @@ def test_text_and_picture_carry_every_distance():
         assert is_format_example(json.loads(t.example))
         pngs = TSP.render(data)
         img = Image.open(BytesIO(pngs[0]))
-        assert len(pngs) == 1 and img.format == "PNG" and img.width == 1024 and 400 < img.height < 1400
+        assert len(pngs) == 1 and img.format == "PNG" and img.width == 1024 and 400 < img.height <= 1400
         assert TSP.render(data) == pngs
-    # a matrix without coordinates still renders (table only)
+    # a matrix without coordinates still renders (neato layout)
     big = TSPData(num_cities=9, distances=random_matrix(9, random.Random(1), 2))
     assert Image.open(BytesIO(TSP.render(big)[0])).width == 1024
+
+
+# ------------------------------------------------------------------ pictures (issue 10 item 6)
+
+
+def _overlap(a, b) -> bool:
+    return a[0] < b[2] and b[0] < a[2] and a[1] < b[3] and b[1] < a[3]
+
+
+def _disc_overlaps_box(centre, radius, box) -> bool:
+    nx, ny = min(max(centre[0], box[0]), box[2]), min(max(centre[1], box[1]), box[3])
+    return math.dist((nx, ny), centre) < radius
+
+
+def _dist_to_polyline(p, poly) -> float:
+    best = math.inf
+    for (x1, y1), (x2, y2) in zip(poly, poly[1:], strict=False):
+        dx, dy = x2 - x1, y2 - y1
+        t = max(0.0, min(1.0, ((p[0] - x1) * dx + (p[1] - y1) * dy) / ((dx * dx + dy * dy) or 1.0)))
+        best = min(best, math.dist(p, (x1 + t * dx, y1 + t * dy)))
+    return best
+
+
+def _check_drawing(d, dist) -> None:
+    n = len(dist)
+    assert d.font_size >= 14  # legible at 1024 px
+    assert sorted((i, j) for i, j, _, _ in d.labels) == [(i, j) for i in range(n) for j in range(i + 1, n)]
+    for k, (i, j, text, box) in enumerate(d.labels):
+        assert text == fmt_dist(dist[i][j])
+        assert 0 <= box[0] and box[2] <= d.width and 0 <= box[1] and box[3] <= d.height
+        # each label sits on its own edge, and covers no city and no other label
+        centre = ((box[0] + box[2]) / 2, (box[1] + box[3]) / 2)
+        poly = next(p for a, b, p in d.edges if (a, b) == (i, j))
+        assert _dist_to_polyline(centre, poly) < 1.0
+        for c in d.positions:
+            assert not _disc_overlaps_box(c, d.node_radius, box), (i, j)
+        for other in d.labels[k + 1 :]:
+            assert not _overlap(box, other[3]), ((i, j), other[:2])
+    # no edge runs through a city it does not join (it would read as two edges)
+    for a, b, poly in d.edges:
+        for c, centre in enumerate(d.positions):
+            if c not in (a, b):
+                assert _dist_to_polyline(centre, poly) > d.node_radius, (a, b, c)
+
+
+@pytest.mark.parametrize("task", ["TSP", "TSP-D"])
+def test_pictures_are_legible_weighted_graphs_at_every_level(task):
+    from nphe4v.tasks.tsp_common import layout_cities
+
+    spec = get_task(task)
+    for level in range(1, 11):
+        for i in range(2):
+            data = spec.generate(level, random.Random(f"picture-{task}-{level}-{i}"))
+            d = layout_cities(data.distances, data.coords)
+            assert d.geometry == "coordinates"
+            _check_drawing(d, data.distances)
+
+
+def test_picture_geometry_agrees_with_the_labels():
+    """Cities are drawn at their coordinates with one scale for x and y: every straight edge's drawn length
+    divided by its label is the same number (up to the labels' rounding to 0.1)."""
+    from nphe4v.tasks.tsp_common import layout_cities
+
+    data = TSP.generate(10, random.Random(77))
+    d = layout_cities(data.distances, data.coords)
+    ratios = [
+        (math.dist(d.positions[i], d.positions[j]), data.distances[i][j]) for i, j, poly in d.edges if len(poly) == 2
+    ]
+    scale = sum(px for px, _ in ratios) / sum(w for _, w in ratios)
+    for px, w in ratios:
+        assert abs(px / scale - w) <= 0.05 + 1e-6, (px / scale, w)
+    curved = [poly for _, _, poly in d.edges if len(poly) > 2]
+    for poly in curved:  # an arc is longer than its chord, never by more than the bulge allows (~1.4x)
+        chord = math.dist(poly[0], poly[-1])
+        assert chord < sum(math.dist(a, b) for a, b in zip(poly, poly[1:], strict=False)) < 1.45 * chord
+
+
+def test_picture_without_coordinates_is_fitted_by_neato_and_still_legible():
+    from nphe4v.tasks.tsp_common import layout_cities
+
+    for n in (4, 8, 13):
+        dist = random_matrix(n, random.Random(n), 0)
+        d = layout_cities(dist, None)
+        assert d.geometry == "neato"
+        _check_drawing(d, dist)
+
+
+def test_rendered_pixels_follow_the_layout():
+    """What is drawn is what the layout says: every label box is white with red text and no edge ink."""
+    from nphe4v.core.draw import ACCENT, EDGE_INK
+    from nphe4v.tasks.tsp_common import layout_cities
+
+    data = TSP.generate(10, random.Random(5))
+    d = layout_cities(data.distances, data.coords)
+    img = Image.open(BytesIO(TSP.render(data)[0])).convert("RGB")
+    assert img.size == (d.width, d.height)
+    for _, _, _, box in d.labels:
+        crop = img.crop(tuple(round(v) for v in (box[0] + 1, box[1] + 1, box[2] - 1, box[3] - 1)))
+        colours = {c for _, c in crop.getcolors(maxcolors=10_000)}
+        assert ACCENT in colours and EDGE_INK not in colours
 
 
 # ------------------------------------------------------------------ TSP-D
