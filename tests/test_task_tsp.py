@@ -539,3 +539,21 @@ def test_tspd_text_and_picture():
     assert a == b and TSPD.render(a) == TSPD.render(b)
 
 
+
+
+def test_vectorised_label_clipping_matches_segment_hits_box():
+    """The label placer's array clipping agrees with the scalar Liang-Barsky in nphe4v.core.draw."""
+    import numpy as np
+
+    from nphe4v.core.draw import segment_hits_box
+    from nphe4v.tasks.tsp_common import _segments_hit_box
+
+    rng = random.Random(0)
+    segs = [((rng.uniform(0, 100), rng.uniform(0, 100)), (rng.uniform(0, 100), rng.uniform(0, 100))) for _ in range(500)]
+    segs += [((10, 10), (10, 90)), ((5, 50), (95, 50)), ((20, 20), (20, 20)), ((0, 0), (100, 100))]
+    a = np.array([s[0] for s in segs])
+    b = np.array([s[1] for s in segs])
+    for _ in range(200):
+        x, y = rng.uniform(0, 100), rng.uniform(0, 100)
+        box = (x, y, x + rng.uniform(0, 20), y + rng.uniform(0, 20))
+        assert _segments_hit_box(a, b, box).tolist() == [segment_hits_box(p, q, box) for p, q in segs]

@@ -353,6 +353,19 @@ def _point_along(poly: Sequence[Point], t: float) -> Point:
 
 def _segments_hit_box(a: np.ndarray, b: np.ndarray, box: Box) -> np.ndarray:
     """Which segments a[k]->b[k] meet the box: `segment_hits_box` (Liang-Barsky) over arrays of segments."""
+    # Only segments whose bounding box meets the box can hit it; the clipping below runs on those.
+    near = (
+        (np.minimum(a[:, 0], b[:, 0]) <= box[2]) & (np.maximum(a[:, 0], b[:, 0]) >= box[0])
+        & (np.minimum(a[:, 1], b[:, 1]) <= box[3]) & (np.maximum(a[:, 1], b[:, 1]) >= box[1])
+    )
+    out = np.zeros(len(a), dtype=bool)
+    idx = np.flatnonzero(near)
+    if idx.size:
+        out[idx] = _clip_hits(a[idx], b[idx], box)
+    return out
+
+
+def _clip_hits(a: np.ndarray, b: np.ndarray, box: Box) -> np.ndarray:
     d = b - a
     t0 = np.zeros(len(a))
     t1 = np.ones(len(a))
@@ -370,6 +383,8 @@ def _segments_hit_box(a: np.ndarray, b: np.ndarray, box: Box) -> np.ndarray:
     return ok & (t0 <= t1)
 
 
+# Free spots weighed per label (by edges crossed); the ones nearest the middle come first.
+_MAX_LEGAL_SPOTS = 10
 # Spots tried along an edge, nearest the middle first (a label far from its edge's middle reads ambiguously).
 _SPOTS = sorted((0.5 + k * 0.025 for k in range(-15, 16)), key=lambda t: (abs(t - 0.5), t))
 
@@ -392,7 +407,10 @@ def _place_labels(
         w, h = text_size(measure, label, size)
         best: Box | None = None
         best_cost = math.inf
+        legal = 0
         for t in _SPOTS:
+            if legal >= _MAX_LEGAL_SPOTS:
+                break
             x, y = _point_along(poly, t)
             box = (x - w / 2 - LABEL_PAD, y - h / 2 - LABEL_PAD, x + w / 2 + LABEL_PAD, y + h / 2 + LABEL_PAD)
             if box[0] < 0 or box[2] > WIDTH:
@@ -401,6 +419,7 @@ def _place_labels(
                 continue
             if any(_boxes_overlap(box, other[3]) for other in placed):
                 continue
+            legal += 1
             hit = _segments_hit_box(seg_a, seg_b, box)
             cost = len(set(seg_edge[hit].tolist()) - {e})
             if cost < best_cost:
