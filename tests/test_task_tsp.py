@@ -557,3 +557,19 @@ def test_vectorised_label_clipping_matches_segment_hits_box():
         x, y = rng.uniform(0, 100), rng.uniform(0, 100)
         box = (x, y, x + rng.uniform(0, 20), y + rng.uniform(0, 20))
         assert _segments_hit_box(a, b, box).tolist() == [segment_hits_box(p, q, box) for p, q in segs]
+
+
+def test_tspd_paper_threshold_rule_is_an_option_and_always_yes():
+    """The papers' T = 0.75 x the sum of all distances, kept as an option: every instance is YES (why it is not
+    the default: an always-YES answer would score 100 %)."""
+    from nphe4v.tasks.tspd import generate, paper_threshold
+
+    for level in (1, 5, 10):
+        for i in range(5):
+            d = generate(level, random.Random(f"paper-{level}-{i}"), "paper_total_fraction")
+            n = d.num_cities
+            total = sum(d.distances[a][b] for a in range(n) for b in range(a + 1, n))
+            assert d.threshold == paper_threshold(d.distances) and abs(d.threshold - 0.75 * total) <= 0.05 + 1e-9
+            assert TSPD.solve(d).answer == {"Feasible": "YES"}
+            ours = generate(level, random.Random(f"paper-{level}-{i}"))
+            assert ours.distances == d.distances and ours.threshold != d.threshold
