@@ -500,3 +500,10 @@ def test_layout_avoids_edges_grazing_vertices() -> None:
         pos = layout_graph(nodes, pairs, seed)
         clean += coloring._near_misses(pos, pairs, 34.0 / coloring._pixel_scale(pos)) == 0
     assert clean >= 28
+
+
+def test_copied_ellipsis_entry_of_the_example_is_ignored() -> None:
+    letters = {"1": "A", "2": "B", "3": "A", "4": "B", "5": "C", "6": "A"}
+    assert grade({"Coloring": {**letters, "...": "..."}}, C5) == ("correct", "")
+    assert grade({**letters, "\u2026": "\u2026"}, C5) == ("correct", "")
+    assert grade({"Coloring": {**letters, "x": "A"}}, C5)[0] == "parse_error"

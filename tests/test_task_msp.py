@@ -390,3 +390,9 @@ def test_render_survives_empty_lists() -> None:
     assert Image.open(io.BytesIO(msp.render(d)[0])).width == 1024
     assert msp.solve(d).value == 1
     assert "Participant 0 is available in no slot and must attend no meeting." in msp.text(d).data_lines
+
+
+def test_copied_ellipsis_entry_of_the_example_is_ignored():
+    assert msp.parse({"NumScheduled": 1, "Schedule": {"0": [1], "...": "..."}}) == {
+        "NumScheduled": 1, "Schedule": {"0": [1]}
+    }

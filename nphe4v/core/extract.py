@@ -55,6 +55,7 @@ __all__ = [
     "extract_final_answer",
     "extract_final_answer_raw",
     "extract_yes_no",
+    "is_ellipsis",
     "is_format_example",
     "strip_think",
 ]
@@ -571,6 +572,11 @@ def _prepare(text: str | None) -> tuple[str, str] | ParseError:
 _PLACEHOLDER = re.compile(r"(?:\s|<[^<>\d]{1,40}>|\.\.\.|\u2026|->|,)+")
 _PLACEHOLDER_MARK = re.compile(r"<[^<>\d]{1,40}>|\.\.\.|\u2026")
 _MAX_EXAMPLE_LEAVES = 64
+
+
+def is_ellipsis(value: Any) -> bool:
+    """'...' or '\u2026' (spaces allowed): the "more entries" mark of a format example."""
+    return isinstance(value, str) and value.strip() in ("...", "\u2026")
 
 
 def is_format_example(value: Any) -> bool:

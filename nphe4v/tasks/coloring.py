@@ -14,6 +14,7 @@ from typing import Any
 
 from nphe4v.core.coerce import as_int, get_key
 from nphe4v.core.draw import WIDTH, draw_graph, layout_graph
+from nphe4v.core.extract import is_ellipsis
 from nphe4v.core.hashing import sha256_json
 from nphe4v.core.schema import ParseError
 
@@ -314,7 +315,7 @@ def parse_coloring(obj: dict[str, Any]) -> dict[str, Any] | ParseError:
             return ParseError(kind="bad_value", detail=f"NumColors={raw_num!r:.60}")
     found, raw = get_key(obj, *_COLORING_KEYS)
     if not found:
-        if obj and all(as_int(key) is not None for key in obj):
+        if obj and all(as_int(key) is not None or is_ellipsis(key) for key in obj):
             # The papers' answer shape: the colouring itself, {vertex: colour}, with no wrapper key.
             raw = obj
         else:
@@ -333,6 +334,8 @@ def parse_coloring(obj: dict[str, Any]) -> dict[str, Any] | ParseError:
         pairs = list(raw.items())
     coloring: dict[str, str] = {}
     for raw_vertex, raw_colour in pairs:
+        if is_ellipsis(raw_vertex):
+            continue  # the format example's "...": "..." entry copied along with real ones
         vertex = as_int(raw_vertex)
         if vertex is None:
             return ParseError(kind="bad_value", detail=f"vertex {raw_vertex!r:.40}")
