@@ -388,6 +388,18 @@ def _check_drawing(d, dist) -> None:
                 assert _dist_to_polyline(centre, poly) > d.node_radius, (a, b, c)
 
 
+def _check_pixels(png: bytes, d) -> None:
+    """What is drawn is what the layout says: every label box is white with red text and no edge ink."""
+    from nphe4v.core.draw import ACCENT, EDGE_INK
+
+    img = Image.open(BytesIO(png)).convert("RGB")
+    assert img.size == (d.width, d.height)
+    for _, _, _, box in d.labels:
+        crop = img.crop(tuple(round(v) for v in (box[0] + 1, box[1] + 1, box[2] - 1, box[3] - 1)))
+        colours = {c for _, c in crop.getcolors(maxcolors=10_000)}
+        assert ACCENT in colours and EDGE_INK not in colours
+
+
 @pytest.mark.parametrize("task", ["TSP", "TSP-D"])
 def test_pictures_are_legible_weighted_graphs_at_every_level(task):
     from nphe4v.tasks.tsp_common import layout_cities
@@ -399,6 +411,8 @@ def test_pictures_are_legible_weighted_graphs_at_every_level(task):
             d = layout_cities(data.distances, data.coords)
             assert d.geometry == "coordinates"
             _check_drawing(d, data.distances)
+            if i == 0:
+                _check_pixels(spec.render(data)[0], d)
 
 
 def test_picture_geometry_agrees_with_the_labels():
@@ -430,19 +444,11 @@ def test_picture_without_coordinates_is_fitted_by_neato_and_still_legible():
         _check_drawing(d, dist)
 
 
-def test_rendered_pixels_follow_the_layout():
-    """What is drawn is what the layout says: every label box is white with red text and no edge ink."""
-    from nphe4v.core.draw import ACCENT, EDGE_INK
+def test_rendered_pixels_follow_the_layout_without_coordinates():
     from nphe4v.tasks.tsp_common import layout_cities
 
-    data = TSP.generate(10, random.Random(5))
-    d = layout_cities(data.distances, data.coords)
-    img = Image.open(BytesIO(TSP.render(data)[0])).convert("RGB")
-    assert img.size == (d.width, d.height)
-    for _, _, _, box in d.labels:
-        crop = img.crop(tuple(round(v) for v in (box[0] + 1, box[1] + 1, box[2] - 1, box[3] - 1)))
-        colours = {c for _, c in crop.getcolors(maxcolors=10_000)}
-        assert ACCENT in colours and EDGE_INK not in colours
+    data = TSPData(num_cities=11, distances=random_matrix(11, random.Random(4), 2))
+    _check_pixels(TSP.render(data)[0], layout_cities(data.distances, None))
 
 
 # ------------------------------------------------------------------ TSP-D
