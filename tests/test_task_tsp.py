@@ -579,3 +579,22 @@ def test_tspd_paper_threshold_rule_is_an_option_and_always_yes():
             assert TSPD.solve(d).answer == {"Feasible": "YES"}
             ours = generate(level, random.Random(f"paper-{level}-{i}"))
             assert ours.distances == d.distances and ours.threshold != d.threshold
+
+
+@pytest.mark.parametrize(
+    ("kind", "folder"), [("nphardeval4v", "nphardeval4v/Data"), ("nphardeval", "nphardeval/Data_V1")]
+)
+def test_published_level_10_pictures_are_legible(kind, folder):
+    """The largest published instances: 4V (coordinates known) and V1 (integer matrices, neato fit)."""
+    from conftest import shared_or_skip
+
+    from nphe4v.peer import read_peer
+    from nphe4v.tasks.tsp_common import layout_cities
+
+    root = shared_or_skip("peers", *folder.split("/"))
+    records = [r for r in read_peer(kind, root, tasks=["TSP", "TSP-D"]) if r.level == 10]
+    assert records
+    for r in records[::3]:
+        d = layout_cities(r.data["distances"], r.data.get("coords"))
+        assert d.geometry == ("coordinates" if kind == "nphardeval4v" else "neato")
+        _check_drawing(d, r.data["distances"])
