@@ -1,4 +1,4 @@
-"""`nphe4v` command line: generate, import-peer, run, grade, report."""
+"""`nphe4v` command line: generate, import-peer, run, grade, show, report."""
 
 from __future__ import annotations
 
@@ -153,6 +153,22 @@ def grade(
         fail(str(e))
     typer.echo(f"graded {n} responses ({new} new) into {out}")
     _report(out)
+
+
+@app.command()
+def show(
+    dataset_dir: Annotated[Path, typer.Argument(help="dataset folder")],
+    instance_id: Annotated[str, typer.Argument(help="e.g. bsp-L10-000")],
+    mode: Annotated[str | None, typer.Option(help="prompt mode (default: figure+limited_text; GraphVerse: vision)")] = None,
+) -> None:
+    """Print exactly the prompt text a model receives for one instance in one mode, and its image paths."""
+    from nphe4v.dataset import DatasetError, load_dataset
+    from nphe4v.instance_prompt import ShowError, show_instance
+
+    try:
+        typer.echo(show_instance(load_dataset(dataset_dir, check_images=False), instance_id, mode))
+    except (DatasetError, ShowError) as e:
+        fail(str(e))
 
 
 # `report` lives in its own module so that importing the CLI stays cheap

@@ -468,6 +468,9 @@ def _parse_dimacs_block(
     chi = _CHI_COMMENT.search(text)
     if chi:
         meta["peer_chromatic_number"] = int(chi.group(1))
+        if task == "GCP":
+            # The papers' GCP prompt allows exactly the file's chromatic number of colours.
+            data["k"] = int(chi.group(1))
     if task == "GCP-D":
         k = _K_COMMENT.search(text)
         if not k:

@@ -20,6 +20,7 @@ from nphe4v.core.extract import (
     extract_final_answer,
     extract_final_answer_raw,
     extract_yes_no,
+    is_format_example,
     strip_think,
 )
 from nphe4v.core.prompting import format_response
@@ -600,3 +601,62 @@ def test_round_trip_after_reasoning_block(answer: dict[str, Any], thought: str) 
     decoy = format_response({"decoy": thought})
     assert extract_final_answer(f"<think>{decoy}</think>\n{format_response(answer)}") == answer
     assert extract_final_answer(f"{decoy}</think>\n{format_response(answer)}") == answer
+
+
+# --- restated format examples (issue 10 item 5) ----------------------------------------------------
+
+
+def test_answer_then_restated_example_keeps_the_answer_on_bsp_l10_000():
+    """bsp-L10-000's shape: the right answer, then the prompt's format example restated after it. With
+    the v1 concrete example ({"Position": 0}) the last block used to win and grade a right answer wrong."""
+    from nphe4v.core.rng import derive_seed, rng_for
+    from nphe4v.core.schema import Gold
+    from nphe4v.tasks import get_task
+
+    spec = get_task("BSP")
+    data = spec.generate(10, rng_for(derive_seed(0, "v1", "BSP", 10, 0)))
+    gold: Gold = spec.solve(data)
+    assert gold.answer["Position"] != 0  # else the old bug would hide here
+    right = json.dumps(gold.answer)
+    example = spec.text(data).example  # what the prompt shows now: a placeholder
+    tail = "\nRemember, the answer must look like <final_answer>{}</final_answer>."
+    response = f"<root><reasoning>sorted, then searched</reasoning><final_answer>{right}</final_answer></root>"
+    assert extract_final_answer(response + tail.format(example)) == gold.answer
+    # The concrete v1 example is skipped when the caller names it as the prompt's example.
+    old = tail.format('{"Position": 0}')
+    assert extract_final_answer(response + old) == {"Position": 0}
+    assert extract_final_answer(response + old, ignore=({"Position": 0},)) == gold.answer
+    verdict = spec.verify(data, gold, spec.parse(extract_final_answer(response + tail.format(example))))
+    assert verdict.verdict == "correct"
+
+
+@pytest.mark.parametrize(
+    ("value", "is_example"),
+    [
+        ({"Position": "<POSITION>"}, True),
+        ({"Path": "<START>->...-><END>", "TotalDistance": "<TOTAL_DISTANCE>"}, True),
+        ({"Coloring": {"<VERTEX>": "<COLOR>", "...": "..."}}, True),
+        ({"SelectedItemIds": ["<ITEM_ID>", "..."], "TotalValue": "<TOTAL_VALUE>"}, True),
+        ({"Feasible": "YES"}, False),
+        ({"Feasible": "<YES_OR_NO>", "Extra": 3}, False),
+        ({"Path": "0->...->0"}, False),  # digits: a real (if lazy) answer, graded as such
+        ({"Path": "->"}, False),
+        ({"a": {}}, False),
+        ({}, False),
+        ([], False),
+        ("<POSITION>", False),
+    ],
+)
+def test_is_format_example(value, is_example):
+    assert is_format_example(value) is is_example
+
+
+def test_only_the_example_is_no_answer():
+    out = extract_final_answer('<final_answer>{"Position": "<POSITION>"}</final_answer>')
+    assert isinstance(out, ParseError) and out.kind == "no_final_answer" and "format example" in out.detail
+    # Example first, answer after: the answer, as before.
+    both = '<final_answer>{"Position": "<POSITION>"}</final_answer> so <final_answer>{"Position": 4}</final_answer>'
+    assert extract_final_answer(both) == {"Position": 4}
+    # A truncated tail that is only the example does not hide the complete answer before it.
+    cut = '<final_answer>{"Position": 4}</final_answer> format: <final_answer>{"Position": "<POSITION>"}'
+    assert extract_final_answer(cut) == {"Position": 4}

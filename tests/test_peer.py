@@ -4,12 +4,15 @@ from __future__ import annotations
 
 import json
 import math
+import random
 import shutil
+import time
 from functools import cache
 from pathlib import Path
 
 import polars as pl
 import pytest
+from typer.testing import CliRunner
 
 from nphe4v.peer import (
     PeerFormatError,
@@ -284,3 +287,56 @@ def test_malformed_dimacs_and_csv(tmp_path: Path) -> None:
     _expect_error(root, "decision_data_TSP_level_2_instance_4.csv: line 2", "not a number")
     path.unlink()
     _expect_error(root, "TSP_Decision: level 2: instance file(s) [4] missing")
+
+
+def _dense_block(n: int, seed: int) -> str:
+    rng = random.Random(seed)
+    edges = [(u, v) for u in range(1, n + 1) for v in range(u + 1, n + 1) if rng.random() < 0.5]
+    lines = ["c This is a generated graph with chromatic number 12", f"p edge {n} {len(edges)}"]
+    return "\n".join(lines + [f"e {u} {v}" for u, v in edges])
+
+
+def test_import_peer_is_bounded_on_a_dense_graph(tmp_path: Path) -> None:
+    """Issue 10 item 8: exact chi of a dense 70-vertex graph would search for hours. The import reports it in
+    one line, marks its gold unknown (never a guess) and goes on; every other instance keeps exact gold."""
+    from nphe4v.cli import app
+    from nphe4v.dataset import load_dataset
+    from nphe4v.tasks.coloring import SolveBudgetExceeded, chromatic_number
+
+    root = _copy_version(tmp_path, "GCP")
+    path = root / "GCP" / "synthesized_data_GCP_1.txt"
+    blocks = path.read_text().strip().split("\n\n")
+    blocks[0] = _dense_block(70, 1)
+    path.write_text("\n\n".join(blocks) + "\n\n")
+    out = tmp_path / "ds"
+    t0 = time.monotonic()
+    result = CliRunner().invoke(app, ["import-peer", "nphardeval", str(root), "--out", str(out)])
+    elapsed = time.monotonic() - t0
+    assert result.exit_code == 0, result.output
+    unknown = [line for line in result.output.splitlines() if "gold unknown" in line]
+    assert len(unknown) == 1, result.output
+    assert unknown[0].startswith("warning: Data_X/GCP/synthesized_data_GCP_1.txt (peer index 0, gcp-L01-000)")
+    assert "budget" in unknown[0]
+    ds = load_dataset(out, check_images=False)
+    by_id = ds.by_id()
+    dense = by_id["gcp-L01-000"]
+    assert dense.gold.value is None and dense.gold.answer == {} and dense.meta["gold"] == "unknown"
+    assert dense.data["k"] == 12  # the paper's K from the file's comment still poses the question
+    others = [i for i in ds.instances if i.instance_id != "gcp-L01-000"]
+    assert len(others) == 99 and all(i.gold.value is not None for i in others)
+    # The budget is a count of search steps, not seconds: the same instance is unknown on any machine.
+    with pytest.raises(SolveBudgetExceeded):
+        chromatic_number(dense.data["num_vertices"], [tuple(e) for e in dense.data["edges"]], max_steps=10_000_000)
+    assert elapsed < 120, elapsed
+
+
+def test_gcp_unknown_gold_is_still_graded_exactly() -> None:
+    from nphe4v.peer_dataset import UNKNOWN_GOLD
+    from nphe4v.tasks import gcp, gcpd
+
+    g = gcp.GCPData(num_vertices=4, edges=[(1, 2), (2, 3), (3, 4), (1, 4)], k=2)
+    assert gcp.verify(g, UNKNOWN_GOLD, gcp.parse({"1": "A", "2": "B", "3": "A", "4": "B"})).verdict == "correct"
+    assert gcp.verify(g, UNKNOWN_GOLD, gcp.parse({"1": "A", "2": "B", "3": "C", "4": "B"})).verdict == "wrong"
+    d = gcpd.GCPDData(num_vertices=4, edges=[(1, 2), (1, 3), (1, 4), (2, 3), (2, 4), (3, 4)], k=3)
+    assert gcpd.verify(d, UNKNOWN_GOLD, {"Feasible": "NO"}).verdict == "correct"
+    assert gcpd.verify(d, UNKNOWN_GOLD, {"Feasible": "YES"}).verdict == "wrong"

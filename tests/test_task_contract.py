@@ -10,7 +10,7 @@ import random
 import pytest
 from PIL import Image
 
-from nphe4v.core.extract import extract_final_answer
+from nphe4v.core.extract import extract_final_answer, is_format_example
 from nphe4v.core.prompting import build_prompt, format_response
 from nphe4v.core.schema import PROMPT_MODES, Gold, ParseError
 from nphe4v.tasks import TASK_CLASS, TASK_MODULES, get_task
@@ -95,7 +95,8 @@ def test_prompt_modes(name):
     limited = build_prompt(text, "figure+limited_text", ())
     full = build_prompt(text, "full_text_only", ())
     both = build_prompt(text, "figure+full_text", ())
-    assert text.question in limited.text and text.question in full.text and text.question in both.text
+    assert text.question in full.text and text.question in both.text
+    assert (text.limited_question or text.question) in limited.text
     for line in text.data_lines:
         assert line in full.text and line in both.text
         assert line not in limited.text
@@ -115,3 +116,23 @@ def test_parse_never_raises_on_hostile_mappings(name):
     for obj in hostile:
         result = spec.parse(obj)
         assert isinstance(result, dict | ParseError)
+
+
+@pytest.mark.parametrize("name", TASKS)
+def test_prompt_example_is_a_placeholder_never_an_answer(name):
+    """A model that restates the prompt's example after its answer must keep its answer (issue 10 item 5)."""
+    spec = get_task(name)
+    data = spec.generate(3, random.Random(5))
+    example = json.loads(spec.text(data).example)
+    assert is_format_example(example)
+    gold = spec.solve(data)
+    answer = json.dumps(gold.answer)
+    prompt_example = spec.text(data).example
+    response = (
+        f"<root><reasoning>done</reasoning><final_answer>{answer}</final_answer></root>\n"
+        f"As requested, the format is <final_answer>{prompt_example}</final_answer>."
+    )
+    extracted = extract_final_answer(response)
+    assert extracted == json.loads(answer)
+    assert spec.verify(data, gold, spec.parse(extracted)).verdict == "correct"
+

@@ -165,6 +165,21 @@ def test_text_carries_both_strings_in_the_question():
     assert set(json.loads(t.example)) == {"Operations"}
 
 
+def test_limited_text_mode_gives_the_strings_only_in_the_figure():
+    """The paper's figure+limited_text: instructions only, the data (both strings) in the image."""
+    from nphe4v.core.prompting import build_prompt
+
+    data = EDPData(string_a="cefab", string_b="ccbdq")
+    t = text(data)
+    limited = build_prompt(t, "figure+limited_text", ()).text
+    full = build_prompt(t, "full_text_only", ()).text
+    both = build_prompt(t, "figure+full_text", ()).text
+    assert "cefab" not in limited and "ccbdq" not in limited and "c e f a b" not in limited
+    assert "String A and String B are shown in the figure" in limited
+    for prompt in (full, both):
+        assert '"cefab"' in prompt and '"ccbdq"' in prompt and "c e f a b" in prompt
+
+
 @pytest.mark.parametrize(
     ("raw", "expected"),
     [

@@ -14,6 +14,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from PIL import Image
 
+from nphe4v.core.extract import is_format_example
 from nphe4v.core.prompting import example_literal
 from nphe4v.core.schema import ParseError
 from nphe4v.tasks import coloring, gcp, gcpd
@@ -196,6 +197,63 @@ def test_gcpd_labels_balanced_tight_and_exact() -> None:
     assert 0.35 <= share <= 0.65, share
 
 
+def best_threshold_accuracy(values: list[float], labels: list[bool]) -> float:
+    """Accuracy of the best single-threshold rule "YES iff value <= t" or "YES iff value > t", over every t
+    (a t beyond the range is the constant answer, so label imbalance counts too)."""
+    n = len(values)
+    pairs = sorted(zip(values, labels, strict=True))
+    yes_total = sum(labels)
+    best = max(yes_total, n - yes_total)
+    yes_below = 0
+    for i, (v, y) in enumerate(pairs):
+        yes_below += y
+        if i + 1 < n and pairs[i + 1][0] == v:
+            continue  # a threshold cannot split equal values
+        below = i + 1
+        le_rule = yes_below + (n - below - (yes_total - yes_below))
+        best = max(best, le_rule, n - le_rule)
+    return best / n
+
+
+def test_best_threshold_accuracy_detects_a_leak() -> None:
+    rng = random.Random(5)
+    labels = [rng.random() < 0.5 for _ in range(2000)]
+    denser_no = [rng.randint(10, 13) + (0 if y else 2) for y in labels]
+    assert best_threshold_accuracy(denser_no, labels) > 0.7
+    assert best_threshold_accuracy([float(y) for y in labels], labels) == 1.0
+    assert best_threshold_accuracy([rng.randint(10, 13) for _ in labels], labels) < 0.55
+
+
+def test_gcpd_stated_sizes_do_not_predict_the_answer() -> None:
+    """Issue 10 item 4: over 1,000 instances per level, neither the stated edge count nor the stated vertex
+    count (nor k) predicts YES/NO better than 60 % with any single threshold. Labels from the exact solver."""
+    for level in range(1, 11):
+        sizes: dict[str, list[float]] = {"edges": [], "vertices": [], "k": []}
+        labels: list[bool] = []
+        for i in range(1000):
+            d = gcpd.generate(level, random.Random(f"balance-{level}-{i}"))
+            text = gcpd.text(d).question
+            assert f"{len(d.edges)} edges" in text and f"{d.num_vertices} vertices" in text
+            sizes["edges"].append(len(d.edges))
+            sizes["vertices"].append(d.num_vertices)
+            sizes["k"].append(d.k)
+            labels.append(k_coloring(d.num_vertices, d.edges, d.k) is not None)
+        for name, values in sizes.items():
+            acc = best_threshold_accuracy(values, labels)
+            assert acc <= 0.60, (level, name, acc)
+
+
+def test_gcpd_edge_counts_follow_the_level_range_for_both_answers() -> None:
+    for level in (1, 2, 10):
+        p = gcpd.params(level)
+        seen: dict[bool, set[int]] = {True: set(), False: set()}
+        for i in range(300):
+            d = gcpd.generate(level, random.Random(f"range-{level}-{i}"))
+            assert p["min_edges"] <= len(d.edges) <= p["max_edges"]
+            seen[gcpd.solve(d).value == 1.0].add(len(d.edges))
+        assert seen[True] == seen[False] == set(range(p["min_edges"], p["max_edges"] + 1))
+
+
 def test_gcpd_heuristic_is_the_peer_greedy_rule_and_sometimes_wrong() -> None:
     wrong = 0
     for i in range(200):
@@ -248,11 +306,14 @@ C5 = gcp.GCPData(num_vertices=6, edges=[(1, 2), (1, 5), (2, 3), (3, 4), (4, 5)])
 C5_GOLD = gcp.solve(C5)
 
 
-def grade(answer: dict) -> tuple[str, str]:
+C5_MIN = gcp.with_objective(C5, "minimum")
+
+
+def grade(answer: dict, data: gcp.GCPData = C5_MIN) -> tuple[str, str]:
     parsed = gcp.parse(answer)
     if isinstance(parsed, ParseError):
         return "parse_error", parsed.kind + " " + parsed.detail
-    v = gcp.verify(C5, C5_GOLD, parsed)
+    v = gcp.verify(data, C5_GOLD, parsed)
     return v.verdict, v.reason
 
 
@@ -293,10 +354,48 @@ def test_gcp_rejects_wrong_answers_with_reasons() -> None:
     assert verdict == "wrong" and "NumColors=2" in reason
 
 
+def test_gcp_paper_objective_states_k_and_accepts_any_colouring_within_k() -> None:
+    t = gcp.text(C5)
+    assert "There are 6 vertices 1 to 6 in a graph. You may use 3 colors with alphabets from A, B, C,..." in t.question
+    assert C5.objective == "k_colors" and gcp.allowed_colors(C5) == 3
+    letters = {"1": "A", "2": "B", "3": "A", "4": "B", "5": "C", "6": "A"}
+    # The papers' answer shape (a bare {vertex: colour}) and ours both pass; NumColors is optional.
+    assert grade(letters, C5) == ("correct", "")
+    assert grade({"Coloring": letters}, C5) == ("correct", "")
+    assert grade({"NumColors": 3, "Coloring": letters}, C5) == ("correct", "")
+    verdict, reason = grade({str(v): v for v in range(1, 7)}, C5)
+    assert verdict == "wrong" and "at most 3 are allowed" in reason
+    verdict, reason = grade({"NumColors": 2, "Coloring": letters}, C5)
+    assert verdict == "wrong" and "NumColors=2" in reason
+    # A stored K from the peer file's comment wins over recomputing chi (the papers' K); a larger K admits more.
+    loose = C5.model_copy(update={"k": 4})
+    four = {**letters, "6": "D"}
+    assert grade(four, loose) == ("correct", "")
+    assert grade(four, C5)[0] == "wrong"
+
+
+def test_gcp_minimum_objective_hides_k_and_needs_num_colors() -> None:
+    t = gcp.text(C5_MIN)
+    assert "smallest possible number of colours" in t.question and "3 colors" not in t.question
+    assert C5_MIN.k is None
+    assert gcp.with_objective(C5_MIN, "k_colors").k == 3
+    verdict, reason = grade({"Coloring": C5_GOLD.answer["Coloring"]})
+    assert verdict == "wrong" and "NumColors not stated" in reason
+
+
+def test_gcp_generator_stores_k_equal_to_exact_chi() -> None:
+    for level in (1, 5, 10):
+        for i in range(5):
+            d = gcp.generate(level, random.Random(1000 * level + i))
+            assert d.objective == "k_colors" and d.k == ie_chi(d.num_vertices, d.edges)
+            m = gcp.generate(level, random.Random(1000 * level + i), "minimum")
+            assert m.k is None and m.edges == d.edges
+
+
 def test_gcp_parse_errors() -> None:
     good = C5_GOLD.answer["Coloring"]
-    assert grade({"Coloring": good})[1].startswith("missing_key")
     assert grade({"NumColors": 3})[1].startswith("missing_key")
+    assert grade({"colors": "x", "NumColors": 3})[1].startswith("bad_value")
     assert grade({"NumColors": "three", "Coloring": good})[1].startswith("bad_value")
     assert grade({"NumColors": 3, "Coloring": [1, 2, 1]})[1].startswith("bad_value")
     assert grade({"NumColors": 3, "Coloring": {**good, "x": 1}})[1].startswith("bad_value")
@@ -376,9 +475,8 @@ def test_text_carries_scalars_and_one_line_per_edge(task) -> None:
         assert f"Vertex {u} " in line and f"vertex {v}." in line
     if task is gcpd.TASK:
         assert f"at most {d.k} colours" in t.question
-        assert t.example == example_literal({"Feasible": "YES"})
-    else:
-        assert not isinstance(gcp.parse(json.loads(t.example)), ParseError)
+        assert t.example == example_literal({"Feasible": "<YES_OR_NO>"})
+    assert is_format_example(json.loads(t.example))
 
 
 @pytest.mark.parametrize("task", [gcp.TASK, gcpd.TASK])
@@ -402,3 +500,10 @@ def test_layout_avoids_edges_grazing_vertices() -> None:
         pos = layout_graph(nodes, pairs, seed)
         clean += coloring._near_misses(pos, pairs, 34.0 / coloring._pixel_scale(pos)) == 0
     assert clean >= 28
+
+
+def test_copied_ellipsis_entry_of_the_example_is_ignored() -> None:
+    letters = {"1": "A", "2": "B", "3": "A", "4": "B", "5": "C", "6": "A"}
+    assert grade({"Coloring": {**letters, "...": "..."}}, C5) == ("correct", "")
+    assert grade({**letters, "\u2026": "\u2026"}, C5) == ("correct", "")
+    assert grade({"Coloring": {**letters, "x": "A"}}, C5)[0] == "parse_error"

@@ -14,6 +14,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from PIL import Image
 
+from nphe4v.core.extract import is_format_example
 from nphe4v.core.schema import ParseError
 from nphe4v.tasks import msp
 from nphe4v.tasks.msp import MSPData, MSPMeeting, MSPParticipant, max_schedule
@@ -362,7 +363,7 @@ def test_text_carries_counts_and_every_datum() -> None:
     for p, line in zip(d.participants, t.data_lines[len(d.meetings):], strict=True):
         assert line.startswith(f"Participant {p.id} is available in")
         assert ", ".join(map(str, sorted(p.meetings))) in line
-    assert not isinstance(msp.parse(json.loads(t.example)), ParseError)
+    assert is_format_example(json.loads(t.example))
     mixed = SMALL
     assert "Each meeting lasts the number" in msp.text(mixed).question
     assert "Meeting 2 lasts 2 slots." in msp.text(mixed).data_lines
@@ -389,3 +390,9 @@ def test_render_survives_empty_lists() -> None:
     assert Image.open(io.BytesIO(msp.render(d)[0])).width == 1024
     assert msp.solve(d).value == 1
     assert "Participant 0 is available in no slot and must attend no meeting." in msp.text(d).data_lines
+
+
+def test_copied_ellipsis_entry_of_the_example_is_ignored():
+    assert msp.parse({"NumScheduled": 1, "Schedule": {"0": [1], "...": "..."}}) == {
+        "NumScheduled": 1, "Schedule": {"0": [1]}
+    }

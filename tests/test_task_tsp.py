@@ -15,6 +15,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from PIL import Image
 
+from nphe4v.core.extract import is_format_example
 from nphe4v.core.schema import Gold, ParseError
 from nphe4v.tasks import get_task
 from nphe4v.tasks.tsp import TSPData
@@ -253,6 +254,23 @@ def test_tsp_parse_missing_keys_and_bad_values():
     }
 
 
+def test_dashed_tours_are_accepted_as_spp_accepts_dashed_paths():
+    """Issue 10 item 7: `0-4-1-2-3-0` was unparsable in TSP while SPP took it; both share one parser."""
+    from nphe4v.tasks.paths import parse_node_path
+
+    spp = get_task("SPP")
+    for raw in ("0-3-1-2-0", "0 - 3 - 1 - 2 - 0", "0=>3=>1=>2=>0", "0\u20143\u20141\u20142\u20140", "0->3->1->2->0"):
+        assert parse_node_path(raw) == [0, 3, 1, 2, 0]
+        assert TSP.parse({"Path": raw, "TotalDistance": 14})["Path"] == [0, 3, 1, 2, 0]
+        assert spp.parse({"Path": raw, "TotalDistance": 14})["Path"] == [0, 3, 1, 2, 0]
+    data = _square()
+    gold = TSP.solve(data)
+    assert TSP.verify(data, gold, TSP.parse({"Path": "0-1-2-3-0", "TotalDistance": 14})).verdict == "correct"
+    assert TSP.verify(data, gold, TSP.parse({"Path": "0-2-1-3-0", "TotalDistance": 18})).verdict == "wrong"
+    # A negative number is not a dashed path: "-1-2" stays unparsable rather than becoming [1, 2].
+    assert isinstance(TSP.parse({"Path": "-1-2-0", "TotalDistance": 3}), ParseError)
+
+
 _SQUARE = _square()
 _SQUARE_GOLD = TSP.solve(_SQUARE)
 _SQUARE_D = TSPDData(**_SQUARE.model_dump(), threshold=15.0)
@@ -317,14 +335,120 @@ def test_text_and_picture_carry_every_distance():
         for i in range(n):
             for j in range(i + 1, n):
                 assert f"Distance between city {i} and city {j}: {fmt_dist(data.distances[i][j])}" in t.data_lines
-        assert not isinstance(TSP.parse(json.loads(t.example)), ParseError)
+        assert is_format_example(json.loads(t.example))
         pngs = TSP.render(data)
         img = Image.open(BytesIO(pngs[0]))
-        assert len(pngs) == 1 and img.format == "PNG" and img.width == 1024 and 400 < img.height < 1400
+        assert len(pngs) == 1 and img.format == "PNG" and img.width == 1024 and 400 < img.height <= 1400
         assert TSP.render(data) == pngs
-    # a matrix without coordinates still renders (table only)
+    # a matrix without coordinates still renders (neato layout)
     big = TSPData(num_cities=9, distances=random_matrix(9, random.Random(1), 2))
     assert Image.open(BytesIO(TSP.render(big)[0])).width == 1024
+
+
+# ------------------------------------------------------------------ pictures (issue 10 item 6)
+
+
+def _overlap(a, b) -> bool:
+    return a[0] < b[2] and b[0] < a[2] and a[1] < b[3] and b[1] < a[3]
+
+
+def _disc_overlaps_box(centre, radius, box) -> bool:
+    nx, ny = min(max(centre[0], box[0]), box[2]), min(max(centre[1], box[1]), box[3])
+    return math.dist((nx, ny), centre) < radius
+
+
+def _dist_to_polyline(p, poly) -> float:
+    best = math.inf
+    for (x1, y1), (x2, y2) in zip(poly, poly[1:], strict=False):
+        dx, dy = x2 - x1, y2 - y1
+        t = max(0.0, min(1.0, ((p[0] - x1) * dx + (p[1] - y1) * dy) / ((dx * dx + dy * dy) or 1.0)))
+        best = min(best, math.dist(p, (x1 + t * dx, y1 + t * dy)))
+    return best
+
+
+def _check_drawing(d, dist) -> None:
+    n = len(dist)
+    assert d.font_size >= 14  # legible at 1024 px
+    assert sorted((i, j) for i, j, _, _ in d.labels) == [(i, j) for i in range(n) for j in range(i + 1, n)]
+    for k, (i, j, text, box) in enumerate(d.labels):
+        assert text == fmt_dist(dist[i][j])
+        assert 0 <= box[0] and box[2] <= d.width and 0 <= box[1] and box[3] <= d.height
+        # each label sits on its own edge, and covers no city and no other label
+        centre = ((box[0] + box[2]) / 2, (box[1] + box[3]) / 2)
+        poly = next(p for a, b, p in d.edges if (a, b) == (i, j))
+        assert _dist_to_polyline(centre, poly) < 1.0
+        for c in d.positions:
+            assert not _disc_overlaps_box(c, d.node_radius, box), (i, j)
+        for other in d.labels[k + 1 :]:
+            assert not _overlap(box, other[3]), ((i, j), other[:2])
+    # no edge runs through a city it does not join (it would read as two edges)
+    for a, b, poly in d.edges:
+        for c, centre in enumerate(d.positions):
+            if c not in (a, b):
+                assert _dist_to_polyline(centre, poly) > d.node_radius, (a, b, c)
+
+
+def _check_pixels(png: bytes, d) -> None:
+    """What is drawn is what the layout says: every label box is white with red text and no edge ink."""
+    from nphe4v.core.draw import ACCENT, EDGE_INK
+
+    img = Image.open(BytesIO(png)).convert("RGB")
+    assert img.size == (d.width, d.height)
+    for _, _, _, box in d.labels:
+        crop = img.crop(tuple(round(v) for v in (box[0] + 1, box[1] + 1, box[2] - 1, box[3] - 1)))
+        colours = {c for _, c in crop.getcolors(maxcolors=10_000)}
+        assert ACCENT in colours and EDGE_INK not in colours
+
+
+@pytest.mark.parametrize("task", ["TSP", "TSP-D"])
+def test_pictures_are_legible_weighted_graphs_at_every_level(task):
+    from nphe4v.tasks.tsp_common import layout_cities
+
+    spec = get_task(task)
+    for level in range(1, 11):
+        for i in range(2):
+            data = spec.generate(level, random.Random(f"picture-{task}-{level}-{i}"))
+            d = layout_cities(data.distances, data.coords)
+            assert d.geometry == "coordinates"
+            _check_drawing(d, data.distances)
+            if i == 0:
+                _check_pixels(spec.render(data)[0], d)
+
+
+def test_picture_geometry_agrees_with_the_labels():
+    """Cities are drawn at their coordinates with one scale for x and y: every straight edge's drawn length
+    divided by its label is the same number (up to the labels' rounding to 0.1)."""
+    from nphe4v.tasks.tsp_common import layout_cities
+
+    data = TSP.generate(10, random.Random(77))
+    d = layout_cities(data.distances, data.coords)
+    ratios = [
+        (math.dist(d.positions[i], d.positions[j]), data.distances[i][j]) for i, j, poly in d.edges if len(poly) == 2
+    ]
+    scale = sum(px for px, _ in ratios) / sum(w for _, w in ratios)
+    for px, w in ratios:
+        assert abs(px / scale - w) <= 0.05 + 1e-6, (px / scale, w)
+    curved = [poly for _, _, poly in d.edges if len(poly) > 2]
+    for poly in curved:  # an arc is longer than its chord, never by more than the bulge allows (~1.4x)
+        chord = math.dist(poly[0], poly[-1])
+        assert chord < sum(math.dist(a, b) for a, b in zip(poly, poly[1:], strict=False)) < 1.45 * chord
+
+
+def test_picture_without_coordinates_is_fitted_by_neato_and_still_legible():
+    from nphe4v.tasks.tsp_common import layout_cities
+
+    for n in (4, 8, 13):
+        dist = random_matrix(n, random.Random(n), 0)
+        d = layout_cities(dist, None)
+        assert d.geometry == "neato"
+        _check_drawing(d, dist)
+
+
+def test_rendered_pixels_follow_the_layout_without_coordinates():
+    from nphe4v.tasks.tsp_common import layout_cities
+
+    data = TSPData(num_cities=11, distances=random_matrix(11, random.Random(4), 2))
+    _check_pixels(TSP.render(data)[0], layout_cities(data.distances, None))
 
 
 # ------------------------------------------------------------------ TSP-D
@@ -414,10 +538,63 @@ def test_tspd_text_and_picture():
         assert f"at most {fmt_dist(data.threshold)}" in t.question
         assert f"{data.num_cities} cities" in t.question
         assert len(t.data_lines) == data.num_cities * (data.num_cities - 1) // 2
-        assert TSPD.parse(json.loads(t.example)) == {"Feasible": "YES"}
+        assert is_format_example(json.loads(t.example))
         png = TSPD.render(data)[0]
         assert Image.open(BytesIO(png)).width == 1024
     a, b = TSPD.generate(7, random.Random(3)), TSPD.generate(7, random.Random(3))
     assert a == b and TSPD.render(a) == TSPD.render(b)
 
 
+
+
+def test_vectorised_label_clipping_matches_segment_hits_box():
+    """The label placer's array clipping agrees with the scalar Liang-Barsky in nphe4v.core.draw."""
+    import numpy as np
+
+    from nphe4v.core.draw import segment_hits_box
+    from nphe4v.tasks.tsp_common import _segments_hit_box
+
+    rng = random.Random(0)
+    segs = [((rng.uniform(0, 100), rng.uniform(0, 100)), (rng.uniform(0, 100), rng.uniform(0, 100))) for _ in range(500)]
+    segs += [((10, 10), (10, 90)), ((5, 50), (95, 50)), ((20, 20), (20, 20)), ((0, 0), (100, 100))]
+    a = np.array([s[0] for s in segs])
+    b = np.array([s[1] for s in segs])
+    for _ in range(200):
+        x, y = rng.uniform(0, 100), rng.uniform(0, 100)
+        box = (x, y, x + rng.uniform(0, 20), y + rng.uniform(0, 20))
+        assert _segments_hit_box(a, b, box).tolist() == [segment_hits_box(p, q, box) for p, q in segs]
+
+
+def test_tspd_paper_threshold_rule_is_an_option_and_always_yes():
+    """The papers' T = 0.75 x the sum of all distances, kept as an option: every instance is YES (why it is not
+    the default: an always-YES answer would score 100 %)."""
+    from nphe4v.tasks.tspd import generate, paper_threshold
+
+    for level in (1, 5, 10):
+        for i in range(5):
+            d = generate(level, random.Random(f"paper-{level}-{i}"), "paper_total_fraction")
+            n = d.num_cities
+            total = sum(d.distances[a][b] for a in range(n) for b in range(a + 1, n))
+            assert d.threshold == paper_threshold(d.distances) and abs(d.threshold - 0.75 * total) <= 0.05 + 1e-9
+            assert TSPD.solve(d).answer == {"Feasible": "YES"}
+            ours = generate(level, random.Random(f"paper-{level}-{i}"))
+            assert ours.distances == d.distances and ours.threshold != d.threshold
+
+
+@pytest.mark.parametrize(
+    ("kind", "folder"), [("nphardeval4v", "nphardeval4v/Data"), ("nphardeval", "nphardeval/Data_V1")]
+)
+def test_published_level_10_pictures_are_legible(kind, folder):
+    """The largest published instances: 4V (coordinates known) and V1 (integer matrices, neato fit)."""
+    from conftest import shared_or_skip
+
+    from nphe4v.peer import read_peer
+    from nphe4v.tasks.tsp_common import layout_cities
+
+    root = shared_or_skip("peers", *folder.split("/"))
+    records = [r for r in read_peer(kind, root, tasks=["TSP", "TSP-D"]) if r.level == 10]
+    assert records
+    for r in records[::3]:
+        d = layout_cities(r.data["distances"], r.data.get("coords"))
+        assert d.geometry == ("coordinates" if kind == "nphardeval4v" else "neato")
+        _check_drawing(d, r.data["distances"])

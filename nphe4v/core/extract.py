@@ -10,7 +10,8 @@ cut off mid-answer. The rules, in order:
 2. If a `<final_answer>` opening tag exists (any case, inner whitespace, `final answer`,
    `final-answer`, or HTML-escaped), the LAST complete block decides: models often restate the
    format example (well-formed, placeholder content) before answering, so earlier blocks are the
-   least reliable. Blank blocks are skipped. An unclosed `<final_answer>` after the last complete
+   least reliable. Blank blocks, and blocks that are a restated format example (placeholder leaves
+   only, or equal to an example the caller passes), are skipped. An unclosed `<final_answer>` after the last complete
    block (a truncated output) takes precedence only if a literal can be extracted from it: otherwise
    a prose mention such as "my answer is in the <final_answer> tags" would hide the real answer.
 3. Inside a block: code fences are dropped, the whole body is tried as a literal, then the balanced
@@ -54,6 +55,8 @@ __all__ = [
     "extract_final_answer",
     "extract_final_answer_raw",
     "extract_yes_no",
+    "is_ellipsis",
+    "is_format_example",
     "strip_think",
 ]
 
@@ -564,41 +567,95 @@ def _prepare(text: str | None) -> tuple[str, str] | ParseError:
     return _strip_think_folded(text, _fold(text))
 
 
-def _raw(t: str, low: str) -> Any | ParseError:
+# A placeholder leaf of a prompt's format example (see prompting.ENVELOPE): "<VERTEX>", "...",
+# "<START>->...-><END>": only <NAME> slots (no digits), ellipses, arrows, commas and spaces.
+_PLACEHOLDER = re.compile(r"(?:\s|<[^<>\d]{1,40}>|\.\.\.|\u2026|->|,)+")
+_PLACEHOLDER_MARK = re.compile(r"<[^<>\d]{1,40}>|\.\.\.|\u2026")
+_MAX_EXAMPLE_LEAVES = 64
+
+
+def is_ellipsis(value: Any) -> bool:
+    """'...' or '\u2026' (spaces allowed): the "more entries" mark of a format example."""
+    return isinstance(value, str) and value.strip() in ("...", "\u2026")
+
+
+def is_format_example(value: Any) -> bool:
+    """True for a restated format example: a non-empty mapping whose every leaf value is a placeholder
+    string. The prompts' examples are built that way (`nphe4v.core.prompting`), so a model that repeats
+    the example after its answer does not replace its answer with the example."""
+    if not isinstance(value, dict) or not value:
+        return False
+    stack: list[Any] = list(value.values())
+    seen = 0
+    while stack:
+        leaf = stack.pop()
+        seen += 1
+        if seen > _MAX_EXAMPLE_LEAVES:
+            return False
+        if isinstance(leaf, dict):
+            if not leaf:
+                return False
+            stack.extend(leaf.values())
+        elif isinstance(leaf, list):
+            if not leaf:
+                return False
+            stack.extend(leaf)
+        elif not (isinstance(leaf, str) and _PLACEHOLDER.fullmatch(leaf) and _PLACEHOLDER_MARK.search(leaf)):
+            return False
+    return True
+
+
+def _skipped(value: Any, ignore: tuple[Any, ...]) -> bool:
+    return is_format_example(value) or any(value == example for example in ignore)
+
+
+def _raw(t: str, low: str, ignore: tuple[Any, ...] = ()) -> Any | ParseError:
     if not t.strip():
         return ParseError(kind="no_final_answer", detail="nothing outside the reasoning block")
     budget = _Budget()
     blocks = _find_blocks(t, low)
     if not blocks.any_opening:
         found = _last_mapping(t, budget)
-        if found is None:
+        if found is None or _skipped(found, ignore):
             return ParseError(kind="no_final_answer", detail="no final_answer tag and no mapping")
         return found
     tail_error: ParseError | None = None
     if blocks.tail is not None:
         value = _parse_body(*blocks.tail, allow_text=False, budget=budget)
-        if not isinstance(value, ParseError):
+        if not isinstance(value, ParseError) and not _skipped(value, ignore):
             return value
-        tail_error = value
+        if isinstance(value, ParseError):
+            tail_error = value
+    example_seen = False
     for body, escaped in blocks.complete:
         if _unfence(body[: MAX_LITERAL_CHARS * 2]):
-            return _parse_body(body, escaped, allow_text=True, budget=budget)
+            value = _parse_body(body, escaped, allow_text=True, budget=budget)
+            # A restated format example (often after the answer) is not the answer: look further back.
+            if not isinstance(value, ParseError) and _skipped(value, ignore):
+                example_seen = True
+                continue
+            return value
+    if example_seen:
+        return ParseError(kind="no_final_answer", detail="only the prompt's format example was given")
     return tail_error or ParseError(kind="no_final_answer", detail="final_answer is empty")
 
 
-def extract_final_answer_raw(text: str | None) -> Any | ParseError:
+def extract_final_answer_raw(text: str | None, ignore: tuple[Any, ...] = ()) -> Any | ParseError:
     """Whatever the final answer holds (mapping, list, number, string), or why there is none: for
-    tasks that accept scalars. `extract_final_answer` is the mapping-only variant."""
+    tasks that accept scalars. `extract_final_answer` is the mapping-only variant.
+
+    Blocks that are a format example (`is_format_example`) or equal to one of `ignore` (e.g. the
+    prompt's example, parsed) are skipped."""
     try:
         prepared = _prepare(text)
-        return prepared if isinstance(prepared, ParseError) else _raw(*prepared)
+        return prepared if isinstance(prepared, ParseError) else _raw(*prepared, ignore=ignore)
     except _PARSE_ERRORS as exc:  # a safety net: every path above is meant to be total
         return ParseError(kind="bad_literal", detail=f"{type(exc).__name__} while extracting")
 
 
-def extract_final_answer(text: str | None) -> dict[str, Any] | ParseError:
+def extract_final_answer(text: str | None, ignore: tuple[Any, ...] = ()) -> dict[str, Any] | ParseError:
     """The final-answer mapping of a model response, or a typed ParseError (never raises)."""
-    value = extract_final_answer_raw(text)
+    value = extract_final_answer_raw(text, ignore)
     if isinstance(value, ParseError | dict):
         return value
     return ParseError(kind="not_a_mapping", detail=f"final answer is a {type(value).__name__}")

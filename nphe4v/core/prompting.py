@@ -12,14 +12,25 @@ from typing import Any
 from nphe4v.core.schema import ImageRef, Prompt
 from nphe4v.core.task import TaskText
 
-TEMPLATE_VERSION = "nphe4v-prompt-v1"
+TEMPLATE_VERSION = "nphe4v-prompt-v2"
 RECOGNITION_TEMPLATE_VERSION = "nphe4v-recognition-v1"
 VISION_MODE = "vision"
 
+# GraphVerse (VISION_MODE) keeps its wording and concrete examples; its prompts are unchanged since v1.
+VISION_TEMPLATE_VERSION = "nphe4v-prompt-v1"
 ENVELOPE = (
     "Write your whole answer inside <root></root>. Inside it, put your step-by-step reasoning in "
     "<reasoning></reasoning> and then the final answer in <final_answer></final_answer> as one JSON "
     "object with exactly these keys, for example:\n"
+    "<root><reasoning>...</reasoning><final_answer>{example}</final_answer></root>"
+)
+# NPHardEval4V examples are placeholders ("<POSITION>"), never a parseable answer: a model that restates
+# the format after answering must not be graded on the example (nphe4v.core.extract.is_format_example).
+ENVELOPE_PLACEHOLDERS = (
+    "Write your whole answer inside <root></root>. Inside it, put your step-by-step reasoning in "
+    "<reasoning></reasoning> and then the final answer in <final_answer></final_answer> as one JSON "
+    "object with exactly these keys, in this form, where each <...> stands for your value and ... for "
+    "more entries:\n"
     "<root><reasoning>...</reasoning><final_answer>{example}</final_answer></root>"
 )
 
@@ -34,9 +45,15 @@ FIGURE_AND_TEXT = (
 def build_prompt(text: TaskText, mode: str, images: tuple[ImageRef, ...]) -> Prompt:
     """`mode` is one of PROMPT_MODES (NPHardEval4V) or VISION_MODE (GraphVerse: the evidence is only in
     the image(s), the question only in the text)."""
-    parts = [text.intro, text.question, text.output, ENVELOPE.format(example=text.example)]
     if mode == VISION_MODE:
-        return Prompt(text="\n\n".join(p for p in parts if p), images=images, template_version=TEMPLATE_VERSION)
+        parts = [text.intro, text.question, text.output, ENVELOPE.format(example=text.example)]
+        return Prompt(
+            text="\n\n".join(p for p in parts if p), images=images, template_version=VISION_TEMPLATE_VERSION
+        )
+    question = text.question
+    if mode == "figure+limited_text" and text.limited_question is not None:
+        question = text.limited_question
+    parts = [text.intro, question, text.output, ENVELOPE_PLACEHOLDERS.format(example=text.example)]
     if mode == "figure+limited_text":
         parts.insert(2, FIGURE_LIMITED)
     else:

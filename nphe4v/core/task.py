@@ -22,7 +22,8 @@ class TaskText(BaseModel):
     """The pieces a prompt is assembled from (see `nphe4v.core.prompting`).
 
     `question` must carry every scalar the task needs (target, strings, start/end, capacity,
-    threshold, k, counts) because it is sent in every prompt mode; `data_lines` carry the bulk data
+    threshold, k, counts) because it is sent in every prompt mode (figure+limited_text sends
+    `limited_question` instead when a task sets it); `data_lines` carry the bulk data
     (edges, items, distances, availability) that the image shows and that only full-text modes repeat.
     """
 
@@ -31,6 +32,9 @@ class TaskText(BaseModel):
     output: str
     example: str
     data_lines: tuple[str, ...] = ()
+    # The question in figure+limited_text when it differs: the papers' EDP gives its two strings only in
+    # the figure there, so they cannot be in `question`. None means `question` is used in every mode.
+    limited_question: str | None = None
 
 
 @dataclass(frozen=True)

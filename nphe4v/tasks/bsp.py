@@ -72,7 +72,7 @@ def text(data: BSPData) -> TaskText:
             f"{data.target}. Positions are 0-based: the first element is at position 0."
         ),
         output="Give the position of the target as an integer and keep your reasoning brief.",
-        example=example_literal({"Position": 0}),
+        example=example_literal({"Position": "<POSITION>"}),
         data_lines=("Array: " + ", ".join(str(v) for v in data.array),),
     )
 

@@ -4,7 +4,9 @@ that turn String A into String B (unit-cost Levenshtein distance).
 Deviations from the peer benchmark (docs/deviations.md):
 - the picture labels the strings "String A" / "String B" and shows them in that order (the peer image is
   unlabelled and shows string_b on top), one character per box so characters can be counted;
-- both strings are always in the question, in every prompt mode (the peer runners drop them, so its
+- prompt modes as the paper defines them: figure+limited_text gives the two strings only in the figure (the
+  question names them "String A" and "String B" as labelled there); full_text_only and figure+full_text give
+  them in the question and spelled out in the data lines (the peer runners drop them in every mode, so its
   text-only mode has no data at all);
 - generation never yields two identical strings (distance 0 would be a trivial instance).
 """
@@ -101,8 +103,12 @@ def text(data: EDPData) -> TaskText:
             "Find the minimum number of insertions, deletions and replacements needed to transform "
             "String A into String B."
         ),
+        limited_question=(
+            "String A and String B are shown in the figure. Find the minimum number of insertions, deletions "
+            "and replacements needed to transform String A into String B."
+        ),
         output="Give that minimum number of operations as an integer and keep your reasoning brief.",
-        example=example_literal({"Operations": 0}),
+        example=example_literal({"Operations": "<NUMBER_OF_OPERATIONS>"}),
         # Spelled one character at a time, like the boxes in the picture.
         data_lines=(
             f"String A ({len(a)} characters): " + " ".join(a),

@@ -1,9 +1,16 @@
 """GCP — graph colouring (optimisation): colour the vertices of an undirected graph with as few colours as possible.
 
+Two objectives (`GCPData.objective`):
+- "k_colors" (default, the papers' prompt): "There are N vertices 1 to N in a graph. You may use K colors with
+  alphabets from A, B, C,... to color the graph", K = chi. Correct iff a proper colouring of every vertex with at
+  most K colours (K = chi, so exactly the optimal colourings pass).
+- "minimum" (ours, an option): the prompt does not give K and asks for the smallest number of colours, so the model
+  must find chi itself; correct iff proper and using chi colours, and the stated NumColors matches.
+
 Deviations from the peer benchmark (docs/deviations.md):
-- The answer states the number of colours and a colour for every vertex 1..N (isolated ones included), and it is
-  correct only if the colouring is proper AND uses exactly chi colours (the peer checker never compared the count
-  with chi, so "one colour per vertex" passed) AND the stated NumColors matches the colouring.
+- The answer gives a colour for every vertex 1..N (isolated ones included) and it is correct only if the colouring
+  is proper AND uses at most K = chi colours (the peer checker never compared the count with K, so "one colour per
+  vertex" passed); a stated NumColors must match the colouring.
 - Gold is the exact chromatic number (backtracking), not the peer answer files' greedy count.
 - Vertices are 1..N in the prompt, the example and the picture alike (the peer example used 0-based keys).
 - N = L+5 and 4+2L edges with a spread of -1..+2 (the peer files drift above 4+2L at high levels).
@@ -12,7 +19,7 @@ Deviations from the peer benchmark (docs/deviations.md):
 from __future__ import annotations
 
 import random
-from typing import Any
+from typing import Any, Literal
 
 from pydantic import BaseModel, Field, model_validator
 
@@ -32,10 +39,17 @@ from nphe4v.tasks.coloring import (
     render_graph,
 )
 
+Objective = Literal["k_colors", "minimum"]
+OBJECTIVES: tuple[Objective, ...] = ("k_colors", "minimum")
+
 
 class GCPData(BaseModel):
     num_vertices: int = Field(ge=1)
     edges: list[tuple[int, int]]
+    # "k_colors": the papers' prompt states K (= chi); "minimum": our variant, K is not stated
+    objective: Objective = "k_colors"
+    # colours allowed in "k_colors"; None (datasets written before K was stored) means chi, computed on use
+    k: int | None = Field(default=None, ge=1)
 
     @model_validator(mode="after")
     def _valid_graph(self) -> GCPData:
@@ -48,14 +62,29 @@ def params(level: int) -> dict[str, Any]:
     return {"num_vertices": level + 5, "min_edges": lo, "max_edges": hi}
 
 
-def generate(level: int, rng: random.Random) -> GCPData:
+def generate(level: int, rng: random.Random, objective: Objective = "k_colors") -> GCPData:
     p = params(level)
     m = rng.randint(p["min_edges"], p["max_edges"])
-    return GCPData(num_vertices=p["num_vertices"], edges=random_edges(p["num_vertices"], m, rng))
+    n = p["num_vertices"]
+    edges = random_edges(n, m, rng)
+    # The papers' K is the chromatic number (their files' comment, exact in every published instance).
+    k = chromatic_number(n, edges)[0] if objective == "k_colors" else None
+    return GCPData(num_vertices=n, edges=edges, objective=objective, k=k)
 
 
-def solve(data: GCPData) -> Gold:
-    chi, coloring = chromatic_number(data.num_vertices, data.edges)
+def with_objective(data: GCPData, objective: Objective) -> GCPData:
+    """The same graph under the other objective (e.g. to build a minimum-colour dataset from a generated one)."""
+    k = allowed_colors(data) if objective == "k_colors" else None
+    return data.model_copy(update={"objective": objective, "k": k})
+
+
+def allowed_colors(data: GCPData) -> int:
+    return data.k if data.k is not None else chromatic_number(data.num_vertices, data.edges)[0]
+
+
+def solve(data: GCPData, max_steps: int | None = None) -> Gold:
+    """Exact gold; with `max_steps`, raises coloring.SolveBudgetExceeded rather than search longer."""
+    chi, coloring = chromatic_number(data.num_vertices, data.edges, max_steps)
     return Gold(answer=coloring_answer(coloring), value=chi)
 
 
@@ -65,6 +94,24 @@ def render(data: GCPData) -> list[bytes]:
 
 def text(data: GCPData) -> TaskText:
     n = data.num_vertices
+    if data.objective == "k_colors":
+        k = allowed_colors(data)
+        return TaskText(
+            intro=(
+                "Graph coloring refers to the problem of coloring vertices of a graph in such a way that no two "
+                "adjacent vertices have the same color."
+            ),
+            question=(
+                f"There are {n} vertices 1 to {n} in a graph. You may use {k} colors with alphabets from A, B, "
+                f"C,... to color the graph. The graph has {len(data.edges)} edges."
+            ),
+            output=(
+                f"Please label every vertex, even if it is disconnected from the rest of the graph, with one of the "
+                f"{k} colors, so that no edge joins two vertices of the same color. Keep your reasoning brief."
+            ),
+            example=example_literal({"Coloring": {"<VERTEX>": "<COLOR>", "...": "..."}}),
+            data_lines=edge_lines(data.edges),
+        )
     return TaskText(
         intro=(
             "Graph colouring: give every vertex of an undirected graph a colour so that the two ends of each "
@@ -79,7 +126,7 @@ def text(data: GCPData) -> TaskText:
             "Report the number of colours you use and the colour of every vertex; colours may be numbers or "
             "names. Keep your reasoning brief."
         ),
-        example=example_literal({"NumColors": 2, "Coloring": {"1": 1, "2": 2, "3": 1}}),
+        example=example_literal({"NumColors": "<NUMBER_OF_COLORS>", "Coloring": {"<VERTEX>": "<COLOR>", "...": "..."}}),
         data_lines=edge_lines(data.edges),
     )
 
@@ -92,6 +139,13 @@ def verify(data: GCPData, gold: Gold, answer: dict[str, Any]) -> Verdict:
     used, why = check_coloring(data.num_vertices, data.edges, answer)
     if used is None:
         return Verdict(verdict="wrong", reason=why)
+    if data.objective == "k_colors":
+        k = allowed_colors(data)
+        if used > k:
+            return Verdict(verdict="wrong", reason=f"proper colouring with {used} colours; at most {k} are allowed")
+        return Verdict(verdict="correct")
+    if answer.get("NumColors") is None:
+        return Verdict(verdict="wrong", reason="NumColors not stated (the question asks for the number of colours)")
     chi = int(gold.value) if gold.value is not None else chromatic_number(data.num_vertices, data.edges)[0]
     # A proper colouring with fewer colours than gold would refute gold; the solver is exact, so only '>' occurs.
     if used > chi:

@@ -3,10 +3,12 @@
 Deviations from the peer benchmark (docs/deviations.md):
 - Gold is exact k-colourability (backtracking), not networkx's greedy `largest_first` count (wrong on 15 % of the
   peer 4V instances).
-- Labels are balanced by design: k = 3 as in the peer files, but each instance flips a coin for YES/NO and the
-  generator plants a 3- or 4-class partition and keeps the graph only if its chromatic number is exactly 3 (YES)
-  or exactly 4 (NO). Both answers are tight (chi = k or chi = k + 1), and the edge count follows the same
-  level range for both labels, so size gives nothing away. The peer data was 74 % YES.
+- Labels are balanced by design: k = 3 as in the peer files; the edge count is drawn first (uniform over the
+  level's range), then a coin decides YES/NO, and the generator plants a graph of chromatic number exactly 3
+  (YES: an odd cycle in a 3-class partition) or exactly 4 (NO: K4, an odd wheel or the Moser spindle in a
+  4-class partition) with exactly that many edges. Both answers are tight (chi = k or chi = k + 1) and neither
+  the stated edge count nor the vertex count predicts the answer. The peer data was 74 % YES, and NO graphs
+  were denser. Level 1 has at least 6 edges (peer: 5..8), the fewest a 4-chromatic graph has.
 - k is stated in the question (every prompt mode); the picture shows only the graph, as in the peer images.
 """
 
@@ -29,14 +31,13 @@ from nphe4v.tasks.coloring import (
     edge_lines,
     greedy_largest_first,
     k_coloring,
-    planted_edges,
     render_graph,
 )
 
 DEFAULT_K = 3
-# Rejection sampling of a 4-chromatic graph at level 1 accepts ~2 % of draws; this cap is never reached in
-# practice and only guards against an endless loop.
-_MAX_TRIES = 20_000
+# A 4-chromatic graph has at least 6 edges (K4), so no level offers fewer: both answers stay possible at every
+# edge count and the edge count can be drawn before the answer.
+MIN_EDGES = 6
 
 
 class GCPDData(BaseModel):
@@ -52,33 +53,69 @@ class GCPDData(BaseModel):
 
 def params(level: int) -> dict[str, Any]:
     lo, hi = edge_count_range(level)
-    return {"num_vertices": level + 5, "min_edges": lo, "max_edges": hi, "k": DEFAULT_K}
+    return {"num_vertices": level + 5, "min_edges": max(lo, MIN_EDGES), "max_edges": hi, "k": DEFAULT_K}
 
 
-def _with_clique(n: int, m: int, size: int, rng: random.Random) -> list[tuple[int, int]]:
-    """Fallback: a planted (size-1)-partite graph plus a clique of `size` vertices, so chi == size."""
-    clique = sorted(rng.sample(range(1, n + 1), size))
-    edges = set(itertools.combinations(clique, 2))
-    edges |= set(planted_edges(n, max(m - len(edges), 0), size - 1, rng))
-    return sorted(edges)
+def _cycle(c: int) -> list[tuple[int, int]]:
+    return [(i, (i + 1) % c) for i in range(c)]
+
+
+def _wheel(rim: int) -> list[tuple[int, int]]:
+    return [(0, i) for i in range(1, rim + 1)] + [(i, i % rim + 1) for i in range(1, rim + 1)]
+
+
+_MOSER_SPINDLE = [(0, 1), (0, 2), (1, 2), (1, 3), (2, 3), (0, 4), (0, 5), (4, 5), (4, 6), (5, 6), (3, 6)]
+
+# Small graphs whose chromatic number is exactly 3 (odd cycles) or exactly 4 (K4, odd wheels, the Moser
+# spindle). Planting one inside a graph whose every edge respects a 3- or 4-class partition pins chi exactly,
+# with no solver in the loop, so the edge count can be fixed before the answer is drawn.
+_CORES: dict[int, list[list[tuple[int, int]]]] = {
+    3: [_cycle(3), _cycle(5), _cycle(7)],
+    4: [list(itertools.combinations(range(4), 2)), _wheel(5), _MOSER_SPINDLE, _wheel(7)],
+}
+
+
+def _core_size(core: list[tuple[int, int]]) -> int:
+    return 1 + max(max(e) for e in core)
+
+
+def _planted_chi(n: int, m: int, chi: int, rng: random.Random) -> list[tuple[int, int]]:
+    """m random edges on vertices 1..n with chromatic number exactly `chi` (3 or 4): a core forcing chi
+    colours, and every other edge between different classes of a chi-class partition that extends the
+    core's colouring."""
+    fits = [c for c in _CORES[chi] if _core_size(c) <= n and len(c) <= m]
+    core = rng.choice(fits)
+    size = _core_size(core)
+    colours = k_coloring(size, [(u + 1, v + 1) for u, v in core], chi)
+    assert colours is not None  # every core is chi-colourable by construction
+    place = rng.sample(range(1, n + 1), size)
+    label = {v: rng.randrange(chi) for v in range(1, n + 1)}
+    for i, v in enumerate(place):
+        label[v] = colours[i + 1]
+    edges = {tuple(sorted((place[u], place[v]))) for u, v in core}
+    free = [
+        (u, v)
+        for u in range(1, n + 1)
+        for v in range(u + 1, n + 1)
+        if label[u] != label[v] and (u, v) not in edges
+    ]
+    edges |= set(rng.sample(free, min(m - len(edges), len(free))))
+    return sorted(edges)  # type: ignore[arg-type]
 
 
 def generate(level: int, rng: random.Random) -> GCPDData:
     p = params(level)
     n, k = p["num_vertices"], p["k"]
+    # The edge count is drawn before the answer, from the same range for both answers, so neither the stated
+    # edge count nor the vertex count tells YES from NO (tests/test_task_gcp.py measures it).
+    m = rng.randint(p["min_edges"], p["max_edges"])
     feasible = rng.random() < 0.5
-    target = k if feasible else k + 1
-    for _ in range(_MAX_TRIES):
-        m = rng.randint(p["min_edges"], p["max_edges"])
-        edges = planted_edges(n, m, target, rng)
-        if chromatic_number(n, edges)[0] == target:
-            return GCPDData(num_vertices=n, edges=edges, k=k)
-    edges = _with_clique(n, p["max_edges"], target, rng)
-    return GCPDData(num_vertices=n, edges=edges, k=k)
+    return GCPDData(num_vertices=n, edges=_planted_chi(n, m, k if feasible else k + 1, rng), k=k)
 
 
-def solve(data: GCPDData) -> Gold:
-    feasible = k_coloring(data.num_vertices, data.edges, data.k) is not None
+def solve(data: GCPDData, max_steps: int | None = None) -> Gold:
+    """Exact gold; with `max_steps`, raises coloring.SolveBudgetExceeded rather than search longer."""
+    feasible = k_coloring(data.num_vertices, data.edges, data.k, max_steps) is not None
     return Gold(answer={"Feasible": "YES" if feasible else "NO"}, value=1.0 if feasible else 0.0)
 
 
@@ -98,7 +135,7 @@ def text(data: GCPDData) -> TaskText:
             f"be coloured using at most {data.k} colours so that no edge joins two vertices of the same colour?"
         ),
         output="Answer YES if such a colouring exists and NO otherwise. Keep your reasoning brief.",
-        example=example_literal({"Feasible": "YES"}),
+        example=example_literal({"Feasible": "<YES_OR_NO>"}),
         data_lines=edge_lines(data.edges),
     )
 
@@ -118,7 +155,11 @@ def parse(obj: dict[str, Any]) -> dict[str, Any] | ParseError:
 def _truth(data: GCPDData, gold: Gold) -> bool:
     if gold.value is not None:
         return gold.value >= 0.5
-    return as_yes_no(gold.answer.get("Feasible")) is True
+    said = as_yes_no(gold.answer.get("Feasible"))
+    if said is None:
+        # Gold unknown (an import whose exact search ran past its budget): decide exactly, never guess.
+        return k_coloring(data.num_vertices, data.edges, data.k) is not None
+    return said
 
 
 def verify(data: GCPDData, gold: Gold, answer: dict[str, Any]) -> Verdict:

@@ -145,7 +145,7 @@ def text(data: KSPData) -> TaskText:
             "Give the largest total value and the list of ids of the items you pack. "
             "Keep your reasoning brief."
         ),
-        example=example_literal({"TotalValue": 17, "SelectedItemIds": [1, 4]}),
+        example=example_literal({"TotalValue": "<TOTAL_VALUE>", "SelectedItemIds": ["<ITEM_ID>", "..."]}),
         data_lines=tuple(f"Item {it.id}: weight {it.weight}, value {it.value}" for it in data.items),
     )
 

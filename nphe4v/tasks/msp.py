@@ -22,6 +22,7 @@ from pydantic import BaseModel, Field, model_validator
 
 from nphe4v.core.coerce import as_int, as_int_list, get_key
 from nphe4v.core.draw import INK, centered_text, new_canvas, text_size, title, to_png
+from nphe4v.core.extract import is_ellipsis
 from nphe4v.core.prompting import example_literal
 from nphe4v.core.schema import Gold, ParseError, Verdict
 from nphe4v.core.task import TaskSpec, TaskText
@@ -395,7 +396,7 @@ def text(data: MSPData) -> TaskText:
             "Report the number of meetings you schedule and, for each scheduled meeting, the list of its slots. "
             "Keep your reasoning brief."
         ),
-        example=example_literal({"NumScheduled": 2, "Schedule": {"0": [1], "2": [3]}}),
+        example=example_literal({"NumScheduled": "<NUMBER_SCHEDULED>", "Schedule": {"<MEETING_ID>": ["<SLOT>", "..."], "...": "..."}}),
         data_lines=(
             *(f"Meeting {m.id} lasts {m.duration} slot{'s' if m.duration != 1 else ''}." for m in data.meetings),
             *(
@@ -429,6 +430,8 @@ def parse(obj: dict[str, Any]) -> dict[str, Any] | ParseError:
     schedule: dict[str, list[int]] = {}
     seen: set[int] = set()
     for raw_id, raw_slots in raw.items():
+        if is_ellipsis(raw_id):
+            continue  # the format example's "...": "..." entry copied along with real ones
         mid = as_int(raw_id)
         if mid is None:
             return ParseError(kind="bad_value", detail=f"meeting id {raw_id!r:.40}")

@@ -17,17 +17,17 @@ from __future__ import annotations
 
 import heapq
 import random
-import re
 from collections import Counter, deque
 from typing import Any
 
 from pydantic import BaseModel, Field, model_validator
 
-from nphe4v.core.coerce import as_int, as_int_list, get_key
+from nphe4v.core.coerce import as_int, get_key
 from nphe4v.core.draw import WIDTH, draw_graph, layout_graph
 from nphe4v.core.prompting import example_literal
 from nphe4v.core.schema import Gold, ParseError, Verdict
 from nphe4v.core.task import TaskSpec, TaskText
+from nphe4v.tasks.paths import parse_node_path
 
 Point = tuple[float, float]
 START_FILL = (120, 210, 120)
@@ -37,8 +37,6 @@ END_FILL = (250, 170, 80)
 LAYOUT_SEEDS = (7, 1, 2, 3, 4, 5, 6, 8)
 NO_PATH = {"Path": "", "TotalDistance": -1}
 _NO_PATH_WORDS = {"", "none", "null", "nil", "no path", "nopath", "n/a", "na", "-", "[]", "no", "empty"}
-# "0-2-3", "0 - 2 - 3", "0=>2=>3", "0—2—3": unambiguous for non-negative ids, though not the asked form.
-_DASHED_PATH = re.compile(r"\s*\d+(?:\s*(?:-+>?|=+>|[–—>])\s*\d+)+\s*")
 _INF_WORDS = {"inf", "infinity", "-inf", "none", "null", "nil", "n/a", "na", "no path", "nopath", "-", "", "∞"}
 
 
@@ -299,7 +297,7 @@ def text(data: SPPData) -> TaskText:
             f"Give the path as node numbers joined by '->', beginning with {s} and ending with {t}, and its "
             "total distance as an integer. Keep your reasoning brief."
         ),
-        example=example_literal({"Path": "0->4->2", "TotalDistance": 9}),
+        example=example_literal({"Path": "<START>->...-><END>", "TotalDistance": "<TOTAL_DISTANCE>"}),
         data_lines=tuple(
             f"Edge between node {e.u} and node {e.v}, weight {e.weight}" for e in data.edges
         ),
@@ -322,10 +320,8 @@ def parse(obj: dict[str, Any]) -> dict[str, Any] | ParseError:
     # "No path" may come as "", [], null or words; it is canonicalised to [] and -1.
     if _is_no_path_word(raw_path, _NO_PATH_WORDS):
         path: list[int] | None = []
-    elif isinstance(raw_path, str) and len(raw_path) < 10_000 and _DASHED_PATH.fullmatch(raw_path):
-        path = as_int_list(re.findall(r"\d+", raw_path))
     else:
-        path = as_int_list(raw_path)
+        path = parse_node_path(raw_path)
     if path is None:
         return ParseError(kind="bad_value", detail=f"Path={raw_path!r:.60}")
     if _is_no_path_word(raw_dist, _INF_WORDS):

@@ -19,10 +19,11 @@ from __future__ import annotations
 import random
 from typing import Any
 
-from nphe4v.core.coerce import as_int_list, as_number, get_key
+from nphe4v.core.coerce import as_number, get_key
 from nphe4v.core.prompting import example_literal
 from nphe4v.core.schema import Gold, ParseError, Verdict
 from nphe4v.core.task import TaskSpec, TaskText
+from nphe4v.tasks.paths import parse_node_path
 from nphe4v.tasks.tsp_common import (
     LENGTH_TOL,
     TSPData,
@@ -78,7 +79,7 @@ def text(data: TSPData) -> TaskText:
             "Give the tour as city numbers joined by '->', beginning and ending with 0, and its total "
             "distance (the sum of the distances along the tour). Keep your reasoning brief."
         ),
-        example=example_literal({"Path": "0->3->1->2->0", "TotalDistance": 21.4}),
+        example=example_literal({"Path": "<START_CITY>->...-><START_CITY>", "TotalDistance": "<TOTAL_DISTANCE>"}),
         data_lines=distance_lines(data.distances),
     )
 
@@ -92,7 +93,7 @@ def parse(obj: dict[str, Any]) -> dict[str, Any] | ParseError:
         return ParseError(kind="missing_key", detail="Path")
     if not has_dist:
         return ParseError(kind="missing_key", detail="TotalDistance")
-    path = as_int_list(raw_path)
+    path = parse_node_path(raw_path)
     if path is None:
         return ParseError(kind="bad_value", detail=f"Path={raw_path!r:.60}")
     total = as_number(raw_dist)

@@ -9,9 +9,11 @@ keeps every tour length an exact multiple of 0.1 up to float noise, so equal tou
 
 from __future__ import annotations
 
+import itertools
 import math
 import random
 from collections.abc import Sequence
+from dataclasses import dataclass
 
 import numpy as np
 from PIL import Image, ImageDraw
@@ -25,9 +27,7 @@ from nphe4v.core.draw import (
     NODE_FILL,
     WIDTH,
     centered_text,
-    labelled_box,
     new_canvas,
-    segment_hits_box,
     text_size,
     title,
     to_png,
@@ -37,8 +37,6 @@ GRID = 10
 # Tour lengths are sums of <= 13 numbers with at most 2 decimals: float noise is ~1e-13, a real
 # difference is >= 0.01, so 1e-6 separates "equal" (ties, rotations, reversals) from "longer".
 LENGTH_TOL = 1e-6
-# Largest n drawn as a complete weighted graph; beyond it the edge labels crowd, so a table is used.
-GRAPH_MAX_CITIES = 6
 
 
 class TSPData(BaseModel):
@@ -206,124 +204,274 @@ def _boxes_overlap(a: tuple[float, ...], b: tuple[float, ...]) -> bool:
     return a[0] < b[2] and b[0] < a[2] and a[1] < b[3] and b[1] < a[3]
 
 
-def _complete_graph(dist: Sequence[Sequence[float]], caption: str) -> bytes:
-    """Cities on a circle (no three collinear, so no edge runs behind a node), every pair joined and
-    labelled. Each label slides along its own edge to a spot that covers no other edge and no other label:
-    on a circle the diagonals' midpoints coincide (e.g. the centre of a square or a hexagon)."""
+def _box_hits_disc(box: tuple[float, ...], centre: tuple[float, float], radius: float) -> bool:
+    px, py = centre
+    nx, ny = min(max(px, box[0]), box[2]), min(max(py, box[1]), box[3])
+    return (nx - px) ** 2 + (ny - py) ** 2 < radius * radius
+
+
+Point = tuple[float, float]
+Box = tuple[float, float, float, float]
+
+NODE_RADIUS = 20.0
+# Largest font first; smaller only when some label finds no free spot (14 px stays legible at 1024 px).
+LABEL_SIZES = (20, 18, 16, 14)
+LABEL_PAD = 3
+_MARGIN = 60
+_TOP = 70  # room for the caption
+_MAX_HEIGHT = 1400
+# An edge passing this close to a city it does not join would read as two edges through that city: it is
+# drawn as a gentle arc instead.
+_CLEARANCE = NODE_RADIUS + 8
+_BULGES = (0.12, -0.12, 0.2, -0.2, 0.3, -0.3, 0.4, -0.4, 0.06, -0.06, 0.16, -0.16, 0.25, -0.25, 0.35, -0.35, 0.5, -0.5, 0.65, -0.65)
+_ARC_SAMPLES = 24
+
+
+@dataclass(frozen=True)
+class CityDrawing:
+    """Geometry of a city picture, in pixels: what `render_cities` draws and what tests measure."""
+
+    width: int
+    height: int
+    positions: list[Point]
+    node_radius: float
+    # (i, j, polyline from city i to city j)
+    edges: list[tuple[int, int, list[Point]]]
+    # (i, j, label text, label box x0, y0, x1, y1)
+    labels: list[tuple[int, int, str, Box]]
+    font_size: int
+    # "coordinates": cities at their true positions, drawn lengths proportional to the labels;
+    # "neato": positions fitted to the distances by Graphviz stress majorisation (labels are the truth)
+    geometry: str
+
+
+def _euclidean_fits(dist: Sequence[Sequence[float]], coords: Sequence[tuple[int, int]]) -> bool:
+    """Whether the distances are the coordinates' Euclidean distances (up to the 2-decimal rounding)."""
     n = len(dist)
-    height, radius, node_r, size = 900, 330.0, 30, 26
-    cx, cy = WIDTH / 2, 70 + (height - 70) / 2
-    pos = [
-        (cx + radius * math.cos(-math.pi / 2 + 2 * math.pi * i / n),
-         cy + radius * math.sin(-math.pi / 2 + 2 * math.pi * i / n))
-        for i in range(n)
-    ]
-    img, draw = new_canvas(WIDTH, height)
-    title(draw, caption, y=34, size=28)
-    edges = [(i, j) for i in range(n) for j in range(i + 1, n)]
-    # polygon sides first: they have free midpoints; diagonals then work around them
-    edges.sort(key=lambda e: (min(e[1] - e[0], n - (e[1] - e[0])), e))
-    ts = sorted((0.5 + k * 0.03 for k in range(-11, 12)), key=lambda t: (abs(t - 0.5), t))
-    placed: list[tuple[float, ...]] = []
-    labels: list[tuple[tuple[float, float], str]] = []
-    for i, j in edges:
-        label = fmt_dist(dist[i][j])
-        w, h = text_size(draw, label, size)
-        best: tuple[float, float] | None = None
+    return all(
+        abs(dist[i][j] - math.dist(coords[i], coords[j])) <= 0.051 for i in range(n) for j in range(i + 1, n)
+    )
+
+
+def _neato_positions(dist: Sequence[Sequence[float]]) -> list[Point]:
+    """Positions whose pairwise distances approximate the matrix: Graphviz neato (stress majorisation) with
+    every edge's desired length set to its weight; the start seed is fixed, so the layout is reproducible."""
+    import pygraphviz as pgv
+
+    n = len(dist)
+    positive = [dist[i][j] for i in range(n) for j in range(i + 1, n) if dist[i][j] > 0]
+    unit = (sum(positive) / len(positive)) if positive else 1.0
+    g = pgv.AGraph(strict=True, directed=False)
+    g.graph_attr.update(start="1", mode="major", overlap="false", sep="+30", maxiter="2000")
+    for i in range(n):
+        g.add_node(str(i))
+    for i in range(n):
+        for j in range(i + 1, n):
+            g.add_edge(str(i), str(j), len=f"{max(dist[i][j], 0.05 * unit) / unit * 2.0:.4f}")
+    g.layout(prog="neato")
+    out = []
+    for i in range(n):
+        x, y = g.get_node(str(i)).attr["pos"].split(",")[:2]
+        out.append((float(x), float(y)))
+    return out
+
+
+def _to_pixels(points: Sequence[Point]) -> tuple[list[Point], int]:
+    """One scale for x and y (drawn lengths keep their ratios), y upwards as on a map, cities kept clear of the
+    caption and borders."""
+    xs = [p[0] for p in points]
+    ys = [p[1] for p in points]
+    span_x = max(max(xs) - min(xs), 1e-9)
+    span_y = max(max(ys) - min(ys), 1e-9)
+    scale = min((WIDTH - 2 * _MARGIN) / span_x, (_MAX_HEIGHT - _TOP - _MARGIN) / span_y)
+    height = int(max(480, min(_MAX_HEIGHT, span_y * scale + _TOP + _MARGIN)))
+    off_x = (WIDTH - span_x * scale) / 2
+    off_y = _TOP + (height - _TOP - _MARGIN - span_y * scale) / 2
+    pix = [(off_x + (x - min(xs)) * scale, off_y + (max(ys) - y) * scale) for x, y in points]
+    return pix, height
+
+
+def _near_foreign_node(poly: Sequence[Point], pos: Sequence[Point], i: int, j: int) -> bool:
+    for k, (px, py) in enumerate(pos):
+        if k in (i, j):
+            continue
+        for (x1, y1), (x2, y2) in itertools.pairwise(poly):
+            dx, dy = x2 - x1, y2 - y1
+            length2 = dx * dx + dy * dy or 1.0
+            t = max(0.0, min(1.0, ((px - x1) * dx + (py - y1) * dy) / length2))
+            if (x1 + t * dx - px) ** 2 + (y1 + t * dy - py) ** 2 < _CLEARANCE * _CLEARANCE:
+                return True
+    return False
+
+
+def _arc(a: Point, b: Point, bulge: float) -> list[Point]:
+    """Quadratic Bezier from a to b whose control point sits `bulge` x length off the midpoint."""
+    (ax, ay), (bx, by) = a, b
+    length = math.dist(a, b) or 1.0
+    nx, ny = -(by - ay) / length, (bx - ax) / length
+    cx, cy = (ax + bx) / 2 + nx * bulge * length, (ay + by) / 2 + ny * bulge * length
+    out = []
+    for k in range(_ARC_SAMPLES + 1):
+        t = k / _ARC_SAMPLES
+        u = 1 - t
+        out.append((u * u * ax + 2 * u * t * cx + t * t * bx, u * u * ay + 2 * u * t * cy + t * t * by))
+    return out
+
+
+def _edge_path(pos: Sequence[Point], i: int, j: int, height: int) -> list[Point]:
+    straight = [pos[i], pos[j]]
+    if not _near_foreign_node(straight, pos, i, j):
+        return straight
+
+    def inside(poly: list[Point]) -> bool:
+        # room for a label box on the arc, below the caption
+        return all(30 <= x <= WIDTH - 30 and _TOP - 10 <= y <= height - 15 for x, y in poly)
+
+    def on_canvas(poly: list[Point]) -> bool:
+        return all(0 <= x <= WIDTH and 0 <= y <= height for x, y in poly)
+
+    arcs = [_arc(pos[i], pos[j], bulge) for bulge in _BULGES]
+    for fits in (inside, on_canvas):
+        for arc in arcs:
+            if fits(arc) and not _near_foreign_node(arc, pos, i, j):
+                return arc
+    return arcs[0]
+
+
+def _point_along(poly: Sequence[Point], t: float) -> Point:
+    """The point at fraction t of the polyline's length."""
+    lengths = [math.dist(a, b) for a, b in itertools.pairwise(poly)]
+    goal = t * sum(lengths)
+    last = len(lengths) - 1
+    for k, ((a, b), seg) in enumerate(zip(itertools.pairwise(poly), lengths, strict=True)):
+        if goal <= seg or k == last:
+            f = min(goal / seg, 1.0) if seg else 0.0
+            return a[0] + f * (b[0] - a[0]), a[1] + f * (b[1] - a[1])
+        goal -= seg
+    return poly[-1]
+
+
+def _segments_hit_box(a: np.ndarray, b: np.ndarray, box: Box) -> np.ndarray:
+    """Which segments a[k]->b[k] meet the box: `segment_hits_box` (Liang-Barsky) over arrays of segments."""
+    # Only segments whose bounding box meets the box can hit it; the clipping below runs on those.
+    near = (
+        (np.minimum(a[:, 0], b[:, 0]) <= box[2]) & (np.maximum(a[:, 0], b[:, 0]) >= box[0])
+        & (np.minimum(a[:, 1], b[:, 1]) <= box[3]) & (np.maximum(a[:, 1], b[:, 1]) >= box[1])
+    )
+    out = np.zeros(len(a), dtype=bool)
+    idx = np.flatnonzero(near)
+    if idx.size:
+        out[idx] = _clip_hits(a[idx], b[idx], box)
+    return out
+
+
+def _clip_hits(a: np.ndarray, b: np.ndarray, box: Box) -> np.ndarray:
+    d = b - a
+    t0 = np.zeros(len(a))
+    t1 = np.ones(len(a))
+    ok = np.ones(len(a), dtype=bool)
+    for p, q in (
+        (-d[:, 0], a[:, 0] - box[0]), (d[:, 0], box[2] - a[:, 0]),
+        (-d[:, 1], a[:, 1] - box[1]), (d[:, 1], box[3] - a[:, 1]),
+    ):
+        flat = p == 0
+        ok &= ~(flat & (q < 0))
+        with np.errstate(divide="ignore", invalid="ignore"):
+            t = np.where(flat, 0.0, q / np.where(flat, 1.0, p))
+        t0 = np.where(~flat & (p < 0), np.maximum(t0, t), t0)
+        t1 = np.where(~flat & (p > 0), np.minimum(t1, t), t1)
+    return ok & (t0 <= t1)
+
+
+# Free spots weighed per label (by edges crossed); the ones nearest the middle come first.
+_MAX_LEGAL_SPOTS = 10
+# Spots tried along an edge, nearest the middle first (a label far from its edge's middle reads ambiguously).
+_SPOTS = sorted((0.5 + k * 0.025 for k in range(-15, 16)), key=lambda t: (abs(t - 0.5), t))
+
+
+def _place_labels(
+    pos: Sequence[Point], edges: Sequence[tuple[int, int, list[Point]]], texts: dict[tuple[int, int], str], size: int
+) -> list[tuple[int, int, str, Box]] | None:
+    """A box on its own edge for every label, overlapping no other label and no city; among the free spots, the
+    one crossing the fewest other edges. None if some label has no free spot at this font size."""
+    measure = ImageDraw.Draw(Image.new("RGB", (1, 1)))
+    seg_a = np.array([p for _, _, poly in edges for p in poly[:-1]], dtype=np.float64)
+    seg_b = np.array([q for _, _, poly in edges for q in poly[1:]], dtype=np.float64)
+    seg_edge = np.array([e for e, (_, _, poly) in enumerate(edges) for _ in poly[1:]])
+    # Short edges first: they have the fewest spots.
+    order = sorted(range(len(edges)), key=lambda e: (math.dist(pos[edges[e][0]], pos[edges[e][1]]), e))
+    placed: list[tuple[int, int, str, Box]] = []
+    for e in order:
+        i, j, poly = edges[e]
+        label = texts[(i, j)]
+        w, h = text_size(measure, label, size)
+        best: Box | None = None
         best_cost = math.inf
-        for t in ts:
-            x = pos[i][0] + t * (pos[j][0] - pos[i][0])
-            y = pos[i][1] + t * (pos[j][1] - pos[i][1])
-            box = (x - w / 2 - 6, y - h / 2 - 6, x + w / 2 + 6, y + h / 2 + 6)
-            cost = 0.0
-            cost += 10 * sum(_boxes_overlap(box, b) for b in placed)
-            cost += sum(
-                segment_hits_box(pos[a], pos[b], box) for a, b in edges if {a, b} != {i, j}
-            )
-            cost += 10 * sum(
-                math.dist((min(max(px, box[0]), box[2]), min(max(py, box[1]), box[3])), (px, py)) < node_r
-                for px, py in pos
-            )
+        legal = 0
+        for t in _SPOTS:
+            if legal >= _MAX_LEGAL_SPOTS:
+                break
+            x, y = _point_along(poly, t)
+            box = (x - w / 2 - LABEL_PAD, y - h / 2 - LABEL_PAD, x + w / 2 + LABEL_PAD, y + h / 2 + LABEL_PAD)
+            if box[0] < 0 or box[2] > WIDTH:
+                continue
+            if any(_box_hits_disc(box, c, NODE_RADIUS + 2) for c in pos):
+                continue
+            if any(_boxes_overlap(box, other[3]) for other in placed):
+                continue
+            legal += 1
+            hit = _segments_hit_box(seg_a, seg_b, box)
+            cost = len(set(seg_edge[hit].tolist()) - {e})
             if cost < best_cost:
-                best, best_cost = (x, y), cost
+                best, best_cost = box, cost
             if cost == 0:
                 break
-        assert best is not None
-        placed.append((best[0] - w / 2 - 6, best[1] - h / 2 - 6, best[0] + w / 2 + 6, best[1] + h / 2 + 6))
-        labels.append((best, label))
-    for i, j in edges:
-        draw.line([pos[i], pos[j]], fill=EDGE_INK, width=3)
-    for xy, label in labels:
-        labelled_box(draw, xy, label, size, fill=ACCENT, pad=4)
-    for i, (x, y) in enumerate(pos):
-        draw.ellipse([x - node_r, y - node_r, x + node_r, y + node_r], fill=NODE_FILL, outline=INK, width=2)
-        centered_text(draw, (x, y), str(i), 28)
-    return _compact_png(img)
+        if best is None:
+            return None
+        placed.append((i, j, label, best))
+    return placed
 
 
-def _city_map(draw: ImageDraw.ImageDraw, coords: Sequence[tuple[int, int]], top: int, height: int) -> None:
-    """Scatter of the labelled cities (no coordinates printed: the text gives distances, not positions)."""
-    xs = [c[0] for c in coords]
-    ys = [c[1] for c in coords]
-    lo_x, hi_x, lo_y, hi_y = min(xs), max(xs), min(ys), max(ys)
-    margin = 30
-    scale = min((WIDTH - 2 * 120) / max(hi_x - lo_x, 1), (height - 2 * margin) / max(hi_y - lo_y, 1))
-    off_x = (WIDTH - (hi_x - lo_x) * scale) / 2
-    off_y = top + (height - (hi_y - lo_y) * scale) / 2
-
-    def px(c: tuple[int, int]) -> tuple[float, float]:
-        # y grows upwards, as on a map
-        return off_x + (c[0] - lo_x) * scale, off_y + (hi_y - c[1]) * scale
-
-    if hi_x - lo_x <= 20 and hi_y - lo_y <= 20:
-        for gx in range(lo_x, hi_x + 1):
-            draw.line([px((gx, lo_y)), px((gx, hi_y))], fill=GRID_INK, width=1)
-        for gy in range(lo_y, hi_y + 1):
-            draw.line([px((lo_x, gy)), px((hi_x, gy))], fill=GRID_INK, width=1)
-    r = min(22, max(14, scale * 0.44))
-    for i, c in enumerate(coords):
-        x, y = px(c)
-        draw.ellipse([x - r, y - r, x + r, y + r], fill=NODE_FILL, outline=INK, width=2)
-        centered_text(draw, (x, y), str(i), int(r * 1.15))
-
-
-def _distance_table(draw: ImageDraw.ImageDraw, dist: Sequence[Sequence[float]], top: int) -> None:
-    """Full symmetric matrix with shaded row and column headers (drawn in place: one PNG encode, not two)."""
+def layout_cities(dist: Sequence[Sequence[float]], coords: Sequence[tuple[int, int]] | None) -> CityDrawing:
+    """Where every city, edge and weight label goes. The labels are the truth; the geometry agrees with them
+    exactly when the cities' coordinates are known (the 4V files and our generator), and approximately
+    otherwise (neato fit)."""
     n = len(dist)
-    size = 21 if n > 10 else 24
-    row_h = int(size * 1.8)
-    col_w = (WIDTH - 32) / (n + 1)
-    for r in range(n + 1):
-        for c in range(n + 1):
-            x0, y0 = 16 + c * col_w, top + r * row_h
-            draw.rectangle([x0, y0, x0 + col_w, y0 + row_h], fill=SHADE if r == 0 or c == 0 else BG,
-                           outline=INK, width=1)
-            if r == 0:
-                txt = "" if c == 0 else str(c - 1)
-            elif c == 0:
-                txt = str(r - 1)
-            else:
-                txt = "-" if r == c else fmt_dist(dist[r - 1][c - 1])
-            if txt:
-                centered_text(draw, (x0 + col_w / 2, y0 + row_h / 2), txt, size)
+    if coords is not None and _euclidean_fits(dist, coords):
+        raw, geometry = [(float(x), float(y)) for x, y in coords], "coordinates"
+    elif n <= 2:
+        raw, geometry = [(float(i), 0.0) for i in range(n)], "neato"
+    else:
+        raw, geometry = _neato_positions(dist), "neato"
+    pos, height = _to_pixels(raw) if n > 1 else ([(WIDTH / 2, (_TOP + 480) / 2)], 480)
+    edges = [(i, j, _edge_path(pos, i, j, height)) for i in range(n) for j in range(i + 1, n)]
+    texts = {(i, j): fmt_dist(dist[i][j]) for i in range(n) for j in range(i + 1, n)}
+    labels = None
+    for size in LABEL_SIZES:
+        labels = _place_labels(pos, edges, texts, size)
+        if labels is not None:
+            break
+    if labels is None:  # pragma: no cover - never reached on generated or published instances (tested)
+        raise ValueError(f"no legible placement of the {len(texts)} distance labels")
+    return CityDrawing(WIDTH, height, pos, NODE_RADIUS, edges, labels, size, geometry)
 
 
 def render_cities(
     dist: Sequence[Sequence[float]], coords: Sequence[tuple[int, int]] | None, caption: str
 ) -> bytes:
-    """The picture carries every pairwise distance: a labelled complete graph for n <= 6, otherwise a
-    distance matrix (under a map of the cities when their positions are known)."""
-    n = len(dist)
-    if n <= GRAPH_MAX_CITIES:
-        return _complete_graph(dist, caption)
-    map_h = 420 if coords is not None else 0
-    top = 60
-    table_top = top + map_h + 50
-    row_h = int((21 if n > 10 else 24) * 1.8)
-    img, draw = new_canvas(WIDTH, table_top + (n + 1) * row_h + 16)
-    title(draw, caption, y=30, size=28)
-    if coords is not None:
-        _city_map(draw, coords, top, map_h)
-    title(draw, "Distance between each pair of cities", y=table_top - 24, size=24)
-    _distance_table(draw, dist, table_top)
+    """The complete weighted graph, as the papers describe the TSP figures: every city, every pair joined,
+    every distance written on its edge."""
+    d = layout_cities(dist, coords)
+    img, draw = new_canvas(d.width, d.height)
+    title(draw, caption, y=34, size=26)
+    for _, _, poly in d.edges:
+        draw.line(poly, fill=EDGE_INK, width=2)
+    for _, _, label, box in d.labels:
+        centre = ((box[0] + box[2]) / 2, (box[1] + box[3]) / 2)
+        draw.rectangle(box, fill=BG)
+        centered_text(draw, centre, label, d.font_size, fill=ACCENT)
+    r = d.node_radius
+    for k, (x, y) in enumerate(d.positions):
+        draw.ellipse([x - r, y - r, x + r, y + r], fill=NODE_FILL, outline=INK, width=2)
+        centered_text(draw, (x, y), str(k), 22)
     return _compact_png(img)

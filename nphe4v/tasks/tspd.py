@@ -14,7 +14,7 @@ Deviations from the peer benchmark (docs/deviations.md):
 from __future__ import annotations
 
 import random
-from typing import Any
+from typing import Any, Literal
 
 from pydantic import Field
 
@@ -46,9 +46,25 @@ def params(level: int) -> dict[str, Any]:
     return {"num_cities": level + 3, "grid": 10, "decimals": 1, "threshold_margin": list(MARGIN)}
 
 
-def generate(level: int, rng: random.Random) -> TSPDData:
+ThresholdRule = Literal["optimum_margin", "paper_total_fraction"]
+# The papers' TSP-D: "a threshold of 0.75, setting factor of the allowed travel distance to the total possible
+# distance" (0.75 x the sum of all pairwise distances).
+PAPER_FRACTION = 0.75
+
+
+def paper_threshold(dist: list[list[float]]) -> float:
+    n = len(dist)
+    return round(PAPER_FRACTION * sum(dist[i][j] for i in range(n) for j in range(i + 1, n)), 1)
+
+
+def generate(level: int, rng: random.Random, threshold_rule: ThresholdRule = "optimum_margin") -> TSPDData:
+    """`threshold_rule` "optimum_margin" (default: a coin picks YES/NO, T sits 5-25 % off the optimum) or
+    "paper_total_fraction" (the papers' T = 0.75 x the sum of all distances: every instance is YES, so an
+    always-YES answer scores 100 %; kept as an option for comparison with the papers, not as the default)."""
     n = params(level)["num_cities"]
     coords, dist = random_cities(n, rng)
+    if threshold_rule == "paper_total_fraction":
+        return TSPDData(num_cities=n, distances=dist, coords=coords, threshold=paper_threshold(dist))
     opt = held_karp(dist)[0]
     yes = rng.random() < 0.5
     threshold = opt
@@ -93,7 +109,7 @@ def text(data: TSPDData) -> TaskText:
             f"city, whose total distance is at most {fmt_dist(data.threshold)}?"
         ),
         output="Answer YES if such a tour exists and NO if every tour is longer. Keep your reasoning brief.",
-        example=example_literal({"Feasible": "YES"}),
+        example=example_literal({"Feasible": "<YES_OR_NO>"}),
         data_lines=distance_lines(data.distances),
     )
 
