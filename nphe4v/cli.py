@@ -15,7 +15,9 @@ app = typer.Typer(add_completion=False, no_args_is_help=True, help=__doc__, pret
 
 
 def fail(msg: str) -> None:
-    typer.echo(f"error: {msg}", err=True)
+    from cluster.runlock import printable
+
+    typer.echo(f"error: {printable(msg)}", err=True)
     raise typer.Exit(2)
 
 
@@ -32,9 +34,20 @@ def generate(
     workers: Annotated[int | None, typer.Option(help="processes (default: all cores)")] = None,
 ) -> None:
     """Generate a fresh, versioned dataset: byte-identical for the same version and seed."""
+    import re
+
+    from cluster.config import VERSION_PATTERN
     from nphe4v.dataset import DatasetError, generate_version
     from nphe4v.progress import Bar
 
+    if per_level < 1:
+        fail(f"--per-level {per_level}: must be at least 1")
+    if not re.match(VERSION_PATTERN, version) or ".." in version:
+        fail(f"--version {version!r}: one folder-safe name (letters, digits, . _ + -), no '..' or separators")
+    if seed < 0:
+        fail(f"--seed {seed}: must not be negative")
+    if limit is not None and limit < 1:
+        fail(f"--limit {limit}: must be at least 1")
     if benchmark == "graphverse":
         _generate_graphverse(out, split, seed, limit, workers)
         return
@@ -121,12 +134,14 @@ def grade(
     out: Annotated[Path, typer.Option(help="run folder to write")],
 ) -> None:
     """Score responses produced elsewhere exactly as a live run would."""
+    from cluster.runlock import RunLockError
+    from cluster.sink import SinkError
     from nphe4v.dataset import DatasetError
     from nphe4v.grading import GradeError, grade_file
 
     try:
         n, new = grade_file(dataset, responses, out)
-    except (DatasetError, GradeError) as e:
+    except (DatasetError, GradeError, RunLockError, SinkError) as e:
         fail(str(e))
     typer.echo(f"graded {n} responses ({new} new) into {out}")
     _report(out)
