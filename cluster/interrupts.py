@@ -18,15 +18,26 @@ class Terminated(KeyboardInterrupt):
     """SIGTERM, raised like Ctrl-C so one handler covers both."""
 
 
+# The signal that ended the run: Ray's blocking calls may turn the handler's exception into a plain
+# KeyboardInterrupt, so the exception's type alone cannot tell SIGTERM from SIGINT.
+_received: list[int] = []
+
+
 def _on_sigterm(signum: int, frame: FrameType | None) -> None:
+    _received.append(signum)
     raise Terminated()
+
+
+def _on_sigint(signum: int, frame: FrameType | None) -> None:
+    _received.append(signum)
+    raise KeyboardInterrupt()
 
 
 def install() -> None:
     """SIGTERM raises Terminated and SIGINT KeyboardInterrupt in the main thread (a no-op elsewhere)."""
     if threading.current_thread() is threading.main_thread():
         signal.signal(signal.SIGTERM, _on_sigterm)
-        signal.signal(signal.SIGINT, signal.default_int_handler)
+        signal.signal(signal.SIGINT, _on_sigint)
 
 
 @contextmanager
@@ -45,4 +56,6 @@ def deferred() -> Iterator[None]:
 
 def exit_code(e: BaseException) -> int:
     """The shell's convention: 128 + the signal number."""
+    if _received:
+        return 128 + _received[0]
     return 128 + (signal.SIGTERM if isinstance(e, Terminated) else signal.SIGINT)

@@ -209,6 +209,7 @@ def check_out_folder(out: Path) -> None:
 def init_ray(cfg: RunConfig) -> None:
     """Join the configured cluster, or start a private local Ray that never attaches to another one."""
     import ray
+    from ray.exceptions import RayError
 
     if ray.is_initialized():
         return
@@ -216,7 +217,15 @@ def init_ray(cfg: RunConfig) -> None:
     address = cfg.ray.address or os.environ.get("RAY_ADDRESS")
     if address:
         # joining: the cluster's nodes decide the resources; Ray refuses num_cpus here
-        ray.init(address=address, log_to_driver=True)
+        try:
+            ray.init(address=address, log_to_driver=True)
+        except (ConnectionError, RayError) as e:
+            why = " ".join(str(e).split())[:240]
+            raise ConfigError(
+                f"field ray.address (or RAY_ADDRESS): cannot join the Ray cluster at {address}: {why}; a cluster "
+                "with token auth needs RAY_AUTH_MODE=token and its token (RAY_AUTH_TOKEN, RAY_AUTH_TOKEN_PATH or "
+                "~/.ray/auth_token) in this environment"
+            ) from None
     else:
         # "local" always starts a new cluster: plain ray.init() would attach to any Ray already running
         # on this machine (another user's, another run's) and then refuse num_cpus
