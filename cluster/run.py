@@ -261,6 +261,7 @@ def _execute_locked(cfg: RunConfig, out: Path, run_id: str, datasets: list[Datas
     from cluster.pipeline import run_model
 
     existing = prepare_run_dir(out, run_id)  # again under the lock: another writer may have just finished
+    sink = SampleSink(out)  # reads the samples already written: a damaged shard stops here, before any change
     manifest: dict[str, Any] = {
         "run_id": run_id,
         "status": "running",
@@ -277,11 +278,9 @@ def _execute_locked(cfg: RunConfig, out: Path, run_id: str, datasets: list[Datas
         "attempts": (existing or {}).get("attempts", 0) + 1,
     }
     _write_manifest(out, manifest)
-    sink: SampleSink | None = None
     stats: list[dict[str, Any]] = []
     t0 = time.monotonic()
     try:
-        sink = SampleSink(out)
         if sink.resumed:
             print(f"resuming {run_id}: {sink.resumed} samples already written", file=sys.stderr)
         for ds in datasets:
@@ -317,11 +316,10 @@ class RunInterrupted(Exception):
         self.exit_code = exit_code
 
 
-def _save_interrupted(out: Path, manifest: dict[str, Any], sink: SampleSink | None,
+def _save_interrupted(out: Path, manifest: dict[str, Any], sink: SampleSink,
                       stats: list[dict[str, Any]], t0: float) -> int:
-    if sink is not None:
-        sink.flush()  # finished records in memory are whole samples: keep them
-    kept = len(sink.done) if sink is not None else 0
+    sink.flush()  # finished records in memory are whole samples: keep them
+    kept = len(sink.done)
     manifest.update(status="interrupted", interrupted_at=datetime.now(UTC).isoformat(timespec="seconds"),
                     seconds=round(time.monotonic() - t0, 3), models=stats, samples_kept=kept)
     _write_manifest(out, manifest)
