@@ -309,3 +309,20 @@ def test_plan_prints_the_resolved_plan_and_writes_nothing(small_dataset, tmp_pat
     assert api["missing_api_keys"] and "NPHE4V_TEST_NO_SUCH_KEY" in api["missing_api_keys"][0]
     assert plan["missing_api_keys"] == api["missing_api_keys"]
     assert plan["judge"]["model"] == "rule-based" and plan["ray"]["address"].startswith("local")
+
+
+def test_eval_all_resume_over_a_corrupt_shard_is_one_line(small_dataset, tmp_path, capsys):
+    from cluster.run import run_fingerprint
+
+    cfg_path = tmp_path / "c.yaml"
+    cfg_path.write_text(f"name: t\ndatasets: [{{path: {small_dataset}}}]\nmodels: [{{name: oracle}}]\n")
+    cfg = load_config(cfg_path)
+    run = tmp_path / "run"
+    shard = run / "samples" / "nphardeval4v" / "oracle" / "part-1.parquet"
+    shard.parent.mkdir(parents=True)
+    shard.write_bytes(b"PAR1 torn write")
+    run_id = f"t-{run_fingerprint(cfg, [load_dataset(small_dataset)])[:12]}"
+    (run / "manifest.json").write_text(json.dumps({"run_id": run_id, "status": "running"}))
+    rc = eval_all(["--config", str(cfg_path), "--out", str(run)])
+    err = _stderr_lines(capsys)
+    assert rc == 2 and len(err) == 1 and err[0].startswith(f"error: {shard}: unreadable sample shard"), err
