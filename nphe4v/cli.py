@@ -113,11 +113,17 @@ def run(
     dataset: Annotated[Path | None, typer.Option(help="use this dataset folder")] = None,
     models: Annotated[str | None, typer.Option(help="comma-separated subset of the config's models")] = None,
     out: Annotated[Path | None, typer.Option(help="run folder (default: the config's `out`)")] = None,
+    data_root: Annotated[Path | None, typer.Option(help="where generated datasets are cached")] = None,
+    plan: Annotated[bool, typer.Option("--plan", help="print the resolved plan as JSON; run and write nothing")] = False,
 ) -> None:
     """Run a config on Ray (same as `python jobs/eval_all.py`)."""
     from cluster.main import main as run_main
 
     argv = ["--config", str(config)]
+    if data_root:
+        argv += ["--data-root", str(data_root)]
+    if plan:
+        argv.append("--plan")
     if dataset:
         argv += ["--dataset", str(dataset)]
     if models:

@@ -326,3 +326,14 @@ def test_eval_all_resume_over_a_corrupt_shard_is_one_line(small_dataset, tmp_pat
     rc = eval_all(["--config", str(cfg_path), "--out", str(run)])
     err = _stderr_lines(capsys)
     assert rc == 2 and len(err) == 1 and err[0].startswith(f"error: {shard}: unreadable sample shard"), err
+
+
+def test_run_command_passes_plan_through(small_dataset, tmp_path):
+    cfg = tmp_path / "c.yaml"
+    cfg.write_text(f"datasets: [{{path: {small_dataset}}}]\nmodels: [{{name: oracle}}]\n")
+    r = runner.invoke(app, ["run", "--config", str(cfg), "--plan", "--out", str(tmp_path / "run"),
+                            "--data-root", str(tmp_path / "data")])
+    assert r.exit_code == 0, r.output
+    plan = json.loads(r.stdout)
+    assert plan["models"][0]["name"] == "oracle" and plan["datasets"][0]["instances"] == 180
+    assert not (tmp_path / "run").exists() and not (tmp_path / "data").exists()
