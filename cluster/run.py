@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 import sys
 import time
 from collections.abc import Callable
@@ -11,6 +12,8 @@ from dataclasses import asdict
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
+
+from filelock import FileLock, Timeout
 
 from cluster import interrupts
 from cluster.config import ConfigError, DatasetSpec, GenerateSpec, RunConfig
@@ -58,9 +61,37 @@ def resolve_dataset(spec: DatasetSpec, data_root: Path) -> Dataset:
         ds = load_dataset(path)
         check_dataset_matches(ds, spec)
         return ds
+    path.parent.mkdir(parents=True, exist_ok=True)
+    # two runs sharing a data root may ask for the same new dataset at once: one generates, the other waits
+    # and then loads it (the lock is the OS's, so a generator that dies frees it)
+    lock = FileLock(path.parent / f".{path.name}.lock")
+    try:
+        lock.acquire(timeout=0)
+    except Timeout:
+        print(f"waiting for another process generating {path}", file=sys.stderr)
+        lock.acquire()
+    try:
+        if (path / "manifest.json").exists():
+            ds = load_dataset(path)
+            check_dataset_matches(ds, spec)
+            return ds
+        if path.exists():
+            return _generate(spec, path)  # a folder named by `path:`: fill it in place, as before
+        # generate beside and rename: a killed generation never leaves a half dataset under the cache name
+        partial = path.parent / f".{path.name}.partial"
+        shutil.rmtree(partial, ignore_errors=True)
+        _generate(spec, partial)
+        os.replace(partial, path)
+        return load_dataset(path)
+    finally:
+        lock.release()
+
+
+def _generate(spec: DatasetSpec, path: Path) -> Dataset:
     if spec.benchmark == "graphverse":
         return _generate_graphverse(spec, path)
     g = spec.generate
+    assert g is not None
     want = g.normalized(spec.benchmark)
     total = len(want["tasks"]) * len(want["levels"]) * g.per_level
     with Bar(f"generate {g.version}", total) as bar:

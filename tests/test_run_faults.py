@@ -155,6 +155,9 @@ def test_interrupt_keeps_samples_says_one_line_and_resumes(small_dataset, tmp_pa
     assert last == f"interrupted; {kept} samples kept; rerun the same command to resume", stderr[-2000:]
     manifest = json.loads((out / "manifest.json").read_text())
     assert manifest["status"] == "interrupted" and manifest["samples_kept"] == kept
+    # the manifest records the dataset the run actually used
+    spec = manifest["datasets"][0]["spec"]
+    assert spec["instances"] == 180 and spec["levels"] == list(range(1, 11)) and len(spec["tasks"]) == 9
     if sig == signal.SIGINT:
         done = subprocess.run(cmd, cwd=tmp_path, env=_env(), capture_output=True, text=True, timeout=600)
         assert done.returncode == 0, done.stderr[-2000:]

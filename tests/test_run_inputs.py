@@ -337,3 +337,20 @@ def test_run_command_passes_plan_through(small_dataset, tmp_path):
     plan = json.loads(r.stdout)
     assert plan["models"][0]["name"] == "oracle" and plan["datasets"][0]["instances"] == 180
     assert not (tmp_path / "run").exists() and not (tmp_path / "data").exists()
+
+
+def test_two_processes_asking_for_one_new_dataset_share_one_generation(tmp_path):
+    code = (
+        "import sys\nfrom pathlib import Path\nfrom cluster.config import DatasetSpec, GenerateSpec\n"
+        "from cluster.run import resolve_dataset\n"
+        "spec = DatasetSpec(generate=GenerateSpec(version='race', seed=1, per_level=2, tasks=['SPP', 'TSP']))\n"
+        "print(resolve_dataset(spec, Path(sys.argv[1])).manifest.dataset_sha256)\n"
+    )
+    env = {**__import__("os").environ, "PYTHONPATH": str(ROOT)}
+    procs = [subprocess.Popen([sys.executable, "-c", code, str(tmp_path)], env=env, stdout=subprocess.PIPE,
+                              stderr=subprocess.PIPE, text=True) for _ in range(2)]
+    outs = [p.communicate(timeout=600) for p in procs]
+    assert [p.returncode for p in procs] == [0, 0], [e[-2000:] for _, e in outs]
+    assert outs[0][0] == outs[1][0] and len(outs[0][0].strip()) == 64
+    folders = [p.name for p in (tmp_path / "nphardeval4v").iterdir() if not p.name.startswith(".")]
+    assert len(folders) == 1 and not list((tmp_path / "nphardeval4v").glob(".*.partial"))
