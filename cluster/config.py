@@ -6,11 +6,20 @@ from pathlib import Path
 from typing import Any, Literal
 
 import yaml
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
 from cluster.judge_stage import JudgeConfig
 from nphe4v.baselines import BASELINES
+from nphe4v.core.hashing import sha256_json
 from nphe4v.core.schema import PROMPT_MODES, PromptMode
+from nphe4v.dataset import LEVELS
+from nphe4v.tasks import TASK_MODULES
+
+# Model names become sample keys (joined with '|'), folder names and terminal output: no separators, no
+# control characters.
+MODEL_NAME_PATTERN = r"^[A-Za-z0-9][A-Za-z0-9._:@/+-]*$"
+# A version becomes a folder name under the data root: one path component, never `..`.
+VERSION_PATTERN = r"^[A-Za-z0-9][A-Za-z0-9._+-]*$"
 
 # Backend options that change how fast or how politely a model is called, never what it answers: a run
 # resumed with other values is the same run.
@@ -29,8 +38,8 @@ class Strict(BaseModel):
 
 
 class GenerateSpec(Strict):
-    version: str = Field(description="name of the generated version, e.g. 'demo' or '2026-11'")
-    seed: int = Field(0, description="root seed; (version, seed) fixes every byte of the dataset")
+    version: str = Field(pattern=VERSION_PATTERN, description="name of the generated version, e.g. 'demo' or '2026-11'")
+    seed: int = Field(0, ge=0, description="root seed; (version, seed) fixes every byte of the dataset")
     per_level: int = Field(10, ge=1, le=1000)
     tasks: list[str] | None = Field(None, description="subset of tasks; all nine when omitted")
     levels: list[int] | None = Field(None, description="subset of levels 1..10; all when omitted")
@@ -44,6 +53,25 @@ class GenerateSpec(Strict):
         "pokec, dbpedia, openflights, pubchemqc, pcqm4mv2) replacing the bundled substitutes",
     )
 
+    @field_validator("version")
+    @classmethod
+    def _no_parent(cls, v: str) -> str:
+        if ".." in v:
+            raise ValueError(f"{v!r} must not contain '..' (a version is one folder name under the data root)")
+        return v
+
+    def normalized(self, benchmark: str) -> dict[str, Any]:
+        """The spec with defaults made explicit: two specs asking for the same dataset compare equal."""
+        d = self.model_dump(mode="json")
+        if benchmark == "nphardeval4v":
+            d["tasks"] = [t for t in TASK_MODULES if t in set(self.tasks or TASK_MODULES)]
+            d["levels"] = sorted(set(self.levels or LEVELS))
+        return {"benchmark": benchmark, **d}
+
+    def cache_key(self, benchmark: str) -> str:
+        """Hash of the whole spec: a cached dataset is reused only for exactly the same request."""
+        return sha256_json(self.normalized(benchmark))[:12]
+
 
 class DatasetSpec(Strict):
     benchmark: Literal["nphardeval4v", "graphverse"] = "nphardeval4v"
@@ -56,9 +84,30 @@ class DatasetSpec(Strict):
             raise ValueError("give `path` (an existing dataset) or `generate` (version and seed)")
         return self
 
+    @model_validator(mode="after")
+    def _known_tasks_levels(self) -> DatasetSpec:
+        g = self.generate
+        if g is None:
+            return self
+        if self.benchmark == "graphverse":
+            # GraphVerse's plan fixes tasks and levels; accepting them would silently ignore them
+            for f in ("tasks", "levels"):
+                if getattr(g, f) is not None:
+                    raise ValueError(f"generate.{f} is not used by graphverse (use generate.limit or split)")
+            return self
+        for t in g.tasks or ():
+            if t not in TASK_MODULES:
+                raise ValueError(f"generate.tasks: unknown task {t!r}; known: {', '.join(TASK_MODULES)}")
+        for lv in g.levels or ():
+            if lv not in LEVELS:
+                raise ValueError(f"generate.levels: unknown level {lv!r}; levels are 1..10")
+        if g.tasks == [] or g.levels == []:
+            raise ValueError("generate.tasks and generate.levels must not be empty (omit them for all)")
+        return self
+
 
 class ModelSpec(Strict):
-    name: str = Field(pattern=r"^[A-Za-z0-9][A-Za-z0-9._:@/+-]*$")
+    name: str = Field(pattern=MODEL_NAME_PATTERN)
     backend: Literal["baseline", "vllm", "litellm", "caption-chain"] = "baseline"
     baseline: str | None = Field(None, description="oracle | greedy | random | always-yes")
     text_only: bool = Field(False, description="text-only LLM: full_text_only mode, no recognition")
@@ -92,21 +141,21 @@ class RecognitionSpec(Strict):
 
 
 class SamplingSpec(Strict):
-    temperature: float = 0.0
-    max_tokens: int = 1024
-    seed: int = 0
+    temperature: float = Field(0.0, ge=0)
+    max_tokens: int = Field(1024, ge=1)
+    seed: int = Field(0, ge=0)
 
 
 class RaySpec(Strict):
     address: str | None = Field(None, description="'auto' to join a running cluster; None starts a local one")
-    num_cpus: int | None = None
+    num_cpus: int | None = Field(None, ge=1, description="CPUs of the local Ray this run starts (ignored when joining)")
 
 
 class RunConfig(Strict):
     name: str = "run"
     out: str = "runs/demo"
-    datasets: list[DatasetSpec]
-    models: list[ModelSpec]
+    datasets: list[DatasetSpec] = Field(min_length=1)
+    models: list[ModelSpec] = Field(min_length=1)
     prompt_modes: list[PromptMode] = Field(default_factory=lambda: list(PROMPT_MODES))
     repeats: int = Field(1, ge=1)
     recognition: RecognitionSpec = RecognitionSpec()

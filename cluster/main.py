@@ -18,15 +18,31 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     p.add_argument("--out", help="run folder (overrides the config's `out`)")
     p.add_argument("--data-root", default="data", help="where generated datasets are cached")
     p.add_argument("--no-html", action="store_true", help="skip the HTML/Markdown report (tables still written)")
+    p.add_argument("--plan", action="store_true",
+                   help="print the resolved plan as JSON and exit: nothing runs, nothing is generated or written")
     return p.parse_args(argv)
 
 
 def main(argv: list[str] | None = None) -> int:
-    from cluster.config import ConfigError, DatasetSpec, load_config
-    from cluster.run import RunFolderError, execute
-    from nphe4v.dataset import DatasetError
+    from cluster import interrupts
 
     args = parse_args(argv)
+    interrupts.install()
+    try:
+        return _main(args)
+    except KeyboardInterrupt as e:
+        # before the run folder was touched (config, preflight, dataset generation)
+        print("interrupted; 0 samples kept; rerun the same command to resume", file=sys.stderr)
+        return interrupts.exit_code(e)
+
+
+def _main(args: argparse.Namespace) -> int:
+    from cluster.config import ConfigError, DatasetSpec, load_config
+    from cluster.run import RunFolderError, RunInterrupted, execute
+    from cluster.runlock import RunLockError, printable
+    from cluster.sink import SinkError
+    from nphe4v.dataset import DatasetError
+
     try:
         cfg = load_config(args.config, {"out": args.out})
         if args.dataset:
@@ -35,26 +51,43 @@ def main(argv: list[str] | None = None) -> int:
             cfg.datasets = [DatasetSpec(path=args.dataset)]
         if args.models:
             wanted = [m.strip() for m in args.models.split(",") if m.strip()]
+            if not wanted:
+                raise ConfigError(f"{args.config}: --models {args.models!r} names no model")
             known = {m.name: m for m in cfg.models}
             unknown = [m for m in wanted if m not in known]
             if unknown:
                 raise ConfigError(f"{args.config}: field models: unknown model {unknown[0]!r} "
                                   f"(config has {', '.join(known)})")
             cfg.models = [known[m] for m in wanted]
-        out = execute(cfg, data_root=Path(args.data_root))
-    except (ConfigError, DatasetError, RunFolderError) as e:
+        if args.plan:
+            import json
+
+            from cluster.run_plan import resolve_plan
+
+            print(json.dumps(resolve_plan(cfg, Path(args.data_root)), indent=2))
+            return 0
+        paths: list[Path] = []
+        out = execute(cfg, data_root=Path(args.data_root), then=lambda o: paths.extend(_reports(o, args.no_html)))
+    except RunInterrupted as e:
+        print(str(e), file=sys.stderr)
+        return e.exit_code
+    except (ConfigError, DatasetError, RunFolderError, RunLockError, SinkError) as e:
         msg = str(e)
         if isinstance(e, ConfigError) and not msg.startswith(str(args.config)):
             msg = f"{args.config}: {msg}"
-        print(f"error: {msg}", file=sys.stderr)
+        print(f"error: {printable(msg)}", file=sys.stderr)
         return 2
+    print("report: " + ", ".join(map(str, paths)) + f"\nsamples: {out}/samples/\nmanifest: {out}/manifest.json")
+    return 0
+
+
+def _reports(out: Path, no_html: bool) -> list[Path]:
     from nphe4v.report import print_summaries
 
-    paths = print_summaries(out)
-    if not args.no_html:
+    paths = list(print_summaries(out))
+    if not no_html:
         from nphe4v.html_report import build_report
 
         res = build_report([out], out / "report.html", out / "report.md")
         paths += [p for p in (res.html, res.markdown) if p]
-    print("report: " + ", ".join(map(str, paths)) + f"\nsamples: {out}/samples/\nmanifest: {out}/manifest.json")
-    return 0
+    return paths

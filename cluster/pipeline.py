@@ -7,6 +7,8 @@ is resubmitted; after `max_attempts` its samples are recorded as `infra_error`, 
 
 from __future__ import annotations
 
+import contextlib
+import os
 import time
 import uuid
 from collections import deque
@@ -102,7 +104,7 @@ def run_model(
         # the driver owns the provider's limiter, so it outlives any replica that dies
         ensure_shared_limiter(model.name, model.options)
     t0 = time.monotonic()
-    from cluster.replicas import actor_options, release, replica_count
+    from cluster.replicas import actor_options, replica_count
 
     # one actor per replica, GPU replicas each in their own placement group (tensor parallel inside)
     placements = [actor_options(model, i) for i in range(replica_count(model))]
@@ -114,6 +116,35 @@ def run_model(
         ).remote(model.backend, model.name, model.baseline, model.options)
         for i, opts in enumerate(placements)
     ]
+    try:
+        _drive(cfg, actors, todo, model, by_id, run_id, version, sink, stats)
+    except BaseException:
+        # an interrupt: free the replicas anyway, and let nothing here hide the interrupt itself; the batches
+        # still in flight fail with the killed actors, which is expected and not worth a log line each
+        os.environ["RAY_IGNORE_UNHANDLED_ERRORS"] = "1"
+        with contextlib.suppress(Exception):
+            _free(actors, placements)
+        raise
+    _free(actors, placements)
+    stats.seconds = time.monotonic() - t0
+    return stats
+
+
+def _free(actors: list[Any], placements: list[dict[str, Any]]) -> None:
+    from cluster.replicas import release
+
+    for a in actors:
+        # ending the actor is what frees a replica's GPU memory; `del` is not enough
+        ray.kill(a)
+    for opts in placements:
+        release(opts)
+
+
+def _drive(
+    cfg: RunConfig, actors: list[Any], todo: list[WorkItem], model: ModelSpec, by_id: dict[str, Instance],
+    run_id: str, version: str, sink: SampleSink, stats: ModelStats,
+) -> None:
+    """Keep up to the in-flight limit of batches going and write each finished batch to the sink."""
     queue = deque(_Batch(todo[i : i + model.batch_size]) for i in range(0, len(todo), model.batch_size))
     inflight: dict[ray.ObjectRef, tuple[_Batch, int]] = {}
     limit = max(cfg.max_inflight_batches, 2 * len(actors))
@@ -140,13 +171,6 @@ def run_model(
             stats.written += sink.add(records)
             bar.advance(len(records))
     sink.flush()
-    for a in actors:
-        # ending the actor is what frees a replica's GPU memory; `del` is not enough
-        ray.kill(a)
-    for opts in placements:
-        release(opts)
-    stats.seconds = time.monotonic() - t0
-    return stats
 
 
 def _handle_failure(

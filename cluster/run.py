@@ -4,19 +4,26 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 import sys
 import time
+from collections.abc import Callable
 from dataclasses import asdict
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-from cluster.config import ConfigError, DatasetSpec, RunConfig
+from filelock import FileLock, Timeout
+
+from cluster import interrupts
+from cluster.config import ConfigError, DatasetSpec, GenerateSpec, RunConfig
+from cluster.runlock import LOCK_FILES, run_lock
 from cluster.sink import SampleSink, read_samples
 from nphe4v.core.hashing import sha256_json
 from nphe4v.dataset import Dataset, DatasetError, generate_version, load_dataset
 from nphe4v.progress import Bar
 from nphe4v.provenance import git_sha, package_versions
+from nphe4v.tasks import TASK_MODULES
 
 RUN_MANIFEST = "manifest.json"
 SECRET_HINTS = ("key", "token", "secret", "password", "authorization")
@@ -39,60 +46,149 @@ def redact(obj: Any) -> Any:
 
 
 def resolve_dataset(spec: DatasetSpec, data_root: Path) -> Dataset:
-    if spec.path and Path(spec.path, "manifest.json").exists():
-        return load_dataset(spec.path)
+    """The dataset the spec asks for: an existing folder, or one generated (once) for exactly this spec.
+
+    A generated dataset's folder name carries the hash of the whole generation spec, so two configs that
+    differ in anything (tasks, levels, per-level count, limit, ...) never share a cached dataset; a folder
+    named explicitly with `path` is checked against the spec and refused in one line when it differs.
+    """
     if spec.generate is None:
+        if spec.path and Path(spec.path, "manifest.json").exists():
+            return load_dataset(spec.path)
         raise DatasetError(f"{spec.path}/manifest.json: dataset not found and no `generate` section to make it")
-    g = spec.generate
-    if spec.benchmark == "graphverse":
-        return _graphverse_dataset(spec, data_root)
-    path = Path(spec.path) if spec.path else data_root / spec.benchmark / f"{g.version}-seed{g.seed}-n{g.per_level}"
+    path = dataset_path(spec, data_root)
     if (path / "manifest.json").exists():
         ds = load_dataset(path)
-        if (ds.manifest.version, ds.manifest.seed, ds.manifest.per_level) != (g.version, g.seed, g.per_level):
-            raise DatasetError(f"{path}/manifest.json: holds version {ds.manifest.version!r} seed {ds.manifest.seed}, "
-                               f"config asks for {g.version!r} seed {g.seed}")
+        check_dataset_matches(ds, spec)
         return ds
-    total = len(g.tasks or range(9)) * len(g.levels or range(10)) * g.per_level
+    path.parent.mkdir(parents=True, exist_ok=True)
+    # two runs sharing a data root may ask for the same new dataset at once: one generates, the other waits
+    # and then loads it (the lock is the OS's, so a generator that dies frees it)
+    lock = FileLock(path.parent / f".{path.name}.lock")
+    try:
+        lock.acquire(timeout=0)
+    except Timeout:
+        print(f"waiting for another process generating {path}", file=sys.stderr)
+        lock.acquire()
+    try:
+        if (path / "manifest.json").exists():
+            ds = load_dataset(path)
+            check_dataset_matches(ds, spec)
+            return ds
+        if path.exists():
+            return _generate(spec, path)  # a folder named by `path:`: fill it in place, as before
+        # generate beside and rename: a killed generation never leaves a half dataset under the cache name
+        partial = path.parent / f".{path.name}.partial"
+        shutil.rmtree(partial, ignore_errors=True)
+        _generate(spec, partial)
+        os.replace(partial, path)
+        return load_dataset(path)
+    finally:
+        lock.release()
+
+
+def _generate(spec: DatasetSpec, path: Path) -> Dataset:
+    if spec.benchmark == "graphverse":
+        return _generate_graphverse(spec, path)
+    g = spec.generate
+    assert g is not None
+    want = g.normalized(spec.benchmark)
+    total = len(want["tasks"]) * len(want["levels"]) * g.per_level
     with Bar(f"generate {g.version}", total) as bar:
         generate_version(
-            path, version=g.version, seed=g.seed, per_level=g.per_level, tasks=g.tasks,
-            levels=g.levels or tuple(range(1, 11)), progress=lambda done, _t: bar.advance(done - bar.done),
+            path, version=g.version, seed=g.seed, per_level=g.per_level, tasks=want["tasks"],
+            levels=want["levels"], progress=lambda done, _t: bar.advance(done - bar.done),
         )
     return load_dataset(path)
 
 
-def _graphverse_dataset(spec: DatasetSpec, data_root: Path) -> Dataset:
+def dataset_path(spec: DatasetSpec, data_root: Path) -> Path:
+    """Where the spec's dataset lives: `path` when given, else a cache folder keyed on the whole spec."""
+    if spec.path:
+        return Path(spec.path)
+    g = spec.generate
+    assert g is not None
+    key = g.cache_key(spec.benchmark)
+    if spec.benchmark == "graphverse":
+        name = f"graphverse-{graphverse_split(g)}-seed{g.seed}" + (f"-limit{g.limit}" if g.limit else "")
+        if g.sources:  # user copies make another dataset even under the same paths: key on their content
+            name += f"-sources{_user_sources_hash(g.sources)}"
+        return data_root / "graphverse" / f"{name}-{key}"
+    return data_root / spec.benchmark / f"{g.version}-seed{g.seed}-n{g.per_level}-{key}"
+
+
+def _user_sources_hash(sources: dict[str, str]) -> str:
+    from gie.sources import SourceFileError, file_sha256, user_source_files
+
+    try:
+        files = {n: {f.name: file_sha256(f) for f in user_source_files(n, p)} for n, p in sorted(sources.items())}
+    except (SourceFileError, OSError) as e:
+        raise ConfigError(f"dataset graphverse: field generate.sources: {e}") from None
+    return sha256_json(files)[:12]
+
+
+def graphverse_split(g: GenerateSpec) -> str:
+    split = g.split or g.version.removeprefix("graphverse-")
+    if split not in ("full", "testmini", "train"):
+        raise ConfigError(f"dataset graphverse: field generate.split: {split!r} is not full, testmini or train")
+    return split
+
+
+def dataset_spec_used(ds: Dataset) -> dict[str, Any]:
+    """What a dataset folder actually holds, read from its manifest (recorded in the run manifest)."""
+    m = ds.manifest
+    used: dict[str, Any] = {"benchmark": m.benchmark, "version": m.version, "seed": m.seed,
+                            "per_level": m.per_level, "instances": len(ds.instances)}
+    if m.benchmark == "nphardeval4v":
+        used["tasks"] = [t for t in TASK_MODULES if t in m.tasks] + sorted(set(m.tasks) - set(TASK_MODULES))
+        used["levels"] = sorted({i.level for i in ds.instances})
+    else:
+        used["limit"] = m.extra.get("limit")
+        used.update({k: v for k, v in m.extra.items() if k not in used and k in ("split", "sources")})
+    return used
+
+
+def check_dataset_matches(ds: Dataset, spec: DatasetSpec) -> None:
+    """Refuse, in one line, a dataset folder that is not what the spec asks for."""
+    g = spec.generate
+    assert g is not None
+    used = dataset_spec_used(ds)
+    if spec.benchmark == "graphverse":
+        want: dict[str, Any] = {"benchmark": "graphverse", "version": f"graphverse-{graphverse_split(g)}",
+                                "seed": g.seed, "limit": g.limit}
+    else:
+        n = g.normalized(spec.benchmark)
+        want = {"benchmark": spec.benchmark, "version": g.version, "seed": g.seed, "per_level": g.per_level,
+                "tasks": n["tasks"], "levels": n["levels"]}
+        if ds.manifest.source == "generated":
+            want["instances"] = len(n["tasks"]) * len(n["levels"]) * g.per_level
+    diff = [k for k in want if used.get(k) != want[k]]
+    if diff:
+        k = diff[0]
+        raise DatasetError(f"{ds.root}/manifest.json: field {k}: dataset holds {used.get(k)!r}, config asks for "
+                           f"{want[k]!r}; remove `path` to generate a matching dataset or fix the config")
+
+
+def _generate_graphverse(spec: DatasetSpec, path: Path) -> Dataset:
     from gie.dataset import generate_split
     from gie.sources import SourceFileError, use_user_sources
 
     g = spec.generate
     assert g is not None
-    split = g.split or g.version.removeprefix("graphverse-")
-    if split not in ("full", "testmini", "train"):
-        raise ConfigError(f"dataset graphverse: field generate.split: {split!r} is not full, testmini or train")
+    split = graphverse_split(g)
     try:
-        user_files = use_user_sources(g.sources)
+        use_user_sources(g.sources)  # also installs the copies for worker processes
     except SourceFileError as e:
         raise ConfigError(f"dataset graphverse: field generate.sources: {e}") from None
-    name = f"graphverse-{split}-seed{g.seed}" + (f"-limit{g.limit}" if g.limit else "")
-    if user_files:  # user copies of the sources make another dataset: never reuse the default's folder
-        name += f"-sources{sha256_json(user_files)[:12]}"
-    path = Path(spec.path) if spec.path else data_root / "graphverse" / name
-    if (path / "manifest.json").exists():
-        ds = load_dataset(path)
-        want = (f"graphverse-{split}", g.seed, g.limit)
-        have = (ds.manifest.version, ds.manifest.seed, ds.manifest.extra.get("limit"))
-        if have != want:
-            raise DatasetError(f"{path}/manifest.json: holds {have}, config asks for {want}")
-        return ds
     with Bar(f"generate graphverse-{split}", 1) as bar:
         def progress(done: int, total: int) -> None:
             bar.total = total
             bar.advance(done - bar.done)
 
         generate_split(path, split, g.seed, limit=g.limit, progress=progress)
-    return load_dataset(path)
+    ds = load_dataset(path)
+    check_dataset_matches(ds, spec)
+    return ds
 
 
 def preflight_models(cfg: RunConfig) -> None:
@@ -129,45 +225,91 @@ def run_fingerprint(cfg: RunConfig, datasets: list[Dataset]) -> str:
 
 def prepare_run_dir(out: Path, run_id: str) -> dict[str, Any] | None:
     """Return the existing manifest when resuming the same run; refuse a folder holding another one."""
+    check_out_folder(out)
     mpath = out / RUN_MANIFEST
     if not mpath.exists():
-        if out.exists() and any(out.iterdir()):
+        if out.exists() and any(p.name not in LOCK_FILES for p in out.iterdir()):
             raise RunFolderError(f"{out}: folder is not empty and holds no run manifest; choose another --out")
         return None
     try:
         existing = json.loads(mpath.read_text())
-    except json.JSONDecodeError as e:
-        raise RunFolderError(f"{mpath}: unreadable run manifest ({e.msg} at line {e.lineno})") from None
-    if existing.get("run_id") != run_id:
+    except (json.JSONDecodeError, UnicodeDecodeError) as e:
+        raise RunFolderError(f"{mpath}: unreadable run manifest ({str(e).splitlines()[0]})") from None
+    if not isinstance(existing, dict) or existing.get("run_id") != run_id:
+        held = existing.get("run_id") if isinstance(existing, dict) else None
         raise RunFolderError(
-            f"{mpath}: field run_id: folder holds run {existing.get('run_id')!r}, this config is run {run_id!r}; "
+            f"{mpath}: field run_id: folder holds run {held!r}, this config is run {run_id!r}; "
             "choose another --out"
         )
     return existing
 
 
+def check_out_folder(out: Path) -> None:
+    """A run folder path that cannot be a folder (a file, or a file on the way) is refused in one line."""
+    for p in (out, *out.parents):
+        if p.exists():
+            if not p.is_dir():
+                what = "--out" if p == out else f"--out's parent {p}"
+                raise RunFolderError(f"{out}: {what} is a file, not a folder; choose another --out")
+            return
+
+
 def init_ray(cfg: RunConfig) -> None:
+    """Join the configured cluster, or start a private local Ray that never attaches to another one."""
     import ray
+    from ray.exceptions import RayError
 
     if ray.is_initialized():
         return
     os.environ.setdefault("RAY_DEDUP_LOGS", "0")
-    if cfg.ray.address or os.environ.get("RAY_ADDRESS"):
-        ray.init(address=cfg.ray.address or os.environ["RAY_ADDRESS"], log_to_driver=True)
+    address = cfg.ray.address or os.environ.get("RAY_ADDRESS")
+    if address:
+        # joining: the cluster's nodes decide the resources; Ray refuses num_cpus here
+        try:
+            ray.init(address=address, log_to_driver=True)
+        except (ConnectionError, RayError) as e:
+            why = " ".join(str(e).split())[:240]
+            raise ConfigError(
+                f"field ray.address (or RAY_ADDRESS): cannot join the Ray cluster at {address}: {why}; a cluster "
+                "with token auth needs RAY_AUTH_MODE=token and its token (RAY_AUTH_TOKEN, RAY_AUTH_TOKEN_PATH or "
+                "~/.ray/auth_token) in this environment"
+            ) from None
     else:
-        ray.init(num_cpus=cfg.ray.num_cpus or os.cpu_count(), include_dashboard=False, log_to_driver=True)
+        # "local" always starts a new cluster: plain ray.init() would attach to any Ray already running
+        # on this machine (another user's, another run's) and then refuse num_cpus
+        ray.init(address="local", num_cpus=cfg.ray.num_cpus or os.cpu_count(), include_dashboard=False,
+                 log_to_driver=True)
+    # ray.init replaces the SIGTERM handler with sys.exit; keep the run's clean interrupt
+    interrupts.install()
 
 
-def execute(cfg: RunConfig, *, data_root: Path = Path("data")) -> Path:
-    from cluster.pipeline import run_model
+def execute(cfg: RunConfig, *, data_root: Path = Path("data"), then: Callable[[Path], Any] | None = None) -> Path:
+    """Run the config. Raises RunInterrupted (after saving what finished) on SIGINT or SIGTERM.
 
+    `then(out)` runs while the run folder's lock is still held (the reports are part of the run's writes).
+    """
     out = Path(cfg.out).resolve()
+    check_out_folder(out)
     preflight_models(cfg)
     datasets = [resolve_dataset(s, data_root) for s in cfg.datasets]
     fingerprint = run_fingerprint(cfg, datasets)
     run_id = f"{cfg.name}-{fingerprint[:12]}"
-    existing = prepare_run_dir(out, run_id)
-    out.mkdir(parents=True, exist_ok=True)
+    prepare_run_dir(out, run_id)  # refuse before touching the folder
+    with run_lock(out, f"eval_all run {run_id}"):
+        _execute_locked(cfg, out, run_id, datasets)
+        if then is not None:
+            try:
+                then(out)
+            except KeyboardInterrupt as e:  # the samples are complete; only the reports are cut short
+                raise RunInterrupted(read_samples(out).height, interrupts.exit_code(e)) from None
+    return out
+
+
+def _execute_locked(cfg: RunConfig, out: Path, run_id: str, datasets: list[Dataset]) -> Path:
+    from cluster.pipeline import run_model
+
+    existing = prepare_run_dir(out, run_id)  # again under the lock: another writer may have just finished
+    sink = SampleSink(out)  # reads the samples already written: a damaged shard stops here, before any change
     manifest: dict[str, Any] = {
         "run_id": run_id,
         "status": "running",
@@ -177,25 +319,30 @@ def execute(cfg: RunConfig, *, data_root: Path = Path("data")) -> Path:
         "config": redact(cfg.model_dump(mode="json")),
         "datasets": [
             {"benchmark": d.manifest.benchmark, "version": d.manifest.version, "seed": d.manifest.seed,
-             "path": str(d.root.resolve()), "dataset_sha256": d.manifest.dataset_sha256}
+             "path": str(d.root.resolve()), "dataset_sha256": d.manifest.dataset_sha256,
+             "spec": dataset_spec_used(d)}
             for d in datasets
         ],
         "attempts": (existing or {}).get("attempts", 0) + 1,
     }
     _write_manifest(out, manifest)
-    sink = SampleSink(out)
-    if sink.resumed:
-        print(f"resuming {run_id}: {sink.resumed} samples already written", file=sys.stderr)
-    stats = []
+    stats: list[dict[str, Any]] = []
     t0 = time.monotonic()
-    for ds in datasets:
-        for model in cfg.models:
-            s = run_model(cfg, model, ds, ds.manifest.version, run_id, sink, start_ray=lambda: init_ray(cfg))
-            stats.append({"dataset": ds.manifest.version, **asdict(s)})
-    sink.flush()
-    from cluster.judge_stage import run_judge_stage
+    try:
+        if sink.resumed:
+            print(f"resuming {run_id}: {sink.resumed} samples already written", file=sys.stderr)
+        for ds in datasets:
+            for model in cfg.models:
+                s = run_model(cfg, model, ds, ds.manifest.version, run_id, sink, start_ray=lambda: init_ray(cfg))
+                stats.append({"dataset": ds.manifest.version, **asdict(s)})
+        sink.flush()
+        from cluster.judge_stage import run_judge_stage
 
-    judged = run_judge_stage(out, datasets, cfg.judge, start_ray=lambda: init_ray(cfg))
+        judged = run_judge_stage(out, datasets, cfg.judge, start_ray=lambda: init_ray(cfg))
+    except KeyboardInterrupt as e:
+        with interrupts.deferred():
+            kept = _save_interrupted(out, manifest, sink, stats, t0)
+        raise RunInterrupted(kept, interrupts.exit_code(e)) from None
     manifest.update(
         judge=asdict(judged),
         status="complete",
@@ -206,6 +353,25 @@ def execute(cfg: RunConfig, *, data_root: Path = Path("data")) -> Path:
     )
     _write_manifest(out, manifest)
     return out
+
+
+class RunInterrupted(Exception):
+    """SIGINT or SIGTERM ended the run; `kept` samples are on disk and a rerun resumes from them."""
+
+    def __init__(self, kept: int, exit_code: int = 130) -> None:
+        super().__init__(f"interrupted; {kept} samples kept; rerun the same command to resume")
+        self.kept = kept
+        self.exit_code = exit_code
+
+
+def _save_interrupted(out: Path, manifest: dict[str, Any], sink: SampleSink,
+                      stats: list[dict[str, Any]], t0: float) -> int:
+    sink.flush()  # finished records in memory are whole samples: keep them
+    kept = len(sink.done)
+    manifest.update(status="interrupted", interrupted_at=datetime.now(UTC).isoformat(timespec="seconds"),
+                    seconds=round(time.monotonic() - t0, 3), models=stats, samples_kept=kept)
+    _write_manifest(out, manifest)
+    return kept
 
 
 def _totals(out: Path) -> dict[str, Any]:

@@ -65,14 +65,36 @@ def samples_glob(run_dir: str | Path) -> str:
     return f"{run_dir}/samples/**/*.parquet"
 
 
+class SinkError(ValueError):
+    """A sample shard that cannot be read; one line naming the file."""
+
+
 def read_samples(run_dir: str | Path) -> pl.DataFrame:
     files = sorted(Path(run_dir, "samples").glob("**/*.parquet"))
     if not files:
         return pl.DataFrame(schema=SAMPLE_SCHEMA)
-    # shards written before a column was appended read back with that column null
-    return pl.scan_parquet(
-        files, schema=SAMPLE_SCHEMA, hive_partitioning=False, missing_columns="insert"
-    ).collect()
+    try:
+        # shards written before a column was appended read back with that column null
+        return pl.scan_parquet(
+            files, schema=SAMPLE_SCHEMA, hive_partitioning=False, missing_columns="insert"
+        ).collect()
+    except Exception as e:  # polars raises several unrelated types for a damaged file
+        raise _corrupt_shard(files, e) from None
+
+
+def _corrupt_shard(files: list[Path], err: Exception) -> SinkError:
+    """Name the damaged shard (the combined scan's error does not say which file)."""
+    for f in files:
+        try:
+            pl.read_parquet(f, columns=KEY_COLUMNS)
+        except Exception as e:
+            err, bad = e, f
+            break
+    else:
+        bad = files[0].parent.parent
+    first = (str(err).strip().splitlines() or [""])[0][:200]
+    return SinkError(f"{bad}: unreadable sample shard ({type(err).__name__}: {first}); move it out of "
+                     "samples/ and rerun: its samples are recomputed")
 
 
 class SampleSink:

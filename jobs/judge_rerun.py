@@ -64,6 +64,19 @@ def main(argv: list[str] | None = None) -> int:
         return 2
     out = Path(args.out) if args.out else run
     out.mkdir(parents=True, exist_ok=True)
+    from contextlib import ExitStack
+
+    from cluster.runlock import RunLockError, run_lock
+
+    # one writer per run folder: held until main returns (the stack's locks are released with its frame)
+    locks = ExitStack()
+    try:
+        for folder in dict.fromkeys((run.resolve(), out.resolve())):
+            locks.enter_context(run_lock(folder, "judge_rerun"))
+    except RunLockError as e:
+        locks.close()
+        print(f"error: {e}", file=sys.stderr)
+        return 2
     existing = read_judgments(run, out) if out != run else read_judgments(run)
     base_ident = default_judge(run, existing)
     judge = args.judge or (base_ident[0] if base_ident else "rule-based")

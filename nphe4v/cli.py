@@ -15,7 +15,9 @@ app = typer.Typer(add_completion=False, no_args_is_help=True, help=__doc__, pret
 
 
 def fail(msg: str) -> None:
-    typer.echo(f"error: {msg}", err=True)
+    from cluster.runlock import printable
+
+    typer.echo(f"error: {printable(msg)}", err=True)
     raise typer.Exit(2)
 
 
@@ -35,9 +37,20 @@ def generate(
         "pokec, dbpedia, openflights, pubchemqc, pcqm4mv2) replacing its bundled substitute; repeatable")] = None,
 ) -> None:
     """Generate a fresh, versioned dataset: byte-identical for the same version and seed."""
+    import re
+
+    from cluster.config import VERSION_PATTERN
     from nphe4v.dataset import DatasetError, generate_version
     from nphe4v.progress import Bar
 
+    if per_level < 1:
+        fail(f"--per-level {per_level}: must be at least 1")
+    if not re.match(VERSION_PATTERN, version) or ".." in version:
+        fail(f"--version {version!r}: one folder-safe name (letters, digits, . _ + -), no '..' or separators")
+    if seed < 0:
+        fail(f"--seed {seed}: must not be negative")
+    if limit is not None and limit < 1:
+        fail(f"--limit {limit}: must be at least 1")
     if benchmark == "graphverse":
         _use_sources(source or [])
         _generate_graphverse(out, split, seed, limit, workers)
@@ -123,11 +136,17 @@ def run(
     dataset: Annotated[Path | None, typer.Option(help="use this dataset folder")] = None,
     models: Annotated[str | None, typer.Option(help="comma-separated subset of the config's models")] = None,
     out: Annotated[Path | None, typer.Option(help="run folder (default: the config's `out`)")] = None,
+    data_root: Annotated[Path | None, typer.Option(help="where generated datasets are cached")] = None,
+    plan: Annotated[bool, typer.Option("--plan", help="print the resolved plan as JSON; run and write nothing")] = False,
 ) -> None:
     """Run a config on Ray (same as `python jobs/eval_all.py`)."""
     from cluster.main import main as run_main
 
     argv = ["--config", str(config)]
+    if data_root:
+        argv += ["--data-root", str(data_root)]
+    if plan:
+        argv.append("--plan")
     if dataset:
         argv += ["--dataset", str(dataset)]
     if models:
@@ -144,12 +163,14 @@ def grade(
     out: Annotated[Path, typer.Option(help="run folder to write")],
 ) -> None:
     """Score responses produced elsewhere exactly as a live run would."""
+    from cluster.runlock import RunLockError
+    from cluster.sink import SinkError
     from nphe4v.dataset import DatasetError
     from nphe4v.grading import GradeError, grade_file
 
     try:
         n, new = grade_file(dataset, responses, out)
-    except (DatasetError, GradeError) as e:
+    except (DatasetError, GradeError, RunLockError, SinkError) as e:
         fail(str(e))
     typer.echo(f"graded {n} responses ({new} new) into {out}")
     _report(out)

@@ -151,6 +151,10 @@ def generate_version(
     """Generate a fresh NPHardEval4V version. The same (version, seed) gives byte-identical files."""
     from nphe4v.tasks import TASK_MODULES, get_task
 
+    if per_level < 1:
+        raise DatasetError(f"{out}: per_level {per_level}: must be at least 1")
+    if not version or "/" in version or "\\" in version or ".." in version:
+        raise DatasetError(f"{out}: version {version!r}: must be one name without '..' or path separators")
     names = list(tasks or TASK_MODULES)
     for n in names:
         get_task(n)  # fail fast on an unknown task name
@@ -287,6 +291,14 @@ def load_dataset(root: str | Path, *, check_images: bool = True) -> Dataset:
         except (ValidationError, ValueError, KeyError) as e:
             msg = e.errors()[0]["msg"] if isinstance(e, ValidationError) else str(e)
             raise DatasetError(f"{ipath}: row {n} ({row.get('instance_id')}): {msg}") from None
+        for ref in inst.images:
+            rel = Path(ref.path)
+            inside = not rel.is_absolute() and ".." not in rel.parts
+            if inside and check_images:
+                inside = (root / rel).resolve().is_relative_to(root.resolve())  # a symlink may lead out
+            if not inside:
+                raise DatasetError(f"{ipath}: row {n} ({inst.instance_id}): field images.path: {ref.path!r} "
+                                   "is outside the dataset folder")
         if check_images:
             for ref in inst.images:
                 p = root / ref.path

@@ -8,11 +8,12 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-from pydantic import BaseModel, ConfigDict, ValidationError
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
+from cluster.config import MODEL_NAME_PATTERN
 from nphe4v.benchmarks import task_for
 from nphe4v.core.hashing import sha256_file, sha256_json
-from nphe4v.core.prompting import build_prompt, build_recognition_prompt
+from nphe4v.core.prompting import VISION_MODE, build_prompt, build_recognition_prompt
 from nphe4v.core.schema import (
     PROMPT_MODES,
     RECOGNITION_MODE,
@@ -30,32 +31,61 @@ class GradeError(ValueError):
     """A responses file that cannot be graded; one line naming file, line and field."""
 
 
+# A live run's repeats and recognition asks are small counts; a huge value is a mistake, not a sample.
+MAX_REPEAT = 1_000_000
+
+
 class ResponseLine(BaseModel):
     model_config = ConfigDict(extra="ignore")
 
-    model: str
+    model: str = Field(pattern=MODEL_NAME_PATTERN)
     instance_id: str
     prompt_mode: str
     response: str | None
-    repeat: int = 0
+    repeat: int = Field(0, ge=0, le=MAX_REPEAT)
     variant: str = ""
     # the text the recognition question showed, when it was another instance (mismatched control)
     text_instance_id: str | None = None
 
 
 def grade_file(dataset_dir: Path, responses: Path, out: Path) -> tuple[int, int]:
-    from cluster.sink import SampleSink
+    """Grade a responses file into a run folder, holding the folder's lock for the whole write."""
+    from cluster.run import RunFolderError, check_out_folder
+    from cluster.runlock import run_lock
 
     ds = load_dataset(dataset_dir)
     by_id = ds.by_id()
     lines = _read_lines(responses, by_id)
     run_id = "grade-" + sha256_json([ds.manifest.dataset_sha256, sha256_file(responses)])[:12]
+    try:
+        check_out_folder(out)
+    except RunFolderError as e:
+        raise GradeError(str(e)) from None
+    _check_folder(out, run_id)  # before the lock file is made in someone else's folder
+    with run_lock(out, f"grade {responses}"):
+        _check_folder(out, run_id)
+        return _grade_locked(ds, by_id, lines, responses, out, run_id)
+
+
+def _check_folder(out: Path, run_id: str) -> None:
+    from cluster.runlock import LOCK_FILES
+
     mpath = out / "manifest.json"
     if mpath.exists():
-        prev = json.loads(mpath.read_text()).get("run_id")
+        try:
+            prev = json.loads(mpath.read_text()).get("run_id")
+        except (ValueError, AttributeError):
+            prev = None
         if prev != run_id:
             raise GradeError(f"{mpath}: field run_id: folder holds run {prev!r}; choose another --out")
-    out.mkdir(parents=True, exist_ok=True)
+    elif out.exists() and any(p.name not in LOCK_FILES for p in out.iterdir()):
+        raise GradeError(f"{out}: folder is not empty and holds no run manifest; choose another --out")
+
+
+def _grade_locked(ds: Any, by_id: dict[str, Any], lines: list[ResponseLine], responses: Path, out: Path,
+                  run_id: str) -> tuple[int, int]:
+    from cluster.sink import SampleSink
+
     sink = SampleSink(out)
     records = []
     texts: dict[str, Any] = {}
@@ -94,14 +124,20 @@ def grade_file(dataset_dir: Path, responses: Path, out: Path) -> tuple[int, int]
     }
     tmp = out / ".manifest.json.tmp"
     tmp.write_text(json.dumps(manifest, indent=2, sort_keys=True) + "\n")
-    os.replace(tmp, mpath)
+    os.replace(tmp, out / "manifest.json")
     return len(records), new
 
 
 def _read_lines(path: Path, by_id: dict[str, Any]) -> list[ResponseLine]:
+    """Parse and validate every line as a live run would key it; the first problem is one line of error.
+
+    Rule for duplicates: a sample key (model, instance, variant, prompt mode, repeat) may appear once; a
+    second line with the same key is refused, naming both lines, whatever its response.
+    """
     if not path.is_file():
         raise GradeError(f"{path}: responses file not found")
     out = []
+    seen: dict[tuple[str, str, str, str, int], int] = {}
     with open(path, encoding="utf-8", errors="replace") as f:
         for n, raw in enumerate(f, start=1):
             if not raw.strip():
@@ -112,14 +148,56 @@ def _read_lines(path: Path, by_id: dict[str, Any]) -> list[ResponseLine]:
                 err = e.errors()[0]
                 field = ".".join(map(str, err["loc"])) or "(line)"
                 raise GradeError(f"{path}:{n}: field {field}: {err['msg']}") from None
-            if line.instance_id not in by_id:
-                raise GradeError(f"{path}:{n}: field instance_id: {line.instance_id!r} is not in the dataset")
-            if line.text_instance_id is not None and line.text_instance_id not in by_id:
-                raise GradeError(f"{path}:{n}: field text_instance_id: {line.text_instance_id!r} is not in the dataset")
-            if line.prompt_mode not in (*PROMPT_MODES, RECOGNITION_MODE):
-                raise GradeError(f"{path}:{n}: field prompt_mode: {line.prompt_mode!r} is not one of "
-                                 f"{', '.join((*PROMPT_MODES, RECOGNITION_MODE))}")
-            if line.prompt_mode == RECOGNITION_MODE and line.variant not in ("match", "mismatch"):
-                raise GradeError(f"{path}:{n}: field variant: recognition lines need 'match' or 'mismatch'")
+            try:
+                line = _as_live_run(line, by_id)
+            except ValueError as e:
+                raise GradeError(f"{path}:{n}: {e}") from None
+            key = (line.model, line.instance_id, line.variant, line.prompt_mode, line.repeat)
+            if key in seen:
+                raise GradeError(f"{path}:{n}: duplicate of line {seen[key]} (same model, instance_id, variant, "
+                                 "prompt_mode and repeat); each sample may appear once")
+            seen[key] = n
             out.append(line)
     return out
+
+
+def _as_live_run(line: ResponseLine, by_id: dict[str, Any]) -> ResponseLine:
+    """The line keyed exactly as a live run keys the same sample, or ValueError naming the field."""
+    if line.instance_id not in by_id:
+        raise ValueError(f"field instance_id: {line.instance_id!r} is not in the dataset")
+    inst = by_id[line.instance_id]
+    if inst.benchmark == "graphverse":
+        if line.prompt_mode != VISION_MODE:
+            raise ValueError(f"field prompt_mode: {line.prompt_mode!r}: GraphVerse samples use {VISION_MODE!r}")
+        edit = str(inst.meta.get("edit", ""))
+        if line.variant not in ("", edit):
+            raise ValueError(f"field variant: {line.variant!r}: this instance's image edit is {edit!r}")
+        if line.text_instance_id is not None:
+            raise ValueError("field text_instance_id: only recognition lines (NPHardEval4V) show another text")
+        return line.model_copy(update={"variant": edit})
+    modes = (*PROMPT_MODES, RECOGNITION_MODE)
+    if line.prompt_mode not in modes:
+        raise ValueError(f"field prompt_mode: {line.prompt_mode!r} is not one of {', '.join(modes)}")
+    if line.prompt_mode != RECOGNITION_MODE:
+        if line.variant:
+            raise ValueError(f"field variant: {line.variant!r}: only recognition lines have a variant")
+        if line.text_instance_id is not None:
+            raise ValueError("field text_instance_id: only recognition lines show another instance's text")
+        return line
+    if line.variant not in ("match", "mismatch"):
+        raise ValueError("field variant: recognition lines need 'match' or 'mismatch'")
+    tid = line.text_instance_id
+    if line.variant == "match":
+        if tid not in (None, line.instance_id):
+            raise ValueError("field text_instance_id: a 'match' line shows the instance's own text")
+        return line
+    if tid is None or tid == line.instance_id:
+        raise ValueError("field text_instance_id: a 'mismatch' line names another instance whose text it showed")
+    if tid not in by_id:
+        raise ValueError(f"field text_instance_id: {tid!r} is not in the dataset")
+    other = by_id[tid]
+    if (other.benchmark, other.task, other.level) != (inst.benchmark, inst.task, inst.level):
+        # a live run's control is another instance of the same task and level
+        raise ValueError(f"field text_instance_id: {tid!r} is {other.task} level {other.level}, the instance is "
+                         f"{inst.task} level {inst.level}; a control uses the same task and level")
+    return line

@@ -1,0 +1,131 @@
+"""`eval_all --plan`: what a config would do, as JSON, without doing any of it.
+
+Nothing here starts Ray, generates a dataset, creates a folder or writes a file: datasets that exist are
+read (read-only), the others are counted from their generation spec.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from cluster.config import DatasetSpec, ModelSpec, RunConfig
+from cluster.run import dataset_path, dataset_spec_used, graphverse_split, redact
+from nphe4v.dataset import Dataset, DatasetError, load_dataset
+
+
+def resolve_plan(cfg: RunConfig, data_root: Path) -> dict[str, Any]:
+    datasets = [_dataset_plan(s, data_root) for s in cfg.datasets]
+    models = [_model_plan(cfg, m, datasets) for m in cfg.models]
+    judge = _judge_plan(cfg)
+    return {
+        "name": cfg.name,
+        "out": str(Path(cfg.out).resolve()),
+        "out_exists": Path(cfg.out).exists(),
+        "ray": {"address": cfg.ray.address or _env_address() or "local (a new private cluster)",
+                "num_cpus": cfg.ray.num_cpus},
+        "datasets": [{k: v for k, v in d.items() if not k.startswith("_")} for d in datasets],
+        "models": models,
+        "judge": judge,
+        "total_samples": sum(m["samples"] for m in models),
+        "missing_api_keys": [k for m in models for k in m["missing_api_keys"]] + judge["missing_api_keys"],
+    }
+
+
+def _env_address() -> str | None:
+    import os
+
+    return os.environ.get("RAY_ADDRESS")
+
+
+def _dataset_plan(spec: DatasetSpec, data_root: Path) -> dict[str, Any]:
+    path = dataset_path(spec, data_root) if spec.generate else Path(spec.path or "")
+    d: dict[str, Any] = {"benchmark": spec.benchmark, "path": str(path.resolve()),
+                         "exists": (path / "manifest.json").is_file()}
+    if spec.generate:
+        d["generate"] = spec.generate.normalized(spec.benchmark)
+    if d["exists"]:
+        ds = load_dataset(path)
+        d.update(instances=len(ds.instances), dataset_sha256=ds.manifest.dataset_sha256,
+                 spec=dataset_spec_used(ds), _dataset=ds)
+        if spec.generate:
+            from cluster.run import check_dataset_matches
+
+            try:
+                check_dataset_matches(ds, spec)
+            except DatasetError as e:
+                d["mismatch"] = str(e)
+        return d
+    if spec.generate is None:
+        raise DatasetError(f"{path}/manifest.json: dataset not found and no `generate` section to make it")
+    g = spec.generate
+    if spec.benchmark == "graphverse":
+        from gie.dataset import plan
+
+        jobs = plan(graphverse_split(g), g.seed, g.limit)  # type: ignore[arg-type]
+        d["instances"] = len(jobs)
+    else:
+        n = g.normalized(spec.benchmark)
+        d["instances"] = len(n["tasks"]) * len(n["levels"]) * g.per_level
+        d["_per_level"] = g.per_level
+    return d
+
+
+def _count_samples(cfg: RunConfig, model: ModelSpec, d: dict[str, Any]) -> int:
+    ds: Dataset | None = d.get("_dataset")
+    if ds is not None:
+        from cluster.plan import plan_model
+
+        return sum(1 for _ in plan_model(cfg, model, ds, ds.manifest.version))
+    n = d["instances"]
+    if d["benchmark"] == "graphverse":
+        return n * cfg.repeats
+    modes = 1 if model.text_only else len(cfg.prompt_modes)
+    total = n * modes * cfg.repeats
+    if cfg.recognition.enabled and not model.text_only:
+        # a mismatched control needs another instance of the same task and level
+        pairs = 1 + (1 if cfg.recognition.controls and d.get("_per_level", 1) >= 2 else 0)
+        total += n * pairs * cfg.recognition.asks
+    return total
+
+
+def _missing_keys(name: str, backend: str, options: dict[str, Any]) -> list[str]:
+    if backend == "litellm":
+        from cluster.backends.litellm_api import preflight
+
+        try:
+            preflight(name, options)
+        except ValueError as e:
+            return [str(e)]
+    elif backend == "caption-chain":
+        return [k for part in ("captioner", "solver") for k in _missing_keys(
+            options.get(part, {}).get("name", f"{name}:{part}"), options.get(part, {}).get("backend", "baseline"),
+            options.get(part, {}).get("options", {}))]
+    return []
+
+
+def _model_plan(cfg: RunConfig, m: ModelSpec, datasets: list[dict[str, Any]]) -> dict[str, Any]:
+    per_dataset = {f"{d['benchmark']}:{d['path']}": _count_samples(cfg, m, d) for d in datasets}
+    return {
+        "name": m.name, "backend": m.backend, "replicas": m.replicas, "num_gpus": m.num_gpus,
+        "num_cpus": m.num_cpus, "batch_size": m.batch_size, "text_only": m.text_only,
+        "options": redact(m.options), "samples_per_dataset": per_dataset,
+        "samples": sum(per_dataset.values()), "missing_api_keys": _missing_keys(m.name, m.backend, m.options),
+    }
+
+
+def _judge_plan(cfg: RunConfig) -> dict[str, Any]:
+    j = cfg.judge
+    out: dict[str, Any] = {"enabled": j.enabled, "model": j.model, "repeat": j.repeat, "executor": j.executor,
+                           "options": redact(j.options), "missing_api_keys": []}
+    if j.enabled and j.model != "rule-based":
+        from cluster import secrets
+
+        try:
+            from cluster.judge_stage import resolve_spec
+
+            spec = resolve_spec(j.model, j.options)
+            secrets.require_key(f"judge {j.model}", secrets.provider_of(spec.model), spec.api_key_env)
+        except (ValueError, AttributeError) as e:
+            out["missing_api_keys"].append(str(e).splitlines()[0])
+    return out

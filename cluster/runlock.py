@@ -1,0 +1,68 @@
+"""One writer per run folder: an OS file lock held for the whole run, with its holder written beside it.
+
+The lock is `filelock`'s OS lock (fcntl on Unix): the kernel releases it when the holding process dies,
+however it dies (SIGKILL included), so a lock left by a killed run is simply taken by the next one. The
+holder file is only information for the refusal message; it is never what decides who holds the lock.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import socket
+import sys
+from collections.abc import Iterator
+from contextlib import contextmanager
+from datetime import UTC, datetime
+from pathlib import Path
+
+from filelock import FileLock, Timeout
+
+LOCK_FILE = ".nphe4v.lock"
+HOLDER_FILE = ".nphe4v.lock.holder.json"
+# files of the lock itself: a folder holding only these is still an empty folder
+LOCK_FILES = frozenset({LOCK_FILE, HOLDER_FILE, f".{HOLDER_FILE}.tmp"})
+
+
+class RunLockError(RuntimeError):
+    """Another process writes into this run folder; one line naming the holder."""
+
+
+def printable(text: str) -> str:
+    """Control characters shown escaped: a terminal never receives them raw from a message of ours."""
+    return "".join(c if c.isprintable() else repr(c)[1:-1] for c in text)
+
+
+def holder_info(command: str) -> dict[str, object]:
+    return {"pid": os.getpid(), "host": socket.gethostname(),
+            "started_at": datetime.now(UTC).isoformat(timespec="seconds"), "command": command}
+
+
+def describe_holder(folder: Path) -> str:
+    try:
+        h = json.loads((folder / HOLDER_FILE).read_text())
+        return printable(f"pid {h['pid']} on host {h['host']} since {h['started_at']} ({h.get('command', '?')})")
+    except (OSError, ValueError, KeyError, TypeError):
+        # the holder is between taking the lock and writing its details
+        return "another process (holder details not written yet)"
+
+
+@contextmanager
+def run_lock(folder: Path, command: str | None = None) -> Iterator[None]:
+    """Hold the run folder's lock for the block; refuse at once (no waiting) when another process holds it."""
+    folder = Path(folder)
+    folder.mkdir(parents=True, exist_ok=True)
+    lock = FileLock(folder / LOCK_FILE, timeout=0)
+    try:
+        lock.acquire()
+    except Timeout:
+        raise RunLockError(f"{folder}: run folder is in use by {describe_holder(folder)}; "
+                           "wait for it to finish or choose another --out") from None
+    try:
+        tmp = folder / f".{HOLDER_FILE}.tmp"
+        tmp.write_text(json.dumps(holder_info(printable(command or " ".join(sys.argv))[:300])) + "\n")
+        os.replace(tmp, folder / HOLDER_FILE)
+        yield
+    finally:
+        (folder / HOLDER_FILE).unlink(missing_ok=True)
+        lock.release()

@@ -1,0 +1,108 @@
+"""A throwaway `ray start --head` for tests: every port chosen free, its own temp dir, stopped by process group.
+
+Other Ray clusters may run on the same machine (the session's own, other users'): nothing here uses a
+default port or the default temp dir, and nothing stops a process this helper did not start.
+"""
+
+from __future__ import annotations
+
+import os
+import signal
+import socket
+import subprocess
+import sys
+import tempfile
+import time
+from dataclasses import dataclass
+from pathlib import Path
+
+BIN = Path(sys.executable).parent
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+@dataclass
+class Head:
+    proc: subprocess.Popen
+    gcs_port: int
+    dashboard_port: int
+    temp_root: str  # RAY_TMPDIR of the head: a driver with the same value auto-detects this cluster
+
+    @property
+    def gcs_address(self) -> str:
+        return f"127.0.0.1:{self.gcs_port}"
+
+    @property
+    def dashboard_url(self) -> str:
+        return f"http://127.0.0.1:{self.dashboard_port}"
+
+
+def port_flags() -> tuple[int, int, list[str]]:
+    gcs, dash, agent, agent_grpc, client, metrics, rt_env = (free_port() for _ in range(7))
+    return gcs, dash, [
+        f"--port={gcs}", f"--dashboard-port={dash}", f"--dashboard-agent-listen-port={agent}",
+        f"--dashboard-agent-grpc-port={agent_grpc}", f"--ray-client-server-port={client}",
+        f"--metrics-export-port={metrics}", f"--runtime-env-agent-port={rt_env}",
+    ]
+
+
+def start_head(env: dict[str, str], command: list[str] | None = None, num_cpus: int = 2) -> Head:
+    """Start a head (`command` is the `ray start --head ...` to run, ports and --block appended)."""
+    gcs, dash, ports = port_flags()
+    # Ray's unix sockets live under the temp dir and must stay under 107 bytes
+    temp_root = tempfile.mkdtemp(prefix="rh", dir="/tmp")
+    env = {**env, "RAY_TMPDIR": temp_root}
+    env.pop("RAY_ADDRESS", None)
+    cmd = command or [str(BIN / "ray"), "start", "--head", "--dashboard-host=127.0.0.1"]
+    proc = subprocess.Popen(
+        [*cmd, "--block", "--node-ip-address=127.0.0.1", f"--num-cpus={num_cpus}", *ports,
+         "--disable-usage-stats"],
+        env=env, start_new_session=True, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
+    )
+    return Head(proc, gcs, dash, temp_root)
+
+
+def wait_for_jobs_api(head: Head, env: dict[str, str], timeout: float = 120) -> None:
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        probe = subprocess.run([str(BIN / "ray"), "job", "list", "--address", head.dashboard_url],
+                               env=env, capture_output=True, text=True, timeout=60)
+        if probe.returncode == 0:
+            return
+        if head.proc.poll() is not None:
+            raise RuntimeError(head.proc.stdout.read() if head.proc.stdout else "head exited")
+        time.sleep(2)
+    raise TimeoutError(f"ray head did not answer on {head.dashboard_url} in {timeout} s")
+
+
+def wait_for_gcs(head: Head, timeout: float = 180) -> None:
+    """Until `ray start` has written the cluster's address file (after the head node is fully up)."""
+    address_file = Path(head.temp_root, "ray", "ray_current_cluster")
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if address_file.is_file() and address_file.read_text().strip():
+            return
+        if head.proc.poll() is not None:
+            raise RuntimeError(head.proc.stdout.read() if head.proc.stdout else "head exited")
+        time.sleep(1)
+    raise TimeoutError(f"ray head on {head.gcs_address} did not come up in {timeout} s")
+
+
+def stop_head(head: Head) -> None:
+    for sig, wait in ((signal.SIGTERM, 60), (signal.SIGKILL, 10)):
+        try:
+            os.killpg(head.proc.pid, sig)
+        except ProcessLookupError:
+            break
+        try:
+            head.proc.wait(timeout=wait)
+            break
+        except subprocess.TimeoutExpired:
+            continue
+    import shutil
+
+    shutil.rmtree(head.temp_root, ignore_errors=True)
