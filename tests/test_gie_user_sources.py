@@ -224,17 +224,17 @@ def test_cli_source_flag(tmp_path: Path) -> None:
 
 def test_config_sources_field(tmp_path: Path) -> None:
     from cluster.config import ConfigError, DatasetSpec
-    from cluster.run import _graphverse_dataset
+    from cluster.run import resolve_dataset
 
     folder = write_openflights(tmp_path / "of")
     spec = DatasetSpec.model_validate({"benchmark": "graphverse", "generate": {
         "version": "graphverse-testmini", "limit": 1, "sources": {"openflights": str(folder)}}})
     assert spec.generate is not None and spec.generate.sources == {"openflights": str(folder)}
-    ds = _graphverse_dataset(spec, tmp_path / "data")
+    ds = resolve_dataset(spec, tmp_path / "data")
     assert "-sources" in ds.root.name and set(ds.manifest.extra["sources"]) == {"openflights"}
     bad = tmp_path / "bad.txt"
     bad.write_text("1 2 3 4\n")
     spec = DatasetSpec.model_validate({"benchmark": "graphverse", "generate": {
         "version": "graphverse-testmini", "limit": 1, "sources": {"dblp": str(bad)}}})
     with pytest.raises(ConfigError, match=r"generate\.sources: .*bad\.txt:1:"):
-        _graphverse_dataset(spec, tmp_path / "data")
+        resolve_dataset(spec, tmp_path / "data")
