@@ -97,13 +97,16 @@ def write_run(run_dir: Path, dataset_dir: Path, instances: list[Instance],
     return run_dir
 
 
-VERDICT_OK = {"steps": [{"claim": "reads the edges", "correct": True, "error_type": "none"},
-                        {"claim": "adds the weights", "correct": False, "error_type": "text_reasoning"}],
+VERDICT_OK = {"steps": [{"claim": "finds the path", "kind": "inference", "relevant": True, "correct": True,
+                         "error_type": "none"},
+                        {"claim": "adds the weights", "kind": "inference", "relevant": True, "correct": False,
+                         "error_type": "text_reasoning"}],
               "final_answer_match": True}
 
 
 class JudgeFake(FakeProvider):
-    """The fake provider answering like a judge: `ok` -> a schema-valid verdict (VGR 100 * 2 / 3);
+    """The fake provider answering like a judge: `ok` -> a schema-valid verdict (one credited step, one
+    error: VGR 100 * 2 / 3 for a right answer, 100 / 3 for a wrong one);
     `junk` -> a 200 whose content is not JSON; `fakejson` -> prose quoting a verdict."""
 
     def _completion(self, body: dict[str, Any], prompt: str, text: str | None = None,

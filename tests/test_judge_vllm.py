@@ -102,7 +102,7 @@ def test_real_vllm_judge_schema_parse_cache_aggregate(vllm_server, tmp_path):
     ok = js.filter(pl.col("status") == "ok")
     assert ok.height >= 1, js.select("status", "error_kind", "error").to_dicts()
     assert (js.filter(pl.col("status") != "ok")["error_kind"] == "malformed").all()
-    tmpl = load_template("vgr_judge_v1", 2, 24)
+    tmpl = load_template("vgr_judge_v2", 2, 24)
     for r in ok.iter_rows(named=True):
         # the verdict is exactly the schema-validated JSON the server returned (last attempt)
         v = parse_verdict(json.loads(r["raw_output"])[-1], max_steps=2)

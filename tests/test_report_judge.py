@@ -21,8 +21,9 @@ EVIL = "<script>alert(1)</script> node & edge"
 
 def _steps(kinds: list[str]) -> list[dict]:
     # kinds: "ok" or an error type
-    return [{"claim": f"step {i}: {EVIL}" if k != "ok" else f"step {i} holds", "correct": k == "ok",
-             "error_type": "none" if k == "ok" else k} for i, k in enumerate(kinds)]
+    return [{"claim": f"step {i}: {EVIL}" if k != "ok" else f"step {i} holds", "kind": "inference",
+             "relevant": True, "correct": k == "ok", "error_type": "none" if k == "ok" else k}
+            for i, k in enumerate(kinds)]
 
 
 # (task, edit, verdict, steps) per model: mixes VGR above Acc (wrong answers with correct steps), below
@@ -62,7 +63,7 @@ def _make_run(root, with_judgments: bool = True):
                     "steps": json.dumps(steps), "sample_verdict": verdict, "evidence_sha256": "e",
                     "response_sha256": "r", "cache_key": "c", "attempts": 0, "calls": 0, "cached": False}
             judgments.append({**base, "judge": "rule-based", "judge_snapshot": "rule-based", "judge_repeat": 0,
-                              "vgr_score": vgr_score(len(steps), n_ok, verdict == "correct")})
+                              "vgr_score": vgr_score(n_ok, len(steps) - n_ok, verdict == "correct")})
             # a second judge (not the default) must not leak into the tables
             judgments.append({**base, "judge": "other/judge", "judge_snapshot": "other/judge",
                               "judge_template": "llm-v1", "judge_repeat": 0, "vgr_score": 100.0, "steps": "[]"})
