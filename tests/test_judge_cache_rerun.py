@@ -188,3 +188,15 @@ def test_cli_process_prints_one_line(unjudged_run, tmp_path):
                            text=True, env=env, timeout=120)
         assert p.returncode == 2 and len(p.stderr.strip().splitlines()) == 1, p.stderr
         assert p.stderr.startswith("judge_rerun: error: ")
+
+
+def test_paper_config_uses_the_papers_judge_and_the_demo_stays_offline():
+    from cluster.config import load_config
+    from cluster.judge_stage import resolve_spec
+
+    paper = load_config(ROOT / "configs" / "paper-graphverse.yaml")
+    assert paper.judge.enabled and paper.judge.model == "gpt-5.1"
+    spec = resolve_spec(paper.judge.model, paper.judge.options)
+    assert (spec.model, spec.api_key_env, spec.is_rule) == ("openai/gpt-5.1", "OPENAI_API_KEY", False)
+    demo = load_config(ROOT / "configs" / "demo.yaml")
+    assert resolve_spec(demo.judge.model, demo.judge.options).is_rule  # no key, no network
