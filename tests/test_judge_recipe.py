@@ -90,7 +90,11 @@ def test_recipe_runs_as_written(tmp_path):
     # bounded: no call ran past the local max_tokens, and failures are typed, never infra/config
     assert (tiny["completion_tokens"] <= 1024 * tiny["attempts"]).all()
     errors = tiny.filter(pl.col("status") != "ok")
-    assert (errors["error_kind"] == "malformed").all(), errors.select("error_kind", "error").to_dicts()
+    # malformed (the random model's JSON cut at max_tokens) is expected; a prompt over the tiny model's
+    # 8,192 positions (a big hard-level graph) is a typed config error; nothing else (infra, auth, ...)
+    too_long = errors["error"].str.contains("(?i)context|maximum|too long|max_model_len")
+    assert ((errors["error_kind"] == "malformed") | ((errors["error_kind"] == "config") & too_long)).all(), \
+        errors.select("error_kind", "error").to_dicts()
     ok = tiny.filter(pl.col("status") == "ok")
     assert ok.height >= 1 and ok["vgr_score"].is_between(0, 100).all()
     # F is the verifier's verdict, whatever the random judge said

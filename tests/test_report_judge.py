@@ -149,16 +149,21 @@ def test_report_sections_browser_and_deltas(run, tmp_path) -> None:
     md = res.markdown.read_text()
     assert "Acc / VGR-S per model and task" in md and "Failure modes" in md
 
-    # judge_rerun outputs appear as tables
-    pl.DataFrame({"setting": ["default", "repeat"], "judge": ["rule-based"] * 2, "judge_repeat": [0, 1],
-                  "task": ["All", "All"], "n": [10, 10], "vgr": [60.0, 61.5], "default_vgr": [60.0, 60.0],
-                  "delta": [0.0, 1.5]}).write_csv(run / "judge_deltas.csv")
+    # judge_rerun outputs appear as tables: Table 10 as judge_rerun writes it, one block per model
+    from judge.agreement import judge_deltas
+    from judge.vgr import read_judgments
+
+    deltas = judge_deltas(read_judgments(run), ("rule-based", "rule-v1", 0),
+                          [("alternative", "other/judge", "llm-v1", 0)])
+    assert set(deltas["model"]) == {"m1", "m2"}
+    deltas.write_csv(run / "judge_deltas.csv")
     try:
         res = build_report(run, tmp_path / "b" / "r.html", tmp_path / "b" / "r.md", n_boot=0)
         page = res.html.read_text()
         assert 'id="gv-judge-deltas"' in page and "Not run yet (judge_deltas.csv absent)" not in page
         assert (tmp_path / "b" / "r_tables" / "judge_deltas.csv").is_file()
-        assert "| repeat | rule-based | 1 | All |" in res.markdown.read_text()
+        md = res.markdown.read_text()
+        assert "| alternative | other/judge | 0 | m1 | All |" in md and "| alternative | other/judge | 0 | m2 | All |" in md
     finally:
         (run / "judge_deltas.csv").unlink()
 
