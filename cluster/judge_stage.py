@@ -39,7 +39,7 @@ from judge.cache import JudgeCache
 from judge.evidence import Evidence, build_evidence, gold_text
 from judge.llm_judge import JudgeItem, JudgeResult, JudgeSpec, cache_key
 from judge.rule_scorer import RULE_VERSION, score_response
-from judge.schema import JUDGE_KEY_COLUMNS, JUDGMENT_SCHEMA, RULE_JUDGE, Judgment, verdict_fields
+from judge.schema import JUDGE_KEY_COLUMNS, JUDGMENT_SCHEMA, RULE_JUDGE, Judgment, ground, verdict_fields
 from judge.vgr import JUDGE_MANIFEST, JUDGMENTS_DIR, read_judgments
 from nphe4v.core.hashing import canonical_json, sha256_bytes
 
@@ -200,8 +200,11 @@ def empty_record(w: Work) -> Judgment:
 def result_record(w: Work, res: JudgeResult, *, cached: bool, calls: int) -> Judgment:
     fields: dict[str, Any] = {}
     if res.status == "ok" and res.verdict is not None:
-        # the judge grades the steps; whether the final answer is right is the verifier's call alone
-        fields = verdict_fields(res.verdict, final_match(w))
+        # the judge grades the steps; whether the final answer is right is the verifier's call alone, and
+        # only claims naming a node of the asked graph can earn
+        names = [str(n) for g in w.evidence.facts.graphs for n in g.asked.nodes]
+        verdict = res.verdict.model_copy(update={"steps": ground(res.verdict.steps, names)})
+        fields = verdict_fields(verdict, final_match(w))
         fields["steps"] = secrets.redact(fields["steps"])
     return Judgment(
         **w.base, judge_served_model=res.served_model, status=res.status, error_kind=res.error_kind,

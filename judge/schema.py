@@ -7,7 +7,7 @@ docs/judge.md), built so that padding cannot raise it:
     VGR = 100 * (c + F) / (c + E + 1),   c = min(C, CREDIT_CAP)
 
 over the judge's steps after dropping repeated claims (same normalised text): C = correct inference steps
-that bear on the question about the asked graph, E = incorrect steps (any), F = 1 iff the exact verifier
+that bear on the question about the asked graph (for an LLM judge, also naming one of its nodes: `ground`), E = incorrect steps (any), F = 1 iff the exact verifier
 accepted the final answer (the sample's verdict, never a judge's flag). Readings (restating an edge, colour,
 degree or neighbour list of the drawn graph), irrelevant claims and repeats earn nothing; wrong ones cost.
 A response without counted steps scores 100 * F. A `judge_error` row has no score (null) and is left out
@@ -110,6 +110,26 @@ def distinct_steps(steps: Iterable[Any]) -> list[Any]:
             continue
         seen.add(k)
         out.append(s)
+    return out
+
+
+_WORD = re.compile(r"[0-9A-Za-z_]+")
+
+
+def ground(steps: Iterable[JudgeStep], names: Iterable[str]) -> list[JudgeStep]:
+    """An LLM judge's steps with credit only where the claim is about the asked graph: a step the judge
+    calls a correct relevant inference earns only if its text names at least one node of the graph the
+    question is asked on (`names`); otherwise it is kept as not relevant. So a judge that endorses
+    `i + i = 2i` or claims about distractor nodes cannot lift a score."""
+    plain = {n.casefold() for n in names if _WORD.fullmatch(n)}
+    odd = [n.casefold() for n in names if not _WORD.fullmatch(n)]
+    out = []
+    for st in steps:
+        if st.correct and st.relevant and st.kind == "inference":
+            text = st.claim.casefold()
+            if not (plain & set(_WORD.findall(text)) or any(n in text for n in odd)):
+                st = st.model_copy(update={"relevant": False})
+        out.append(st)
     return out
 
 

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 import random
+import re
 from pathlib import Path
 from typing import Any
 
@@ -112,7 +113,13 @@ class JudgeFake(FakeProvider):
     def _completion(self, body: dict[str, Any], prompt: str, text: str | None = None,
                     finish: str = "stop") -> dict[str, Any]:
         if text is None:
-            text = json.dumps(VERDICT_OK)
+            # the credited step names the graph's nodes, as a real judge's would (ungrounded claims earn
+            # nothing: judge.schema.ground)
+            evidence = prompt.split("<evidence>")[-1].split("</evidence>")[0]
+            nodes = sorted(set(re.findall(r"([A-Za-z0-9_]+)\([a-z]+\)", evidence)))
+            verdict = json.loads(json.dumps(VERDICT_OK))
+            verdict["steps"][0]["claim"] = ("finds the path through " + ", ".join(nodes))[:1000]
+            text = json.dumps(verdict)
         return super()._completion(body, prompt, text=text, finish=finish)
 
     async def _respond(self, action: str, body: dict[str, Any], prompt: str, hit: Any) -> Any:

@@ -16,7 +16,7 @@ from test_judge_helpers import SNAP, JudgeFake, load_instances, write_dataset_fo
 from cluster.judge_stage import JudgeConfig, run_judge_stage
 from judge.evidence import build_evidence
 from judge.rule_scorer import demo_response, score_response
-from judge.schema import CREDIT_CAP, JudgeStep, vgr_of
+from judge.schema import CREDIT_CAP, JudgeStep, ground, vgr_of
 from judge.vgr import read_judgments
 from nphe4v.scoring import score_answer
 
@@ -126,6 +126,16 @@ def test_credit_is_capped_and_repeats_count_once():
     assert vgr_of(readings + irrelevant, False) == 0.0 and vgr_of(readings + irrelevant, True) == 100.0
     wrong = JudgeStep(claim="E1--G1", correct=False, kind="reading", relevant=False, error_type="perception")
     assert vgr_of([*readings, wrong], True) == 50.0  # a wrong reading costs, relevant or not
+
+
+def test_llm_credit_needs_a_node_of_the_asked_graph():
+    steps = [JudgeStep(claim=c, correct=True, kind="inference", relevant=True)
+             for c in ("2 + 2 = 4", "the answer is optimal", "path sfb -> day, total 1267", "M99 is in the set")]
+    grounded = ground(steps, ["SFB", "DAY", "PIE"])
+    assert [s.relevant for s in grounded] == [False, False, True, False]
+    assert vgr_of(grounded, False) == 50.0
+    wrong = JudgeStep(claim="2 + 2 = 5", correct=False, relevant=True)
+    assert ground([wrong], ["SFB"])[0] == wrong  # errors are never excused
 
 
 # ----------------------------------------------------------------------------------- hand-written set
@@ -241,12 +251,14 @@ def test_llm_judge_padding_and_hostile_final_flag(tmp_path):
     assert not wrong["final_answer_match"].any() and (wrong["vgr_score"] < 100).all()
     good = js.filter(pl.col("model") == "good")
     assert good["final_answer_match"].all() and (good["vgr_score"] == 100).all()
-    # a judge calling every claim a relevant inference: the cap bounds any wrong answer
+    # a judge calling every claim a relevant inference: claims naming no node of the asked graph
+    # (`i + i = 2i`) still earn nothing, copies count once, and the cap bounds any wrong answer
     with EverythingJudge() as fake:
         js2 = _llm_scores(run, fake, tmp_path / "everything")
     wrong2 = js2.filter(pl.col("model") != "good")
     assert wrong2["vgr_score"].max() <= 100 * CREDIT_CAP / (CREDIT_CAP + 1) + 1e-9
     assert (wrong2["n_credited"] <= CREDIT_CAP).all()
-    rep = js2.filter(pl.col("model").is_in(["base", "repeat"])).pivot(on="model", index="instance_id",
-                                                                      values="vgr_score")
-    assert (rep["repeat"] <= rep["base"]).all()  # copies of a claim count once even then
+    w2 = js2.pivot(on="model", index="instance_id", values="vgr_score")
+    assert (w2["repeat"] <= w2["base"]).all() and (w2["arith"] <= w2["base"]).all()
+    assert all(not s["relevant"] for r in js2.filter(pl.col("model") == "arith")["steps"]
+               for s in json.loads(r) if re.fullmatch(r"\d+ \+ \d+ = \d+", s["claim"]))

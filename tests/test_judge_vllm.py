@@ -26,7 +26,7 @@ from test_judge_helpers import load_instances, responses, write_dataset_folder, 
 from cluster.judge_stage import JudgeConfig, run_judge_stage
 from judge.evidence import build_evidence, gold_text
 from judge.llm_judge import JudgeItem, load_template, nonce_for, render_messages
-from judge.schema import distinct_steps, parse_verdict, vgr_of
+from judge.schema import distinct_steps, ground, parse_verdict, vgr_of
 from judge.vgr import read_judgments, vgr_table
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -103,14 +103,18 @@ def test_real_vllm_judge_schema_parse_cache_aggregate(vllm_server, tmp_path):
     assert ok.height >= 1, js.select("status", "error_kind", "error").to_dicts()
     assert (js.filter(pl.col("status") != "ok")["error_kind"] == "malformed").all()
     tmpl = load_template("vgr_judge_v2", 2, 24)
+    names = {i.instance_id: [str(n) for g in build_evidence(i.task, i.data).facts.graphs for n in g.asked.nodes]
+             for i in insts}
     for r in ok.iter_rows(named=True):
-        # the verdict is exactly the schema-validated JSON the server returned (last attempt)
+        # the verdict is exactly the schema-validated JSON the server returned (last attempt), with credit
+        # only for claims naming a node of the asked graph
         v = parse_verdict(json.loads(r["raw_output"])[-1], max_steps=2)
-        assert json.loads(r["steps"]) == [s.model_dump() for s in distinct_steps(v.steps)]
+        steps = ground(v.steps, names[r["instance_id"]])
+        assert json.loads(r["steps"]) == [s.model_dump() for s in distinct_steps(steps)]
         # F is the verifier's verdict; the judge's own flag is recorded beside it, unscored
         assert r["final_answer_match"] == (r["sample_verdict"] == "correct")
         assert r["judge_final_match"] == v.final_answer_match
-        assert r["vgr_score"] == vgr_of(v.steps, r["final_answer_match"])
+        assert r["vgr_score"] == vgr_of(steps, r["final_answer_match"])
         assert r["judge"] == "hosted_vllm/tiny-judge" and r["judge_served_model"] == "tiny-judge"
         assert r["judge_template"] == tmpl.version
     # a rerun: the successful judgments come from the cache (zero calls for them, same scores); the
