@@ -3,7 +3,7 @@
 * `judge_deltas` — Table 10 shape, per model: per task (and All), VGR of the default judge and of each other
   setting (an alternative judge, a repeat of the default judge), with `delta` = setting − default.
 * `compare` — two judges on the same samples: mean VGR each, mean difference, mean absolute difference,
-  Pearson r, final-answer agreement. The rule-based scorer vs an LLM judge is the standing cross-check.
+  Pearson r, agreement of the judges' own final-answer flags (never part of the score). The rule-based scorer vs an LLM judge is the standing cross-check.
 * `human_agreement` — Table 9 shape: per task and model, the human VGR, the judge's, and human − judge.
 
 All of them pair rows by the sample key, so only samples both sides scored count (`n`).
@@ -24,8 +24,10 @@ ALL = "All"
 
 def _scores(judgments: pl.DataFrame, judge: str, template: str | None, repeat: int, name: str) -> pl.DataFrame:
     df = select(judgments, judge, template, repeat).filter(pl.col("status") == "ok")
+    # what the judge itself said about the final answer (F is the verifier's for every judge, so comparing
+    # F would always agree)
     return df.select(*KEY_COLUMNS, "task", pl.col("vgr_score").alias(name),
-                     pl.col("final_answer_match").alias(f"{name}_match"))
+                     pl.coalesce("judge_final_match", "final_answer_match").alias(f"{name}_match"))
 
 
 def _task_sorted(df: pl.DataFrame) -> pl.DataFrame:

@@ -200,3 +200,19 @@ def test_paper_config_uses_the_papers_judge_and_the_demo_stays_offline():
     assert (spec.model, spec.api_key_env, spec.is_rule) == ("openai/gpt-5.1", "OPENAI_API_KEY", False)
     demo = load_config(ROOT / "configs" / "demo.yaml")
     assert resolve_spec(demo.judge.model, demo.judge.options).is_rule  # no key, no network
+
+
+def test_final_answer_agreement_compares_the_judges_flags():
+    from judge.agreement import compare
+    from judge.schema import JUDGMENT_SCHEMA
+
+    rows = []
+    for judge, flags in (("a", [True, True]), ("b", [True, False])):
+        for k, flag in enumerate(flags):
+            rows.append({"run_id": "r", "model": "m", "benchmark": "graphverse", "instance_id": f"i{k}",
+                         "variant": "none", "prompt_mode": "vision", "repeat": 0, "task": "SD", "judge": judge,
+                         "judge_template": "t", "judge_repeat": 0, "status": "ok", "vgr_score": 50.0,
+                         "final_answer_match": False, "judge_final_match": flag})
+    js = pl.DataFrame(rows, schema_overrides={k: v for k, v in JUDGMENT_SCHEMA.items() if k in rows[0]})
+    out = compare(js, ("a", "t", 0), ("b", "t", 0))
+    assert out.filter(pl.col("task") == "All")["final_match_agreement"][0] == 0.5
