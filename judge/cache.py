@@ -2,8 +2,8 @@
 
 One small JSON file per key under `<root>/<key[:2]>/<key>.json`, written to a temporary name and renamed,
 so concurrent judge actors (on a shared file system) and crashes never leave a partial entry, and two
-writers of the same key write the same content. Entries hold the judge's verdict, its raw outputs and
-usage; they are redacted before writing, so no API key can reach the cache.
+writers of the same key write the same content. Only successful judgments are stored (and read back): a
+failure is asked again on the next run. Entries hold the judge's verdict, its raw outputs and usage; they are redacted before writing, so no API key can reach the cache.
 """
 
 from __future__ import annotations
@@ -16,7 +16,7 @@ from typing import Any
 
 from cluster import secrets
 
-CACHE_VERSION = 1
+CACHE_VERSION = 2  # 2: successful judgments only, keys with endpoint and schema bounds
 
 
 class JudgeCache:
@@ -40,13 +40,16 @@ class JudgeCache:
         except json.JSONDecodeError:  # cannot happen with atomic writes; treat as absent
             self.misses += 1
             return None
-        if entry.get("cache_version") != CACHE_VERSION or entry.get("key") != key:
+        if (entry.get("cache_version") != CACHE_VERSION or entry.get("key") != key
+                or (entry.get("value") or {}).get("status") != "ok"):
             self.misses += 1
             return None
         self.hits += 1
         return entry["value"]
 
     def put(self, key: str, value: dict[str, Any]) -> None:
+        if value.get("status") != "ok":
+            raise ValueError("only successful judgments are cached")
         p = self.path(key)
         p.parent.mkdir(parents=True, exist_ok=True)
         text = json.dumps({"cache_version": CACHE_VERSION, "key": key, "value": value}, ensure_ascii=False,

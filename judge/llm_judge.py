@@ -48,7 +48,7 @@ from nphe4v.core.hashing import canonical_json, sha256_bytes
 log = logging.getLogger(__name__)
 
 TEMPLATE_DIR = Path(__file__).with_name("templates")
-DEFAULT_TEMPLATE = "vgr_judge_v1"
+DEFAULT_TEMPLATE = "vgr_judge_v2"
 _PLACEHOLDER = re.compile(r"\{\{([a-z_]+)\}\}")
 _ERR_MAX = 500
 
@@ -200,14 +200,17 @@ class JudgeSpec(BaseModel):
         return load_template(self.template, self.max_steps, self.max_claim_chars)
 
     def cache_identity(self) -> list[Any]:
-        """Judge settings that change its output, for the cache key."""
-        return [self.pinned, {"temperature": self.temperature, "max_tokens": self.max_tokens,
-                              "extra": {k: v for k, v in sorted(self.extra.items())}}]
+        """Judge settings that change its output, for the cache key. Without a pinned snapshot the
+        endpoint is part of the judge's identity (a local server's model name says little)."""
+        return [self.pinned, None if self.snapshot else self.api_base,
+                {"temperature": self.temperature, "max_tokens": self.max_tokens, "max_steps": self.max_steps,
+                 "max_claim_chars": self.max_claim_chars, "extra": {k: v for k, v in sorted(self.extra.items())}}]
 
 
 def cache_key(spec: JudgeSpec, template_version: str, item: JudgeItem) -> str:
-    """Content address of a judgment: (judge snapshot + settings, template version, evidence bundle,
-    response, judge repeat index)."""
+    """Content address of a judgment: (judge snapshot, endpoint and sampling settings, template version
+    (prompt, task instructions and output schema), evidence bundle (task, evidence, gold set, question),
+    response, judge repeat index, which sets the sampling seed)."""
     return sha256_bytes(canonical_json(
         [spec.cache_identity(), template_version, item.bundle_sha, item.response_sha, int(item.repeat)]
     ).encode())
@@ -232,8 +235,9 @@ class JudgeResult:
 
     @property
     def cacheable(self) -> bool:
-        # the judge's own answers (valid or malformed) are kept; failed calls are retried next time
-        return self.status == "ok" or self.error_kind == "malformed"
+        # only successful judgments: a malformed answer usually means a misconfigured judge (server flags,
+        # token budget), and once that is fixed the rerun must ask again instead of replaying the failure
+        return self.status == "ok"
 
     def to_json(self) -> dict[str, Any]:
         return {

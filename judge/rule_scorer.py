@@ -41,11 +41,18 @@ from typing import Any
 import networkx as nx
 
 from judge.evidence import Evidence, Facts, LogicalGraph
-from judge.schema import ERROR_TYPES, JudgeStep, JudgeVerdict, vgr_score
+from judge.schema import JudgeStep, JudgeVerdict, error_counts, vgr_of
 
-RULE_VERSION = "rule-v1"
+RULE_VERSION = "rule-v2"
 MAX_SCAN_CHARS = 60_000
+# Claims that can neither earn nor cost (correct readings, correct irrelevant claims) are kept for the
+# record up to this many; errors and credited steps are always kept (the scan limit bounds them), so
+# padding placed before the reasoning cannot push its mistakes out of the count.
 MAX_STEPS = 200
+# claim kinds that restate the drawn graph (never earn, cost when wrong)
+_READINGS = frozenset({"edge", "adj", "color", "colorgroup", "deg", "ghost"})
+# per task: which set property is the question's
+_SET_OF_TASK = {"MCP": "clique", "MIS": "independent set", "MVC": "vertex cover", "CN": "common"}
 _CLAIM_CHARS = 160
 
 COLOR_WORDS: dict[str, frozenset[str]] = {
@@ -160,7 +167,7 @@ def _gap_kind(gap: str) -> str:
     if k is not None:
         return k
     g = _COLOR_PAREN.sub("", gap.replace("*", "").replace("`", ""), count=1)
-    if len(g) > 40:
+    if len(g) > 40 or "\n" in g:  # a line break ends a list, path or edge ("B--E\nB, G form a clique")
         k = "x"
     elif _ARROW_GAP.fullmatch(g):
         k = ">"
@@ -243,6 +250,8 @@ class _Step:
     claim: str
     correct: bool
     error_type: str = "none"
+    kind: str = "inference"
+    relevant: bool = True
 
 
 class _Scorer:
@@ -251,6 +260,7 @@ class _Scorer:
         self.f = ctx.facts
         self.text = text
         self.steps: dict[tuple[Any, ...], _Step] = {}
+        self.inert = 0  # correct steps that neither earn nor cost
         self._kw: dict[str, list[int]] | None = None
         self.gctx_pos: list[int] = []
         self.gctx_idx: list[int] = []
@@ -263,10 +273,39 @@ class _Scorer:
     # ---- helpers
 
     def add(self, pos: int, key: tuple[Any, ...], claim: str, correct: bool, error: str = "none") -> None:
-        if key in self.steps or len(self.steps) >= MAX_STEPS:
+        if key in self.steps:
             return
+        kind = "reading" if key[0] in _READINGS else "inference"
+        relevant = self.relevant(key)
+        if correct and not (relevant and kind == "inference"):
+            self.inert += 1
+            if self.inert > MAX_STEPS:
+                return
         self.steps[key] = _Step(pos, key, " ".join(claim.split())[:_CLAIM_CHARS], correct,
-                                "none" if correct else error)
+                                "none" if correct else error, kind, relevant)
+
+    def relevant(self, key: tuple[Any, ...]) -> bool:
+        """Whether a claim bears on the question (only such inference steps earn). Readings are about the
+        drawn graph and count as relevant; a sum earns nothing by itself (the path total it supports does)."""
+        what, task = key[0], self.f.task
+        if what in _READINGS:
+            return True
+        ends = {self.f.query.get("source"), self.f.query.get("target")} - {None}
+        if what == "path":
+            nodes = key[2]
+            if task in ("DIAM", "TSP", "CYC"):
+                return True
+            if task in ("SD", "CN"):
+                return nodes[0] in ends or nodes[-1] in ends
+            return False
+        if what == "dist":
+            a, b = key[2]
+            return task == "DIAM" or (task == "SD" and bool({a, b} & ends))
+        if what == "set":
+            return _SET_OF_TASK.get(task) == key[2]
+        if what == "map":
+            return self.f.paired
+        return False
 
     def graph_at(self, pos: int) -> list[int]:
         """Indices of the logical graphs a claim at `pos` may be about (paired: the last named graph)."""
@@ -650,9 +689,10 @@ def claims_region(text: str) -> str:
 
 @dataclass
 class RuleVerdict:
-    """The rule scorer's verdict: the same interface as `JudgeVerdict` (steps with claim / correct /
-    error_type, final_answer_match, n_correct, error_counts(), vgr) without per-step validation, since
-    this is the hot path of big runs. `to_verdict()` gives the pydantic model."""
+    """The rule scorer's verdict: the same interface as `JudgeVerdict` (steps with claim / kind / relevant
+    / correct / error_type, final_answer_match, n_correct, error_counts()) plus `vgr`, without per-step
+    validation, since this is the hot path of big runs. Its `final_answer_match` is the exact verifier's
+    verdict. `to_verdict()` gives the pydantic model."""
 
     steps: list[_Step]
     final_answer_match: bool
@@ -662,19 +702,16 @@ class RuleVerdict:
         return sum(1 for s in self.steps if s.correct)
 
     def error_counts(self) -> dict[str, int]:
-        out = {k: 0 for k in ERROR_TYPES}
-        for s in self.steps:
-            if not s.correct and s.error_type in out:
-                out[s.error_type] += 1
-        return out
+        return error_counts(self.steps)
 
     @property
     def vgr(self) -> float:
-        return vgr_score(len(self.steps), self.n_correct, self.final_answer_match)
+        return vgr_of(self.steps, self.final_answer_match)
 
     def to_verdict(self) -> JudgeVerdict:
         return JudgeVerdict(
-            steps=[JudgeStep(claim=s.claim, correct=s.correct, error_type=s.error_type) for s in self.steps],  # type: ignore[arg-type]
+            steps=[JudgeStep(claim=s.claim, correct=s.correct, error_type=s.error_type, kind=s.kind,  # type: ignore[arg-type]
+                             relevant=s.relevant) for s in self.steps],
             final_answer_match=self.final_answer_match,
         )
 

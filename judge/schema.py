@@ -1,17 +1,24 @@
 """Judge records: the step-level verdict (LLM judge and rule scorer alike), VGR-Score, the judgments table.
 
-VGR-Score of one response (docs/judge.md):
+The paper (seed 002 §4.4) describes VGR-Score (key steps checked against the graph evidence, plus whether
+the final answer matches a valid gold answer) but its text gives no formula. Ours (`VGR_FORMULA`,
+docs/judge.md), built so that padding cannot raise it:
 
-    VGR = 100 * (C + F) / (S + 1)
+    VGR = 100 * (c + F) / (c + E + 1),   c = min(C, CREDIT_CAP)
 
-S = number of key reasoning steps the judge extracted, C = how many of them are correct against the
-evidence, F = 1 if the final answer matches a valid gold answer, else 0. A response without steps scores
-100 * F (its VGR equals its accuracy). A `judge_error` row has no score (null) and is left out of every mean.
+over the judge's steps after dropping repeated claims (same normalised text): C = correct inference steps
+that bear on the question about the asked graph (for an LLM judge, also naming one of its nodes: `ground`), E = incorrect steps (any), F = 1 iff the exact verifier
+accepted the final answer (the sample's verdict, never a judge's flag). Readings (restating an edge, colour,
+degree or neighbour list of the drawn graph), irrelevant claims and repeats earn nothing; wrong ones cost.
+A response without counted steps scores 100 * F. A `judge_error` row has no score (null) and is left out
+of every mean.
 """
 
 from __future__ import annotations
 
 import json
+import re
+from collections.abc import Iterable
 from typing import Any, Literal
 
 import polars as pl
@@ -27,6 +34,11 @@ JudgeStatus = Literal["ok", "judge_error"]
 JudgeErrorKind = Literal["malformed", "infra", "config"]
 
 RULE_JUDGE = "rule-based"
+VGR_FORMULA = "vgr-v2"  # recorded with every score; "v1" was 100*(C+F)/(S+1) over all steps, gameable
+# At most this many correct inference steps earn: a wrong answer never scores above 100*8/9, however many
+# distinct relevant results it lists, while a handful of right intermediate results still shows.
+CREDIT_CAP = 8
+StepKind = Literal["reading", "inference"]
 MAX_STEPS_DEFAULT = 32
 MAX_CLAIM_CHARS_DEFAULT = 240
 
@@ -39,6 +51,12 @@ class JudgeStep(BaseModel):
     claim: str
     correct: bool
     error_type: ErrorType = "none"
+    # reading: restates a fact of the drawn graph (edge, weight, colour, degree, neighbours);
+    # inference: a result the response derives (path, distance, set, mapping, count, total)
+    kind: StepKind = "inference"
+    # about the graph the question is asked on and bearing on the question; a judge that does not say so
+    # (older outputs, sloppy providers) earns nothing for the step
+    relevant: bool = False
 
     @field_validator("claim", mode="before")
     @classmethod
@@ -56,7 +74,8 @@ class JudgeStep(BaseModel):
 
 
 class JudgeVerdict(BaseModel):
-    """What a judge returns (LLM: parsed from its schema-constrained JSON; rule scorer: built directly)."""
+    """What a judge returns (LLM: parsed from its schema-constrained JSON; rule scorer: built directly).
+    `final_answer_match` is the judge's own opinion: recorded for agreement studies, never scored."""
 
     model_config = ConfigDict(extra="ignore")
 
@@ -68,22 +87,82 @@ class JudgeVerdict(BaseModel):
         return sum(1 for s in self.steps if s.correct)
 
     def error_counts(self) -> dict[str, int]:
-        out = {k: 0 for k in ERROR_TYPES}
-        for s in self.steps:
-            if not s.correct and s.error_type in out:
-                out[s.error_type] += 1
-        return out
-
-    @property
-    def vgr(self) -> float:
-        return vgr_score(len(self.steps), self.n_correct, self.final_answer_match)
+        return error_counts(self.steps)
 
 
-def vgr_score(n_steps: int, n_correct: int, final_match: bool) -> float:
-    """100 * (correct steps + final-answer match) / (steps + 1), in [0, 100]."""
-    if n_steps < 0 or not 0 <= n_correct <= n_steps:
-        raise ValueError(f"bad step counts: {n_correct} correct of {n_steps}")
-    return 100.0 * (n_correct + (1 if final_match else 0)) / (n_steps + 1)
+_SPACE = re.compile(r"\s+")
+
+
+def claim_key(claim: str) -> str:
+    """What makes two stated claims the same claim: case, spacing and a closing full stop aside
+    (`A -> B, total 3` == `a->b, total 3.`); symbols stay, so an edge `A--B` is not the mapping `A -> B`."""
+    return _SPACE.sub("", claim.casefold()).rstrip(".;,")
+
+
+def distinct_steps(steps: Iterable[Any]) -> list[Any]:
+    """The steps without repeats (first occurrence kept): a claim stated twice is checked once. Steps that
+    carry a semantic `key` (the rule scorer's) are told apart by it, others by `claim_key`."""
+    seen: set[Any] = set()
+    out = []
+    for s in steps:
+        k = getattr(s, "key", None) or claim_key(s.claim)
+        if k in seen:
+            continue
+        seen.add(k)
+        out.append(s)
+    return out
+
+
+_WORD = re.compile(r"[0-9A-Za-z_]+")
+
+
+def ground(steps: Iterable[JudgeStep], names: Iterable[str]) -> list[JudgeStep]:
+    """An LLM judge's steps with credit only where the claim is about the asked graph: a step the judge
+    calls a correct relevant inference earns only if its text names at least one node of the graph the
+    question is asked on (`names`); otherwise it is kept as not relevant. So a judge that endorses
+    `i + i = 2i` or claims about distractor nodes cannot lift a score."""
+    plain = {n.casefold() for n in names if _WORD.fullmatch(n)}
+    odd = [n.casefold() for n in names if not _WORD.fullmatch(n)]
+    out = []
+    for st in steps:
+        if st.correct and st.relevant and st.kind == "inference":
+            text = st.claim.casefold()
+            if not (plain & set(_WORD.findall(text)) or any(n in text for n in odd)):
+                st = st.model_copy(update={"relevant": False})
+        out.append(st)
+    return out
+
+
+def counts(steps: Iterable[Any]) -> tuple[int, int]:
+    """(credited, errors) of a step list: credited = distinct correct relevant inference steps, capped at
+    CREDIT_CAP; errors = distinct incorrect steps."""
+    credited = errors = 0
+    for s in distinct_steps(steps):
+        if not s.correct:
+            errors += 1
+        elif s.relevant and s.kind == "inference":
+            credited += 1
+    return min(credited, CREDIT_CAP), errors
+
+
+def error_counts(steps: Iterable[Any]) -> dict[str, int]:
+    out = {k: 0 for k in ERROR_TYPES}
+    for s in distinct_steps(steps):
+        if not s.correct and s.error_type in out:
+            out[s.error_type] += 1
+    return out
+
+
+def vgr_score(credited: int, errors: int, final_match: bool) -> float:
+    """100 * (credited + F) / (credited + errors + 1), in [0, 100] (see the module docstring)."""
+    if credited < 0 or errors < 0 or credited > CREDIT_CAP:
+        raise ValueError(f"bad step counts: {credited} credited (cap {CREDIT_CAP}), {errors} errors")
+    return 100.0 * (credited + (1 if final_match else 0)) / (credited + errors + 1)
+
+
+def vgr_of(steps: Iterable[Any], final_match: bool) -> float:
+    """VGR-Score of a step list (`JudgeStep`s or the rule scorer's steps) and the verifier's verdict."""
+    return vgr_score(*counts(steps), final_match)
 
 
 def output_schema(max_steps: int = MAX_STEPS_DEFAULT, max_claim_chars: int | None = MAX_CLAIM_CHARS_DEFAULT
@@ -105,9 +184,11 @@ def output_schema(max_steps: int = MAX_STEPS_DEFAULT, max_claim_chars: int | Non
                 "items": {
                     "type": "object",
                     "additionalProperties": False,
-                    "required": ["claim", "correct", "error_type"],
+                    "required": ["claim", "kind", "relevant", "correct", "error_type"],
                     "properties": {
                         "claim": claim,
+                        "kind": {"type": "string", "enum": ["reading", "inference"]},
+                        "relevant": {"type": "boolean"},
                         "correct": {"type": "boolean"},
                         "error_type": {"type": "string", "enum": ["none", *ERROR_TYPES]},
                     },
@@ -184,11 +265,15 @@ JUDGMENT_SCHEMA: dict[str, pl.DataType] = {
     "vgr_score": pl.Float64(),
     "n_steps": pl.Int64(),
     "n_correct": pl.Int64(),
+    "n_credited": pl.Int64(),  # correct relevant inference steps that earned (capped at CREDIT_CAP)
+    "n_errors": pl.Int64(),
     "n_perception": pl.Int64(),
     "n_visual_reasoning": pl.Int64(),
     "n_text_reasoning": pl.Int64(),
-    "final_answer_match": pl.Boolean(),
-    "steps": pl.String(),  # JSON list of {claim, correct, error_type}
+    "final_answer_match": pl.Boolean(),  # the exact verifier's verdict (what F is), not the judge's
+    "judge_final_match": pl.Boolean(),  # what the judge said about the final answer (never scored)
+    "vgr_formula": pl.String(),
+    "steps": pl.String(),  # JSON list of {claim, kind, relevant, correct, error_type}
     "raw_output": pl.String(),  # JSON list: the judge's raw message content of every attempt
     "attempts": pl.Int64(),  # judge calls behind this judgment (HTTP calls incl. retries)
     "calls": pl.Int64(),  # HTTP calls made for this row in this run (0 when served from the cache)
@@ -228,10 +313,14 @@ class Judgment(BaseModel):
     vgr_score: float | None = None
     n_steps: int | None = None
     n_correct: int | None = None
+    n_credited: int | None = None
+    n_errors: int | None = None
     n_perception: int | None = None
     n_visual_reasoning: int | None = None
     n_text_reasoning: int | None = None
     final_answer_match: bool | None = None
+    judge_final_match: bool | None = None
+    vgr_formula: str | None = None
     steps: str | None = None
     raw_output: str | None = None
     attempts: int = 0
@@ -254,19 +343,27 @@ class Judgment(BaseModel):
 assert list(JUDGMENT_SCHEMA) == list(Judgment.model_fields), "judgment schema out of step with Judgment"
 
 
-def verdict_fields(verdict: Any) -> dict[str, Any]:
-    """The score columns of a Judgment from a verdict (`JudgeVerdict` or the rule scorer's `RuleVerdict`)."""
-    counts = verdict.error_counts()
+def verdict_fields(verdict: Any, final_match: bool) -> dict[str, Any]:
+    """The score columns of a Judgment from a verdict (`JudgeVerdict` or the rule scorer's `RuleVerdict`)
+    and the exact verifier's verdict on the final answer (`final_match`), which alone is F."""
+    steps = distinct_steps(verdict.steps)
+    credited, errors = counts(steps)
+    by_type = error_counts(steps)
     return {
-        "vgr_score": verdict.vgr,
-        "n_steps": len(verdict.steps),
-        "n_correct": verdict.n_correct,
-        "n_perception": counts["perception"],
-        "n_visual_reasoning": counts["visual_reasoning"],
-        "n_text_reasoning": counts["text_reasoning"],
-        "final_answer_match": verdict.final_answer_match,
+        "vgr_score": vgr_score(credited, errors, final_match),
+        "n_steps": len(steps),
+        "n_correct": sum(1 for s in steps if s.correct),
+        "n_credited": credited,
+        "n_errors": errors,
+        "n_perception": by_type["perception"],
+        "n_visual_reasoning": by_type["visual_reasoning"],
+        "n_text_reasoning": by_type["text_reasoning"],
+        "final_answer_match": bool(final_match),
+        "judge_final_match": bool(verdict.final_answer_match),
+        "vgr_formula": VGR_FORMULA,
         "steps": json.dumps(
-            [{"claim": s.claim, "correct": s.correct, "error_type": s.error_type} for s in verdict.steps],
+            [{"claim": s.claim, "kind": s.kind, "relevant": s.relevant, "correct": s.correct,
+              "error_type": s.error_type} for s in steps],
             ensure_ascii=False,
         ),
     }

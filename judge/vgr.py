@@ -41,7 +41,9 @@ def read_judgments(*dirs: str | Path) -> pl.DataFrame:
     files: list[Path] = []
     for d in dirs:
         p = Path(d)
-        if p.name != JUDGMENTS_DIR and (p / JUDGMENTS_DIR).is_dir():
+        if p.name != JUDGMENTS_DIR:
+            # a run (or --out) folder: only its judgments/, never the samples beside it (a run made
+            # without a judge has no judgments/ and then holds no judgment)
             p = p / JUDGMENTS_DIR
         files += sorted(p.glob("**/*.parquet")) if p.is_dir() else []
     if not files:

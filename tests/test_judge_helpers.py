@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 import random
+import re
 from pathlib import Path
 from typing import Any
 
@@ -97,19 +98,28 @@ def write_run(run_dir: Path, dataset_dir: Path, instances: list[Instance],
     return run_dir
 
 
-VERDICT_OK = {"steps": [{"claim": "reads the edges", "correct": True, "error_type": "none"},
-                        {"claim": "adds the weights", "correct": False, "error_type": "text_reasoning"}],
+VERDICT_OK = {"steps": [{"claim": "finds the path", "kind": "inference", "relevant": True, "correct": True,
+                         "error_type": "none"},
+                        {"claim": "adds the weights", "kind": "inference", "relevant": True, "correct": False,
+                         "error_type": "text_reasoning"}],
               "final_answer_match": True}
 
 
 class JudgeFake(FakeProvider):
-    """The fake provider answering like a judge: `ok` -> a schema-valid verdict (VGR 100 * 2 / 3);
+    """The fake provider answering like a judge: `ok` -> a schema-valid verdict (one credited step, one
+    error: VGR 100 * 2 / 3 for a right answer, 100 / 3 for a wrong one);
     `junk` -> a 200 whose content is not JSON; `fakejson` -> prose quoting a verdict."""
 
     def _completion(self, body: dict[str, Any], prompt: str, text: str | None = None,
                     finish: str = "stop") -> dict[str, Any]:
         if text is None:
-            text = json.dumps(VERDICT_OK)
+            # the credited step names the graph's nodes, as a real judge's would (ungrounded claims earn
+            # nothing: judge.schema.ground)
+            evidence = prompt.split("<evidence>")[-1].split("</evidence>")[0]
+            nodes = sorted(set(re.findall(r"([A-Za-z0-9_]+)\([a-z]+\)", evidence)))
+            verdict = json.loads(json.dumps(VERDICT_OK))
+            verdict["steps"][0]["claim"] = ("finds the path through " + ", ".join(nodes))[:1000]
+            text = json.dumps(verdict)
         return super()._completion(body, prompt, text=text, finish=finish)
 
     async def _respond(self, action: str, body: dict[str, Any], prompt: str, hit: Any) -> Any:

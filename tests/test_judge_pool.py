@@ -124,11 +124,13 @@ def test_pool_under_faults_completes_backs_off_and_never_scores_twice(tmp_path, 
         n = fake.count
         again = run_judge_stage(run, None, cfg)
         assert again.written == 0 and again.skipped == len(insts) and fake.count == n
-        # a fresh output folder: everything from the cache (malformed answers too), zero calls, no Ray work
+        # a fresh output folder: the successful judgments from the cache; the malformed one is not cached
+        # (a misconfigured judge must not be replayed), so it is asked again, and the summary counts it
         fresh = run_judge_stage(run, None, cfg, out_dir=tmp_path / "out")
-        assert fresh.cached == len(insts) and fresh.calls == 0 and fake.count == n
+        assert (fresh.cached, fresh.judged, fresh.calls) == (len(insts) - 1, 1, 3) and fake.count == n + 3
+        assert fresh.judge_errors == 1 and fresh.errors == {"malformed": 1}
         js2 = read_judgments(tmp_path / "out")
-        assert js2.height == len(insts) and js2["cached"].all()
+        assert js2.height == len(insts) and js2["cached"].sum() == len(insts) - 1
         assert js2.sort("instance_id")["vgr_score"].to_list() == js.sort("instance_id")["vgr_score"].to_list()
 
 
@@ -195,6 +197,12 @@ def test_rerun_job_tables(tmp_path):
         assert set(deltas["setting"]) == {"default", "alternative"}
         alt = deltas.filter((pl.col("setting") == "alternative") & (pl.col("task") == "All"))
         assert alt["delta"][0] == pytest.approx(alt["vgr"][0] - alt["default_vgr"][0])
+        # Table 10 per responding model, never pooled: each model's rows are its own samples only
+        assert sorted(alt["model"]) == ["bad", "good"] and (alt["n"] == len(insts)).all()
+        js = read_judgments(run)
+        for r in alt.iter_rows(named=True):
+            mine = js.filter((pl.col("model") == r["model"]) & (pl.col("judge") == "rule-based"))
+            assert r["default_vgr"] == pytest.approx(mine["vgr_score"].mean())
         h = pl.read_csv(run / "human_agreement.csv")
         assert {"task", "model", "human", "judge", "diff"} <= set(h.columns)
         g = h.filter((pl.col("model") == "good") & (pl.col("task") == "All"))

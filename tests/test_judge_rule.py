@@ -9,7 +9,7 @@ from test_judge_helpers import load_instances, wrong_answer
 
 from judge.evidence import build_evidence
 from judge.rule_scorer import demo_response, final_answer_match, score_response
-from judge.schema import JudgeVerdict, parse_verdict, vgr_score
+from judge.schema import CREDIT_CAP, JudgeVerdict, parse_verdict, vgr_of, vgr_score
 
 INSTANCES = load_instances()
 BY = {(i.task, i.meta["edit"]): i for i in INSTANCES}
@@ -25,17 +25,23 @@ def _wrap(reasoning: str, answer: dict) -> str:
 
 
 def test_vgr_formula():
+    # vgr_score(credited, errors, F) = 100 * (credited + F) / (credited + errors + 1)
     assert vgr_score(0, 0, True) == 100.0
     assert vgr_score(0, 0, False) == 0.0
-    assert vgr_score(3, 2, True) == 75.0
-    assert vgr_score(4, 4, False) == 80.0
+    assert vgr_score(2, 1, True) == 75.0
+    assert vgr_score(4, 0, False) == 80.0
     with pytest.raises(ValueError):
-        vgr_score(2, 3, True)
-    v = JudgeVerdict.model_validate({"steps": [{"claim": "a", "correct": True, "error_type": "perception"},
+        vgr_score(-1, 0, True)
+    with pytest.raises(ValueError):
+        vgr_score(CREDIT_CAP + 1, 0, True)
+    v = JudgeVerdict.model_validate({"steps": [{"claim": "a", "correct": True, "error_type": "perception",
+                                                "relevant": True},
                                                {"claim": "b", "correct": False, "error_type": "none"}],
                                      "final_answer_match": True})
     assert [s.error_type for s in v.steps] == ["none", "unlabelled"]
-    assert v.vgr == pytest.approx(200 / 3)
+    assert vgr_of(v.steps, True) == pytest.approx(200 / 3)
+    # the judge's own final-answer flag is not F: only the verifier's verdict passed in is
+    assert vgr_of(v.steps, False) == pytest.approx(100 / 3)
 
 
 @pytest.mark.parametrize("inst", INSTANCES, ids=lambda i: f"{i.task}-{i.meta['edit']}")
@@ -185,7 +191,7 @@ def test_parse_verdict_is_strict():
     # extra fields (a judge writing its own score) are ignored: the score comes from the steps only
     v = parse_verdict('{"steps": [{"claim": "a", "correct": false, "error_type": "perception"}], '
                       '"final_answer_match": false, "vgr_score": 100}')
-    assert v.vgr == 0.0
+    assert vgr_of(v.steps, False) == 0.0
     with pytest.raises(ValueError):
         parse_verdict('{"steps": [' + ",".join(['{"claim": "a", "correct": true, "error_type": "none"}'] * 3)
                       + '], "final_answer_match": true}', max_steps=2)

@@ -26,7 +26,7 @@ from test_judge_helpers import load_instances, responses, write_dataset_folder, 
 from cluster.judge_stage import JudgeConfig, run_judge_stage
 from judge.evidence import build_evidence, gold_text
 from judge.llm_judge import JudgeItem, load_template, nonce_for, render_messages
-from judge.schema import parse_verdict
+from judge.schema import distinct_steps, ground, parse_verdict, vgr_of
 from judge.vgr import read_judgments, vgr_table
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -102,19 +102,29 @@ def test_real_vllm_judge_schema_parse_cache_aggregate(vllm_server, tmp_path):
     ok = js.filter(pl.col("status") == "ok")
     assert ok.height >= 1, js.select("status", "error_kind", "error").to_dicts()
     assert (js.filter(pl.col("status") != "ok")["error_kind"] == "malformed").all()
-    tmpl = load_template("vgr_judge_v1", 2, 24)
+    tmpl = load_template("vgr_judge_v2", 2, 24)
+    names = {i.instance_id: [str(n) for g in build_evidence(i.task, i.data).facts.graphs for n in g.asked.nodes]
+             for i in insts}
     for r in ok.iter_rows(named=True):
-        # the verdict is exactly the schema-validated JSON the server returned (last attempt)
+        # the verdict is exactly the schema-validated JSON the server returned (last attempt), with credit
+        # only for claims naming a node of the asked graph
         v = parse_verdict(json.loads(r["raw_output"])[-1], max_steps=2)
-        assert json.loads(r["steps"]) == [s.model_dump() for s in v.steps]
-        assert r["final_answer_match"] == v.final_answer_match and r["vgr_score"] == v.vgr
+        steps = ground(v.steps, names[r["instance_id"]])
+        assert json.loads(r["steps"]) == [s.model_dump() for s in distinct_steps(steps)]
+        # F is the verifier's verdict; the judge's own flag is recorded beside it, unscored
+        assert r["final_answer_match"] == (r["sample_verdict"] == "correct")
+        assert r["judge_final_match"] == v.final_answer_match
+        assert r["vgr_score"] == vgr_of(steps, r["final_answer_match"])
         assert r["judge"] == "hosted_vllm/tiny-judge" and r["judge_served_model"] == "tiny-judge"
         assert r["judge_template"] == tmpl.version
-    # a cached rerun: zero calls, the same scores
+    # a rerun: the successful judgments come from the cache (zero calls for them, same scores); the
+    # malformed ones were not cached and are asked again
     again = run_judge_stage(run, None, cfg, out_dir=tmp_path / "again")
-    assert again.calls == 0 and again.cached == stats.judged - stats.errors.get("infra", 0)
+    assert again.cached == ok.height and again.judged == js.height - ok.height
     js2 = read_judgments(tmp_path / "again")
-    assert js2.sort("model", "instance_id")["vgr_score"].to_list() == js.sort("model", "instance_id")["vgr_score"].to_list()
+    keys = ["model", "instance_id"]
+    cached = js2.filter(pl.col("cached")).sort(keys)
+    assert cached["vgr_score"].to_list() == ok.sort(keys)["vgr_score"].to_list()
     t = vgr_table(js, ("model",))
     assert t["n"].sum() == ok.height
 

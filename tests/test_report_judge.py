@@ -21,8 +21,9 @@ EVIL = "<script>alert(1)</script> node & edge"
 
 def _steps(kinds: list[str]) -> list[dict]:
     # kinds: "ok" or an error type
-    return [{"claim": f"step {i}: {EVIL}" if k != "ok" else f"step {i} holds", "correct": k == "ok",
-             "error_type": "none" if k == "ok" else k} for i, k in enumerate(kinds)]
+    return [{"claim": f"step {i}: {EVIL}" if k != "ok" else f"step {i} holds", "kind": "inference",
+             "relevant": True, "correct": k == "ok", "error_type": "none" if k == "ok" else k}
+            for i, k in enumerate(kinds)]
 
 
 # (task, edit, verdict, steps) per model: mixes VGR above Acc (wrong answers with correct steps), below
@@ -62,7 +63,7 @@ def _make_run(root, with_judgments: bool = True):
                     "steps": json.dumps(steps), "sample_verdict": verdict, "evidence_sha256": "e",
                     "response_sha256": "r", "cache_key": "c", "attempts": 0, "calls": 0, "cached": False}
             judgments.append({**base, "judge": "rule-based", "judge_snapshot": "rule-based", "judge_repeat": 0,
-                              "vgr_score": vgr_score(len(steps), n_ok, verdict == "correct")})
+                              "vgr_score": vgr_score(n_ok, len(steps) - n_ok, verdict == "correct")})
             # a second judge (not the default) must not leak into the tables
             judgments.append({**base, "judge": "other/judge", "judge_snapshot": "other/judge",
                               "judge_template": "llm-v1", "judge_repeat": 0, "vgr_score": 100.0, "steps": "[]"})
@@ -148,16 +149,21 @@ def test_report_sections_browser_and_deltas(run, tmp_path) -> None:
     md = res.markdown.read_text()
     assert "Acc / VGR-S per model and task" in md and "Failure modes" in md
 
-    # judge_rerun outputs appear as tables
-    pl.DataFrame({"setting": ["default", "repeat"], "judge": ["rule-based"] * 2, "judge_repeat": [0, 1],
-                  "task": ["All", "All"], "n": [10, 10], "vgr": [60.0, 61.5], "default_vgr": [60.0, 60.0],
-                  "delta": [0.0, 1.5]}).write_csv(run / "judge_deltas.csv")
+    # judge_rerun outputs appear as tables: Table 10 as judge_rerun writes it, one block per model
+    from judge.agreement import judge_deltas
+    from judge.vgr import read_judgments
+
+    deltas = judge_deltas(read_judgments(run), ("rule-based", "rule-v1", 0),
+                          [("alternative", "other/judge", "llm-v1", 0)])
+    assert set(deltas["model"]) == {"m1", "m2"}
+    deltas.write_csv(run / "judge_deltas.csv")
     try:
         res = build_report(run, tmp_path / "b" / "r.html", tmp_path / "b" / "r.md", n_boot=0)
         page = res.html.read_text()
         assert 'id="gv-judge-deltas"' in page and "Not run yet (judge_deltas.csv absent)" not in page
         assert (tmp_path / "b" / "r_tables" / "judge_deltas.csv").is_file()
-        assert "| repeat | rule-based | 1 | All |" in res.markdown.read_text()
+        md = res.markdown.read_text()
+        assert "| alternative | other/judge | 0 | m1 | All |" in md and "| alternative | other/judge | 0 | m2 | All |" in md
     finally:
         (run / "judge_deltas.csv").unlink()
 
