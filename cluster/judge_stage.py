@@ -514,8 +514,12 @@ def _judge_ray(spec: JudgeSpec, cfg: JudgeConfig, cache_dir: str, unique: list[t
 def _init_ray() -> None:
     import ray
 
-    if not ray.is_initialized():
-        ray.init(num_cpus=os.cpu_count(), include_dashboard=False, log_to_driver=True)
+    if ray.is_initialized():
+        return
+    if os.environ.get("RAY_ADDRESS"):  # under `ray job submit`: join the job's cluster
+        ray.init(address=os.environ["RAY_ADDRESS"], log_to_driver=True)
+    else:  # "local" starts a private Ray; a plain init would attach to any other Ray on this machine
+        ray.init(address="local", num_cpus=os.cpu_count(), include_dashboard=False, log_to_driver=True)
 
 
 def _record_default(out: Path, spec: JudgeSpec, template: str, repeat: int) -> None:
