@@ -159,7 +159,7 @@ def grade(
 def export(
     dataset: Annotated[Path, typer.Argument(help="dataset folder to export")],
     out: Annotated[Path, typer.Option(help="folder to create (must not exist or be empty)")],
-    format: Annotated[str, typer.Option("--format", help="hf (Hugging Face datasets folder) | jsonl (requests)")] = "hf",
+    fmt: Annotated[str, typer.Option("--format", help="hf (Hugging Face datasets folder) | jsonl (requests)")] = "hf",
     model: Annotated[str, typer.Option(help="jsonl: the `model` field of every request")] = "external",
     repeats: Annotated[int, typer.Option(help="jsonl: repeats per prompt, as a run's `repeats`")] = 1,
     asks: Annotated[int, typer.Option(help="jsonl: asks per recognition pair, as a run's `recognition.asks`")] = 5,
@@ -172,15 +172,15 @@ def export(
     from nphe4v.dataset import DatasetError, load_dataset
     from nphe4v.export import FORMATS, REQUESTS, ExportError, check_out, export_hf, export_jsonl
 
-    if format not in FORMATS:
-        fail(f"--format {format}: expected {' or '.join(FORMATS)}")
+    if fmt not in FORMATS:
+        fail(f"--format {fmt}: expected {' or '.join(FORMATS)}")
     for name, value in (("--repeats", repeats), ("--asks", asks)):
         if value < 1:
             fail(f"{name} {value}: must be at least 1")
     try:
         check_out(out)  # before loading: a wrong --out should not cost a full hash check of the dataset
         ds = load_dataset(dataset)
-        if format == "hf":
+        if fmt == "hf":
             n = export_hf(ds, out, seed=seed)
             typer.echo(f"wrote {n} instances to {out} (datasets.load_from_disk; card {out / 'README.md'})")
         else:
