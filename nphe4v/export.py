@@ -169,6 +169,10 @@ def dataset_card(dataset: Dataset, fmt: str, *, absolute_paths: bool = False, co
     if m.benchmark == "nphardeval4v":
         lines.append(f"| recognition template | {RECOGNITION_TEMPLATE_VERSION} |")
     lines += ["", "Tasks: " + ", ".join(f"{t} ({tm.count})" for t, tm in m.tasks.items()) + ".", ""]
+    if m.extra.get("sources"):
+        # redistribution follows the graph sources' licences, so the card names them
+        lines += ["Graph sources and licences: " + "; ".join(f"{k}: {v}" for k, v in m.extra["sources"].items())
+                  + ".", ""]
     if m.benchmark == "nphardeval4v":
         lines += [
             "Prompt modes: `figure+limited_text` (figure, data only in the figure), `full_text_only` (no image: "

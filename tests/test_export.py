@@ -217,6 +217,9 @@ def test_graphverse_exports_round_trip(tiny_graphverse, ray_local, tmp_path):
     for row, inst in zip(raw, ds.instances, strict=True):
         assert [im["bytes"] for im in row["images"]] == [(tiny_graphverse / r.path).read_bytes() for r in inst.images]
         assert row["variant"] == inst.meta["edit"]
+    card = (tmp_path / "hf" / "README.md").read_text()
+    assert ds.manifest.dataset_sha256 in card
+    assert all(f"{name}: {licence}" in card for name, licence in ds.manifest.extra["sources"].items())
     reqs = [json.loads(x) for x in (tmp_path / "jl" / "requests.jsonl").read_text().splitlines()]
     assert len(reqs) == len(ds.instances) and {x["prompt_mode"] for x in reqs} == {"vision"}
     assert [x["prompt"] for x in reqs] == hf["prompt_vision"]
