@@ -1,4 +1,4 @@
-"""`nphe4v` command line: generate, import-peer, run, grade, show, report."""
+"""`nphe4v` command line: generate, import-peer, run, grade, show, export, report."""
 
 from __future__ import annotations
 
@@ -189,6 +189,42 @@ def show(
     try:
         typer.echo(show_instance(load_dataset(dataset_dir, check_images=False), instance_id, mode))
     except (DatasetError, ShowError) as e:
+        fail(str(e))
+
+
+@app.command()
+def export(
+    dataset: Annotated[Path, typer.Argument(help="dataset folder to export")],
+    out: Annotated[Path, typer.Option(help="folder to create (must not exist or be empty)")],
+    fmt: Annotated[str, typer.Option("--format", help="hf (Hugging Face datasets folder) | jsonl (requests)")] = "hf",
+    model: Annotated[str, typer.Option(help="jsonl: the `model` field of every request")] = "external",
+    repeats: Annotated[int, typer.Option(help="jsonl: repeats per prompt, as a run's `repeats`")] = 1,
+    asks: Annotated[int, typer.Option(help="jsonl: asks per recognition pair, as a run's `recognition.asks`")] = 5,
+    recognition: Annotated[bool, typer.Option(help="jsonl: include the recognition requests (NPHardEval4V)")] = True,
+    absolute_paths: Annotated[bool, typer.Option(help="jsonl: absolute image paths (default: relative to DATASET)")
+                              ] = False,
+    seed: Annotated[int, typer.Option(help="the run's sampling seed (it picks the recognition controls)")] = 0,
+) -> None:
+    """Write a dataset for other tools: a `datasets.load_from_disk` folder, or JSON-lines requests for `grade`."""
+    from nphe4v.dataset import DatasetError, load_dataset
+    from nphe4v.export import FORMATS, REQUESTS, ExportError, check_out, export_hf, export_jsonl
+
+    if fmt not in FORMATS:
+        fail(f"--format {fmt}: expected {' or '.join(FORMATS)}")
+    for name, value in (("--repeats", repeats), ("--asks", asks)):
+        if value < 1:
+            fail(f"{name} {value}: must be at least 1")
+    try:
+        check_out(out)  # before loading: a wrong --out should not cost a full hash check of the dataset
+        ds = load_dataset(dataset)
+        if fmt == "hf":
+            n = export_hf(ds, out, seed=seed)
+            typer.echo(f"wrote {n} instances to {out} (datasets.load_from_disk; card {out / 'README.md'})")
+        else:
+            n = export_jsonl(ds, out, absolute_paths=absolute_paths, model=model, repeats=repeats, asks=asks,
+                             recognition=recognition, seed=seed)
+            typer.echo(f"wrote {n} requests to {out / REQUESTS}")
+    except (DatasetError, ExportError) as e:
         fail(str(e))
 
 

@@ -1,0 +1,273 @@
+"""`nphe4v export`: a dataset folder as a Hugging Face `datasets` folder, or as JSON-lines requests for
+other harnesses whose answers come back through `nphe4v grade`.
+
+Every prompt comes from the live planner (`cluster.plan.plan_model`) with a default run config, so an
+exported prompt is byte for byte the one a live run sends (tests compare their sha256 with a live run's
+sample records). Only the prompt modes change with the benchmark: NPHardEval4V has its three modes and the
+recognition question (a match and a mismatched control per instance); GraphVerse has one mode, `vision`.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterator, Sequence
+from pathlib import Path
+from typing import Any
+
+from pydantic import ValidationError
+
+from nphe4v.core.hashing import canonical_json, sha256_json
+from nphe4v.core.prompting import RECOGNITION_TEMPLATE_VERSION, TEMPLATE_VERSION
+from nphe4v.core.schema import RECOGNITION_MODE
+from nphe4v.dataset import Dataset
+
+FORMATS = ("hf", "jsonl")
+REQUESTS = "requests.jsonl"
+CARD = "README.md"
+DEFAULT_MODEL = "external"
+
+
+class ExportError(ValueError):
+    """An export that cannot be written; one line naming the path or option."""
+
+
+def prompt_column(mode: str, variant: str = "") -> str:
+    """Column of the HF export holding the prompt of `mode` (a valid identifier: no '+')."""
+    if mode == RECOGNITION_MODE:
+        return f"prompt_recognition_{variant}"
+    return "prompt_" + mode.replace("+", "_")
+
+
+def planned(dataset: Dataset, *, model: str = DEFAULT_MODEL, repeats: int = 1, asks: int = 5,
+            recognition: bool = True, seed: int = 0) -> Iterator[dict[str, Any]]:
+    """The requests a live run of one (non-baseline) model on `dataset` sends, with the default run config
+    except for the arguments: one dict per request, in the planner's order, `response` left empty.
+
+    `seed` is the run's sampling seed; it also picks each recognition control's partner instance."""
+    from cluster.config import DatasetSpec, ModelSpec, RecognitionSpec, RunConfig, SamplingSpec
+    from cluster.plan import mismatch_partners, plan_model
+
+    try:
+        # a litellm spec: the planner then attaches no gold (`reference`), as for any outside model
+        spec = ModelSpec(name=model, backend="litellm")
+    except ValidationError as e:
+        raise ExportError(f"--model {model!r}: {e.errors()[0]['msg']}") from None
+    try:
+        cfg = RunConfig(
+            name="export", datasets=[DatasetSpec(path=str(dataset.root))], models=[spec], repeats=repeats,
+            recognition=RecognitionSpec(enabled=recognition, asks=asks), sampling=SamplingSpec(seed=seed),
+        )
+    except ValidationError as e:
+        err = e.errors()[0]
+        raise ExportError(f"option {'.'.join(map(str, err['loc']))}: {err['msg']}") from None
+    partners = mismatch_partners(dataset, seed)
+    for item in plan_model(cfg, spec, dataset, dataset.manifest.version):
+        req = item.request
+        key = req.key
+        line: dict[str, Any] = {
+            "model": key.model,
+            "instance_id": key.instance_id,
+            "prompt_mode": key.prompt_mode,
+            "variant": key.variant,
+            "repeat": key.repeat,
+        }
+        if key.prompt_mode == RECOGNITION_MODE and key.variant == "mismatch":
+            line["text_instance_id"] = partners[key.instance_id]
+        line |= {
+            "benchmark": key.benchmark,
+            "task": req.task,
+            "level": req.level,
+            "prompt": req.prompt.text,
+            "images": [r.path for r in req.prompt.images],
+            "template_version": req.prompt.template_version,
+            "sampling": req.sampling.model_dump(),
+            "response": None,
+        }
+        yield line
+
+
+def request_lines(dataset: Dataset, *, absolute_paths: bool = False, **plan: Any) -> Iterator[str]:
+    """`planned` as JSON lines; image paths relative to the dataset folder unless `absolute_paths`."""
+    root = dataset.root.resolve()
+    for line in planned(dataset, **plan):
+        if absolute_paths:
+            line["images"] = [str(root / p) for p in line["images"]]
+        yield json.dumps(line, ensure_ascii=False, sort_keys=False)
+
+
+def hf_rows(dataset: Dataset, *, seed: int = 0) -> list[dict[str, Any]]:
+    """One row per instance: the exact PNG bytes, the prompt of every mode a live run uses, gold and the
+    checker's inputs. Recognition prompts (NPHardEval4V) come as a match and a mismatched control."""
+    prompts: dict[tuple[str, str], str] = {}
+    partner: dict[str, str] = {}
+    for line in planned(dataset, repeats=1, asks=1, seed=seed):
+        prompts[(line["instance_id"], prompt_column(line["prompt_mode"], line["variant"]))] = line["prompt"]
+        if "text_instance_id" in line:
+            partner[line["instance_id"]] = line["text_instance_id"]
+    columns = sorted({c for _, c in prompts}, key=_column_order)
+    rows = []
+    for inst in dataset.instances:
+        row: dict[str, Any] = {
+            "instance_id": inst.instance_id,
+            "benchmark": inst.benchmark,
+            "task": inst.task,
+            "level": inst.level,
+            "index": inst.index,
+            "variant": str(inst.meta.get("edit", "")),
+            # bytes only: `datasets` keeps just a path (no bytes) when the path names a file it can see
+            "images": [{"bytes": (dataset.root / r.path).read_bytes(), "path": None} for r in inst.images],
+            "image_paths": [r.path for r in inst.images],
+            "image_sha256": [r.sha256 for r in inst.images],
+        }
+        for c in columns:
+            row[c] = prompts.get((inst.instance_id, c))
+        if dataset.manifest.benchmark == "nphardeval4v":
+            row["mismatch_instance_id"] = partner.get(inst.instance_id)
+        row |= {
+            "gold": canonical_json(inst.gold.answer),
+            "gold_value": inst.gold.value,
+            "data": canonical_json(inst.data),
+            "meta": canonical_json(inst.meta),
+            "seed": inst.seed,
+            "peer_index": inst.peer_index,
+        }
+        rows.append(row)
+    return rows
+
+
+def _column_order(c: str) -> tuple[int, str]:
+    order = ["prompt_figure_limited_text", "prompt_full_text_only", "prompt_figure_full_text", "prompt_vision",
+             "prompt_recognition_match", "prompt_recognition_mismatch"]
+    return (order.index(c) if c in order else len(order), c)
+
+
+def dataset_card(dataset: Dataset, fmt: str, *, absolute_paths: bool = False, columns: Sequence[str] = ()) -> str:
+    """README.md of an export: provenance (version, seed, hashes) and how to load, answer and grade it."""
+    m = dataset.manifest
+    name = "NPHardEval4V" if m.benchmark == "nphardeval4v" else "GraphVerse"
+    lines = [
+        "---",
+        f"pretty_name: {name} {m.version}",
+        "task_categories: [visual-question-answering]",
+        "---",
+        "",
+        f"# {name} `{m.version}` (exported by `nphe4v export --format {fmt}`)",
+        "",
+        "| field | value |",
+        "|---|---|",
+        f"| benchmark | {m.benchmark} |",
+        f"| version | {m.version} |",
+        f"| seed | {m.seed if m.seed is not None else '—'} |",
+        f"| per_level | {m.per_level if m.per_level is not None else '—'} |",
+        f"| source | {m.source} |",
+        f"| instances | {len(dataset.instances)} |",
+        f"| dataset_sha256 | `{m.dataset_sha256}` |",
+        f"| instances_sha256 | `{m.instances_sha256}` |",
+        f"| images_sha256 | `{m.images_sha256}` |",
+        f"| prompt template | {TEMPLATE_VERSION} |",
+    ]
+    if m.benchmark == "nphardeval4v":
+        lines.append(f"| recognition template | {RECOGNITION_TEMPLATE_VERSION} |")
+    lines += ["", "Tasks: " + ", ".join(f"{t} ({tm.count})" for t, tm in m.tasks.items()) + ".", ""]
+    if m.extra.get("sources"):
+        # redistribution follows the graph sources' licences, so the card names them
+        lines += ["Graph sources and licences: " + "; ".join(f"{k}: {v}" for k, v in m.extra["sources"].items())
+                  + ".", ""]
+    if m.benchmark == "nphardeval4v":
+        lines += [
+            "Prompt modes: `figure+limited_text` (figure, data only in the figure), `full_text_only` (no image: "
+            "send the text alone), `figure+full_text` (figure and the data in text), and `recognition` (does the "
+            "figure show the described instance? `variant` `match`, or `mismatch` with the text of "
+            "`text_instance_id`; a live run asks each 5 times at temperature 0.7).", "",
+        ]
+    else:
+        lines += ["Prompt mode: `vision` (the image(s) hold the data, the text the question); `variant` is the "
+                  "image edit.", ""]
+    lines += ["A request is one user turn: its images, then its text. Answers are scored by the exact verifier "
+              "from the final answer inside `<final_answer>`.", ""]
+    if fmt == "hf":
+        lines += [
+            "## Loading", "",
+            "```python", "import datasets", "ds = datasets.load_from_disk(PATH)", "```", "",
+            "One row per instance. Columns: `instance_id`, `benchmark`, `task`, `level`, `index`, `variant`, "
+            "`images` (the exact PNGs, `Image` feature, in order), `image_paths` (their paths in the dataset folder), "
+            "`image_sha256`, "
+            + ", ".join(f"`{c}`" for c in columns)
+            + " (the prompt of each mode; `prompt_figure_limited_text` is mode `figure+limited_text`, and so on), "
+            + ("`mismatch_instance_id` (whose text `prompt_recognition_mismatch` shows), "
+               if m.benchmark == "nphardeval4v" else "")
+            + "`gold` (the exact answer, JSON), `gold_value` (its objective), `data` (the checker's inputs, JSON), "
+            "`meta`, `seed`, `peer_index`.", "",
+        ]
+    else:
+        where = "absolute" if absolute_paths else "relative to the dataset folder"
+        lines += [
+            "## Requests", "",
+            f"`{REQUESTS}`: one request per line with `model`, `instance_id`, `prompt_mode`, `variant`, `repeat`, "
+            "`text_instance_id` (mismatched recognition controls only), `benchmark`, `task`, `level`, `prompt` "
+            f"(the text), `images` (PNG paths, {where}; none in `full_text_only`), `template_version`, "
+            "`sampling` (temperature, max_tokens, seed of the live run) and `response: null`.", "",
+        ]
+    lines += [
+        "## Grading", "",
+        "Fill `response` with the model's raw text (and `model` with its name) in each request line, then:", "",
+        "```bash",
+        "nphe4v grade --dataset DATASET_DIR --responses responses.jsonl --out RUN_DIR",
+        "```", "",
+        "`DATASET_DIR` is the original dataset folder (its `dataset_sha256` above).",
+        "",
+    ]
+    return "\n".join(lines)
+
+
+def check_out(out: Path) -> None:
+    if out.exists() and (not out.is_dir() or any(out.iterdir())):
+        raise ExportError(f"{out}: --out exists and is not an empty folder; choose another --out")
+
+
+def export_jsonl(dataset: Dataset, out: Path, *, absolute_paths: bool = False, **plan: Any) -> int:
+    check_out(out)
+    lines = list(request_lines(dataset, absolute_paths=absolute_paths, **plan))
+    out.mkdir(parents=True, exist_ok=True)
+    (out / REQUESTS).write_text("".join(x + "\n" for x in lines), encoding="utf-8")
+    (out / CARD).write_text(dataset_card(dataset, "jsonl", absolute_paths=absolute_paths), encoding="utf-8")
+    return len(lines)
+
+
+def export_hf(dataset: Dataset, out: Path, *, seed: int = 0) -> int:
+    check_out(out)
+    import datasets  # heavy (pyarrow, fsspec): only the export pays for it
+
+    rows = hf_rows(dataset, seed=seed)
+    prompt_cols = [c for c in (rows[0] if rows else {}) if c.startswith("prompt_")]
+    string = datasets.Value("string")
+    features = {
+        "instance_id": string, "benchmark": string, "task": string, "level": datasets.Value("int64"),
+        "index": datasets.Value("int64"), "variant": string,
+        "images": datasets.List(datasets.Image()), "image_paths": datasets.List(string),
+        "image_sha256": datasets.List(string),
+        **dict.fromkeys(prompt_cols, string),
+        **({"mismatch_instance_id": string} if dataset.manifest.benchmark == "nphardeval4v" else {}),
+        "gold": string, "gold_value": datasets.Value("float64"), "data": string, "meta": string,
+        "seed": datasets.Value("uint64"), "peer_index": datasets.Value("int64"),
+    }
+    import pyarrow as pa
+
+    feats = datasets.Features(features)
+    # through an explicit Arrow schema: `from_dict` infers int64 first and overflows on 64-bit seeds
+    encoded = feats.encode_batch({k: [r[k] for r in rows] for k in features})
+    table = pa.Table.from_pydict(encoded, schema=feats.arrow_schema)
+    # a fingerprint from the content (not a random one): the same dataset exports to the same bytes
+    fingerprint = sha256_json([dataset.manifest.dataset_sha256, seed, "hf-export-v1"])[:16]
+    hf = datasets.Dataset(datasets.table.InMemoryTable(table), info=datasets.DatasetInfo(features=feats),
+                          fingerprint=fingerprint)
+    quiet = not datasets.are_progress_bars_disabled()
+    if quiet:  # the command prints its own one-line summary
+        datasets.disable_progress_bars()
+    try:
+        hf.save_to_disk(str(out))
+    finally:
+        if quiet:
+            datasets.enable_progress_bars()
+    (out / CARD).write_text(dataset_card(dataset, "hf", columns=prompt_cols), encoding="utf-8")
+    return len(rows)
