@@ -227,7 +227,7 @@ class JudgmentSink:
     def flush(self) -> None:
         if not self._pending:
             return
-        frame = pl.DataFrame(self._pending, schema=JUDGMENT_SCHEMA)
+        frame = secrets.redact_frame(pl.DataFrame(self._pending, schema=JUDGMENT_SCHEMA), keep=JUDGE_KEY_COLUMNS)
         self._pending = []
         for (judge,), part in frame.group_by(["judge"], maintain_order=True):
             folder = self.root / slug(str(judge))
