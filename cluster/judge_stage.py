@@ -67,6 +67,7 @@ class JudgeConfig(BaseModel):
 def resolve_spec(model: str, options: dict[str, Any] | None = None) -> JudgeSpec:
     """A JudgeSpec from a registry name or a litellm model string (options override)."""
     opts = dict(options or {})
+    secrets.learn(opts)  # the driver writes the judgments: it must know keys inline in api_base or headers
     if model == RULE_JUDGE:
         return JudgeSpec(model=RULE_JUDGE)
     if "/" not in model:
