@@ -92,7 +92,9 @@ _SHAPES = (
     r"(?-i:\b(?:sk-[A-Za-z0-9_\-]{6,}|xai-[A-Za-z0-9_\-]{10,}|AIza[0-9A-Za-z_\-]{35}\b|hf_[A-Za-z0-9]{20,}"
     r"|gsk_[A-Za-z0-9]{20,}|gh[pousr]_[A-Za-z0-9]{20,}|github_pat_[A-Za-z0-9_]{20,}))"
 )
-_SHAPE_TRIGGERS = ("sk-", "xai-", "aiza", "hf_", "gsk_", "ghp_", "gho_", "ghu_", "ghs_", "ghr_", "github_pat_")
+# what a shape must start with, after a non-alphanumeric character: a superset of `\b` + shape, for the
+# pre-filter (Rust regex) of `redact_frame` ("task-1" holds "sk-" but no shape)
+_SHAPE_PREFILTER = r"(?:^|[^A-Za-z0-9])(?:sk-|xai-|AIza|hf_|gsk_|gh[pousr]_|github_pat_)"
 # `Bearer <token>` anywhere (case-sensitive: "bearer" is an English word too)
 _BEARER = r"(?-i:\bBearer)\s+(?P<bearer>[A-Za-z0-9._~+/=\-]{6,})"
 # a URL query parameter named like a secret: ?api_key=..., &key=..., ;token=..., &sig=...
@@ -107,9 +109,9 @@ _HEADER_NAMES = ("proxy-authorization", "authorization", "x-goog-api-key", "x-ap
 _HEADER = (r"\b(?P<hname>(?:" + "|".join(re.escape(h) for h in _HEADER_NAMES) + r")\\?[\"']?\s*[:=]\s*"
            r"\\?[\"']?(?:(?:Bearer|Basic|Token)\s+)?)(?P<header>[^\s'\",;}&\]\)\\]{4,})")
 _PATTERN = re.compile("|".join((_HEADER, _QUERY, _BEARER, _SHAPES)), re.IGNORECASE)
-# Literal substrings (ASCII case-insensitive) without which no pattern above can match: a text holding
-# none of them and no known secret is left as is without running the regex (see `redact_frame`).
-TRIGGERS = tuple(dict.fromkeys((*_SHAPE_TRIGGERS, "bearer", *(f"{n}=" for n in _QUERY_NAMES), *_HEADER_NAMES)))
+# Literal substrings (ASCII case-insensitive) without which no pattern but the shapes can match: a text
+# holding none of them, no shape start and no known secret is left as is without running the Python regex.
+TRIGGERS = tuple(dict.fromkeys(("bearer", *(f"{n}=" for n in _QUERY_NAMES), *_HEADER_NAMES)))
 
 _extra_env: set[str] = set()
 _extra_values: set[str] = set()
@@ -321,7 +323,7 @@ def _learn_leaves(obj: Any) -> None:
 def redact_frame(frame: Any, keep: Sequence[str] = ()) -> Any:
     """A Polars DataFrame with `redact` applied to every text column but `keep` (a sink's key columns,
     which must stay as they were for resume to find them). Only cells holding a known secret or a trigger
-    of the key-shaped patterns (found by a vectorised Aho-Corasick scan) go through Python."""
+    of the patterns (found by a vectorised Aho-Corasick scan and one Rust regex) go through Python."""
     import polars as pl
 
     cols = [c for c, t in frame.schema.items() if t == pl.String() and c not in keep]
@@ -332,7 +334,8 @@ def redact_frame(frame: Any, keep: Sequence[str] = ()) -> Any:
     updates = []
     for c in cols:
         s = frame.get_column(c)
-        mask = s.str.contains_any(needles, ascii_case_insensitive=True).fill_null(False)
+        mask = (s.str.contains_any(needles, ascii_case_insensitive=True) | s.str.contains(_SHAPE_PREFILTER))
+        mask = mask.fill_null(False)
         if not mask.any():
             continue
         cells = s.to_list()

@@ -178,11 +178,12 @@ def test_secret_field_names():
 _pieces = st.sampled_from([
     "ok ", "answer: 3", "?api_key=", "&token=", "key=", "Authorization: ", "Bearer ", "x-api-key: ", "sk-",
     "abcdefgh12", ENV_KEY, "max_tokens=5", "api_key_env", "\n", "{\"", "\":\"", "AIza", "hf_", "=", "&", "?",
+    "task", "_", "é", "-", "0123456789abcdefghijklmnopqrstuvwxyz", "ghp_", "gsk_", "xai-", " ", "BEARER ",
 ])
 _texts = st.one_of(st.none(), st.lists(_pieces, max_size=8).map("".join), st.text(max_size=40))
 
 
-@settings(max_examples=200, deadline=None)
+@settings(max_examples=400, deadline=None)
 @given(st.lists(st.tuples(_texts, _texts), min_size=1, max_size=12))
 def test_redact_frame_equals_redact_per_cell(rows):
     secrets.register_env(ENV)
