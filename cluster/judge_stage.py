@@ -70,6 +70,7 @@ class JudgeConfig(BaseModel):
 def resolve_spec(model: str, options: dict[str, Any] | None = None) -> JudgeSpec:
     """A JudgeSpec from a registry name or a litellm model string (options override)."""
     opts = dict(options or {})
+    secrets.learn(opts)  # the driver writes the judgments: it must know keys inline in api_base or headers
     if model == RULE_JUDGE:
         return JudgeSpec(model=RULE_JUDGE)
     if "/" not in model:
@@ -245,7 +246,7 @@ class JudgmentSink:
     def flush(self) -> None:
         if not self._pending:
             return
-        frame = pl.DataFrame(self._pending, schema=JUDGMENT_SCHEMA)
+        frame = secrets.redact_frame(pl.DataFrame(self._pending, schema=JUDGMENT_SCHEMA), keep=JUDGE_KEY_COLUMNS)
         self._pending = []
         for (judge,), part in frame.group_by(["judge"], maintain_order=True):
             folder = self.root / slug(str(judge))

@@ -18,6 +18,7 @@ from filelock import FileLock, Timeout
 from cluster import interrupts
 from cluster.config import ConfigError, DatasetSpec, GenerateSpec, RunConfig
 from cluster.runlock import LOCK_FILES, run_lock
+from cluster.secrets import redact
 from cluster.sink import SampleSink, read_samples
 from nphe4v.core.hashing import sha256_json
 from nphe4v.dataset import Dataset, DatasetError, generate_version, load_dataset
@@ -26,23 +27,10 @@ from nphe4v.provenance import git_sha, package_versions
 from nphe4v.tasks import TASK_MODULES
 
 RUN_MANIFEST = "manifest.json"
-SECRET_HINTS = ("key", "token", "secret", "password", "authorization")
 
 
 class RunFolderError(ValueError):
     """The output folder holds a different run; nothing is overwritten."""
-
-
-def redact(obj: Any) -> Any:
-    """Drop anything that looks like a credential before it reaches a manifest or a log."""
-    if isinstance(obj, dict):
-        return {
-            k: ("<redacted>" if any(h in str(k).lower() for h in SECRET_HINTS) else redact(v))
-            for k, v in obj.items()
-        }
-    if isinstance(obj, list):
-        return [redact(v) for v in obj]
-    return obj
 
 
 def resolve_dataset(spec: DatasetSpec, data_root: Path) -> Dataset:

@@ -16,6 +16,7 @@ from pathlib import Path
 
 import polars as pl
 
+from cluster.secrets import redact_frame
 from nphe4v.core.schema import SampleKey, SampleRecord
 
 KEY_COLUMNS = ["model", "benchmark", "instance_id", "variant", "prompt_mode", "repeat"]
@@ -134,7 +135,7 @@ class SampleSink:
         self._last_flush = time.monotonic()
         if not self._pending:
             return
-        frame = pl.DataFrame(self._pending, schema=SAMPLE_SCHEMA)
+        frame = redact_frame(pl.DataFrame(self._pending, schema=SAMPLE_SCHEMA), keep=KEY_COLUMNS)
         self._pending = []
         for (bench, model), part in frame.group_by(["benchmark", "model"], maintain_order=True):
             folder = self.root / slug(str(bench)) / slug(str(model))

@@ -297,6 +297,7 @@ class LLMJudge:
         if spec.is_rule:
             raise ValueError("LLMJudge needs a model; use judge.rule_scorer for 'rule-based'")
         self.spec = spec
+        secrets.learn(spec.model_dump())
         self.template = spec.template_obj()
         self.provider = secrets.provider_of(spec.model)
         secrets.require_key(spec.model, self.provider, spec.api_key_env)

@@ -34,6 +34,7 @@ from typing import Any
 import polars as pl
 from PIL import Image
 
+from cluster.secrets import redact, redact_frame
 from cluster.sink import KEY_COLUMNS
 from nphe4v import analysis, figures
 from nphe4v.core.schema import PROMPT_MODES, RECOGNITION_MODE
@@ -794,16 +795,16 @@ def build_report(
         csv_dir.mkdir(parents=True, exist_ok=True)
         for name, frame in tables.items():
             p = csv_dir / f"{name}.csv"
-            frame.write_csv(p, float_precision=6)
+            redact_frame(frame).write_csv(p, float_precision=6)
             result.csvs.append(p)
 
     title = title or "nphe4v report: " + ", ".join(r.label for r in runs)
     if html_path is not None:
         html_path.parent.mkdir(parents=True, exist_ok=True)
-        html_path.write_text(_html(title, runs, t, figs, browser_html, samples_per_group))
+        html_path.write_text(redact(_html(title, runs, t, figs, browser_html, samples_per_group)))
     if md_path is not None:
         md_path.parent.mkdir(parents=True, exist_ok=True)
-        md_path.write_text(_markdown(title, runs, t, result, html_path))
+        md_path.write_text(redact(_markdown(title, runs, t, result, html_path)))
     return result
 
 

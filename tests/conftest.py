@@ -10,13 +10,18 @@ import pytest
 os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
 os.environ.setdefault("RAY_DEDUP_LOGS", "0")
 
-SHARED = Path(__file__).resolve().parents[2] / "shared"
+PROJECT = Path(__file__).resolve().parents[1]
+# The papers' peer data and shared docs sit beside the project (../shared), never inside it: it is not
+# shipped with the package, so every test reaches it through `shared_or_skip`, the one place that knows where.
+SHARED = PROJECT.parent / "shared"
 
 
 def shared_or_skip(*parts: str) -> Path:
+    """`../shared/<parts>` relative to the project; skips the calling test, saying why, where it is absent."""
     p = SHARED.joinpath(*parts)
     if not p.exists():
-        pytest.skip(f"{p} not present: ../shared is only beside the repo in CI and dev checkouts")
+        pytest.skip(f"{p} not present: the shared peer data lives in ../shared beside the project "
+                    "(CI and dev checkouts only; it is not shipped with the package)")
     return p
 
 

@@ -11,8 +11,11 @@ is cut in half), `400ctx` (a context-length 400), `400key` (a 400 whose message 
 way some providers do), `filter` (finish_reason content_filter).
 
 An ok answer is `"ok " + <the prompt's text>`, so a test can check that every response belongs to its request.
-The server records every request (arrival time, prompt, action, auth header) and the peak number of requests
-in flight. It is bounded: `slow` sleeps at most `max_sleep_s`, the server refuses work beyond `max_requests`,
+With `echo_secrets=True` it also repeats what a careless provider might echo: the request's path and query
+string (a key in `api_base`) and every header (Authorization, custom auth headers). The server answers a POST
+on any path: a client joining `chat/completions` to a base URL that holds a query string sends
+`/v1/?api_key=K/chat/completions`. It records every request (arrival time, prompt, action, auth header, path and query, headers) and the
+peak number of requests in flight. It is bounded: `slow` sleeps at most `max_sleep_s`, the server refuses work beyond `max_requests`,
 and it stops itself after `lifetime_s` or when the `with` block ends.
 """
 
@@ -40,6 +43,8 @@ class Hit:
     auth: str
     images: list[str] = field(default_factory=list)
     t_end: float = 0.0
+    path_qs: str = ""
+    headers: dict[str, str] = field(default_factory=dict)
 
 
 @dataclass
@@ -50,6 +55,7 @@ class FakeProvider:
     max_sleep_s: float = 30.0
     lifetime_s: float = 180.0
     model: str = "fake-model"
+    echo_secrets: bool = False
 
     def __post_init__(self) -> None:
         self.hits: list[Hit] = []
@@ -109,6 +115,8 @@ class FakeProvider:
         self._stop = asyncio.Event()
         app = web.Application()
         app.router.add_post("/v1/chat/completions", self._handle)
+        # a client joining `/chat/completions` to a base URL that holds a query string sends odd paths
+        app.router.add_post("/{tail:.*}", self._handle)
         # handler_cancellation: a request the client gave up on (timeout) stops counting as in flight
         runner = web.AppRunner(app, handle_signals=False, shutdown_timeout=1.0, handler_cancellation=True)
         await runner.setup()
@@ -154,7 +162,8 @@ class FakeProvider:
         prompt = _prompt_text(body)
         action = self._pick(prompt)
         hit = Hit(
-            time.monotonic(), prompt, action, request.headers.get("Authorization", ""), image_parts(body)
+            time.monotonic(), prompt, action, request.headers.get("Authorization", ""), image_parts(body),
+            path_qs=request.path_qs, headers=dict(request.headers),
         )
         with self._lock:
             over = len(self.hits) >= self.max_requests
@@ -176,7 +185,10 @@ class FakeProvider:
             await asyncio.sleep(min(float(arg or 5), self.max_sleep_s))
             return web.json_response(self._completion(body, prompt))
         if kind == "ok":
-            return web.json_response(self._completion(body, prompt))
+            text = None
+            if self.echo_secrets:
+                text = f"ok {prompt}\n[echo] url={hit.path_qs} headers={json.dumps(hit.headers)}"
+            return web.json_response(self._completion(body, prompt, text=text))
         if kind == "filter":
             return web.json_response(self._completion(body, prompt, text="", finish="content_filter"))
         if kind == "429":
@@ -196,7 +208,10 @@ class FakeProvider:
             )
         if kind == "400key":
             key = hit.auth.removeprefix("Bearer ")
-            return _error(400, f"Incorrect API key provided: {key}. Check your key.", "invalid_request_error")
+            msg = f"Incorrect API key provided: {key}. Check your key."
+            if self.echo_secrets:
+                msg += f" Request: {hit.path_qs} {json.dumps(hit.headers)}"
+            return _error(400, msg, "invalid_request_error")
         raise ValueError(f"fake provider: unknown action {action!r}")
 
     def _completion(

@@ -6,10 +6,10 @@ import io
 import itertools
 import json
 import random
-from pathlib import Path
 
 import networkx as nx
 import pytest
+from conftest import shared_or_skip
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from PIL import Image
@@ -19,9 +19,6 @@ from nphe4v.core.prompting import example_literal
 from nphe4v.core.schema import ParseError
 from nphe4v.tasks import coloring, gcp, gcpd
 from nphe4v.tasks.coloring import chromatic_number, greedy_largest_first, k_coloring
-
-PEERS = Path("/work/shared/peers")
-
 
 # ---------------------------------------------------------------------------------------------------------
 # Independent reference methods
@@ -135,7 +132,7 @@ def test_greedy_matches_networkx_largest_first() -> None:
 
 def _peer_blocks(pattern: str) -> list[tuple[str, int, list[tuple[int, int]]]]:
     out = []
-    for path in sorted(PEERS.glob(pattern)):
+    for path in sorted(shared_or_skip("peers").glob(pattern)):
         for block in path.read_text().split("\n\n"):
             lines = [ln.split() for ln in block.strip().splitlines()]
             if not lines:
@@ -146,7 +143,6 @@ def _peer_blocks(pattern: str) -> list[tuple[str, int, list[tuple[int, int]]]]:
     return out
 
 
-@pytest.mark.skipif(not PEERS.exists(), reason="peer data not available")
 def test_peer_chromatic_numbers_match_their_comments_up_to_24_vertices() -> None:
     blocks = _peer_blocks("nphardeval*/Data*/GCP/synthesized_data_GCP_*.txt")
     assert len(blocks) >= 300
@@ -156,7 +152,6 @@ def test_peer_chromatic_numbers_match_their_comments_up_to_24_vertices() -> None
         assert gcp.solve(data).value == int(comment), (n, edges)
 
 
-@pytest.mark.skipif(not PEERS.exists(), reason="peer data not available")
 def test_peer_decision_data_labels_are_74_percent_yes() -> None:
     blocks = _peer_blocks("nphardeval4v/Data/GCP_Decision/decision_data_GCP_*.txt")
     assert len(blocks) == 100

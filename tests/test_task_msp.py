@@ -6,10 +6,10 @@ import io
 import itertools
 import json
 import random
-from pathlib import Path
 
 import networkx as nx
 import pytest
+from conftest import shared_or_skip
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from PIL import Image
@@ -18,9 +18,6 @@ from nphe4v.core.extract import is_format_example
 from nphe4v.core.schema import ParseError
 from nphe4v.tasks import msp
 from nphe4v.tasks.msp import MSPData, MSPMeeting, MSPParticipant, max_schedule
-
-PEER_MSP = Path("/work/shared/peers/nphardeval4v/Data/MSP/msp_instances.json")
-
 
 # ---------------------------------------------------------------------------------------------------------
 # Independent reference methods (sets of slots, no bitmasks)
@@ -133,9 +130,8 @@ def test_solver_matches_networkx_max_clique_on_benchmark_instances() -> None:
         assert feasible(d, as_plan(gold.answer))
 
 
-@pytest.mark.skipif(not PEER_MSP.exists(), reason="peer data not available")
 def test_peer_instances_only_12_fully_schedulable() -> None:
-    records = json.loads(PEER_MSP.read_text())
+    records = json.loads(shared_or_skip("peers", "nphardeval4v", "Data", "MSP", "msp_instances.json").read_text())
     full = 0
     for rec in records:
         d = MSPData(

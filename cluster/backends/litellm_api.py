@@ -205,6 +205,7 @@ class LiteLLMBackend:
     def __init__(self, name: str, options: dict[str, Any]) -> None:
         self.name = name
         self.opts = parse_options(name, options)
+        secrets.learn(options)  # keys inline in api_base or headers: this process redacts them by value too
         self.model: str = self.opts.model or name
         self.provider = secrets.provider_of(self.model)
         secrets.require_key(name, self.provider, self.opts.api_key_env)
