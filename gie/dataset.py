@@ -42,7 +42,7 @@ SPLITS: tuple[Split, ...] = ("full", "testmini", "train")
 FULL_PER_TASK = 1000
 TESTMINI_TOTAL = 1060
 TRAIN_TOTAL = 3500
-CHUNK = 8
+CHUNK = 4
 
 
 @dataclass(frozen=True)
@@ -182,8 +182,9 @@ def _run_ray(seed: int, chunks: list[list[Job]], workers: int,
             os.environ["PYTHONPATH"] = os.pathsep.join(p for p in (here, old) if p)
         ray.init(num_cpus=workers, include_dashboard=False, log_to_driver=False)
     try:
-        remote = ray.remote(num_cpus=1, max_retries=0)(_chunk)
-        window = 2 * workers  # keeps every worker busy without holding the whole split in the object store
+        # Chunks are pure functions of (seed, jobs): a retry after a worker crash gives the same bytes.
+        remote = ray.remote(num_cpus=1, max_retries=2)(_chunk)
+        window = 4 * workers  # keeps every worker busy without holding the whole split in the object store
         pending = []
         for c in chunks:
             pending.append(remote.remote(seed, c))

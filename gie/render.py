@@ -127,7 +127,7 @@ def layout_pixels(
     """Pixel centres of the nodes and the drawing height (without caption/legend strips).
 
     neato with the seed; if that drawing is ambiguous (see `layout_defects`) and Graphviz's circular
-    `circo` layout is less so, circo is used instead: on a circle no edge can pass through a foreign
+    layout is less so (nodes on a circle in the angular order neato gave them), that is used instead: on a circle no edge can pass through a foreign
     node, which rescues dense graphs (near-cliques of hub airports) that neato draws with collinear
     nodes. The choice is a pure function of (graph, seed)."""
     nodes = sorted(g.nodes)
@@ -139,16 +139,31 @@ def layout_pixels(
         return _circle(nodes, seed, top, width)
     edges = sorted_edges(g)
     weighted = any("weight" in d for _, _, d in g.edges(data=True))
-    pos, height = _scale(layout_graph(nodes, edges, seed), top, width)
+    pos_pt = layout_graph(nodes, edges, seed)
+    pos, height = _scale(pos_pt, top, width)
     pos = _repair(g, pos, width, top, height)
     score = layout_defects(g, pos, weighted)
     if score[0] == 0:
         return pos, height
-    alt, alt_height = _scale(layout_graph(nodes, edges, seed, prog="circo"), top, width)
+    # Graphviz's circo aborts the whole process (heap corruption in its C code) on some small dense
+    # graphs, e.g. 11 hub airports with 24 routes, so the circular fallback is our own.
+    alt, alt_height = _scale(_circular_from(pos_pt), top, width)
     alt = _repair(g, alt, width, top, alt_height)
     if layout_defects(g, alt, weighted) < score:
         return alt, alt_height
     return pos, height
+
+
+def _circular_from(pos_pt: dict[str, Position]) -> dict[str, Position]:
+    """The nodes on a circle, in the angular order they have around the centroid of `pos_pt` (so
+    neighbours in the given layout stay near), with the radius of the TSP circle for this many nodes."""
+    names = sorted(pos_pt)
+    cx = sum(pos_pt[n][0] for n in names) / len(names)
+    cy = sum(pos_pt[n][1] for n in names) / len(names)
+    order = sorted(names, key=lambda n: (math.atan2(pos_pt[n][1] - cy, pos_pt[n][0] - cx), n))
+    r = _circle_radius(len(order))
+    return {n: (r * math.cos(2 * math.pi * i / len(order)), r * math.sin(2 * math.pi * i / len(order)))
+            for i, n in enumerate(order)}
 
 
 REPAIR_ROUNDS = 40
