@@ -376,12 +376,23 @@ def _complete_with_distances(g: nx.Graph, src: Source) -> nx.Graph:
     return h
 
 
+def focus_range(cfg: TaskConfig, node_range: NodeRange) -> NodeRange:
+    """The level's range raised for an attention-focusing edit: the target (>= focus_min nodes), its
+    neighbours and a separate same-colour distractor must all fit, which a 4- or 5-node connected graph
+    cannot hold (docs/deviations.md: focus instances draw from the upper part of the easy range)."""
+    lo = min(node_range.hi, max(node_range.lo, cfg.focus_min + 3))
+    return NodeRange(lo, node_range.hi, node_range.max_edges_per_node)
+
+
 def _sample_single(
-    cfg: TaskConfig, rng: random.Random, stream: splits.Stream | None, level: Level = "easy"
+    cfg: TaskConfig, rng: random.Random, stream: splits.Stream | None, level: Level = "easy",
+    *, focus: bool = False,
 ) -> tuple[str, nx.Graph, SourceInfo]:
     src_name = _pick_source(cfg, rng, stream, level)
     src = get_source(src_name)
     node_range = cfg.node_range(level)
+    if focus:
+        node_range = focus_range(cfg, node_range)
     if isinstance(src, MoleculeSource):
         def ok_mol(m: Molecule) -> bool:
             if stream is not None and splits.stream_of_id(src.name, m.mol_id) != stream:
@@ -416,12 +427,15 @@ def _has_query(cfg: TaskConfig, g: nx.Graph) -> bool:
 
 
 def _sample_pair(
-    cfg: TaskConfig, rng: random.Random, stream: splits.Stream | None, level: Level = "easy"
+    cfg: TaskConfig, rng: random.Random, stream: splits.Stream | None, level: Level = "easy",
+    *, focus: bool = False,
 ) -> tuple[str, list[nx.Graph], SourceInfo]:
     src_name = _pick_source(cfg, rng, stream, level)
     src = get_source(src_name)
     assert isinstance(src, MoleculeSource)
     node_range = cfg.node_range(level)
+    if focus:
+        node_range = focus_range(cfg, node_range)
     ok = (lambda m: splits.stream_of_id(src.name, m.mol_id) == stream) if stream is not None else None
     a = sample_molecule(src, node_range, rng, accept=ok)
     # GraphArena pairs molecules of equal size; within one atom keeps the edit distance about structure.
@@ -575,9 +589,9 @@ def _build_once(
     level: Level = "easy",
 ) -> GVData:
     if cfg.paired:
-        src_name, logical, info = _sample_pair(cfg, rng, stream, level)
+        src_name, logical, info = _sample_pair(cfg, rng, stream, level, focus=kind == "focus")
     else:
-        src_name, g, info = _sample_single(cfg, rng, stream, level)
+        src_name, g, info = _sample_single(cfg, rng, stream, level, focus=kind == "focus")
         logical = [g]
     scenario = get_source(src_name).scenario
     targets = _edit_targets(cfg, kind, paired_mode, rng)
