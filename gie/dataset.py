@@ -31,7 +31,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Literal
 
-from gie import splits
+from gie import sources, splits
 from gie.sample import LEVEL_NUMBER, LEVELS, Level
 from nphe4v.core.rng import derive_seed, rng_for
 from nphe4v.core.schema import Instance
@@ -153,7 +153,11 @@ def generate_one(seed: int, job: Job) -> tuple[Instance, list[bytes]]:
     return build_instance(spec, LEVEL_NUMBER[job.level], job.index, data, seed=s, meta=meta)
 
 
-def _chunk(seed: int, jobs: list[Job]) -> list[tuple[Instance, list[bytes]]]:
+def _chunk(seed: int, jobs: list[Job], user_sources: dict[str, str] | None = None) -> list[tuple[Instance, list[bytes]]]:
+    # A Ray worker may predate the driver's --source choice (its environment is fixed at start): the
+    # driver's NAME -> PATH spec travels with the task, so a worker never draws from the wrong graphs.
+    if user_sources is not None and user_sources != sources.user_sources():
+        sources.use_user_sources(user_sources)
     return [generate_one(seed, job) for job in jobs]
 
 
@@ -180,14 +184,16 @@ def _run_ray(seed: int, chunks: list[list[Job]], workers: int,
         old = os.environ.get("PYTHONPATH", "")
         if here not in old.split(os.pathsep):
             os.environ["PYTHONPATH"] = os.pathsep.join(p for p in (here, old) if p)
-        ray.init(num_cpus=workers, include_dashboard=False, log_to_driver=False)
+        # "local": a private Ray, never another one already running on this machine
+        ray.init(address="local", num_cpus=workers, include_dashboard=False, log_to_driver=False)
     try:
         # Chunks are pure functions of (seed, jobs): a retry after a worker crash gives the same bytes.
         remote = ray.remote(num_cpus=1, max_retries=2)(_chunk)
+        spec = sources.user_sources()
         window = 4 * workers  # keeps every worker busy without holding the whole split in the object store
         pending = []
         for c in chunks:
-            pending.append(remote.remote(seed, c))
+            pending.append(remote.remote(seed, c, spec))
             if len(pending) >= window:
                 on_chunk(ray.get(pending.pop(0)))
         for ref in pending:
