@@ -257,7 +257,8 @@ def view(
 
         from nphe4v.explorer.app import create_app
 
-        web = create_app(list(run_dirs), annotate=annotate, n_boot=n_boot)
+        typer.echo("reading the runs and computing the leaderboards…", err=True)
+        web = create_app(list(run_dirs), annotate=annotate, n_boot=n_boot, warm=True)
     except StoreError as e:
         fail(str(e))
     typer.echo(f"explorer on http://{host}:{port}/ ({'annotation on' if annotate else 'read-only'}); Ctrl-C stops it")

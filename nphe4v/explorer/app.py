@@ -85,8 +85,10 @@ def _table(df: pl.DataFrame, cols: list[str], ci: dict[str, tuple[str, str]], di
 
 
 def create_app(run_dirs: list[str | Path], *, annotate: bool = False, n_boot: int = analysis.DEFAULT_BOOT,
-               annotate_seed: int = 0) -> FastAPI:
+               annotate_seed: int = 0, warm: bool = False) -> FastAPI:
     store = Store(run_dirs, n_boot=n_boot)
+    if warm:
+        store.warm()
     env = _env()
     app = FastAPI(title="nphe4v explorer", docs_url=None, redoc_url=None, openapi_url=None)
     token = secrets.token_urlsafe(24)
@@ -108,8 +110,19 @@ def create_app(run_dirs: list[str | Path], *, annotate: bool = False, n_boot: in
             status=exc.status_code, detail=str(exc.detail), annotate=annotate, runs=store.runs),
             status_code=exc.status_code)
 
+    rendered: dict[str, str] = {}
+
     @app.get("/", response_class=HTMLResponse)
     def index(mode: str = POOLED) -> HTMLResponse:
+        # the tables never change while the server runs: each mode's page is rendered once
+        if mode not in rendered:
+            html = _index_html(mode)
+            if mode not in store.facets()["prompt_mode"] and mode != POOLED:
+                return HTMLResponse(html)  # an unknown mode (an empty table) is not kept
+            rendered[mode] = html
+        return HTMLResponse(rendered[mode])
+
+    def _index_html(mode: str) -> str:
         boards = store.boards()
         nph = boards["nph"]
         modes = [POOLED, *sorted(m for m in nph["prompt_mode"].unique().to_list() if m != POOLED)] \
@@ -127,7 +140,7 @@ def create_app(run_dirs: list[str | Path], *, annotate: bool = False, n_boot: in
             vgr_t = _table(boards["gv_vgr"], ["model", "task", "n_acc", "acc", "n_vgr", "judge_errors", "vgr",
                                               "arrow"], {}, digits=1)
         return page("index.j2", nph=nph_t, gv=gv_t, vgr=vgr_t, modes=modes, mode=mode, facets=store.facets(),
-                    n_boot=store.n_boot)
+                    n_boot=store.n_boot).body.decode()
 
     @app.get("/samples", response_class=HTMLResponse)
     def samples(request: Request) -> HTMLResponse:

@@ -166,7 +166,9 @@ class Store:
     def light(self) -> pl.DataFrame:
         """Metric columns of every sample (no free text), the same (version, key) once (first run wins)."""
         def build() -> pl.DataFrame:
-            df = self.scan(columns=METRIC_COLUMNS).collect()
+            df = self.scan(columns=METRIC_COLUMNS).collect(engine="streaming")
+            if len(self.runs) == 1:  # the sink writes a key once per run folder
+                return df
             return df.unique(subset=["version", *KEY_COLUMNS], keep="first", maintain_order=True)
         return self._cached("light", build)
 
@@ -195,6 +197,12 @@ class Store:
                     out["gv_vgr"] = judged["acc_vgr"]
             return out
         return self._cached("boards", build)
+
+    def warm(self) -> None:
+        """Build the whole-run tables now (the server does before it listens), so no page waits for them."""
+        self.boards()
+        self.facets()
+        self.dataset_index()
 
     # ------------------------------------------------------------------------------------------ drill-down
 
