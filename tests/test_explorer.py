@@ -266,3 +266,19 @@ def test_cli_view_refuses_a_folder_that_is_no_run(tmp_path) -> None:
     assert res.exit_code == 2 and "not a run folder" in res.output
     res = CliRunner().invoke(app, ["view", str(tmp_path), "--port", "0"])
     assert res.exit_code == 2 and "--port 0" in res.output
+
+
+def test_annotation_queue_samples_each_task_and_model_evenly() -> None:
+    from nphe4v.explorer.annotations import PAPER_PER_CELL, queue_order
+
+    rows = pl.DataFrame([{"run": "r", "model": m, "benchmark": "graphverse", "instance_id": f"{t}-{i}",
+                          "variant": "none", "prompt_mode": "vision", "repeat": 0, "task": t}
+                         for m in ("m1", "m2") for t in ("SD", "GED") for i in range(40)])
+    q = queue_order(rows, seed=3)
+    assert q.height == 4 * PAPER_PER_CELL
+    assert q.group_by("task", "model").len()["len"].to_list() == [PAPER_PER_CELL] * 4
+    # round-robin: the first four cover every (task, model) cell
+    assert q.head(4).select("task", "model").unique().height == 4
+    assert q.equals(queue_order(rows.reverse(), seed=3)), "the order depends on the seed only"
+    assert not q.equals(queue_order(rows, seed=4))
+    assert queue_order(rows, seed=3, per_cell=0).height == rows.height

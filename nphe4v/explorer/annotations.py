@@ -29,6 +29,10 @@ from cluster.sink import KEY_COLUMNS
 from judge.schema import JudgeStep, distinct_steps, vgr_of
 
 ANNOTATIONS_DIR = "annotations"
+# seed 002 D.1: two annotators, five tasks, 25 randomly sampled responses per task (Table 9 is per model:
+# we sample 25 per task and model); the page's defaults, any task or count can be asked for
+PAPER_TASKS = ("DIAM", "SD", "CYC", "COL", "GED")
+PAPER_PER_CELL = 25
 ANNOTATOR_PATTERN = r"^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$"
 ANNOTATION_SCHEMA: dict[str, pl.DataType] = {
     "run_id": pl.String(),
@@ -102,9 +106,10 @@ def human_scores(run_dir: str | Path) -> pl.DataFrame:
     return df.group_by(keys).agg(pl.col("human_vgr").mean(), pl.len().alias("annotators")).sort(keys)
 
 
-def queue_order(rows: pl.DataFrame, seed: int = 0) -> pl.DataFrame:
-    """The order a person sees responses in: within each (task, model) a seeded shuffle, then round-robin
-    over the (task, model) cells, so any prefix of the queue covers the cells evenly."""
+def queue_order(rows: pl.DataFrame, seed: int = 0, per_cell: int = PAPER_PER_CELL) -> pl.DataFrame:
+    """The order a person sees responses in: within each (task, model) a seeded shuffle keeping the first
+    `per_cell` (0: all), then round-robin over the (task, model) cells, so any prefix of the queue covers
+    the cells evenly."""
     if rows.is_empty():
         return rows
     h = pl.concat_str([pl.lit(str(seed)), *[pl.col(c).cast(pl.String) for c in ["run", *KEY_COLUMNS]]],
@@ -112,6 +117,7 @@ def queue_order(rows: pl.DataFrame, seed: int = 0) -> pl.DataFrame:
     return (rows.with_columns(_h=h.map_elements(lambda s: hashlib.sha256(s.encode()).hexdigest(),
                                                 return_dtype=pl.String))
             .with_columns(_r=pl.col("_h").rank("ordinal").over("task", "model"))
+            .filter((pl.col("_r") <= per_cell) if per_cell > 0 else pl.lit(True))
             .sort("_r", "task", "model", "_h").drop("_h", "_r"))
 
 

@@ -239,17 +239,22 @@ def _sample_view(store: Store, run: str, key: dict[str, Any]) -> dict[str, Any]:
 
 def _annotation_routes(app: FastAPI, store: Store, env: Environment, page, token: str,
                        writers: dict[tuple[str, str], ann.SessionWriter], seed: int) -> None:
-    queues: dict[tuple[str, str, str], pl.DataFrame] = {}
+    queues: dict[tuple[str, str, str, int], pl.DataFrame] = {}
 
-    def queue(run: str, task: str, model: str) -> pl.DataFrame:
-        k = (run, task, model)
+    def queue(run: str, task: str, model: str, per_cell: int) -> pl.DataFrame:
+        """The responses to score: `task` ("" = the paper's five tasks, "*" = every task), `model` ("" =
+        every model), at most `per_cell` per task and model (0 = all)."""
+        k = (run, task, model, per_cell)
         if k not in queues:
             lf = store.scan(run=run, benchmark=analysis.GV_BENCHMARK, models=[model] if model else (),
                             columns=["run_id", *KEY_COLUMNS, "task", "level"])
             lf = lf.filter(pl.col("status") == "ok")
-            if task:
+            if task == "":
+                lf = lf.filter(pl.col("task").is_in(list(ann.PAPER_TASKS)))
+            elif task != "*":
                 lf = lf.filter(pl.col("task") == task)
-            queues[k] = ann.queue_order(lf.select("run", "run_id", *KEY_COLUMNS, "task").collect(), seed)
+            queues[k] = ann.queue_order(lf.select("run", "run_id", *KEY_COLUMNS, "task").collect(), seed,
+                                        per_cell)
         return queues[k]
 
     def done_keys(annotator: str) -> set[tuple]:
@@ -260,19 +265,22 @@ def _annotation_routes(app: FastAPI, store: Store, env: Environment, page, token
         return out
 
     @app.get("/annotate", response_class=HTMLResponse)
-    def annotate_page(annotator: str = "", task: str = "", model: str = "", run: str = "") -> HTMLResponse:
+    def annotate_page(annotator: str = "", task: str = "", model: str = "", run: str = "",
+                      per_cell: int = ann.PAPER_PER_CELL) -> HTMLResponse:
         import re
 
         facets = store.facets()
+        tasks = [t for t in facets["task"] if t in store.gv_tasks()]
         ctx: dict[str, Any] = {"annotator": annotator, "task": task, "model": model, "run_f": run,
-                               "facets": facets, "token": token, "item": None, "error": ""}
+                               "facets": facets, "tasks": tasks, "paper_tasks": ann.PAPER_TASKS,
+                               "per_cell": max(0, per_cell), "token": token, "item": None, "error": ""}
         if not annotator:
             return page("annotate.j2", **ctx)
         if not re.match(ann.ANNOTATOR_PATTERN, annotator):
             ctx["error"] = "annotator id: letters, digits, . _ - (at most 64 characters)"
             ctx["annotator"] = ""
             return page("annotate.j2", **ctx)
-        q = queue(run, task, model)
+        q = queue(run, task, model, max(0, per_cell))
         done = done_keys(annotator)
         keys = [(r["run"], *[r[c] for c in KEY_COLUMNS]) for r in q.iter_rows(named=True)]
         n_done = sum(1 for k in keys if k in done)

@@ -182,6 +182,12 @@ class Store:
             return out
         return self._cached("facets", build)
 
+    def gv_tasks(self) -> list[str]:
+        def build() -> list[str]:
+            df = self.light().filter(pl.col("benchmark") == analysis.GV_BENCHMARK)
+            return sorted(df.get_column("task").unique().to_list())
+        return self._cached("gv_tasks", build)
+
     def boards(self) -> dict[str, pl.DataFrame]:
         """The report's tables with their intervals: NPHardEval4V leaderboard (Wilson / instance bootstrap),
         GraphVerse accuracy per model and task (Wilson, percent) and, when judged, Acc vs VGR-S."""
