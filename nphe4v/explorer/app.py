@@ -142,6 +142,9 @@ def create_app(run_dirs: list[str | Path], *, annotate: bool = False, n_boot: in
         return page("index.j2", nph=nph_t, gv=gv_t, vgr=vgr_t, modes=modes, mode=mode, facets=store.facets(),
                     n_boot=store.n_boot).body.decode()
 
+    if warm:
+        rendered[POOLED] = _index_html(POOLED)
+
     @app.get("/samples", response_class=HTMLResponse)
     def samples(request: Request) -> HTMLResponse:
         f = _filters(request)
