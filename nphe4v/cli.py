@@ -258,7 +258,8 @@ def view(
         from nphe4v.explorer.app import create_app
 
         typer.echo("reading the runs and computing the leaderboards…", err=True)
-        web = create_app(list(run_dirs), annotate=annotate, n_boot=n_boot, warm=True)
+        hosts = ["*"] if host in ("0.0.0.0", "::") else [host, "127.0.0.1", "localhost", "[::1]"]
+        web = create_app(list(run_dirs), annotate=annotate, n_boot=n_boot, warm=True, allowed_hosts=hosts)
     except StoreError as e:
         fail(str(e))
     typer.echo(f"explorer on http://{host}:{port}/ ({'annotation on' if annotate else 'read-only'}); Ctrl-C stops it")

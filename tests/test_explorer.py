@@ -282,3 +282,25 @@ def test_annotation_queue_samples_each_task_and_model_evenly() -> None:
     assert q.equals(queue_order(rows.reverse(), seed=3)), "the order depends on the seed only"
     assert not q.equals(queue_order(rows, seed=4))
     assert queue_order(rows, seed=3, per_cell=0).height == rows.height
+
+
+def test_other_host_names_and_bad_parameters_are_refused(runs) -> None:
+    c = TestClient(create_app(list(runs), n_boot=N_BOOT, annotate=True, allowed_hosts=["127.0.0.1"]),
+                   base_url="http://127.0.0.1")
+    assert c.get("/samples").status_code == 200
+    # a page of another site whose name was rebound to 127.0.0.1 sends its own name as Host
+    assert c.get("/samples", headers={"host": "evil.example"}).status_code == 400
+    r = c.get("/annotate?annotator=a&per_cell=many")
+    assert r.status_code == 400 and "per_cell" in r.text and "Traceback" not in r.text
+
+
+def test_a_damaged_annotation_file_is_one_line(runs, tmp_path) -> None:
+    import shutil
+
+    run = tmp_path / "run"
+    shutil.copytree(runs[1], run)
+    (run / "annotations").mkdir(exist_ok=True)
+    (run / "annotations" / "x-broken.parquet").write_bytes(b"not parquet")
+    c = TestClient(create_app([run], n_boot=N_BOOT, annotate=True), raise_server_exceptions=False)
+    r = c.get("/annotate?annotator=a")
+    assert r.status_code == 500 and "unreadable annotation file" in r.text and "Traceback" not in r.text

@@ -18,6 +18,8 @@ from urllib.parse import urlencode
 
 import polars as pl
 from fastapi import FastAPI, HTTPException, Request
+from fastapi.exceptions import RequestValidationError
+from fastapi.middleware.trustedhost import TrustedHostMiddleware
 from fastapi.responses import FileResponse, HTMLResponse, JSONResponse
 from jinja2 import Environment, FileSystemLoader, StrictUndefined
 from markupsafe import Markup
@@ -85,12 +87,17 @@ def _table(df: pl.DataFrame, cols: list[str], ci: dict[str, tuple[str, str]], di
 
 
 def create_app(run_dirs: list[str | Path], *, annotate: bool = False, n_boot: int = analysis.DEFAULT_BOOT,
-               annotate_seed: int = 0, warm: bool = False) -> FastAPI:
+               annotate_seed: int = 0, warm: bool = False, allowed_hosts: list[str] | None = None) -> FastAPI:
+    """The explorer over `run_dirs`. `allowed_hosts`: the Host headers to answer (the CLI passes the bound
+    address and its loopback names, so a page of another site that rebinds its DNS name to 127.0.0.1
+    cannot read the runs); None accepts any (in-process clients)."""
     store = Store(run_dirs, n_boot=n_boot)
     if warm:
         store.warm()
     env = _env()
     app = FastAPI(title="nphe4v explorer", docs_url=None, redoc_url=None, openapi_url=None)
+    if allowed_hosts is not None:
+        app.add_middleware(TrustedHostMiddleware, allowed_hosts=allowed_hosts)
     token = secrets.token_urlsafe(24)
     writers: dict[tuple[str, str], ann.SessionWriter] = {}
     app.state.store = store
@@ -111,6 +118,16 @@ def create_app(run_dirs: list[str | Path], *, annotate: bool = False, n_boot: in
             status_code=exc.status_code)
 
     rendered: dict[str, str] = {}
+
+    @app.exception_handler(RequestValidationError)
+    async def _bad_params(request: Request, exc: RequestValidationError) -> HTMLResponse:
+        err = exc.errors()[0]
+        where = ".".join(str(x) for x in err.get("loc", ()) if x != "query")
+        return await _http_error(request, HTTPException(400, f"{where}: {err.get('msg')}"))
+
+    @app.exception_handler(ann.AnnotationError)
+    async def _bad_annotations(request: Request, exc: ann.AnnotationError) -> HTMLResponse:
+        return await _http_error(request, HTTPException(500, str(exc)))
 
     @app.get("/", response_class=HTMLResponse)
     def index(mode: str = POOLED) -> HTMLResponse:
