@@ -304,3 +304,44 @@ def test_a_damaged_annotation_file_is_one_line(runs, tmp_path) -> None:
     c = TestClient(create_app([run], n_boot=N_BOOT, annotate=True), raise_server_exceptions=False)
     r = c.get("/annotate?annotator=a")
     assert r.status_code == 500 and "unreadable annotation file" in r.text and "Traceback" not in r.text
+
+
+def test_nphe4v_view_serves_on_loopback_only(runs) -> None:
+    import os
+    import socket
+    import subprocess
+    import time
+    import urllib.error
+    import urllib.request
+
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    env = {**os.environ, "PYTHONPATH": str(PROJECT)}
+    proc = subprocess.Popen([sys.executable, "-m", "nphe4v.cli", "view", *map(str, runs), "--port", str(port),
+                             "--n-boot", "20"], env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    try:
+        t0 = time.monotonic()
+        while True:
+            assert proc.poll() is None, proc.stderr.read().decode(errors="replace")[-2000:]
+            assert time.monotonic() - t0 < 120, "nphe4v view did not answer"
+            try:
+                body = urllib.request.urlopen(f"http://127.0.0.1:{port}/", timeout=10).read().decode()
+                break
+            except OSError:
+                time.sleep(0.3)
+        assert 'id="board-nph"' in body and "alpha" in body
+        req = urllib.request.Request(f"http://127.0.0.1:{port}/", headers={"Host": "evil.example"})
+        with pytest.raises(urllib.error.HTTPError) as e:
+            urllib.request.urlopen(req, timeout=10)
+        assert e.value.code == 400
+        with pytest.raises(urllib.error.HTTPError) as e:
+            urllib.request.urlopen(f"http://127.0.0.1:{port}/annotate", timeout=10)
+        assert e.value.code == 404, "read-only unless --annotate"
+        listening = [line for line in open("/proc/net/tcp").read().splitlines()[1:]
+                     if line.split()[1].endswith(f":{port:04X}") and line.split()[3] == "0A"]
+        assert listening and all(line.split()[1].startswith("0100007F:") for line in listening), \
+            "bound to 127.0.0.1 only"
+    finally:
+        proc.terminate()
+        proc.wait(timeout=30)
