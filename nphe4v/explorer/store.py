@@ -177,7 +177,8 @@ class Store:
             df = self.light()
             out = {}
             for c in FACET_COLUMNS:
-                vals = df.get_column(c).drop_nulls().unique().to_list()
+                # "" (no variant: NPHardEval4V answers) cannot be chosen apart from "all"
+                vals = [v for v in df.get_column(c).drop_nulls().unique().to_list() if v != ""]
                 out[c] = [str(v) for v in sorted(vals, key=lambda v: (isinstance(v, str), v))]
             return out
         return self._cached("facets", build)
