@@ -153,11 +153,15 @@ def generate_one(seed: int, job: Job) -> tuple[Instance, list[bytes]]:
     return build_instance(spec, LEVEL_NUMBER[job.level], job.index, data, seed=s, meta=meta)
 
 
-def _chunk(seed: int, jobs: list[Job], user_sources: dict[str, str] | None = None) -> list[tuple[Instance, list[bytes]]]:
-    # A Ray worker may predate the driver's --source choice (its environment is fixed at start): the
-    # driver's NAME -> PATH spec travels with the task, so a worker never draws from the wrong graphs.
-    if user_sources is not None and user_sources != sources.user_sources():
-        sources.use_user_sources(user_sources)
+def _chunk(seed: int, jobs: list[Job], user_sources: dict[str, object] | None = None
+           ) -> list[tuple[Instance, list[bytes]]]:
+    # A Ray worker may predate the driver's --source choice (its environment is fixed at start) or hold an
+    # older read of a copy edited since: the driver's sources identity travels with the task, so a worker
+    # never draws from other graphs than the driver's.
+    if user_sources is not None and user_sources != sources.user_sources_identity():
+        spec = user_sources["spec"]
+        assert isinstance(spec, dict)
+        sources.use_user_sources(spec)
     return [generate_one(seed, job) for job in jobs]
 
 
@@ -189,7 +193,7 @@ def _run_ray(seed: int, chunks: list[list[Job]], workers: int,
     try:
         # Chunks are pure functions of (seed, jobs): a retry after a worker crash gives the same bytes.
         remote = ray.remote(num_cpus=1, max_retries=2)(_chunk)
-        spec = sources.user_sources()
+        spec = sources.user_sources_identity()
         window = 4 * workers  # keeps every worker busy without holding the whole split in the object store
         pending = []
         for c in chunks:

@@ -869,6 +869,13 @@ def user_sources() -> dict[str, str]:
     return dict(_user_spec)
 
 
+def user_sources_identity() -> dict[str, object]:
+    """What the installed copies are: the NAME -> PATH spec and each file's sha256 at load time (a copy
+    edited in place keeps its path but not its hash)."""
+    _sync_env()
+    return {"spec": dict(_user_spec), "files": {k: dict(v) for k, v in _user_files.items()}}
+
+
 def replacements(names: Iterable[str]) -> dict[str, dict[str, object]]:
     """For the built-in names among `names` that a user copy replaces: {name: {"source": NAME,
     "files": {file name: sha256}}}; recorded in the dataset manifest so a user copy changes its identity."""
