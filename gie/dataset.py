@@ -123,7 +123,17 @@ def plan(split: Split, seed: int, limit: int | None = None) -> list[Job]:
         for rank, j in enumerate(js):
             jobs.append((rank, ci, Job(t, e, lv, j, offsets[c] + j, stream, _paired_mode(t, e, j))))
     if limit is not None:
-        jobs.sort(key=lambda x: (x[0], x[1]))
+        # Round-robin over task x edit first, the level alternating from one pair to the next, so a limit
+        # of one per task x edit (the demo's 51) covers every task and edit with both levels present.
+        pairs = list(dict.fromkeys((t, e) for t, e, _ in cells()))
+        cell_list = cells()
+
+        def order(x: tuple[int, int, Job]) -> tuple[int, int, int]:
+            t, e, lv = cell_list[x[1]]
+            pi = pairs.index((t, e))
+            return (x[0], (LEVELS.index(lv) + pi) % len(LEVELS), pi)
+
+        jobs.sort(key=order)
         jobs = jobs[:limit]
     jobs.sort(key=lambda x: (x[1], x[0]))
     return [job for _, _, job in jobs]
