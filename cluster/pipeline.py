@@ -81,6 +81,7 @@ class ModelStats:
     replicas_started: int = 0
     replica_failures: int = 0
     started_at: float | None = None  # wall clock (time.time) of the first replica start
+    first_written_at: float | None = None  # wall clock of its first written batch
     finished_at: float | None = None  # wall clock of its last written batch
 
 
@@ -143,6 +144,7 @@ def model_job(
             stats.statuses[r.status] = stats.statuses.get(r.status, 0) + 1
         stats.written += sink.add(records)
         stats.finished_at = time.time()
+        stats.first_written_at = stats.first_written_at or stats.finished_at
         if on_records is not None:
             on_records(records)
 

@@ -1,0 +1,108 @@
+"""The whole-run scheduler on a real local Ray: real tiny vLLM engines and a real HTTP API model in one run,
+overlapping in time; a model whose replicas cannot load ends as infra_error while the others complete."""
+
+from __future__ import annotations
+
+import importlib.util
+import json
+import os
+from pathlib import Path
+
+import polars as pl
+import pytest
+from fake_provider import FakeProvider
+
+from cluster.config import DatasetSpec, ModelSpec, RunConfig
+from cluster.run import execute
+from cluster.sink import KEY_COLUMNS, read_samples
+from nphe4v.dataset import generate_version, load_dataset
+
+pytestmark = pytest.mark.ray
+
+KEY = "sk-sched-test-KEY"
+ENV = "NPHE4V_SCHED_TEST_KEY"
+# before the session's Ray starts, so its worker processes (the API replica) inherit the key
+os.environ.setdefault(ENV, KEY)
+os.environ.setdefault("HF_HUB_OFFLINE", "1")
+os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
+
+
+@pytest.fixture(scope="module")
+def bsp_spp(tmp_path_factory) -> Path:
+    out = tmp_path_factory.mktemp("ds") / "bsp-spp"
+    generate_version(out, version="sched-test", seed=3, per_level=1, tasks=["BSP", "SPP"])
+    return out
+
+
+def _cfg(dataset: Path, out: Path, models: list[ModelSpec], **kw) -> RunConfig:
+    return RunConfig(name="sched", out=str(out), datasets=[DatasetSpec(path=str(dataset))], models=models,
+                     prompt_modes=["figure+limited_text", "full_text_only"], recognition={"enabled": False},
+                     sampling={"temperature": 0.0, "max_tokens": 12, "seed": 0}, **kw)
+
+
+def _windows(out: Path) -> dict[str, tuple[float, float]]:
+    manifest = json.loads((out / "manifest.json").read_text())
+    return {m["model"]: (m["first_written_at"], m["finished_at"]) for m in manifest["models"]}
+
+
+@pytest.mark.skipif(importlib.util.find_spec("vllm") is None, reason="vllm is not installed")
+def test_two_vllm_models_and_an_api_model_run_at_once(bsp_spp, ray_local, tmp_path):
+    from cluster.backends.vllm_engine import set_cpu_env_defaults
+    from cluster.tiny_vlm import build_tiny_idefics3
+
+    set_cpu_env_defaults()
+    tiny = build_tiny_idefics3(tmp_path / "tiny-idefics3")
+    vllm_opts = {"model": str(tiny), "max_model_len": 4096, "max_images": 2}
+    # the same checkpoint under two names: two models, two engines; 0.5 CPU each so that the API replica
+    # and the score tasks still fit beside them on a 2-CPU Ray
+    models = [ModelSpec(name=n, backend="vllm", num_cpus=0.5, batch_size=8, options=vllm_opts)
+              for n in ("tiny-a", "tiny-b")]
+    with FakeProvider(default="slow:1.0", lifetime_s=600) as fp:
+        api = ModelSpec(name="fake-api", backend="litellm", num_cpus=0.25, batch_size=4, options={
+            "model": "openai/fake-model", "api_base": fp.base_url, "api_key_env": ENV, "max_concurrency": 2,
+            "timeout_s": 30.0, "backoff_base_s": 0.05})
+        out = tmp_path / "run"
+        execute(_cfg(bsp_spp, out, [*models, api]))
+        api_hits = list(fp.hits)
+    df = read_samples(out)
+    n = len(load_dataset(bsp_spp).instances) * 2
+    assert df.height == 3 * n and df.select(KEY_COLUMNS).unique().height == df.height
+    assert set(df["status"]) == {"ok"}, df.filter(pl.col("status") != "ok")["error"].to_list()[:3]
+    assert len(api_hits) == n
+    win = _windows(out)
+    # every model wrote its first batch before every other model wrote its last: they ran side by side,
+    # not one after another (one at a time, a model's first write follows the previous model's last)
+    for a, (first_a, _) in win.items():
+        for b, (_, last_b) in win.items():
+            if a != b:
+                assert first_a < last_b, (a, b, win)
+    manifest = json.loads((out / "manifest.json").read_text())
+    assert manifest["status"] == "complete" and "failed_models" not in manifest
+
+
+def test_model_whose_replicas_cannot_load_is_infra_error_and_the_others_complete(bsp_spp, ray_local, tmp_path):
+    # a vLLM replica of a checkpoint that does not exist fails in its engine's load (or at `import vllm` on a
+    # machine without it): a real load error, raised by the replica's readiness call
+    broken = ModelSpec(name="broken", backend="vllm", num_cpus=0.25, batch_size=8,
+                       options={"model": str(tmp_path / "no-such-checkpoint"), "max_model_len": 1024})
+    ok = [ModelSpec(name="oracle", num_cpus=0.25), ModelSpec(name="greedy", num_cpus=0.25)]
+    out = tmp_path / "run"
+    execute(_cfg(bsp_spp, out, [broken, *ok], max_attempts=2))
+    df = read_samples(out)
+    n = len(load_dataset(bsp_spp).instances) * 2
+    assert df.height == 3 * n and df.select(KEY_COLUMNS).unique().height == df.height
+    bad = df.filter(pl.col("model") == "broken")
+    assert bad.height == n and set(bad["status"]) == {"infra_error"}
+    assert bad["error"].str.contains("replicas failed 2 times").all(), bad["error"][0]
+    assert set(df.filter(pl.col("model") == "oracle")["verdict"]) == {"correct"}
+    assert set(df.filter(pl.col("model") != "broken")["status"]) == {"ok"}
+    manifest = json.loads((out / "manifest.json").read_text())
+    assert manifest["status"] == "complete"
+    assert set(manifest["failed_models"]) == {"broken"}
+    stats = {m["model"]: m for m in manifest["models"]}
+    assert stats["broken"]["status"] == "infra_error" and stats["broken"]["replica_failures"] == 2
+    assert stats["oracle"]["status"] == "complete" and stats["oracle"]["infra_errors"] == 0
+    # a rerun of the same config resumes: every key is written, nothing is asked again
+    before = sorted(p.name for p in (out / "samples").glob("**/*.parquet"))
+    execute(_cfg(bsp_spp, out, [broken, *ok], max_attempts=2))
+    assert sorted(p.name for p in (out / "samples").glob("**/*.parquet")) == before
