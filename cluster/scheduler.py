@@ -5,12 +5,13 @@ serve it, and callbacks that turn a finished batch into written records. Each ex
 offers object refs to wait on and is pumped in the same loop, so GraphVerse samples reach the judge as soon
 as they are scored and the run ends when the last judgment is written.
 
-GPU placement (why this order): replicas are placement groups of `gpus` whole GPUs. First replicas start
-largest first, then smaller ones fill what is left, so a tensor-parallel 72B model is never starved by a
-stream of small ones; while any first replica waits for capacity, no model gets a *further* replica. Further
-replicas start as capacity frees, for the model whose remaining work per replica is longest, only when
-another replica shortens it (its remaining time exceeds a replica's load time) and, for `replicas: auto`,
-within its share of the remaining GPU work. A replica whose model has no queued batch left is ended at once,
+GPU placement (why this order): replicas are placement groups of `gpus` whole GPUs. Whenever capacity is
+free, the next replica goes to the job that would finish last with what it has (longest processing time
+first: a job without a replica counts its load, and any job's first replica comes before anyone's further
+one), if another replica shortens it (its remaining time per replica exceeds a replica's load time) and, for
+`replicas: auto`, within its share of the remaining GPU work (never all free GPUs). Priority is strict: when
+the job first in line does not fit, freed GPUs wait for it instead of going to smaller jobs, so a big
+tensor-parallel replica is never starved. A replica whose model has no queued batch left is ended at once,
 so its GPUs go to models still working. CPU replicas (API models, baselines) need no GPU and start at once;
 API replicas of one provider share that provider's limiter (created by the job before its replicas).
 
@@ -53,6 +54,7 @@ class Replica:
     gpus: float
     ready_ref: Any = None
     ready: bool = False
+    ended: bool = False
     inflight: int = 0
     consecutive_failures: int = 0
     started_at: float = field(default_factory=time.monotonic)
@@ -89,10 +91,10 @@ class Job:
     first_start: float | None = None
     last_done: float | None = None
     inflight_requests: int = 0
+    queued_requests: int = 0  # kept in step with `batches` by the scheduler (summing each turn is too slow)
 
-    @property
-    def queued_requests(self) -> int:
-        return sum(b.size for b in self.batches)
+    def __post_init__(self) -> None:
+        self.queued_requests = sum(b.size for b in self.batches)
 
     def remaining_work(self) -> float:
         """Estimated replica-seconds of work not yet finished (queued and in flight)."""
@@ -156,6 +158,7 @@ class Scheduler:
 
     def _end_replica(self, rep: Replica) -> None:
         job = rep.job
+        rep.ended = True
         if rep in job.live:
             job.live.remove(rep)
             if rep.gpus >= 1:
@@ -183,6 +186,12 @@ class Scheduler:
             return True
         return job.remaining_work() / n > job.load_s + job.remaining_work() / (n + 1)
 
+    @staticmethod
+    def _finish_estimate(job: Job) -> float:
+        """When the job would end with the replicas it has (a job without one must load one first)."""
+        n = len(job.live)
+        return job.remaining_work() / n if n else job.load_s + job.remaining_work()
+
     def _place(self) -> None:
         active = [j for j in self.jobs if j.status in ("pending", "running")]
         # CPU replicas (API models, baselines): no GPU accounting, start them all now
@@ -191,24 +200,16 @@ class Scheduler:
                 while j.batches and len(j.live) < self._max_replicas(j, active):
                     if not self._start_replica(j):
                         break
+        # GPU replicas, longest-finishing job first (LPT), its first replica before anyone's further ones;
+        # strict priority: when the job first in line does not fit, the GPUs that free up wait for it
+        # rather than go to smaller jobs, so a big tensor-parallel replica is never starved
         gpu = [j for j in active if j.gpus >= 1 and j.batches]
-        # first replicas: largest first, then fill
-        waiting_first = False
-        for j in sorted((j for j in gpu if not j.live), key=lambda j: (-j.gpus, -j.remaining_work())):
-            if j.gpus <= self._free_gpus() + 1e-9:
-                self._start_replica(j)
-            else:
-                waiting_first = True
-        if waiting_first:
-            return
-        # further replicas as capacity frees: the job with the longest remaining time per replica first
         while True:
-            cands = [j for j in gpu if j.live and j.batches and j.gpus <= self._free_gpus() + 1e-9
-                     and len(j.live) < self._max_replicas(j, active) and self._worth_another(j)]
+            cands = [j for j in gpu if len(j.live) < self._max_replicas(j, active) and self._worth_another(j)]
             if not cands:
                 return
-            best = max(cands, key=lambda j: j.remaining_work() / len(j.live))
-            if not self._start_replica(best):
+            best = max(cands, key=lambda j: (not j.live, self._finish_estimate(j), j.gpus))
+            if best.gpus > self._free_gpus() + 1e-9 or not self._start_replica(best):
                 return
 
     # ------------------------------------------------------------------ dispatch
@@ -220,6 +221,7 @@ class Scheduler:
                 if rep.inflight >= j.per_replica_inflight:
                     break
                 batch = j.batches.popleft()
+                j.queued_requests -= batch.size
                 ref = j.submit(rep.actor, batch.payload)
                 rep.inflight += 1
                 j.inflight_requests += batch.size
@@ -251,12 +253,16 @@ class Scheduler:
         # the model cannot be served: its remaining samples are infra errors, the run goes on
         job.error = f"replicas failed {job.replica_failures} times; last: {why}"[:400]
         while job.batches:
-            job.fail(job.batches.popleft(), job.error)
+            batch = job.batches.popleft()
+            job.queued_requests -= batch.size
+            job.fail(batch, job.error)
         job.status = "failed"
         job.last_done = time.monotonic()
         self.events.append((job.last_done, job.name, "failed"))
 
     def _on_ready(self, rep: Replica, ref: Any) -> None:
+        if rep.ended:  # retired before it was ready (its model ran out of work): not a failure
+            return
         try:
             ray.get(ref)
         except (RayActorError, RayTaskError) as e:
@@ -276,9 +282,10 @@ class Scheduler:
             if batch.attempt < job.max_attempts:
                 job.retries += 1
                 job.batches.append(Batch(batch.payload, batch.size, batch.attempt + 1))
+                job.queued_requests += batch.size
             else:
                 job.fail(batch, _first_line(e))
-            if rep.consecutive_failures >= job.max_attempts and rep in job.live:
+            if rep.consecutive_failures >= job.max_attempts and not rep.ended:
                 self._replica_failed(rep, f"crash loop: {_first_line(e)}")
             return
         rep.consecutive_failures = 0
