@@ -40,9 +40,9 @@ def _cfg(dataset: Path, out: Path, models: list[ModelSpec], **kw) -> RunConfig:
                      sampling={"temperature": 0.0, "max_tokens": 12, "seed": 0}, **kw)
 
 
-def _windows(out: Path) -> dict[str, tuple[float, float]]:
+def _windows(out: Path, start: str = "started_at") -> dict[str, tuple[float, float]]:
     manifest = json.loads((out / "manifest.json").read_text())
-    return {m["model"]: (m["first_written_at"], m["finished_at"]) for m in manifest["models"]}
+    return {m["model"]: (m[start], m["finished_at"]) for m in manifest["models"]}
 
 
 @pytest.mark.skipif(importlib.util.find_spec("vllm") is None, reason="vllm is not installed")
@@ -57,9 +57,10 @@ def test_two_vllm_models_and_an_api_model_run_at_once(bsp_spp, ray_local, tmp_pa
     # and the score tasks still fit beside them on a 2-CPU Ray
     models = [ModelSpec(name=n, backend="vllm", num_cpus=0.5, batch_size=8, options=vllm_opts)
               for n in ("tiny-a", "tiny-b")]
+    # one request at a time, 1 s each: the API model is still writing when the engines have loaded
     with FakeProvider(default="slow:1.0", lifetime_s=600) as fp:
         api = ModelSpec(name="fake-api", backend="litellm", num_cpus=0.25, batch_size=4, options={
-            "model": "openai/fake-model", "api_base": fp.base_url, "api_key_env": ENV, "max_concurrency": 2,
+            "model": "openai/fake-model", "api_base": fp.base_url, "api_key_env": ENV, "max_concurrency": 1,
             "timeout_s": 30.0, "backoff_base_s": 0.05})
         out = tmp_path / "run"
         execute(_cfg(bsp_spp, out, [*models, api]))
@@ -70,12 +71,17 @@ def test_two_vllm_models_and_an_api_model_run_at_once(bsp_spp, ray_local, tmp_pa
     assert set(df["status"]) == {"ok"}, df.filter(pl.col("status") != "ok")["error"].to_list()[:3]
     assert len(api_hits) == n
     win = _windows(out)
-    # every model wrote its first batch before every other model wrote its last: they ran side by side,
-    # not one after another (one at a time, a model's first write follows the previous model's last)
-    for a, (first_a, _) in win.items():
+    # every model's first replica started before every other model wrote its last batch: they ran side by
+    # side, not one after another (one at a time, a model starts after the previous one's last write)
+    for a, (start_a, _) in win.items():
         for b, (_, last_b) in win.items():
             if a != b:
-                assert first_a < last_b, (a, b, win)
+                assert start_a < last_b, (a, b, win)
+    # and the API model was answering while both engines wrote their samples
+    writes = _windows(out, "first_written_at")
+    api_first, api_last = writes["fake-api"]
+    for m in ("tiny-a", "tiny-b"):
+        assert api_first < writes[m][0] and writes[m][1] < api_last, (m, writes)
     manifest = json.loads((out / "manifest.json").read_text())
     assert manifest["status"] == "complete" and "failed_models" not in manifest
 
