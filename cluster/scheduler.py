@@ -171,7 +171,7 @@ class Scheduler:
         batches = len(job.batches) + sum(r.inflight for r in job.live)
         if job.replicas != AUTO:
             return min(int(job.replicas), max(1, batches))
-        if job.gpus <= 0:
+        if job.gpus < 1:  # CPU or a fraction of one GPU: one replica (Ray places fractions itself)
             return 1
         # "auto": the job's share of the GPU work still to do, never more replicas than its batches
         gpu_jobs = [j for j in active if j.gpus >= 1]
