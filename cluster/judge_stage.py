@@ -391,6 +391,8 @@ class JudgeStream:
         self.bar: JudgeProgress | None = None
         self.local: list[tuple[str, JudgeItem]] = []
         self.planned_work = 0
+        # start the pool with the run, not with the first sample: actors importing litellm take seconds
+        self.prestart = False
 
     # ---- input ---------------------------------------------------------------------------------------------
     def _open(self) -> None:
@@ -465,6 +467,11 @@ class JudgeStream:
         return self.cfg.max_inflight_batches * max(1, len(self.actors) or self.cfg.actors)
 
     def pump(self) -> None:
+        if self.prestart and not self.actors and self.enabled and not self.spec.is_rule \
+                and self.cfg.executor == "ray":
+            self.prestart = False
+            self._open()
+            self._start_pool()
         if self.fill and len(self.inflight) + len(self.queue) < self._limit():
             self.queue.append((self.fill, 1))  # the pool has room: a partial batch now beats a full one later
             self.fill = []

@@ -351,6 +351,7 @@ def _run_pipeline(cfg: RunConfig, out: Path, datasets: list[Dataset], run_id: st
     from cluster.pipeline import run_models
 
     stream = JudgeStream(out, datasets, cfg.judge, start_ray=lambda: init_ray(cfg), hold=True)
+    stream.prestart = any(d.manifest.benchmark == BENCHMARK for d in datasets)
     # samples written by an earlier attempt and not yet judged go first
     done = read_samples(out)
     stream.add_rows(done.filter(pl.col("benchmark") == BENCHMARK).iter_rows(named=True))

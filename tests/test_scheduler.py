@@ -112,3 +112,40 @@ def test_model_whose_replicas_cannot_load_is_infra_error_and_the_others_complete
     before = sorted(p.name for p in (out / "samples").glob("**/*.parquet"))
     execute(_cfg(bsp_spp, out, [broken, *ok], max_attempts=2))
     assert sorted(p.name for p in (out / "samples").glob("**/*.parquet")) == before
+
+
+def test_judge_streams_beside_the_models_and_resumes_exactly_once(tmp_path, ray_local):
+    import time
+
+    from test_judge_helpers import JudgeFake
+
+    from gie.dataset import generate_split
+    from judge.vgr import read_judgments
+
+    generate_split(tmp_path / "gv", "testmini", 0, limit=8, workers=1)
+    # one batch of 2 samples in flight at a time, 2.5 s each: the model writes for about 10 s
+    slow = ModelSpec(name="oracle", batch_size=2, num_cpus=0.25, options={"latency_s": 2.5})
+    with JudgeFake() as fake:
+        judge = {"model": "hosted_vllm/fake-judge", "actors": 1, "batch_size": 2, "progress": False,
+                 "options": {"api_base": fake.base_url, "max_concurrency": 2, "backoff_base_s": 0.05,
+                             "timeout_s": 20}}
+        cfg = RunConfig(name="stream", out=str(tmp_path / "run"), models=[slow], max_inflight_batches=1,
+                        datasets=[DatasetSpec(benchmark="graphverse", path=str(tmp_path / "gv"))], judge=judge)
+        out = execute(cfg)
+        offset = time.time() - time.monotonic()
+        first_call = min(h.t for h in fake.hits) + offset
+        calls = len(fake.hits)
+        js = read_judgments(out)
+        df = read_samples(out)
+        assert df.height == 8 and js.height == 8
+        assert not js.select(KEY_COLUMNS).is_duplicated().any()
+        assert set(js["status"]) == {"ok"}
+        _, last_write = _windows(out)["oracle"]
+        # the judge was asked while the model was still writing: streamed, not after the model loop
+        assert first_call < last_write - 1.0, (first_call, last_write)
+        manifest = json.loads((out / "manifest.json").read_text())
+        assert manifest["judge"]["written"] == 8
+        # the same run again: every sample and judgment is there, nothing is asked or written twice
+        execute(cfg)
+        assert len(fake.hits) == calls
+        assert read_judgments(out).height == 8 and read_samples(out).height == 8
