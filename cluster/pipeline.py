@@ -97,13 +97,14 @@ def _infra_records(run_id: str, version: str, by_id: dict[str, Instance], items:
 def model_job(
     cfg: RunConfig, model: ModelSpec, datasets: list[Dataset], run_id: str, sink: SampleSink,
     stats: ModelStats, on_records: Callable[[list[SampleRecord]], None] | None = None,
+    versions: list[str] | None = None,
 ) -> Job:
     """The model's unfinished samples over all datasets as one scheduler job (batches never mix datasets)."""
     from cluster.costs import estimate
     from cluster.replicas import actor_options, gpus_per_replica, release
 
     by_ids = [ds.by_id() for ds in datasets]
-    versions = [ds.manifest.version for ds in datasets]
+    versions = versions or [ds.manifest.version for ds in datasets]
     batches: deque[Batch] = deque()
     for d, ds in enumerate(datasets):
         todo = []
@@ -171,7 +172,7 @@ def model_job(
 def run_models(
     cfg: RunConfig, datasets: list[Dataset], run_id: str, sink: SampleSink, *,
     start_ray: Callable[[], None] = lambda: None, stages: Callable[[], list[Stage]] | None = None,
-    on_records: Callable[[list[SampleRecord]], None] | None = None,
+    on_records: Callable[[list[SampleRecord]], None] | None = None, versions: list[str] | None = None,
 ) -> list[ModelStats]:
     """Every model of the run over every dataset, scheduled together on one cluster (`cluster.scheduler`).
 
@@ -186,7 +187,8 @@ def run_models(
         if on_records is not None:
             on_records(records)
 
-    jobs = [model_job(cfg, m, datasets, run_id, sink, s, seen) for m, s in zip(cfg.models, stats, strict=True)]
+    jobs = [model_job(cfg, m, datasets, run_id, sink, s, seen, versions)
+            for m, s in zip(cfg.models, stats, strict=True)]
     side = stages() if stages is not None else []
     if not any(j.batches for j in jobs) and all(s.idle() for s in side):
         return stats  # a finished run re-reports without starting Ray
@@ -214,5 +216,4 @@ def run_model(
 ) -> ModelStats:
     """One model over one dataset (the scheduler with a single job)."""
     one = cfg.model_copy(update={"models": [model]})
-    del version  # the dataset's own version, as plan_model and the scorer use
-    return run_models(one, [dataset], run_id, sink, start_ray=start_ray)[0]
+    return run_models(one, [dataset], run_id, sink, start_ray=start_ray, versions=[version])[0]
