@@ -173,12 +173,16 @@ def run_models(
     cfg: RunConfig, datasets: list[Dataset], run_id: str, sink: SampleSink, *,
     start_ray: Callable[[], None] = lambda: None, stages: Callable[[], list[Stage]] | None = None,
     on_records: Callable[[list[SampleRecord]], None] | None = None, versions: list[str] | None = None,
+    live: list[ModelStats] | None = None,
 ) -> list[ModelStats]:
     """Every model of the run over every dataset, scheduled together on one cluster (`cluster.scheduler`).
 
     `stages()` builds the side stages (the judge) once Ray is up; `on_records` sees every written batch.
-    Returns one ModelStats per model; a model whose replicas failed ends with status infra_error."""
+    Returns one ModelStats per model; a model whose replicas failed ends with status infra_error. `live`, when
+    given, receives the same objects at once (an interrupted run records how far each model got)."""
     stats = [ModelStats(model=m.name) for m in cfg.models]
+    if live is not None:
+        live.extend(stats)
     bar: list[Bar] = []
 
     def seen(records: list[SampleRecord]) -> None:

@@ -314,18 +314,19 @@ def _execute_locked(cfg: RunConfig, out: Path, run_id: str, datasets: list[Datas
     _write_manifest(out, manifest)
     stats: list[dict[str, Any]] = []
     t0 = time.monotonic()
-    stream = None
+    stream: list[Any] = []
+    live: list[Any] = []  # the models' stats as they run
     try:
         if sink.resumed:
             print(f"resuming {run_id}: {sink.resumed} samples already written", file=sys.stderr)
-        stats, stream = _run_pipeline(cfg, out, datasets, run_id, sink)
-        judged = stream.finish()
+        stats = _run_pipeline(cfg, out, datasets, run_id, sink, stream, live)
+        judged = stream[0].finish()
     except KeyboardInterrupt as e:
         with interrupts.deferred():
-            kept = _save_interrupted(out, manifest, sink, stats, t0)
-            if stream is not None:  # judgments of samples now on disk; the rest are judged on resume
-                stream.flush()
-                stream.close()
+            kept = _save_interrupted(out, manifest, sink, stats or [asdict(s) for s in live], t0)
+            if stream:  # judgments of samples now on disk; the rest are judged on resume
+                stream[0].flush()
+                stream[0].close()
         raise RunInterrupted(kept, interrupts.exit_code(e)) from None
     failed = {s["model"]: s["error"] for s in stats if s.get("status") == "infra_error"}
     manifest.update(
@@ -342,9 +343,12 @@ def _execute_locked(cfg: RunConfig, out: Path, run_id: str, datasets: list[Datas
     return out
 
 
-def _run_pipeline(cfg: RunConfig, out: Path, datasets: list[Dataset], run_id: str,
-                  sink: SampleSink) -> tuple[list[dict[str, Any]], Any]:
-    """Every model at once on one cluster, the judge stage fed as GraphVerse samples are scored."""
+def _run_pipeline(cfg: RunConfig, out: Path, datasets: list[Dataset], run_id: str, sink: SampleSink,
+                  streams: list[Any], live: list[Any]) -> list[dict[str, Any]]:
+    """Every model at once on one cluster, the judge stage fed as GraphVerse samples are scored.
+
+    The judge stream is appended to `streams` and the models' stats to `live` as soon as they exist, so an
+    interrupt can still flush the one and record the other."""
     import polars as pl
 
     from cluster.judge_stage import BENCHMARK, JudgeStream
@@ -352,6 +356,7 @@ def _run_pipeline(cfg: RunConfig, out: Path, datasets: list[Dataset], run_id: st
 
     stream = JudgeStream(out, datasets, cfg.judge, start_ray=lambda: init_ray(cfg), hold=True)
     stream.prestart = any(d.manifest.benchmark == BENCHMARK for d in datasets)
+    streams.append(stream)
     # samples written by an earlier attempt and not yet judged go first
     done = read_samples(out)
     stream.add_rows(done.filter(pl.col("benchmark") == BENCHMARK).iter_rows(named=True))
@@ -365,11 +370,11 @@ def _run_pipeline(cfg: RunConfig, out: Path, datasets: list[Dataset], run_id: st
             stream.flush()
 
     stats = run_models(cfg, datasets, run_id, sink, start_ray=lambda: init_ray(cfg), stages=lambda: [stream],
-                       on_records=judge)
+                       on_records=judge, live=live)
     sink.flush()
     stream.flush()
     by_version = [d.manifest.version for d in datasets]
-    return [{"dataset": by_version[0] if len(by_version) == 1 else by_version, **asdict(s)} for s in stats], stream
+    return [{"dataset": by_version[0] if len(by_version) == 1 else by_version, **asdict(s)} for s in stats]
 
 
 class RunInterrupted(Exception):
