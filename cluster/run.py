@@ -17,7 +17,7 @@ from filelock import FileLock, Timeout
 
 from cluster import interrupts
 from cluster.config import ConfigError, DatasetSpec, GenerateSpec, RunConfig
-from cluster.runlock import LOCK_FILES, run_lock
+from cluster.runlock import foreign_files, run_lock
 from cluster.secrets import redact
 from cluster.sink import SampleSink, read_samples
 from nphe4v.core.hashing import sha256_json
@@ -211,12 +211,12 @@ def run_fingerprint(cfg: RunConfig, datasets: list[Dataset]) -> str:
     return sha256_json([cfg.fingerprint_fields(), [d.manifest.dataset_sha256 for d in datasets]])
 
 
-def prepare_run_dir(out: Path, run_id: str) -> dict[str, Any] | None:
+def prepare_run_dir(out: Path, run_id: str, *, locked: bool = True) -> dict[str, Any] | None:
     """Return the existing manifest when resuming the same run; refuse a folder holding another one."""
     check_out_folder(out)
     mpath = out / RUN_MANIFEST
     if not mpath.exists():
-        if out.exists() and any(p.name not in LOCK_FILES for p in out.iterdir()):
+        if foreign_files(out, locked=locked):
             raise RunFolderError(f"{out}: folder is not empty and holds no run manifest; choose another --out")
         return None
     try:
@@ -282,7 +282,7 @@ def execute(cfg: RunConfig, *, data_root: Path = Path("data"), then: Callable[[P
     datasets = [resolve_dataset(s, data_root) for s in cfg.datasets]
     fingerprint = run_fingerprint(cfg, datasets)
     run_id = f"{cfg.name}-{fingerprint[:12]}"
-    prepare_run_dir(out, run_id)  # refuse before touching the folder
+    prepare_run_dir(out, run_id, locked=False)  # refuse before touching the folder
     with run_lock(out, f"eval_all run {run_id}"):
         _execute_locked(cfg, out, run_id, datasets)
         if then is not None:

@@ -24,6 +24,15 @@ HOLDER_FILE = ".nphe4v.lock.holder.json"
 LOCK_FILES = frozenset({LOCK_FILE, HOLDER_FILE, f".{HOLDER_FILE}.tmp"})
 
 
+def foreign_files(folder: Path, *, locked: bool) -> bool:
+    """Whether `folder` holds anything but a run: files other than the lock's, checked before the lock
+    (`locked=False`) only when no lock file is there, since a run in progress has written files but not
+    yet its manifest; the lock itself then names the holder, and the check under the lock is exact."""
+    if not folder.exists() or (not locked and (folder / LOCK_FILE).exists()):
+        return False
+    return any(p.name not in LOCK_FILES for p in folder.iterdir())
+
+
 class RunLockError(RuntimeError):
     """Another process writes into this run folder; one line naming the holder."""
 

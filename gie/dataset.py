@@ -2,30 +2,37 @@
 folder layout (`nphe4v.dataset.write_dataset`, benchmark "graphverse", version "graphverse-<split>").
 
 Distribution (our Tables 5/6): every task has 1,000 instances in `full`, spread as evenly as possible over
-the edits it takes (200 per edit; COL 250 over four; TSP 500 over none and recolor). `testmini` picks a
-stratified subset of `full` (largest-remainder allocation per task x edit cell, then a seeded sample of
-each cell), so its rows are identical to the corresponding `full` rows, ids included. `train` is allocated
-the same way from its own seed stream.
+the edits it takes (200 per edit; COL 250 over four; TSP 500 over none and recolor), and each (task, edit)
+cell half easy, half hard (GraphArena's levels, `gie.sample.LEVEL_RANGES`). `testmini` picks a stratified
+subset of `full` (largest-remainder allocation per task x edit x level cell, then a seeded sample of each
+cell), so its rows are identical to the corresponding `full` rows, ids included. `train` is allocated the
+same way from its own seed stream.
 
-Determinism: instance j of cell (task, edit) is generated from `derive_seed(seed, stream, task, edit, j)`
-where stream is "graphverse-test" (full and testmini) or "graphverse-train"; worker count and chunking
-never change a byte. Paired tasks edit both images for even j and one image for odd j (half and half).
+Ids: `<task>-L01-<index>` easy, `<task>-L02-<index>` hard (task in lower case) (`Instance.level` 1 / 2, `meta.level` names it).
 
-Train/test disjointness: a sampled source subgraph (its sorted original node ids) or molecule is admitted
-to the test stream iff a hash of it is not 0 mod 4, and to the train stream iff it is, so no source
-subgraph or molecule can occur in both (checked by `split_of_ids`).
+Determinism: instance j of cell (task, edit, level) is generated from
+`derive_seed(seed, stream, task, edit, level, j)` where stream is "graphverse-test" (full and testmini) or
+"graphverse-train"; worker count and chunking never change a byte. Paired tasks edit both images for even j
+and one image for odd j (half and half).
+
+Train/test disjointness: the streams never share a source node or a molecule (`gie.splits`): large walk
+sources are cut into node regions by a hash of each node id and walks stay inside their stream's region,
+small ones belong whole to one stream, molecules go one in four to train by a hash of their id.
+
+Parallelism: `generate_split` runs chunks of jobs as Ray tasks (`workers` CPUs of a local Ray) and writes
+results in plan order, so the files do not depend on the worker count.
 """
 
 from __future__ import annotations
 
-import hashlib
 import os
 from collections.abc import Callable, Iterable, Sequence
-from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Literal
 
+from gie import sources, splits
+from gie.sample import LEVEL_NUMBER, LEVELS, Level
 from nphe4v.core.rng import derive_seed, rng_for
 from nphe4v.core.schema import Instance
 from nphe4v.dataset import DatasetManifest, build_instance, write_dataset
@@ -35,39 +42,43 @@ SPLITS: tuple[Split, ...] = ("full", "testmini", "train")
 FULL_PER_TASK = 1000
 TESTMINI_TOTAL = 1060
 TRAIN_TOTAL = 3500
-LEVEL = 1  # GraphVerse has no levels; size varies within each task's node range
-CHUNK = 8
+CHUNK = 4
 
 
 @dataclass(frozen=True)
 class Job:
     task: str
     edit: str
-    j: int  # index within the (task, edit) cell of its stream
+    level: Level
+    j: int  # index within the (task, edit, level) cell of its stream
     index: int  # instance index within the task (ids: <task>-L01-<index>)
     stream: str
     paired_mode: str | None
 
 
-def cells() -> list[tuple[str, str]]:
+Cell = tuple[str, str, Level]
+
+
+def cells() -> list[Cell]:
     from gie.tasks import TASK_EDITS, TASK_NAMES
 
-    return [(t, e) for t in TASK_NAMES for e in TASK_EDITS[t]]
+    return [(t, e, lv) for t in TASK_NAMES for e in TASK_EDITS[t] for lv in LEVELS]
 
 
-def full_counts() -> dict[tuple[str, str], int]:
+def full_counts() -> dict[Cell, int]:
     from gie.tasks import TASK_EDITS, TASK_NAMES
 
     out = {}
     for t in TASK_NAMES:
         edits = TASK_EDITS[t]
-        base, extra = divmod(FULL_PER_TASK, len(edits))
-        for k, e in enumerate(edits):
-            out[(t, e)] = base + (1 if k < extra else 0)
+        slots = [(e, lv) for e in edits for lv in LEVELS]
+        base, extra = divmod(FULL_PER_TASK, len(slots))
+        for k, (e, lv) in enumerate(slots):
+            out[(t, e, lv)] = base + (1 if k < extra else 0)
     return out
 
 
-def allocate(total: int, sizes: dict[tuple[str, str], int]) -> dict[tuple[str, str], int]:
+def allocate(total: int, sizes: dict[Cell, int]) -> dict[Cell, int]:
     """Largest-remainder allocation of `total` proportional to `sizes` (ties by cell order)."""
     whole = sum(sizes.values())
     quotas = {c: total * n / whole for c, n in sizes.items()}
@@ -93,23 +104,24 @@ def plan(split: Split, seed: int, limit: int | None = None) -> list[Job]:
         raise ValueError(f"unknown split {split!r}; known: {', '.join(SPLITS)}")
     counts = full_counts()
     # A cell's instances take the indices after the task's earlier cells (in the full set's numbering).
-    offsets: dict[tuple[str, str], int] = {}
+    offsets: dict[Cell, int] = {}
     used: dict[str, int] = {}
-    for t, e in cells():
-        offsets[(t, e)] = used.get(t, 0)
-        used[t] = offsets[(t, e)] + counts[(t, e)]
+    for c in cells():
+        offsets[c] = used.get(c[0], 0)
+        used[c[0]] = offsets[c] + counts[c]
+    shares = allocate(TESTMINI_TOTAL if split == "testmini" else TRAIN_TOTAL, counts)
     jobs: list[tuple[int, int, Job]] = []
-    for ci, (t, e) in enumerate(cells()):
+    for ci, c in enumerate(cells()):
+        t, e, lv = c
         if split == "full":
-            js = list(range(counts[(t, e)]))
+            js = list(range(counts[c]))
         elif split == "testmini":
-            n = allocate(TESTMINI_TOTAL, counts)[(t, e)]
-            js = sorted(rng_for(seed, "graphverse-testmini", t, e).sample(range(counts[(t, e)]), n))
+            js = sorted(rng_for(seed, "graphverse-testmini", t, e, lv).sample(range(counts[c]), shares[c]))
         else:
-            js = list(range(allocate(TRAIN_TOTAL, counts)[(t, e)]))
+            js = list(range(shares[c]))
         stream = "graphverse-train" if split == "train" else "graphverse-test"
         for rank, j in enumerate(js):
-            jobs.append((rank, ci, Job(t, e, j, offsets[(t, e)] + j, stream, _paired_mode(t, e, j))))
+            jobs.append((rank, ci, Job(t, e, lv, j, offsets[c] + j, stream, _paired_mode(t, e, j))))
     if limit is not None:
         jobs.sort(key=lambda x: (x[0], x[1]))
         jobs = jobs[:limit]
@@ -117,19 +129,8 @@ def plan(split: Split, seed: int, limit: int | None = None) -> list[Job]:
     return [job for _, _, job in jobs]
 
 
-def split_of_ids(ids: Sequence[str]) -> str:
-    """'train' or 'test': the stream a sampled node-id set (or one molecule id) may belong to."""
-    h = hashlib.sha256("\x1f".join(sorted(ids)).encode()).digest()
-    return "train" if int.from_bytes(h[:4], "big") % 4 == 0 else "test"
-
-
-def _filter(stream: str) -> Callable[[Sequence[str]], bool]:
-    want = "train" if stream == "graphverse-train" else "test"
-    return lambda ids: split_of_ids(ids) == want
-
-
 def _instance_seed(seed: int, job: Job) -> int:
-    return derive_seed(seed, job.stream, job.task, job.edit, job.j)
+    return derive_seed(seed, job.stream, job.task, job.edit, job.level, job.j)
 
 
 def generate_one(seed: int, job: Job) -> tuple[Instance, list[bytes]]:
@@ -139,8 +140,9 @@ def generate_one(seed: int, job: Job) -> tuple[Instance, list[bytes]]:
     spec, cfg = get_task(job.task), get_config(job.task)
     s = _instance_seed(seed, job)
     data = build_data(cfg, job.edit, rng_for(s), paired_mode=job.paired_mode,  # type: ignore[arg-type]
-                      split_filter=_filter(job.stream))
+                      stream=splits.stream_of_stream_name(job.stream), level=job.level)
     meta: dict[str, Any] = {
+        "level": job.level,
         "edit": job.edit,
         "paired_mode": job.paired_mode,
         "source": data.source.name,
@@ -148,17 +150,57 @@ def generate_one(seed: int, job: Job) -> tuple[Instance, list[bytes]]:
         "stream": job.stream,
         "cell_index": job.j,
     }
-    return build_instance(spec, LEVEL, job.index, data, seed=s, meta=meta)
+    return build_instance(spec, LEVEL_NUMBER[job.level], job.index, data, seed=s, meta=meta)
 
 
-def _chunk(args: tuple[int, list[Job]]) -> list[tuple[Instance, list[bytes]]]:
-    seed, jobs = args
+def _chunk(seed: int, jobs: list[Job], user_sources: dict[str, str] | None = None) -> list[tuple[Instance, list[bytes]]]:
+    # A Ray worker may predate the driver's --source choice (its environment is fixed at start): the
+    # driver's NAME -> PATH spec travels with the task, so a worker never draws from the wrong graphs.
+    if user_sources is not None and user_sources != sources.user_sources():
+        sources.use_user_sources(user_sources)
     return [generate_one(seed, job) for job in jobs]
 
 
 def _chunks(jobs: list[Job], size: int) -> Iterable[list[Job]]:
     for i in range(0, len(jobs), size):
         yield jobs[i : i + size]
+
+
+# Below this many jobs a local Ray start (a few seconds) costs more than it saves.
+RAY_MIN_JOBS = 64
+
+
+def _run_ray(seed: int, chunks: list[list[Job]], workers: int,
+             on_chunk: Callable[[list[tuple[Instance, list[bytes]]]], None]) -> None:
+    """Chunks as Ray tasks (one CPU each) on the running Ray, or on a local one with `workers` CPUs
+    started (and stopped) here. Results are taken in submission order, so output order is the plan's."""
+    import ray
+
+    started = not ray.is_initialized()
+    if started:
+        # Workers inherit the driver's environment: put the gie the driver imported first on their path
+        # (a worktree run from a script that edited sys.path included).
+        here = str(Path(__file__).resolve().parents[1])
+        old = os.environ.get("PYTHONPATH", "")
+        if here not in old.split(os.pathsep):
+            os.environ["PYTHONPATH"] = os.pathsep.join(p for p in (here, old) if p)
+        # "local": a private Ray, never another one already running on this machine
+        ray.init(address="local", num_cpus=workers, include_dashboard=False, log_to_driver=False)
+    try:
+        # Chunks are pure functions of (seed, jobs): a retry after a worker crash gives the same bytes.
+        remote = ray.remote(num_cpus=1, max_retries=2)(_chunk)
+        spec = sources.user_sources()
+        window = 4 * workers  # keeps every worker busy without holding the whole split in the object store
+        pending = []
+        for c in chunks:
+            pending.append(remote.remote(seed, c, spec))
+            if len(pending) >= window:
+                on_chunk(ray.get(pending.pop(0)))
+        for ref in pending:
+            on_chunk(ray.get(ref))
+    finally:
+        if started:
+            ray.shutdown()
 
 
 def generate_split(
@@ -169,39 +211,43 @@ def generate_split(
     workers: int | None = None,
     progress: Callable[[int, int], None] | None = None,
 ) -> DatasetManifest:
-    """Generate one GraphVerse split into `out`. The same (split, seed, limit) gives byte-identical files."""
+    """Generate one GraphVerse split into `out`. The same (split, seed, limit) gives byte-identical files
+    whatever `workers` is: 0 generates in this process, n >= 1 runs Ray tasks on n CPUs, None picks Ray
+    on every CPU for sets of at least `RAY_MIN_JOBS` instances and this process below that."""
     from gie.tasks import get_task
 
     jobs = plan(split, seed, limit)
-    workers = workers or min(os.cpu_count() or 1, max(1, len(jobs) // CHUNK))
+    if workers is None:
+        workers = (os.cpu_count() or 1) if len(jobs) >= RAY_MIN_JOBS else 0
     results: list[tuple[Instance, list[bytes]]] = []
-    args = [(seed, c) for c in _chunks(jobs, CHUNK)]
-    if workers <= 1:
-        it: Iterable[list[tuple[Instance, list[bytes]]]] = map(_chunk, args)
-        pool = None
+
+    def on_chunk(chunk: list[tuple[Instance, list[bytes]]]) -> None:
+        results.extend(chunk)
+        if progress:
+            progress(len(results), len(jobs))
+
+    chunks = list(_chunks(jobs, CHUNK))
+    if workers <= 0:
+        for c in chunks:
+            on_chunk(_chunk(seed, c))
     else:
-        pool = ProcessPoolExecutor(max_workers=workers)
-        it = pool.map(_chunk, args)
-    try:
-        for chunk in it:
-            results.extend(chunk)
-            if progress:
-                progress(len(results), len(jobs))
-    finally:
-        if pool is not None:
-            pool.shutdown(cancel_futures=True)
-    tasks = sorted({j.task for j in jobs}, key=lambda t: [c[0] for c in cells()].index(t))
-    params = {t: {str(LEVEL): get_task(t).params(LEVEL)} for t in tasks}
-    cell_counts: dict[str, dict[str, int]] = {}
+        _run_ray(seed, chunks, workers, on_chunk)
+    order = [c[0] for c in cells()]
+    tasks = sorted({j.task for j in jobs}, key=order.index)
+    levels = sorted({LEVEL_NUMBER[j.level] for j in jobs})
+    params = {t: {str(lv): get_task(t).params(lv) for lv in levels} for t in tasks}
+    cell_counts: dict[str, dict[str, dict[str, int]]] = {}
     for j in jobs:
-        cell_counts.setdefault(j.task, {}).setdefault(j.edit, 0)
-        cell_counts[j.task][j.edit] += 1
+        by_edit = cell_counts.setdefault(j.task, {}).setdefault(j.edit, {})
+        by_edit[j.level] = by_edit.get(j.level, 0) + 1
     extra = {
         "split": split,
         "limit": limit,
         "counts": cell_counts,
         "sources": _source_licences(results),
-        "train_test_rule": "sha256 of sorted source node ids (or molecule id): train iff first 4 bytes % 4 == 0",
+        "train_test_rule": (f"streams share no source node: large walk sources split by sha256(source, node id) "
+                            f"% {splits.TRAIN_ONE_IN} == 0 -> train, walks stay in their region; small sources "
+                            f"whole ({splits.SMALL_SOURCE_STREAM}); molecules by sha256(source, id)"),
     }
     return write_dataset(
         out,

@@ -577,7 +577,7 @@ def _connected(m: Molecule) -> bool:
 # Heavy-atom tokens of a SMILES string: bracket atoms, two-letter organic-subset atoms, then one-letter
 # ones. Counting them first lets us skip RDKit parsing of molecules too big for any task.
 _SMILES_ATOM = re.compile(r"\[[^\]]+\]|Br|Cl|[BCNOPSFI]|[bcnops]")
-MAX_MOLECULE_ATOMS = 14
+MAX_MOLECULE_ATOMS = 30  # hard levels: CYC/COL up to 30 atoms, GED/MCS up to 20
 
 
 def smiles_atom_count(smiles: str) -> int:

@@ -29,6 +29,7 @@ def _rows(dataset_dir: Path) -> pl.DataFrame:
         asked = data["asked"]
         rows.append({
             "task": r["task"],
+            "level": meta.get("level", str(r["level"])),
             "edit": data["edit"]["kind"],
             "paired_mode": meta.get("paired_mode"),
             "source": data["source"]["name"],
@@ -42,7 +43,7 @@ def _rows(dataset_dir: Path) -> pl.DataFrame:
             "gold_value": r["gold_value"],
         })
     return pl.DataFrame(rows, schema={
-        "task": pl.String, "edit": pl.String, "paired_mode": pl.String, "source": pl.String,
+        "task": pl.String, "level": pl.String, "edit": pl.String, "paired_mode": pl.String, "source": pl.String,
         "scenario": pl.String, "images": pl.Int64, "nodes": pl.Int64, "edges": pl.Int64,
         "asked_nodes": pl.Int64, "asked_edges": pl.Int64, "gold_value": pl.Float64,
     })
@@ -75,7 +76,7 @@ def stats(dataset_dir: str | Path, *, show: bool = True) -> dict[str, pl.DataFra
     total_row = counts.select(pl.lit("all").alias("task"), *[pl.col(c).sum() for c in [*edits, "total"]])
     counts = pl.concat([counts, total_row.cast(counts.schema)])
     ranges = (
-        df.group_by("task")
+        df.group_by("task", "level")
         .agg(
             pl.len().alias("n"),
             pl.col("nodes").min().alias("nodes_min"),
@@ -87,7 +88,7 @@ def stats(dataset_dir: str | Path, *, show: bool = True) -> dict[str, pl.DataFra
             pl.col("asked_nodes").max().alias("asked_nodes_max"),
             pl.col("gold_value").mean().round(2).alias("gold_mean"),
         )
-        .sort(_task_order(df.group_by("task").len()))
+        .sort(_task_order(df.group_by("task", "level").len()), "level")
     )
     sources = (
         df.group_by("source", "scenario")
@@ -104,7 +105,7 @@ def stats(dataset_dir: str | Path, *, show: bool = True) -> dict[str, pl.DataFra
         with pl.Config(tbl_rows=100, tbl_cols=20, tbl_width_chars=160):
             print("Instances per task x edit (Table 5/6 analogue)")
             print(counts)
-            print("Node and edge ranges per task, summed over the rendered graphs (Table 7 analogue)")
+            print("Node and edge ranges per task and level, summed over the rendered graphs (Table 7 analogue)")
             print(ranges)
             print("Instances per graph source")
             print(sources)

@@ -2,7 +2,7 @@
 
     python jobs/judge_rerun.py --run RUN_DIR --judge MODEL [--repeat K] [--out DIR]
                                [--options JSON] [--api-base URL] [--max-tokens N] [--baseline JUDGE[@REPEAT]]
-                               [--human CSV] [--local] [--actors N] [--cache DIR] [--no-progress]
+                               [--human CSV|RUN_DIR] [--local] [--actors N] [--cache DIR] [--no-progress]
 
 * `--judge`: `rule-based`, a registry name (cluster/models.yaml, e.g. gemini-3-flash) or a litellm model
   string (e.g. openai/gpt-5.1, hosted_vllm/NAME with --api-base). `--repeat K` asks for judge repeat
@@ -13,8 +13,8 @@
 * Writes, under OUT (default RUN_DIR): judgments/ (per-sample Parquet), judge_deltas.csv (seed Table 10
   shape: this judge/repeat − the default judge, per model and task), judge_agreement.csv (this judge vs the
   baseline: diff, |diff|, Pearson r, final-answer agreement per task), failure_modes.csv (seed Figure 3:
-  per model, the first failing step's type over incorrect responses), and with --human CSV
-  human_agreement.csv (seed Table 9 shape: human − judge per task and model).
+  per model, the first failing step's type over incorrect responses), and with --human CSV (or a run
+  folder holding the explorer's annotations/) human_agreement.csv (seed Table 9 shape: human − judge per task and model).
 * The baseline ("default") is the run's default judge (RUN_DIR/judgments/manifest.json), or --baseline.
 """
 
@@ -60,7 +60,8 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     p.add_argument("--api-base", default=None, help="endpoint for OpenAI-compatible servers (applies LOCAL_DEFAULTS)")
     p.add_argument("--max-tokens", type=int, default=None, help="judge output budget per call")
     p.add_argument("--baseline", default=None, help="baseline judge[@repeat] (default: the run's default)")
-    p.add_argument("--human", default=None, help="CSV of human VGR scores (model, instance_id, human_vgr)")
+    p.add_argument("--human", default=None, help="CSV of human VGR scores (model, instance_id, human_vgr), or a "
+                   "run folder whose annotations/ `nphe4v view --annotate` wrote")
     p.add_argument("--local", action="store_true", help="judge in this process instead of a Ray actor pool")
     p.add_argument("--actors", type=int, default=2)
     p.add_argument("--cache", default=None, help="judgment cache folder (default RUN_DIR/judge_cache)")
@@ -92,8 +93,8 @@ def _check_args(args: argparse.Namespace) -> None:
     for flag, value in (("--out", args.out), ("--cache", args.cache)):
         if value is not None and Path(value).exists() and not Path(value).is_dir():
             raise UsageError(f"{flag}: {value} is a file, expected a folder")
-    if args.human is not None and not Path(args.human).is_file():
-        raise UsageError(f"--human: {args.human}: no such file")
+    if args.human is not None and not Path(args.human).exists():
+        raise UsageError(f"--human: {args.human}: no such file or folder")
     if args.api_base is not None and not args.api_base.startswith(("http://", "https://")):
         raise UsageError(f"--api-base: {args.api_base!r} is not an http(s) URL")
 
@@ -168,6 +169,7 @@ def main(argv: list[str] | None = None) -> int:
             raise UsageError(str(e)) from None
 
     hold(run)
+    human = _human(Path(args.human)) if args.human else None  # read before any judging: a bad file costs nothing
     existing = read_judgments(run, out) if out != run else read_judgments(run)
     base_ident = default_judge(run, existing)
     judge = args.judge or (base_ident[0] if base_ident else "rule-based")
@@ -210,8 +212,7 @@ def main(argv: list[str] | None = None) -> int:
         agreement.compare(js, ("rule-based", None, 0), this).write_csv(out / "judge_agreement_rule.csv")
     failure_modes.by_response(select(js, this[0], this[1], this[2])).write_csv(out / "failure_modes.csv")
     failure_modes.by_step(select(js, this[0], this[1], this[2])).write_csv(out / "failure_modes_steps.csv")
-    if args.human:
-        human = agreement.read_human_csv(args.human)
+    if human is not None:
         agreement.human_agreement(human, js, base).write_csv(out / "human_agreement.csv")
     with pl.Config(tbl_rows=60, tbl_cols=12):
         print(deltas)
@@ -220,6 +221,19 @@ def main(argv: list[str] | None = None) -> int:
     if stats.judge_errors:
         print(f"{stats.judge_errors} judgments ended as judge_error (recorded, not scored)", file=sys.stderr)
     return 0
+
+
+def _human(path: Path) -> pl.DataFrame:
+    """Human scores from a CSV or from the explorer's annotation files of a run folder."""
+    if path.is_file():
+        return agreement.read_human_csv(path)
+    from nphe4v.explorer.annotations import annotations_dir, human_scores
+
+    human = human_scores(path)
+    if human.is_empty():
+        raise UsageError(f"--human: {annotations_dir(path) if path.name != 'annotations' else path}: "
+                         "no annotations (score some with `nphe4v view RUN_DIR --annotate`)")
+    return human
 
 
 def _has_graphverse(run: Path) -> bool:

@@ -20,7 +20,7 @@ from typing import Any
 import polars as pl
 
 from cluster.sink import KEY_COLUMNS, read_samples
-from judge.schema import JUDGMENT_SCHEMA
+from judge.schema import JUDGE_KEY_COLUMNS, JUDGMENT_SCHEMA
 
 JUDGMENTS_DIR = "judgments"
 JUDGE_MANIFEST = "manifest.json"
@@ -48,7 +48,10 @@ def read_judgments(*dirs: str | Path) -> pl.DataFrame:
         files += sorted(p.glob("**/*.parquet")) if p.is_dir() else []
     if not files:
         return pl.DataFrame(schema=JUDGMENT_SCHEMA)
-    return pl.read_parquet(files, schema=JUDGMENT_SCHEMA, hive_partitioning=False)
+    df = pl.read_parquet(files, schema=JUDGMENT_SCHEMA, hive_partitioning=False)
+    # a rerun into --out with the run's own judge writes the same judgments again: one row per judgment key
+    # (the first folder's wins), or every agreement table would pair each sample with itself n times
+    return df.unique(subset=JUDGE_KEY_COLUMNS, keep="first", maintain_order=True)
 
 
 def read_manifest(run_dir: str | Path) -> dict[str, Any]:

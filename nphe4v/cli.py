@@ -1,4 +1,4 @@
-"""`nphe4v` command line: generate, import-peer, run, grade, show, export, report."""
+"""`nphe4v` command line: generate, import-peer, run, grade, show, export, report, view."""
 
 from __future__ import annotations
 
@@ -226,6 +226,44 @@ def export(
             typer.echo(f"wrote {n} requests to {out / REQUESTS}")
     except (DatasetError, ExportError) as e:
         fail(str(e))
+
+
+@app.command()
+def view(
+    run_dirs: Annotated[list[Path], typer.Argument(help="run folders to explore")],
+    host: Annotated[str, typer.Option(help="address to bind (default: this machine only)")] = "127.0.0.1",
+    port: Annotated[int, typer.Option(help="port")] = 8787,
+    annotate: Annotated[bool, typer.Option(help="add the page where people score GraphVerse steps (writes "
+                                                "RUN_DIR/annotations/)")] = False,
+    n_boot: Annotated[int, typer.Option(help="bootstrap draws of the leaderboard intervals, as the report")] = 500,
+) -> None:
+    """A local web explorer over run folders: leaderboards, drill-down, samples, two-model comparison."""
+    import ipaddress
+
+    from nphe4v.explorer.store import StoreError
+
+    if not 0 < port < 65536:
+        fail(f"--port {port}: expected 1..65535")
+    if n_boot < 0:
+        fail(f"--n-boot {n_boot}: must not be negative")
+    try:
+        loopback = ipaddress.ip_address(host).is_loopback
+    except ValueError:
+        loopback = host == "localhost"
+    if not loopback:
+        typer.echo(f"warning: --host {host} exposes the runs' responses to the network", err=True)
+    try:
+        import uvicorn
+
+        from nphe4v.explorer.app import create_app
+
+        typer.echo("reading the runs and computing the leaderboards…", err=True)
+        hosts = ["*"] if host in ("0.0.0.0", "::") else [host, "127.0.0.1", "localhost", "[::1]"]
+        web = create_app(list(run_dirs), annotate=annotate, n_boot=n_boot, warm=True, allowed_hosts=hosts)
+    except StoreError as e:
+        fail(str(e))
+    typer.echo(f"explorer on http://{host}:{port}/ ({'annotation on' if annotate else 'read-only'}); Ctrl-C stops it")
+    uvicorn.run(web, host=host, port=port, log_level="warning")
 
 
 # `report` lives in its own module so that importing the CLI stays cheap

@@ -61,14 +61,14 @@ def grade_file(dataset_dir: Path, responses: Path, out: Path) -> tuple[int, int]
         check_out_folder(out)
     except RunFolderError as e:
         raise GradeError(str(e)) from None
-    _check_folder(out, run_id)  # before the lock file is made in someone else's folder
+    _check_folder(out, run_id, locked=False)  # before the lock file is made in someone else's folder
     with run_lock(out, f"grade {responses}"):
-        _check_folder(out, run_id)
+        _check_folder(out, run_id, locked=True)
         return _grade_locked(ds, by_id, lines, responses, out, run_id)
 
 
-def _check_folder(out: Path, run_id: str) -> None:
-    from cluster.runlock import LOCK_FILES
+def _check_folder(out: Path, run_id: str, *, locked: bool) -> None:
+    from cluster.runlock import foreign_files
 
     mpath = out / "manifest.json"
     if mpath.exists():
@@ -78,7 +78,7 @@ def _check_folder(out: Path, run_id: str) -> None:
             prev = None
         if prev != run_id:
             raise GradeError(f"{mpath}: field run_id: folder holds run {prev!r}; choose another --out")
-    elif out.exists() and any(p.name not in LOCK_FILES for p in out.iterdir()):
+    elif foreign_files(out, locked=locked):
         raise GradeError(f"{out}: folder is not empty and holds no run manifest; choose another --out")
 
 

@@ -88,7 +88,8 @@ def _cases(ds) -> list[tuple[dict, str]]:
     gcp = by_task["GCP"].data
     nv = gcp["num_vertices"]
     assert by_task["GCP"].gold.value < nv
-    add("GCP", _answer({"NumColors": nv, "Coloring": {str(v): v for v in range(1, nv + 1)}}), "suboptimal")
+    # the papers' prompt allows K = chi colours: a proper colouring with more breaks the stated constraint
+    add("GCP", _answer({"NumColors": nv, "Coloring": {str(v): v for v in range(1, nv + 1)}}), "infeasible")
     add("GCP", _answer({"NumColors": 1, "Coloring": {str(v): 1 for v in range(1, nv + 1)}}), "infeasible")
     add("GCP", _answer({"NumColors": 2, "Coloring": {str(v): 1 for v in range(0, nv + 1)}}), "perception_error")
 

@@ -84,3 +84,26 @@ def test_single_node_graph_renders():
     g.add_node("AAA", color="sky")
     png, pos, _ = _fresh(g, 1)
     assert png.startswith(b"\x89PNG") and set(pos) == {"AAA"}
+
+
+def test_canvas_grows_with_the_node_count():
+    widths = [render.canvas_width(n) for n in range(1, 51)]
+    assert widths[:16] == [render.WIDTH] * 16 and widths == sorted(widths)
+    assert widths[-1] == render.MAX_WIDTH
+
+
+def test_tsp_distance_table_drawing_is_legible_at_every_size():
+    """Complete graphs of 3-20 cities on a circle: no chord passes through a foreign disc, discs keep
+    apart, and the image is wide enough for the table of all pairwise distances."""
+    rng = random.Random(8)
+    for n in range(3, 21):
+        g = nx.complete_graph([f"A{i:02d}" for i in range(n)])
+        for u, v in g.edges:
+            g.edges[u, v]["weight"] = rng.randint(50, 4999)
+        png, pos, radius = render.render_graph(g, 7, distance_table=True)
+        img = Image.open(io.BytesIO(png))
+        assert render.legibility_problems(g, pos, weighted=False, width=img.width, height=img.height) == []
+        table_w, table_h = render._table_size(n)
+        assert img.width >= table_w and img.height > table_h + max(y for _, y in pos.values())
+        # the seeded order around the circle is reproducible
+        assert render.render_graph(g, 7, distance_table=True)[1] == pos

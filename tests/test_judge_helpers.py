@@ -131,3 +131,25 @@ class JudgeFake(FakeProvider):
             text = 'Sure. {"steps": [], "final_answer_match": true}'
             return web.json_response(self._completion(body, prompt, text=text))
         return await super()._respond(action, body, prompt, hit)
+
+
+def test_read_judgments_counts_a_judgment_once_across_run_and_out(tmp_path):
+    """A rerun into --out with the run's own judge rewrites the same judgments: they must count once."""
+    import polars as pl
+
+    from judge.schema import JUDGE_KEY_COLUMNS, JUDGMENT_SCHEMA
+    from judge.vgr import read_judgments
+
+    def row(vgr: float, repeat: int) -> dict:
+        r = {c: None for c in JUDGMENT_SCHEMA}
+        r.update({c: 0 if JUDGMENT_SCHEMA[c] == pl.Int64 else "x" for c in JUDGE_KEY_COLUMNS})
+        r["judge_repeat"] = repeat
+        r["vgr_score"] = vgr
+        return r
+
+    for folder, rows in (("run", [row(50.0, 0), row(60.0, 1)]), ("out", [row(99.0, 0), row(70.0, 2)])):
+        (tmp_path / folder / "judgments").mkdir(parents=True)
+        pl.DataFrame(rows, schema=JUDGMENT_SCHEMA).write_parquet(tmp_path / folder / "judgments" / "a.parquet")
+    js = read_judgments(tmp_path / "run", tmp_path / "out")
+    assert sorted(js["judge_repeat"].to_list()) == [0, 1, 2]
+    assert js.filter(pl.col("judge_repeat") == 0)["vgr_score"].to_list() == [50.0]  # the run's own copy wins

@@ -30,7 +30,7 @@ from typing import Any, Literal
 import networkx as nx
 from pydantic import BaseModel, ConfigDict, model_validator
 
-from gie import answers, edits, solvers
+from gie import answers, edits, solvers, splits
 from gie.graphs import (
     DEFAULT_COLOR,
     PALETTE,
@@ -40,8 +40,17 @@ from gie.graphs import (
     molecule_labels,
     to_node_link,
 )
-from gie.render import choose_layout_seed, image_seed, render_graph
-from gie.sample import NODE_RANGES, NodeRange, SampleError, sample_molecule, sample_subgraph
+from gie.render import image_seed, pick_layout_seed, render_graph
+from gie.sample import (
+    LEVEL_NUMBER,
+    LEVEL_RANGES,
+    SOURCE_MAX_NODES,
+    Level,
+    NodeRange,
+    SampleError,
+    sample_molecule,
+    sample_subgraph,
+)
 from gie.sources import Molecule, MoleculeSource, Scenario, Source, get_source
 from nphe4v.core.prompting import example_literal
 from nphe4v.core.schema import ComplexityClass, Gold, ParseError, Verdict
@@ -263,11 +272,14 @@ class TaskConfig:
     # cycle, MCP: a clique of 3+), so degenerate answers stay possible but rare.
     prefer: Callable[[nx.Graph], bool] | None = None
     prefer_rate: float = 0.0
+    # TSP: the sampled airports become a complete graph weighted by great-circle km (the paper's design)
+    complete: bool = False
+    # what the scenario adds for weighted drawings (TSP reads its distances from a table)
+    weight_sentence: str = ""
     extra: dict[str, Any] = field(default_factory=dict)
 
-    @property
-    def node_range(self) -> NodeRange:
-        return NODE_RANGES[self.name]
+    def node_range(self, level: Level = "easy") -> NodeRange:
+        return LEVEL_RANGES[self.name][level]
 
 
 def gold_key(task: str, gold: Gold) -> Any:
@@ -308,40 +320,99 @@ def _label_molecule(m: Molecule) -> tuple[nx.Graph, list[str], list[str]]:
     return canonical_graph(h), order, [labels[n] for n in order]
 
 
-def _pick_source(cfg: TaskConfig, rng: random.Random) -> str:
-    names = [n for n, _ in cfg.sources]
-    weights = [w for _, w in cfg.sources]
-    return rng.choices(names, weights=weights)[0]
+def _source_admits(name: str, stream: splits.Stream | None) -> bool:
+    """Can `stream` draw from this source at all? (A small walk source belongs to one stream.)"""
+    if stream is None:
+        return True
+    src = get_source(name)
+    if isinstance(src, MoleculeSource):
+        return True
+    whole = splits.whole_source_stream(name, src.number_of_nodes())
+    return whole is None or whole == stream
 
 
-# A sampled subgraph/molecule is allowed into a split only if this predicate holds; train and the test
-# sets use complementary predicates, so no source subgraph (node-id set) or molecule is ever shared.
-SplitFilter = Callable[[Sequence[str]], bool]
+def _source_reaches(name: str, lo: int) -> bool:
+    """Does the source have at least `lo` nodes (a walk source) or a molecule of `lo`+ atoms?"""
+    src = get_source(name)
+    if isinstance(src, MoleculeSource):
+        return any(m.size >= lo for m in src.molecules)
+    return src.number_of_nodes() >= lo
+
+
+def _pick_source(
+    cfg: TaskConfig, rng: random.Random, stream: splits.Stream | None = None, level: Level = "easy"
+) -> str:
+    lo = cfg.node_range(level).lo
+    pairs = [(n, w) for n, w in cfg.sources
+             if _source_admits(n, stream) and _source_reaches(n, lo)
+             and (cfg.complete or SOURCE_MAX_NODES.get(n, lo) >= lo)]
+    if not pairs:
+        raise ValueError(f"{cfg.name}: no source serves the {stream} stream at the {level} level")
+    return rng.choices([n for n, _ in pairs], weights=[w for _, w in pairs])[0]
+
+
+_REGIONS: dict[tuple[int, str], frozenset[str] | None] = {}
+
+
+def _walk_region(src: Source, stream: splits.Stream | None) -> frozenset[str] | None:
+    if stream is None:
+        return None
+    key = (id(src), stream)
+    if key not in _REGIONS:
+        _REGIONS[key] = splits.region(src.name, stream, src.adjacency or src.starts())
+    return _REGIONS[key]
+
+
+def _complete_with_distances(g: nx.Graph, src: Source) -> nx.Graph:
+    """The complete graph on g's nodes, each pair weighted by the source's distance (great-circle km)."""
+    assert src.weight is not None, f"{src.name} has no distances for a complete graph"
+    h = nx.Graph()
+    nodes = sorted(g)
+    for n in nodes:
+        h.add_node(n, **g.nodes[n])
+    for i, u in enumerate(nodes):
+        for v in nodes[i + 1 :]:
+            h.add_edge(u, v, weight=int(src.weight(u, v)))
+    return h
+
+
+def focus_range(cfg: TaskConfig, node_range: NodeRange) -> NodeRange:
+    """The level's range raised for an attention-focusing edit: the target (>= focus_min nodes), its
+    neighbours and a separate same-colour distractor must all fit, which a 4- or 5-node connected graph
+    cannot hold (docs/deviations.md: focus instances draw from the upper part of the easy range)."""
+    lo = min(node_range.hi, max(node_range.lo, cfg.focus_min + 3))
+    return NodeRange(lo, node_range.hi, node_range.max_edges_per_node)
 
 
 def _sample_single(
-    cfg: TaskConfig, rng: random.Random, split_filter: SplitFilter | None
+    cfg: TaskConfig, rng: random.Random, stream: splits.Stream | None, level: Level = "easy",
+    *, focus: bool = False,
 ) -> tuple[str, nx.Graph, SourceInfo]:
-    src_name = _pick_source(cfg, rng)
+    src_name = _pick_source(cfg, rng, stream, level)
     src = get_source(src_name)
+    node_range = cfg.node_range(level)
+    if focus:
+        node_range = focus_range(cfg, node_range)
     if isinstance(src, MoleculeSource):
         def ok_mol(m: Molecule) -> bool:
-            if split_filter is not None and not split_filter([m.mol_id]):
+            if stream is not None and splits.stream_of_id(src.name, m.mol_id) != stream:
                 return False
             return cfg.valid(m.graph(), {}) if cfg.query is None else True
 
-        mol = sample_molecule(src, cfg.node_range, rng, accept=ok_mol)
+        mol = sample_molecule(src, node_range, rng, accept=ok_mol)
         g, ids, labels = _label_molecule(mol)
         return src_name, g, SourceInfo(name=src.name, licence=src.licence, node_ids=ids, labels=labels)
     assert isinstance(src, Source)
 
     def ok(g: nx.Graph) -> bool:
         # Validity never depends on labels, so candidates are checked on original ids (labelling is slow).
-        if split_filter is not None and not split_filter(sorted(g.nodes)):
-            return False
+        if cfg.complete:
+            return g.number_of_nodes() >= node_range.lo
         return cfg.valid(g, {}) if cfg.query is None else _has_query(cfg, g)
 
-    g0 = sample_subgraph(src, cfg.node_range, rng, accept=ok)
+    g0 = sample_subgraph(src, node_range, rng, accept=ok, region=_walk_region(src, stream))
+    if cfg.complete:
+        g0 = _complete_with_distances(g0, src)
     g, ids, labels = _label_walk_graph(g0, cfg.weighted)
     return src_name, g, SourceInfo(name=src.name, licence=src.licence, node_ids=ids, labels=labels)
 
@@ -356,17 +427,21 @@ def _has_query(cfg: TaskConfig, g: nx.Graph) -> bool:
 
 
 def _sample_pair(
-    cfg: TaskConfig, rng: random.Random, split_filter: SplitFilter | None
+    cfg: TaskConfig, rng: random.Random, stream: splits.Stream | None, level: Level = "easy",
+    *, focus: bool = False,
 ) -> tuple[str, list[nx.Graph], SourceInfo]:
-    src_name = _pick_source(cfg, rng)
+    src_name = _pick_source(cfg, rng, stream, level)
     src = get_source(src_name)
     assert isinstance(src, MoleculeSource)
-    ok = (lambda m: split_filter([m.mol_id])) if split_filter is not None else None
-    a = sample_molecule(src, cfg.node_range, rng, accept=ok)
+    node_range = cfg.node_range(level)
+    if focus:
+        node_range = focus_range(cfg, node_range)
+    ok = (lambda m: splits.stream_of_id(src.name, m.mol_id) == stream) if stream is not None else None
+    a = sample_molecule(src, node_range, rng, accept=ok)
     # GraphArena pairs molecules of equal size; within one atom keeps the edit distance about structure.
-    near = NodeRange(max(cfg.node_range.lo, a.size - 1), min(cfg.node_range.hi, a.size + 1),
-                     cfg.node_range.max_edges_per_node)
-    b = sample_molecule(src, near, rng, accept=ok, exclude=[a.mol_id])
+    near = NodeRange(max(node_range.lo, a.size - 1), min(node_range.hi, a.size + 1),
+                     node_range.max_edges_per_node)
+    b = sample_molecule(src, near, rng, accept=ok, exclude=[a.mol_id], skew=False)
     ga, ida, la = _label_molecule(a)
     gb, idb, lb = _label_molecule(b)
     info = SourceInfo(name=src.name, licence=src.licence, node_ids=ida + idb, labels=la + lb)
@@ -418,7 +493,8 @@ def _render_images(
     legends = _legends(edit, graphs)
     out = []
     for i, g in enumerate(graphs):
-        png, pos, radius = render_graph(g, image_seed(layout_seed, i), caption=captions[i], legend=legends[i])
+        png, pos, radius = render_graph(g, image_seed(layout_seed, i), caption=captions[i], legend=legends[i],
+                                        distance_table=cfg.complete)
         logical = edit["images"][i][0]
         if final and logical in edit["targets"]:
             meta = edit["details"][edit["targets"].index(logical)]
@@ -484,16 +560,19 @@ def build_data(
     rng: random.Random,
     *,
     paired_mode: PairedMode | None = None,
-    split_filter: SplitFilter | None = None,
+    stream: splits.Stream | None = None,
+    level: Level = "easy",
 ) -> GVData:
-    """One instance of `cfg` with edit `kind`; retries whole draws until every constraint holds."""
+    """One instance of `cfg` with edit `kind` at `level`; retries whole draws until every constraint
+    holds. `stream` ("train"/"test") keeps the draw inside that stream's share of the sources
+    (`gie.splits`); None draws from everything."""
     if kind not in cfg.edits:
         raise ValueError(f"{cfg.name} does not take the {kind!r} edit; allowed: {', '.join(cfg.edits)}")
     last: Exception | None = None
     want_preferred = cfg.prefer is not None and rng.random() < cfg.prefer_rate
     for _ in range(MAX_ATTEMPTS):
         try:
-            return _build_once(cfg, kind, rng, paired_mode, split_filter, want_preferred)
+            return _build_once(cfg, kind, rng, paired_mode, stream, want_preferred, level)
         except (RetryInstance, SampleError, ValueError) as e:
             # ValueError: an edit found no admissible choice on this graph (gie.edits raises it then).
             last = e
@@ -505,13 +584,14 @@ def _build_once(
     kind: EditKind,
     rng: random.Random,
     paired_mode: PairedMode | None,
-    split_filter: SplitFilter | None,
+    stream: splits.Stream | None,
     want_preferred: bool = False,
+    level: Level = "easy",
 ) -> GVData:
     if cfg.paired:
-        src_name, logical, info = _sample_pair(cfg, rng, split_filter)
+        src_name, logical, info = _sample_pair(cfg, rng, stream, level, focus=kind == "focus")
     else:
-        src_name, g, info = _sample_single(cfg, rng, split_filter)
+        src_name, g, info = _sample_single(cfg, rng, stream, level, focus=kind == "focus")
         logical = [g]
     scenario = get_source(src_name).scenario
     targets = _edit_targets(cfg, kind, paired_mode, rng)
@@ -570,7 +650,11 @@ def _build_once(
         images[li] = _initial_colours(images[li], new_color, cfg.keep(query), rng)
         asked[li] = images[li]
     captions = cfg.paired or kind == "composition"
-    layout_seed = choose_layout_seed(images, rng, captions=captions)
+    layout_seed, ambiguities = pick_layout_seed(images, rng, captions=captions, distance_table=cfg.complete)
+    if ambiguities:
+        # Hard-level graphs sometimes have no legible drawing among the candidate layouts: draw another
+        # graph rather than store an image with touching labels or an edge through a foreign node.
+        raise RetryInstance(f"no legible layout ({ambiguities} defects)")
 
     if kind in ("patch", "recolor"):
         # The edit metadata is computed on the base drawing (positions of the unedited render, with the
@@ -775,7 +859,7 @@ def task_text(cfg: TaskConfig, data: GVData) -> TaskText:
     else:
         scenario, nouns = SCENARIO_TEXT.get(src, GENERIC_SCENARIO)
         if cfg.weighted:
-            scenario += " " + WEIGHT_SENTENCE
+            scenario += " " + (cfg.weight_sentence or WEIGHT_SENTENCE)
     if data.edit["kind"] == "composition" and not cfg.paired:
         scenario = scenario.replace("The picture shows", "The two pictures show", 1)
     question = " ".join([cfg.task_text(nouns, data.query), *edit_sentences(cfg, data, nouns)])
@@ -791,10 +875,18 @@ def task_text(cfg: TaskConfig, data: GVData) -> TaskText:
 # ============================================================================================ spec
 
 
+def _level_name(level: int) -> Level:
+    for name, number in LEVEL_NUMBER.items():
+        if number == level:
+            return name
+    raise ValueError(f"GraphVerse level {level} is not one of {sorted(LEVEL_NUMBER.values())} (1 easy, 2 hard)")
+
+
 def build_spec(cfg: TaskConfig) -> TaskSpec[GVData]:
     def params(level: int) -> dict[str, Any]:
-        r = cfg.node_range
+        r = cfg.node_range(_level_name(level))
         return {
+            "level": _level_name(level),
             "nodes": [r.lo, r.hi],
             "max_edges_per_node": r.max_edges_per_node,
             "sources": [n for n, _ in cfg.sources],
@@ -802,7 +894,7 @@ def build_spec(cfg: TaskConfig) -> TaskSpec[GVData]:
         }
 
     def generate(level: int, rng: random.Random) -> GVData:
-        return build_data(cfg, rng.choice(cfg.edits), rng)
+        return build_data(cfg, rng.choice(cfg.edits), rng, level=_level_name(level))
 
     def solve(data: GVData) -> Gold:
         return _solve(cfg, data.asked_graphs(), data.query)

@@ -1,0 +1,347 @@
+"""The explorer's web app (FastAPI, server-rendered Jinja2 pages, a little JS on the annotation page).
+
+Every page is a GET whose query string holds the whole view (shareable links). The app writes nothing unless
+started with `annotate=True`, and then only annotation files (`explorer.annotations`), through one JSON POST
+that must carry the per-process token embedded in the annotation page (another site cannot read it, so it
+cannot post in the person's name). All text from runs (responses, model names, judge claims) is untrusted:
+Jinja2 autoescapes every value, and JSON handed to scripts goes through `html_report.json_for_script`.
+"""
+
+from __future__ import annotations
+
+import json
+import mimetypes
+import secrets
+from pathlib import Path
+from typing import Any
+from urllib.parse import urlencode
+
+import polars as pl
+from fastapi import FastAPI, HTTPException, Request
+from fastapi.exceptions import RequestValidationError
+from fastapi.middleware.trustedhost import TrustedHostMiddleware
+from fastapi.responses import FileResponse, HTMLResponse, JSONResponse
+from jinja2 import Environment, FileSystemLoader, StrictUndefined
+from markupsafe import Markup
+from pydantic import ValidationError
+
+from cluster.sink import KEY_COLUMNS
+from nphe4v import analysis
+from nphe4v.explorer import annotations as ann
+from nphe4v.explorer.store import PAGE_SIZE, Filters, Store
+from nphe4v.html_report import fmt, json_for_script
+from nphe4v.metrics import POOLED
+
+TEMPLATES = Path(__file__).parent / "templates"
+IMAGE_TYPES = {".png", ".jpg", ".jpeg", ".gif", ".webp", ".svg"}
+NPH_CI = ("ER", "RA", "RA_corrected", "AA_P", "AA_NPC", "AA_NPH", "AA_All")
+TOKEN_HEADER = "X-Explorer-Token"
+
+
+def _env() -> Environment:
+    env = Environment(loader=FileSystemLoader(TEMPLATES), autoescape=True, undefined=StrictUndefined,
+                      trim_blocks=True, lstrip_blocks=True)
+    env.filters["fmt"] = fmt
+    env.globals["qs"] = lambda d: urlencode({k: v for k, v in d.items() if v not in ("", None)})
+    return env
+
+
+def sample_query(row: dict[str, Any]) -> str:
+    """The query string naming one sample: its run and key."""
+    return urlencode({"run": row["run"], **{c: row[c] for c in KEY_COLUMNS}})
+
+
+def _key_from(params: dict[str, str]) -> dict[str, Any]:
+    missing = [c for c in ("run", *KEY_COLUMNS) if c not in params]
+    if missing:
+        raise HTTPException(400, f"missing query parameter(s): {', '.join(missing)}")
+    try:
+        repeat = int(params["repeat"])
+    except ValueError:
+        raise HTTPException(400, "repeat: not an integer") from None
+    return {**{c: params[c] for c in KEY_COLUMNS}, "repeat": repeat}
+
+
+def _filters(request: Request) -> Filters:
+    try:
+        return Filters(**dict(request.query_params))
+    except ValidationError as e:
+        err = e.errors()[0]
+        raise HTTPException(400, f"{'.'.join(str(x) for x in err['loc'])}: {err['msg']}") from None
+
+
+def _table(df: pl.DataFrame, cols: list[str], ci: dict[str, tuple[str, str]], digits: int = 3
+           ) -> dict[str, Any]:
+    """Rows of a table for the `table` macro: each cell (text, interval text or '')."""
+    rows = []
+    for r in df.iter_rows(named=True):
+        cells = []
+        for c in cols:
+            v = r.get(c)
+            if c in ci and v is not None and r.get(ci[c][0]) is not None:
+                cells.append((fmt(v, digits), f"[{fmt(r[ci[c][0]], digits)}, {fmt(r[ci[c][1]], digits)}]"))
+            else:
+                cells.append((fmt(v, digits), ""))
+        rows.append({"cells": cells, "model": r.get("model")})
+    return {"cols": cols, "rows": rows}
+
+
+def create_app(run_dirs: list[str | Path], *, annotate: bool = False, n_boot: int = analysis.DEFAULT_BOOT,
+               annotate_seed: int = 0, warm: bool = False, allowed_hosts: list[str] | None = None) -> FastAPI:
+    """The explorer over `run_dirs`. `allowed_hosts`: the Host headers to answer (the CLI passes the bound
+    address and its loopback names, so a page of another site that rebinds its DNS name to 127.0.0.1
+    cannot read the runs); None accepts any (in-process clients)."""
+    store = Store(run_dirs, n_boot=n_boot)
+    if warm:
+        store.warm()
+    env = _env()
+    app = FastAPI(title="nphe4v explorer", docs_url=None, redoc_url=None, openapi_url=None)
+    if allowed_hosts is not None:
+        app.add_middleware(TrustedHostMiddleware, allowed_hosts=allowed_hosts)
+    token = secrets.token_urlsafe(24)
+    writers: dict[tuple[str, str], ann.SessionWriter] = {}
+    app.state.store = store
+    app.state.token = token
+    app.state.writers = writers
+
+    def page(name: str, **ctx: Any) -> HTMLResponse:
+        ctx.setdefault("annotate", annotate)
+        ctx.setdefault("runs", store.runs)
+        return HTMLResponse(env.get_template(name).render(**ctx))
+
+    @app.exception_handler(HTTPException)
+    async def _http_error(request: Request, exc: HTTPException) -> HTMLResponse:
+        if request.url.path.startswith("/api/"):
+            return JSONResponse({"error": str(exc.detail)}, status_code=exc.status_code)
+        return HTMLResponse(env.get_template("error.j2").render(
+            status=exc.status_code, detail=str(exc.detail), annotate=annotate, runs=store.runs),
+            status_code=exc.status_code)
+
+    rendered: dict[str, str] = {}
+
+    @app.exception_handler(RequestValidationError)
+    async def _bad_params(request: Request, exc: RequestValidationError) -> HTMLResponse:
+        err = exc.errors()[0]
+        where = ".".join(str(x) for x in err.get("loc", ()) if x != "query")
+        return await _http_error(request, HTTPException(400, f"{where}: {err.get('msg')}"))
+
+    @app.exception_handler(ann.AnnotationError)
+    async def _bad_annotations(request: Request, exc: ann.AnnotationError) -> HTMLResponse:
+        return await _http_error(request, HTTPException(500, str(exc)))
+
+    @app.get("/", response_class=HTMLResponse)
+    def index(mode: str = POOLED) -> HTMLResponse:
+        # the tables never change while the server runs: each mode's page is rendered once
+        if mode not in rendered:
+            html = _index_html(mode)
+            if mode not in store.facets()["prompt_mode"] and mode != POOLED:
+                return HTMLResponse(html)  # an unknown mode (an empty table) is not kept
+            rendered[mode] = html
+        return HTMLResponse(rendered[mode])
+
+    def _index_html(mode: str) -> str:
+        boards = store.boards()
+        nph = boards["nph"]
+        modes = [POOLED, *sorted(m for m in nph["prompt_mode"].unique().to_list() if m != POOLED)] \
+            if not nph.is_empty() else [POOLED]
+        view = nph.filter(pl.col("prompt_mode") == mode).sort(
+            "version", pl.col("AA_All").fill_null(-1.0), "model", descending=[False, True, False])
+        cols = ["version", "model", *NPH_CI, "n", "n_instances"]
+        nph_t = _table(view, cols, {c: (f"{c}_lo", f"{c}_hi") for c in NPH_CI})
+        gv_t = None
+        if "gv_accuracy" in boards:
+            gv_t = _table(boards["gv_accuracy"], ["model", "task", "n", "correct", "acc"],
+                          {"acc": ("ci_low", "ci_high")}, digits=1)
+        vgr_t = None
+        if "gv_vgr" in boards:
+            vgr_t = _table(boards["gv_vgr"], ["model", "task", "n_acc", "acc", "n_vgr", "judge_errors", "vgr",
+                                              "arrow"], {}, digits=1)
+        return page("index.j2", nph=nph_t, gv=gv_t, vgr=vgr_t, modes=modes, mode=mode, facets=store.facets(),
+                    n_boot=store.n_boot).body.decode()
+
+    if warm:
+        rendered[POOLED] = _index_html(POOLED)
+
+    @app.get("/samples", response_class=HTMLResponse)
+    def samples(request: Request) -> HTMLResponse:
+        f = _filters(request)
+        rows, total = store.samples_page(f)
+        counts = store.outcome_counts(f, [f.model] if f.model else [])
+        return page("samples.j2", f=f, facets=store.facets(), rows=rows.to_dicts(), total=total,
+                    page_size=PAGE_SIZE, counts=_table(counts, counts.columns, {}), sample_query=sample_query)
+
+    @app.get("/compare", response_class=HTMLResponse)
+    def compare(request: Request) -> HTMLResponse:
+        f = _filters(request)
+        facets = store.facets()
+        summary, pairs, total = None, [], 0
+        if f.model and f.model_b:
+            s, p, total = store.compare(f)
+            summary = {(r["a_correct"], r["b_correct"]): r["len"] for r in s.to_dicts()}
+            pairs = p.to_dicts()
+        return page("compare.j2", f=f, facets=facets, summary=summary, pairs=pairs, total=total,
+                    page_size=PAGE_SIZE, sample_query=lambda r, m: sample_query({**r, "model": m}))
+
+    @app.get("/sample", response_class=HTMLResponse)
+    def sample(request: Request) -> HTMLResponse:
+        params = dict(request.query_params)
+        key = _key_from(params)
+        run = params["run"]
+        if run not in store.by_label:
+            raise HTTPException(404, f"run {run!r}: not one of the runs this explorer was started on")
+        return page("sample.j2", **_sample_view(store, run, key))
+
+    @app.get("/image")
+    def image(run: str, benchmark: str, version: str, path: str) -> FileResponse:
+        return FileResponse(_image_path(store, run, benchmark, version, path),
+                            media_type=mimetypes.guess_type(path)[0] or "application/octet-stream")
+
+    if annotate:
+        _annotation_routes(app, store, env, page, token, writers, annotate_seed)
+    return app
+
+
+def _image_path(store: Store, run: str, benchmark: str, version: str, rel: str) -> Path:
+    """The file of an image a sample was sent, only inside that sample's dataset folder."""
+    if run not in store.by_label:
+        raise HTTPException(404, "unknown run")
+    ds, _ = store.instance(run, benchmark, version, "")
+    if ds is None:
+        raise HTTPException(404, "the run's dataset folder is gone")
+    root = Path(ds.root).resolve()
+    target = (root / rel).resolve()
+    if not target.is_relative_to(root) or target.suffix.lower() not in IMAGE_TYPES or not target.is_file():
+        raise HTTPException(404, "no such image in the dataset")
+    return target
+
+
+def _sample_view(store: Store, run: str, key: dict[str, Any]) -> dict[str, Any]:
+    from nphe4v.html_report import _rebuild
+
+    row = store.sample(run, key)
+    if row is None:
+        raise HTTPException(404, "no such sample in this run")
+    row["run"] = run
+    ds, inst = store.instance(run, row["benchmark"], row["version"], row["instance_id"])
+    rb = _rebuild(row, store.dataset_index()) if ds is not None else \
+        {"prompt": None, "images": [], "gold": None, "note": "dataset not found: prompt, images and gold unavailable"}
+    images = []
+    for path, sha in rb["images"]:
+        rel = str(Path(path).relative_to(ds.root))
+        images.append({"url": "/image?" + urlencode({"run": run, "benchmark": row["benchmark"],
+                                                     "version": row["version"], "path": rel}),
+                       "path": rel, "sha256": sha})
+    evidence = None
+    if row["benchmark"] == analysis.GV_BENCHMARK and inst is not None:
+        from judge.evidence import evidence_for
+
+        try:
+            evidence = evidence_for(inst)
+        except (KeyError, ValueError, TypeError) as e:
+            rb["note"] = (rb["note"] + "; " if rb["note"] else "") + f"evidence not built ({type(e).__name__})"
+    judgments = []
+    default = store.default_judge(run)
+    for j in store.judgments(run, key):
+        try:
+            steps = json.loads(j.get("steps") or "[]")
+        except (json.JSONDecodeError, TypeError):
+            steps = [{"claim": str(j.get("steps")), "correct": False, "error_type": "unparsable"}]
+        if not isinstance(steps, list):
+            steps = []
+        j["steps_list"] = [s if isinstance(s, dict) else {"claim": str(s)} for s in steps]
+        j["is_default"] = default is not None and (j["judge"], j["judge_template"]) == default
+        j["evidence_matches"] = evidence is not None and j.get("evidence_sha256") == evidence.sha256
+        judgments.append(j)
+    judgments.sort(key=lambda j: (not j["is_default"], j["judge"], j["judge_template"], j["judge_repeat"]))
+    return {"row": row, "rb": rb, "images": images, "evidence": evidence, "judgments": judgments,
+            "key": key, "run": run}
+
+
+def _annotation_routes(app: FastAPI, store: Store, env: Environment, page, token: str,
+                       writers: dict[tuple[str, str], ann.SessionWriter], seed: int) -> None:
+    queues: dict[tuple[str, str, str, int], pl.DataFrame] = {}
+
+    def queue(run: str, task: str, model: str, per_cell: int) -> pl.DataFrame:
+        """The responses to score: `task` ("" = the paper's five tasks, "*" = every task), `model` ("" =
+        every model), at most `per_cell` per task and model (0 = all)."""
+        k = (run, task, model, per_cell)
+        if k not in queues:
+            lf = store.scan(run=run, benchmark=analysis.GV_BENCHMARK, models=[model] if model else (),
+                            columns=["run_id", *KEY_COLUMNS, "task", "level"])
+            lf = lf.filter(pl.col("status") == "ok")
+            if task == "":
+                lf = lf.filter(pl.col("task").is_in(list(ann.PAPER_TASKS)))
+            elif task != "*":
+                lf = lf.filter(pl.col("task") == task)
+            queues[k] = ann.queue_order(lf.select("run", "run_id", *KEY_COLUMNS, "task").collect(), seed,
+                                        per_cell)
+        return queues[k]
+
+    def done_keys(annotator: str) -> set[tuple]:
+        out: set[tuple] = set()
+        for r in store.runs:
+            df = ann.read_annotations(r.path).filter(pl.col("annotator") == annotator)
+            out |= {(r.label, *t) for t in df.select(KEY_COLUMNS).iter_rows()}
+        return out
+
+    @app.get("/annotate", response_class=HTMLResponse)
+    def annotate_page(annotator: str = "", task: str = "", model: str = "", run: str = "",
+                      per_cell: int = ann.PAPER_PER_CELL) -> HTMLResponse:
+        import re
+
+        facets = store.facets()
+        tasks = [t for t in facets["task"] if t in store.gv_tasks()]
+        ctx: dict[str, Any] = {"annotator": annotator, "task": task, "model": model, "run_f": run,
+                               "facets": facets, "tasks": tasks, "paper_tasks": ann.PAPER_TASKS,
+                               "per_cell": max(0, per_cell), "token": token, "item": None, "error": ""}
+        if not annotator:
+            return page("annotate.j2", **ctx)
+        if not re.match(ann.ANNOTATOR_PATTERN, annotator):
+            ctx["error"] = "annotator id: letters, digits, . _ - (at most 64 characters)"
+            ctx["annotator"] = ""
+            return page("annotate.j2", **ctx)
+        q = queue(run, task, model, max(0, per_cell))
+        done = done_keys(annotator)
+        keys = [(r["run"], *[r[c] for c in KEY_COLUMNS]) for r in q.iter_rows(named=True)]
+        n_done = sum(1 for k in keys if k in done)
+        nxt = next((i for i, k in enumerate(keys) if k not in done), None)
+        ctx.update(total=len(keys), n_done=n_done)
+        if nxt is not None:
+            r = q.row(nxt, named=True)
+            view = _sample_view(store, r["run"], {c: r[c] for c in KEY_COLUMNS})
+            # the judge's claims as a starting list, without its labels: the person's labels stay their own
+            claims: list[str] = []
+            for j in view["judgments"]:
+                if j["is_default"]:
+                    claims = [str(s.get("claim", "")) for s in j["steps_list"]]
+                    break
+            view["judgments"] = []
+            ctx["item"] = view
+            ctx["claims_json"] = Markup(json_for_script(claims))
+            ctx["key_json"] = Markup(json_for_script({"run": r["run"], "key": {c: r[c] for c in KEY_COLUMNS}}))
+        return page("annotate.j2", **ctx)
+
+    @app.post("/api/annotations")
+    async def post_annotation(request: Request) -> JSONResponse:
+        if not secrets.compare_digest(request.headers.get(TOKEN_HEADER, ""), token):
+            raise HTTPException(403, "missing or wrong annotation token (reload the annotation page)")
+        try:
+            body = await request.json()
+            sub = ann.Submission.model_validate(body)
+        except (ValueError, ValidationError) as e:
+            if isinstance(e, ValidationError):
+                err = e.errors()[0]
+                raise HTTPException(400, f"{'.'.join(str(x) for x in err['loc'])}: {err['msg']}") from None
+            raise HTTPException(400, "body: not JSON") from None
+        if sub.run not in store.by_label:
+            raise HTTPException(400, f"run {sub.run!r}: not one of the explorer's runs")
+        key = _key_from({"run": sub.run, **{c: str(sub.key[c]) for c in KEY_COLUMNS}})
+        row = store.sample(sub.run, key)
+        if row is None or row["benchmark"] != analysis.GV_BENCHMARK:
+            raise HTTPException(400, "key: no GraphVerse sample with this key in the run")
+        wk = (sub.run, sub.annotator)
+        if wk not in writers:
+            writers[wk] = ann.SessionWriter(store.by_label[sub.run].path, sub.annotator)
+        stored = writers[wk].add(row, sub.steps)
+        return JSONResponse({"stored": str(writers[wk].path), "human_vgr": stored["human_vgr"],
+                             "n_steps": stored["n_steps"]})

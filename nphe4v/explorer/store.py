@@ -1,0 +1,311 @@
+"""The explorer's queries over run folders: lazy Parquet scans pruned to the shard folders a filter needs.
+
+Samples are never all loaded: a drill-down or sample lookup scans only the shards of the benchmarks and
+models it asks for (the sink writes `samples/<benchmark>/<model>/part-*.parquet`) and only the columns it
+shows. The tables computed over every sample (leaderboards, facets) read the metric columns once and are
+kept for the life of the server: a run folder is finished data, the explorer never writes samples.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import polars as pl
+from pydantic import BaseModel, ConfigDict, Field, field_validator
+
+from cluster.sink import KEY_COLUMNS, SAMPLE_SCHEMA, slug
+from nphe4v import analysis
+
+PAGE_SIZE = 100
+LIST_COLUMNS = ["run", "model", "benchmark", "version", "task", "level", "instance_id", "variant", "prompt_mode",
+                "repeat", "status", "verdict", "outcome"]
+PAIR_KEY = ["run", "benchmark", "version", "instance_id", "variant", "prompt_mode", "repeat"]
+FACET_COLUMNS = ("benchmark", "model", "task", "level", "prompt_mode", "variant", "outcome", "run")
+# the columns every all-samples table (leaderboards, facets) needs; free text never
+METRIC_COLUMNS = [c for c in analysis.LIGHT_COLUMNS
+                  if c not in ("reason", "prompt_sha256", "image_sha256", "template_version", "schema_version")]
+
+
+class StoreError(ValueError):
+    """A run folder the explorer cannot open; one line naming it."""
+
+
+def outcome_expr() -> pl.Expr:
+    """What a sample came to, as the report names it: its status when not ok, else its verdict."""
+    return (pl.when(pl.col("status") != "ok").then(pl.col("status"))
+            .otherwise(pl.col("verdict").fill_null("parse_error")).alias("outcome"))
+
+
+class Filters(BaseModel):
+    """The drill-down filters, exactly the URL's query parameters (so a link reproduces the view)."""
+
+    model_config = ConfigDict(extra="ignore")
+
+    benchmark: str = ""
+    model: str = ""
+    model_b: str = ""
+    task: str = ""
+    level: str = ""
+    prompt_mode: str = ""
+    variant: str = ""
+    outcome: str = ""
+    run: str = ""
+    page: int = Field(0, ge=0, le=1_000_000)
+
+    @field_validator("*", mode="before")
+    @classmethod
+    def _strip(cls, v: Any) -> Any:
+        return v.strip() if isinstance(v, str) else v
+
+    def exprs(self) -> list[pl.Expr]:
+        out = []
+        for col in ("benchmark", "task", "prompt_mode", "variant", "outcome", "run"):
+            v = getattr(self, col)
+            if v:
+                out.append(pl.col(col) == v)
+        if self.level:
+            try:
+                out.append(pl.col("level") == int(self.level))
+            except ValueError:
+                out.append(pl.lit(False))
+        return out
+
+    def query(self, **override: Any) -> dict[str, str]:
+        """The non-empty filters as query parameters (links keep every filter but the ones overridden)."""
+        d = {k: str(v) for k, v in self.model_dump().items() if v not in ("", 0, None)}
+        for k, v in override.items():
+            if v in ("", None):
+                d.pop(k, None)
+            else:
+                d[k] = str(v)
+        return d
+
+
+@dataclass(frozen=True)
+class Shard:
+    run: str
+    bench_slug: str
+    model_slug: str
+    path: Path
+
+
+class Store:
+    """The run folders the server was started on, their shard index and the cached whole-run tables."""
+
+    def __init__(self, run_dirs: Sequence[str | Path], n_boot: int = analysis.DEFAULT_BOOT) -> None:
+        for d in run_dirs:
+            if not Path(d, "manifest.json").is_file():
+                raise StoreError(f"{d}: not a run folder (no manifest.json)")
+        self.runs = analysis.load_runs(list(run_dirs))
+        labels = [r.label for r in self.runs]
+        if len(set(labels)) != len(labels):
+            # two folders of the same run id: the second gets its folder name so links stay unambiguous
+            seen: set[str] = set()
+            fixed = []
+            for r in self.runs:
+                lab = r.label if r.label not in seen else f"{r.label}@{r.path.name}"
+                seen.add(lab)
+                fixed.append(analysis.Run(path=r.path, label=lab, manifest=r.manifest))
+            self.runs = fixed
+        self.by_label = {r.label: r for r in self.runs}
+        self.n_boot = n_boot
+        self.shards: list[Shard] = []
+        for r in self.runs:
+            for f in sorted(Path(r.path, "samples").glob("*/*/*.parquet")):
+                self.shards.append(Shard(r.label, f.parent.parent.name, f.parent.name, f))
+        self._lock = threading.RLock()  # cached tables build on each other
+        self._cache: dict[str, Any] = {}
+        self._dataset_index = None
+
+    # ------------------------------------------------------------------------------------------ scanning
+
+    def scan(self, *, run: str = "", benchmark: str = "", models: Sequence[str] = (),
+             columns: Sequence[str] | None = None) -> pl.LazyFrame:
+        """The samples of the shards that can hold rows of `run`, `benchmark` and `models` (folder pruning),
+        with `run` (label) and `outcome` columns; rows still filtered by value, as slugs may collide."""
+        mslugs = {slug(m) for m in models}
+        picked: dict[str, list[Path]] = {}
+        for s in self.shards:
+            if run and s.run != run:
+                continue
+            if benchmark and s.bench_slug != slug(benchmark):
+                continue
+            if mslugs and s.model_slug not in mslugs:
+                continue
+            picked.setdefault(s.run, []).append(s.path)
+        want = [c for c in (columns or SAMPLE_SCHEMA) if c in SAMPLE_SCHEMA]
+        for need in ("status", "verdict"):
+            if need not in want:
+                want.append(need)
+        frames = []
+        for label, files in picked.items():
+            lf = pl.scan_parquet(files, schema=SAMPLE_SCHEMA, hive_partitioning=False, missing_columns="insert")
+            frames.append(lf.select(want).with_columns(run=pl.lit(label)))
+        if not frames:
+            return pl.LazyFrame(schema={**{c: SAMPLE_SCHEMA[c] for c in want}, "run": pl.String}) \
+                .with_columns(outcome_expr())
+        lf = frames[0] if len(frames) == 1 else pl.concat(frames, how="vertical")
+        if benchmark:
+            lf = lf.filter(pl.col("benchmark") == benchmark)
+        if models:
+            lf = lf.filter(pl.col("model").is_in(list(models)))
+        return lf.with_columns(outcome_expr())
+
+    def _cached(self, name: str, build) -> Any:
+        with self._lock:
+            if name not in self._cache:
+                self._cache[name] = build()
+            return self._cache[name]
+
+    # ------------------------------------------------------------------------------------------ whole runs
+
+    def light(self) -> pl.DataFrame:
+        """Metric columns of every sample (no free text), the same (version, key) once (first run wins)."""
+        def build() -> pl.DataFrame:
+            df = self.scan(columns=METRIC_COLUMNS).collect(engine="streaming")
+            if len(self.runs) == 1:  # the sink writes a key once per run folder
+                return df
+            return df.unique(subset=["version", *KEY_COLUMNS], keep="first", maintain_order=True)
+        return self._cached("light", build)
+
+    def facets(self) -> dict[str, list[str]]:
+        def build() -> dict[str, list[str]]:
+            df = self.light()
+            out = {}
+            for c in FACET_COLUMNS:
+                # "" (no variant: NPHardEval4V answers) cannot be chosen apart from "all"
+                vals = [v for v in df.get_column(c).drop_nulls().unique().to_list() if v != ""]
+                out[c] = [str(v) for v in sorted(vals, key=lambda v: (isinstance(v, str), v))]
+            return out
+        return self._cached("facets", build)
+
+    def gv_tasks(self) -> list[str]:
+        def build() -> list[str]:
+            df = self.light().filter(pl.col("benchmark") == analysis.GV_BENCHMARK)
+            return sorted(df.get_column("task").unique().to_list())
+        return self._cached("gv_tasks", build)
+
+    def boards(self) -> dict[str, pl.DataFrame]:
+        """The report's tables with their intervals: NPHardEval4V leaderboard (Wilson / instance bootstrap),
+        GraphVerse accuracy per model and task (Wilson, percent) and, when judged, Acc vs VGR-S."""
+        def build() -> dict[str, pl.DataFrame]:
+            df = self.light()
+            out: dict[str, pl.DataFrame] = {
+                "nph": analysis.leaderboard(df, n_boot=self.n_boot, seed=analysis.DEFAULT_SEED)}
+            gv = analysis.graphverse(df)
+            if gv:
+                out["gv_accuracy"] = gv["accuracy"]
+                judged = analysis.graphverse_judged([r.path for r in self.runs], df)
+                if judged:
+                    out["gv_vgr"] = judged["acc_vgr"]
+            return out
+        return self._cached("boards", build)
+
+    def warm(self) -> None:
+        """Build the whole-run tables now (the server does before it listens), so no page waits for them."""
+        self.boards()
+        self.facets()
+        self.dataset_index()
+
+    # ------------------------------------------------------------------------------------------ drill-down
+
+    def samples_page(self, f: Filters) -> tuple[pl.DataFrame, int]:
+        """One page of the matching samples (list columns only) and the number of matches."""
+        lf = self.scan(run=f.run, benchmark=f.benchmark, models=[f.model] if f.model else (),
+                       columns=LIST_COLUMNS[1:-1])
+        for e in f.exprs():
+            lf = lf.filter(e)
+        lf = lf.select(LIST_COLUMNS)
+        total = lf.select(pl.len()).collect().item()
+        page = lf.sort(["model", "benchmark", "task", "level", "instance_id", "prompt_mode", "variant", "repeat"]) \
+            .slice(f.page * PAGE_SIZE, PAGE_SIZE).collect()
+        return page, int(total)
+
+    def outcome_counts(self, f: Filters, models: Sequence[str]) -> pl.DataFrame:
+        """Per model (and task): samples by outcome under the filters, from the cached metric columns."""
+        df = self.light().lazy()
+        for e in Filters(**{**f.model_dump(), "outcome": ""}).exprs():
+            df = df.filter(e)
+        if models:
+            df = df.filter(pl.col("model").is_in(list(models)))
+        return (df.group_by("model", "outcome").len().collect()
+                .pivot(on="outcome", index="model", values="len").fill_null(0).sort("model"))
+
+    def compare(self, f: Filters) -> tuple[pl.DataFrame, pl.DataFrame, int]:
+        """Model A vs model B on the samples both answered (same run, version, instance, mode, variant,
+        repeat): the 2x2 counts of correct / not correct and one page of the pairs under the filters;
+        `outcome` filters on A's outcome."""
+        a, b = f.model, f.model_b
+        cols = ["model", "benchmark", "version", "task", "level", "instance_id", "variant", "prompt_mode",
+                "repeat", "status", "verdict"]
+        base = Filters(**{**f.model_dump(), "outcome": ""})
+        sides = []
+        for name, tag in ((a, "a"), (b, "b")):
+            lf = self.scan(run=f.run, benchmark=f.benchmark, models=[name], columns=cols)
+            for e in base.exprs():
+                lf = lf.filter(e)
+            sides.append(lf.select(*PAIR_KEY, "task", "level",
+                                   pl.col("outcome").alias(f"outcome_{tag}")))
+        both = sides[0].join(sides[1].drop("task", "level"), on=PAIR_KEY, how="inner")
+        summary = both.group_by(
+            (pl.col("outcome_a") == "correct").alias("a_correct"),
+            (pl.col("outcome_b") == "correct").alias("b_correct"),
+        ).len().collect().sort("a_correct", "b_correct")
+        if f.outcome:
+            both = both.filter(pl.col("outcome_a") == f.outcome)
+        diff = pl.col("outcome_a") != pl.col("outcome_b")
+        total = both.select(pl.len()).collect().item()
+        page = (both.with_columns(differ=diff)
+                .sort(["differ", "benchmark", "task", "level", "instance_id", "prompt_mode", "variant", "repeat"],
+                      descending=[True, False, False, False, False, False, False, False])
+                .slice(f.page * PAGE_SIZE, PAGE_SIZE).collect())
+        return summary, page, int(total)
+
+    # ------------------------------------------------------------------------------------------ one sample
+
+    def sample(self, run: str, key: dict[str, Any]) -> dict[str, Any] | None:
+        """Every column of one sample (key: the sample key columns), or None."""
+        lf = self.scan(run=run, benchmark=str(key["benchmark"]), models=[str(key["model"])])
+        for c in KEY_COLUMNS:
+            lf = lf.filter(pl.col(c) == key[c])
+        rows = lf.head(1).collect().to_dicts()
+        return rows[0] if rows else None
+
+    def judgments(self, run: str, key: dict[str, Any]) -> list[dict[str, Any]]:
+        """Every judgment of one sample (all judges and repeats) in the run's judgments/ folder."""
+        from judge.schema import JUDGMENT_SCHEMA
+        from judge.vgr import judgments_dir
+
+        files = sorted(judgments_dir(self.by_label[run].path).glob("**/*.parquet"))
+        if not files:
+            return []
+        lf = pl.scan_parquet(files, schema=JUDGMENT_SCHEMA, hive_partitioning=False, missing_columns="insert")
+        for c in KEY_COLUMNS:
+            lf = lf.filter(pl.col(c) == key[c])
+        return lf.sort("judge", "judge_template", "judge_repeat").collect().to_dicts()
+
+    def default_judge(self, run: str) -> tuple[str, str] | None:
+        from judge.vgr import read_manifest
+
+        d = read_manifest(self.by_label[run].path).get("default")
+        return (d["judge"], d["judge_template"]) if d else None
+
+    def dataset_index(self):
+        from nphe4v.html_report import _DatasetIndex
+
+        return self._cached("dataset_index", lambda: _DatasetIndex(self.runs))
+
+    def instance(self, run: str, benchmark: str, version: str, instance_id: str):
+        """(dataset, instance) of a sample, or (None, None) when the dataset folder is gone."""
+        hit = self.dataset_index().get(run, benchmark, version)
+        if hit is None:
+            return None, None
+        ds, info = hit
+        return ds, info["by_id"].get(instance_id)
+
+    def dataset_roots(self, run: str) -> list[Path]:
+        return [ds.root.resolve() for _e, ds in analysis.run_datasets(self.by_label[run]) if ds is not None]

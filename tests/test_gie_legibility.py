@@ -1,0 +1,80 @@
+"""Legible drawings at both levels: no two labels overlap and no edge passes through a foreign node,
+checked with `gie.render.legibility_problems` on the node positions the renderer itself used.
+
+The slow test walks every image of the whole testmini split (1,060 instances, easy and hard)."""
+
+from __future__ import annotations
+
+import io
+from pathlib import Path
+
+import networkx as nx
+import pytest
+from PIL import Image
+
+from gie import dataset as gd
+from gie.render import NODE_RADIUS, legibility_problems
+from gie.tasks import get_config, get_task
+from gie.tasks.common import _render_images
+from nphe4v.dataset import load_dataset
+
+SEED = 2026
+
+
+def image_problems(inst, root: Path) -> list[str]:
+    """Every legibility problem of every image of one instance, prefixed by the image path."""
+    cfg = get_config(inst.task)
+    data = get_task(inst.task).load(inst.data)
+    graphs = data.image_graphs()
+    rendered = _render_images(cfg, data.edit, graphs, data.layout_seed, final=False)
+    out = []
+    for g, (_, pos, _), ref in zip(graphs, rendered, inst.images, strict=True):
+        weighted = not cfg.complete and any("weight" in d for _, _, d in g.edges(data=True))
+        with Image.open(io.BytesIO((root / ref.path).read_bytes())) as img:
+            w, h = img.size
+        out += [f"{ref.path}: {p}" for p in legibility_problems(g, pos, weighted=weighted, width=w, height=h)]
+    return out
+
+
+def test_check_flags_overlaps_and_edges_through_nodes():
+    g = nx.Graph([("AAA", "BBB"), ("BBB", "CCC")])
+    g.add_node("DDD")
+    clean = {"AAA": (100.0, 100.0), "BBB": (300.0, 100.0), "CCC": (300.0, 300.0), "DDD": (100.0, 300.0)}
+    assert legibility_problems(g, clean, weighted=False, width=400, height=400) == []
+    # DDD on the segment AAA-BBB: the edge passes through a foreign node
+    through = dict(clean, DDD=(200.0, 104.0))
+    assert any("passes" in p and "'DDD'" in p for p in legibility_problems(g, through, weighted=False))
+    # CCC almost on top of BBB: discs and labels overlap
+    touching = dict(clean, CCC=(300.0 + NODE_RADIUS, 100.0 + NODE_RADIUS))
+    assert any("apart" in p for p in legibility_problems(g, touching, weighted=False))
+    outside = dict(clean, AAA=(5.0, 100.0))
+    assert any("outside" in p for p in legibility_problems(g, outside, weighted=False, width=400, height=400))
+
+
+def test_weight_label_conflicts_are_reported():
+    g = nx.Graph()
+    # three nearly parallel, very short weighted edges: their km boxes cannot all find a free spot
+    for u, v in [("AAA", "BBB"), ("CCC", "DDD"), ("EEE", "FFF")]:
+        g.add_edge(u, v, weight=12345)
+    pos = {"AAA": (100.0, 100.0), "BBB": (170.0, 100.0), "CCC": (100.0, 112.0), "DDD": (170.0, 112.0),
+           "EEE": (100.0, 124.0), "FFF": (170.0, 124.0)}
+    assert any("weight label" in p for p in legibility_problems(g, pos, weighted=True))
+
+
+def test_every_image_of_a_both_level_sample_is_legible(tmp_path: Path):
+    out = tmp_path / "sample"
+    gd.generate_split(out, "testmini", SEED, limit=102, workers=0)
+    ds = load_dataset(out)
+    assert {i.level for i in ds.instances} == {1, 2}
+    problems = [p for inst in ds.instances for p in image_problems(inst, out)]
+    assert problems == []
+
+
+@pytest.mark.slow
+def test_every_testmini_image_is_legible(tmp_path: Path):
+    out = tmp_path / "testmini"
+    gd.generate_split(out, "testmini", SEED, workers=2)
+    ds = load_dataset(out)
+    assert len(ds.instances) == gd.TESTMINI_TOTAL
+    problems = [p for inst in ds.instances for p in image_problems(inst, out)]
+    assert problems == [], f"{len(problems)} problems, first: {problems[:5]}"
