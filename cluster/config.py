@@ -111,7 +111,7 @@ class ModelSpec(Strict):
     backend: Literal["baseline", "vllm", "litellm", "caption-chain"] = "baseline"
     baseline: str | None = Field(None, description="oracle | greedy | random | always-yes")
     text_only: bool = Field(False, description="text-only LLM: full_text_only mode, no recognition")
-    replicas: int | Literal["auto"] = Field(1, description="replicas, or 'auto': as many as the free GPUs hold")
+    replicas: int | Literal["auto"] = Field(1, description="at most this many replicas, or 'auto': as many as shorten the run (within the model's share of GPU work)")
     num_cpus: float = Field(0.5, gt=0)
     num_gpus: float = Field(0, ge=0)
     batch_size: int = Field(64, ge=1)

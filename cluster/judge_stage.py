@@ -1,7 +1,8 @@
 """The judge stage of a run: VGR-Score for every GraphVerse sample, written to RUN_DIR/judgments/.
 
-    from cluster.judge_stage import run_judge_stage
-    run_judge_stage(out, datasets, cfg.judge, start_ray=lambda: init_ray(cfg))   # after the models ran
+    stream = JudgeStream(out, datasets, cfg.judge, hold=True)   # in a run: fed as samples are scored,
+    ...                                                         # driven by cluster.scheduler beside the models
+    run_judge_stage(out, datasets, cfg)                         # alone (jobs/judge_rerun.py)
 
 * `rule-based` (the default, no model configured): the deterministic rule scorer, in the driver.
 * any litellm model: a pool of `JudgeActor`s on Ray (bounded batches in flight, each actor a bounded
@@ -132,26 +133,34 @@ def _question(inst: Any) -> str:
         return ""
 
 
-def plan(run_dir: Path, samples: pl.DataFrame, instances: dict[str, Any], spec: JudgeSpec, repeat: int,
-         template: str, done: set[str]) -> tuple[list[Work], int]:
-    """Work for every judgeable GraphVerse sample not yet judged; returns (work, already done)."""
-    rows = samples.filter((pl.col("benchmark") == BENCHMARK) & (pl.col("status") != "infra_error"))
-    ev_cache: dict[str, tuple[Evidence, str, str]] = {}
-    work: list[Work] = []
-    skipped = 0
-    for r in rows.iter_rows(named=True):
+class Planner:
+    """Turns sample rows into judge work, one row at a time (the stream feeds rows as they are scored)."""
+
+    def __init__(self, run_dir: Path, instances: dict[str, Any], spec: JudgeSpec, repeat: int, template: str,
+                 done: set[str]) -> None:
+        self.run_dir, self.instances, self.spec, self.repeat, self.template = run_dir, instances, spec, repeat, template
+        self.done = done
+        self.ev_cache: dict[str, tuple[Evidence, str, str]] = {}
+        self.skipped = 0
+
+    def work(self, r: dict[str, Any]) -> Work | None:
+        """The row's work, or None when it is not judged (other benchmark, infra error) or already judged."""
+        if r["benchmark"] != BENCHMARK or r["status"] == "infra_error":
+            return None
+        spec, template, repeat = self.spec, self.template, self.repeat
         key_fields = {c: r[c] for c in KEY_COLUMNS}
         jkey = "|".join(str(v) for v in [*key_fields.values(), spec.identity, template, repeat])
-        if jkey in done:
-            skipped += 1
-            continue
-        inst = instances.get(r["instance_id"])
+        if jkey in self.done:
+            self.skipped += 1
+            return None
+        inst = self.instances.get(r["instance_id"])
         if inst is None:
-            raise ValueError(f"{run_dir}: sample {r['instance_id']!r} has no instance in the run's datasets")
-        if inst.instance_id not in ev_cache:
+            raise ValueError(f"{self.run_dir}: sample {r['instance_id']!r} has no instance in the run's datasets")
+        if inst.instance_id not in self.ev_cache:
             ev = build_evidence(inst.task, inst.data)
-            ev_cache[inst.instance_id] = (ev, gold_text(inst.task, inst.gold.answer, inst.gold.value), _question(inst))
-        ev, gold, question = ev_cache[inst.instance_id]
+            self.ev_cache[inst.instance_id] = (ev, gold_text(inst.task, inst.gold.answer, inst.gold.value),
+                                               _question(inst))
+        ev, gold, question = self.ev_cache[inst.instance_id]
         text = r["raw_response"] or ""
         item = JudgeItem(task=inst.task, evidence=ev.text, gold=gold, question=question, response=text,
                          repeat=repeat)
@@ -166,8 +175,16 @@ def plan(run_dir: Path, samples: pl.DataFrame, instances: dict[str, Any], spec: 
             "evidence_sha256": ev.sha256, "response_sha256": item.response_sha, "cache_key": ckey,
             "sample_verdict": r["verdict"],
         }
-        work.append(Work(base, item, ckey, ev, dict(inst.gold.answer), inst.gold.value, r["verdict"]))
-    return work, skipped
+        return Work(base, item, ckey, ev, dict(inst.gold.answer), inst.gold.value, r["verdict"])
+
+
+def plan(run_dir: Path, samples: pl.DataFrame, instances: dict[str, Any], spec: JudgeSpec, repeat: int,
+         template: str, done: set[str]) -> tuple[list[Work], int]:
+    """Work for every judgeable GraphVerse sample not yet judged; returns (work, already done)."""
+    p = Planner(run_dir, instances, spec, repeat, template, done)
+    rows = samples.filter((pl.col("benchmark") == BENCHMARK) & (pl.col("status") != "infra_error"))
+    work = [w for w in map(p.work, rows.iter_rows(named=True)) if w is not None]
+    return work, p.skipped
 
 
 # -------------------------------------------------------------------------------------------- records
@@ -327,58 +344,231 @@ def run_judge_stage(
 
     Writes RUN_DIR/judgments/ (or OUT_DIR/judgments/) and records the run's default judge in
     judgments/manifest.json the first time (`set_default`). Returns counts; never calls a model for a
-    cached judgment, and never starts Ray when nothing needs a call."""
-    cfg = JudgeConfig.model_validate(cfg or {}) if not isinstance(cfg, JudgeConfig) else cfg
-    run = Path(run_dir)
-    out = Path(out_dir) if out_dir is not None else run
-    spec = resolve_spec(cfg.model, cfg.options)
-    template = RULE_VERSION if spec.is_rule else spec.template_obj().version
-    stats = JudgeStageStats(judge=spec.identity, template=template, judge_repeat=cfg.repeat)
-    if not cfg.enabled:
-        return stats
-    t0 = time.monotonic()
-    samples = read_samples(run)
-    if samples.filter(pl.col("benchmark") == BENCHMARK).is_empty():
-        return stats
-    sink = JudgmentSink(out / JUDGMENTS_DIR)
-    instances = _instances(run, datasets)
-    work, stats.skipped = plan(run, samples, instances, spec, cfg.repeat, template, sink.done)
-    stats.planned = len(work) + stats.skipped
-    if set_default:
-        _record_default(out, spec, template, cfg.repeat)
-    if spec.is_rule:
-        for w in work:
-            _write(sink, stats, [rule_record(w) if w.item.response else empty_record(w)])
-        sink.flush()
-        stats.seconds = time.monotonic() - t0
-        return stats
-    cache = JudgeCache(cfg.cache_dir or (run / CACHE_DIR))
-    pending: dict[str, list[Work]] = {}
-    for w in work:
-        if not w.item.response:
-            _write(sink, stats, [empty_record(w)])
-            continue
-        hit = cache.get(w.key)
-        if hit is not None:
-            stats.cached += 1
-            _write(sink, stats, [result_record(w, JudgeResult.from_json(hit), cached=True, calls=0)])
-            continue
-        pending.setdefault(w.key, []).append(w)
-    if pending:
-        unique = [(k, ws[0].item) for k, ws in pending.items()]
-        with JudgeProgress(len(unique), spec.identity, enabled=cfg.progress) as bar:
-            def emit(k: str, res: JudgeResult) -> None:
-                _emit(sink, stats, pending[k], res)
-                bar.advance(res.status != "ok")
+    cached judgment, and never starts Ray when nothing needs a call. The stage alone: a run streams its
+    samples into a `JudgeStream` beside the models instead."""
+    stream = JudgeStream(run_dir, datasets, cfg, start_ray=start_ray, out_dir=out_dir, set_default=set_default)
+    if stream.enabled:
+        samples = read_samples(run_dir)
+        stream.add_rows(samples.filter(pl.col("benchmark") == BENCHMARK).iter_rows(named=True))
+    return stream.finish()
 
-            if cfg.executor == "local":
-                _judge_local(spec, cache, unique, emit)
-            else:
-                (start_ray or _init_ray)()
-                _judge_ray(spec, cfg, str(cache.root), unique, emit, stats)
-    sink.flush()
-    stats.seconds = time.monotonic() - t0
-    return stats
+
+class JudgeStream:
+    """The judge as a stage of the run's pipeline: sample rows in as they are scored, judgments out.
+
+    Rule-based, empty and cached judgments are written at once in the driver; the rest go to a pool of
+    `JudgeActor`s in batches (a partial batch leaves as soon as the pool has room, so nothing waits for the
+    models to finish). It is a `cluster.scheduler.Stage`: the run's scheduler waits on its refs beside the
+    model batches; `finish()` drives what is left alone. With `hold=True` judgments are written only on
+    `flush()`, which the run calls after the samples they judge are on disk, so a crash never leaves a
+    judgment of a sample that a resume recomputes."""
+
+    def __init__(self, run_dir: str | Path, datasets: Iterable[Any] | None = None,
+                 cfg: JudgeConfig | dict[str, Any] | None = None, *, start_ray: Callable[[], None] | None = None,
+                 out_dir: str | Path | None = None, set_default: bool = True, hold: bool = False) -> None:
+        self.cfg = cfg = JudgeConfig.model_validate(cfg or {}) if not isinstance(cfg, JudgeConfig) else cfg
+        self.run = Path(run_dir)
+        self.out = Path(out_dir) if out_dir is not None else self.run
+        self.spec = resolve_spec(cfg.model, cfg.options)
+        self.template = RULE_VERSION if self.spec.is_rule else self.spec.template_obj().version
+        self.stats = JudgeStageStats(judge=self.spec.identity, template=self.template, judge_repeat=cfg.repeat)
+        self.enabled = cfg.enabled
+        self.start_ray = start_ray or _init_ray
+        self.datasets = datasets
+        self.set_default = set_default
+        self.hold = hold
+        self.t0 = time.monotonic()
+        self.sink: JudgmentSink | None = None
+        self.planner: Planner | None = None
+        self.cache: JudgeCache | None = None
+        self.pending: dict[str, list[Work]] = {}  # content key -> samples waiting for that judgment
+        self.fill: list[tuple[str, JudgeItem]] = []
+        self.queue: deque[tuple[list[tuple[str, JudgeItem]], int]] = deque()
+        self.inflight: dict[Any, tuple[list[tuple[str, JudgeItem]], int]] = {}
+        self.actors: list[Any] = []
+        self.limiter: Any = None
+        self.nxt = 0
+        self.bar: JudgeProgress | None = None
+        self.local: list[tuple[str, JudgeItem]] = []
+        self.planned_work = 0
+        # start the pool with the run, not with the first sample: actors importing litellm take seconds
+        self.prestart = False
+
+    # ---- input ---------------------------------------------------------------------------------------------
+    def _open(self) -> None:
+        if self.sink is not None:
+            return
+        self.sink = JudgmentSink(self.out / JUDGMENTS_DIR, flush_rows=10**12 if self.hold else 2000)
+        self.planner = Planner(self.run, _instances(self.run, self.datasets), self.spec, self.cfg.repeat,
+                               self.template, self.sink.done)
+        if self.set_default:
+            _record_default(self.out, self.spec, self.template, self.cfg.repeat)
+        if not self.spec.is_rule:
+            self.cache = JudgeCache(self.cfg.cache_dir or (self.run / CACHE_DIR))
+
+    def add_records(self, records: Iterable[Any]) -> None:
+        """Freshly scored SampleRecords; the response text is redacted as the sample sink will store it."""
+        rows = []
+        for rec in records:
+            if rec.benchmark != BENCHMARK or rec.status == "infra_error":
+                continue
+            row = rec.model_dump()
+            if row["raw_response"]:
+                row["raw_response"] = secrets.redact(row["raw_response"])
+            rows.append(row)
+        if rows:
+            self.add_rows(rows)
+
+    def add_rows(self, rows: Iterable[dict[str, Any]]) -> None:
+        if not self.enabled:
+            return
+        for r in rows:
+            if r["benchmark"] != BENCHMARK:
+                continue
+            self._open()
+            assert self.planner is not None and self.sink is not None
+            w = self.planner.work(r)
+            self.stats.skipped = self.planner.skipped
+            if w is None:
+                continue
+            self.planned_work += 1
+            if self.spec.is_rule:
+                _write(self.sink, self.stats, [rule_record(w) if w.item.response else empty_record(w)])
+                continue
+            if not w.item.response:
+                _write(self.sink, self.stats, [empty_record(w)])
+                continue
+            if w.key in self.pending:  # identical response already asked: judged once
+                self.pending[w.key].append(w)
+                continue
+            assert self.cache is not None
+            hit = self.cache.get(w.key)
+            if hit is not None:
+                self.stats.cached += 1
+                _write(self.sink, self.stats, [result_record(w, JudgeResult.from_json(hit), cached=True, calls=0)])
+                continue
+            self.pending[w.key] = [w]
+            self._progress().total += 1
+            if self.cfg.executor == "local":
+                self.local.append((w.key, w.item))
+                continue
+            self.fill.append((w.key, w.item))
+            if len(self.fill) >= self.cfg.batch_size:
+                self.queue.append((self.fill, 1))
+                self.fill = []
+
+    def _progress(self) -> JudgeProgress:
+        if self.bar is None:
+            self.bar = JudgeProgress(0, self.spec.identity, enabled=self.cfg.progress).__enter__()
+        return self.bar
+
+    # ---- the pool (cluster.scheduler.Stage) ----------------------------------------------------------------
+    def _limit(self) -> int:
+        return self.cfg.max_inflight_batches * max(1, len(self.actors) or self.cfg.actors)
+
+    def pump(self) -> None:
+        if self.prestart and not self.actors and self.enabled and not self.spec.is_rule \
+                and self.cfg.executor == "ray":
+            self.prestart = False
+            self._open()
+            self._start_pool()
+        if self.fill and len(self.inflight) + len(self.queue) < self._limit():
+            self.queue.append((self.fill, 1))  # the pool has room: a partial batch now beats a full one later
+            self.fill = []
+        if not self.queue:
+            return
+        if not self.actors:
+            self._start_pool()
+        while self.queue and len(self.inflight) < self._limit():
+            batch, attempt = self.queue.popleft()
+            ref = self.actors[self.nxt % len(self.actors)].judge_batch.remote(batch)
+            self.nxt += 1
+            self.inflight[ref] = (batch, attempt)
+
+    def _start_pool(self) -> None:
+        from cluster.ratelimit import LimitSettings, get_or_create_limiter_actor
+        from cluster.secrets import get_key, key_id, provider_of
+
+        self.start_ray()
+        spec, cfg = self.spec, self.cfg
+        assert self.cache is not None
+        # create the key's limiter from the driver first, so it outlives any one judge actor
+        provider = provider_of(spec.model)
+        kid = key_id(provider, get_key(provider, spec.api_key_env), spec.api_base)
+        self.limiter = get_or_create_limiter_actor(
+            kid, LimitSettings(max_concurrency=spec.max_concurrency, rpm=spec.rpm,
+                               backoff_base_s=max(spec.backoff_base_s, 0.01), backoff_max_s=spec.backoff_max_s))
+        self.actors = [
+            _actor_cls().options(num_cpus=cfg.num_cpus, name=f"nphe4v-judge/{uuid.uuid4().hex[:8]}/{i}").remote(
+                spec.model_copy(update={"limiter": "shared"}).model_dump(), str(self.cache.root))
+            for i in range(cfg.actors)
+        ]
+
+    def refs(self) -> list[Any]:
+        return list(self.inflight)
+
+    def handle(self, ref: Any) -> None:
+        import ray
+        from ray.exceptions import RayActorError, RayTaskError
+
+        batch, attempt = self.inflight.pop(ref)
+        try:
+            out = ray.get(ref)
+        except (RayActorError, RayTaskError) as e:
+            if attempt < self.cfg.max_attempts:
+                self.stats.resubmitted += 1
+                self.queue.append((batch, attempt + 1))
+                return
+            msg = f"judge actor failed {attempt} times: {type(e).__name__}"
+            out = [(k, JudgeResult(status="judge_error", error_kind="infra", error=msg).to_json()) for k, _ in batch]
+        for k, res in out:
+            self._emit(k, JudgeResult.from_json(res))
+
+    def _emit(self, k: str, res: JudgeResult) -> None:
+        assert self.sink is not None
+        _emit(self.sink, self.stats, self.pending.pop(k), res)
+        self._progress().advance(res.status != "ok")
+
+    def idle(self) -> bool:
+        return not (self.fill or self.queue or self.inflight)
+
+    # ---- end -----------------------------------------------------------------------------------------------
+    def flush(self) -> None:
+        if self.sink is not None:
+            self.sink.flush()
+
+    def finish(self) -> JudgeStageStats:
+        """Judge what is left (alone, when no scheduler drives the pool), write everything, free the pool."""
+        import ray
+
+        try:
+            if self.local:
+                assert self.cache is not None
+                _judge_local(self.spec, self.cache, self.local, self._emit)
+                self.local = []
+            while not self.idle():
+                self.pump()
+                ready, _ = ray.wait(self.refs(), num_returns=1)
+                for ref in ready:
+                    self.handle(ref)
+        finally:
+            self.close()
+        self.flush()
+        self.stats.planned = self.planned_work + self.stats.skipped
+        self.stats.seconds = time.monotonic() - self.t0
+        return self.stats
+
+    def close(self) -> None:
+        if self.bar is not None:
+            self.bar.__exit__(None, None, None)
+            self.bar = None
+        if self.actors:
+            import ray
+
+            for a in self.actors:
+                ray.kill(a)
+            self.actors = []
+        self.limiter = None
 
 
 def _write(sink: JudgmentSink, stats: JudgeStageStats, recs: list[Judgment]) -> None:
@@ -420,7 +610,7 @@ class JudgeProgress:
                                  console=Console(stderr=True))
             self._bar.start()
             self._task = self._bar.add_task(self.label, total=self.total, errors=0)
-        elif self.enabled:
+        elif self.enabled and self.total:
             print(f"judge {self.label}: {self.total} judgments to request", file=sys.stderr, flush=True)
         return self
 
@@ -430,9 +620,11 @@ class JudgeProgress:
         if not self.enabled:
             return
         if self._bar is not None:
-            self._bar.update(self._task, advance=1, errors=self.errors)
+            self._bar.update(self._task, advance=1, errors=self.errors, total=self.total)
             return
         now = time.monotonic()
+        # the total grows while samples stream in: the 5 % step follows it
+        self._step = max(self._step, self.total // 20)
         if self.done == self.total or self.done % self._step == 0 or now - self._last >= 30:
             self._last = now
             print(f"judge {self.label}: {self.done}/{self.total} judged, {self.errors} errors", file=sys.stderr,
@@ -459,57 +651,6 @@ def _judge_local(spec: JudgeSpec, cache: JudgeCache, unique: list[tuple[str, Jud
         await asyncio.gather(*(one(k, i) for k, i in unique))
 
     asyncio.run(go())
-
-
-def _judge_ray(spec: JudgeSpec, cfg: JudgeConfig, cache_dir: str, unique: list[tuple[str, JudgeItem]],
-               emit: Callable[[str, JudgeResult], None], stats: JudgeStageStats) -> None:
-    import ray
-    from ray.exceptions import RayActorError, RayTaskError
-
-    from cluster.ratelimit import LimitSettings, get_or_create_limiter_actor
-    from cluster.secrets import get_key, key_id, provider_of
-
-    # create the key's limiter from the driver first, so it outlives any one judge actor
-    provider = provider_of(spec.model)
-    kid = key_id(provider, get_key(provider, spec.api_key_env), spec.api_base)
-    limiter = get_or_create_limiter_actor(
-        kid, LimitSettings(max_concurrency=spec.max_concurrency, rpm=spec.rpm,
-                           backoff_base_s=max(spec.backoff_base_s, 0.01), backoff_max_s=spec.backoff_max_s))
-    n_actors = max(1, min(cfg.actors, len(unique)))
-    actors = [
-        _actor_cls().options(num_cpus=cfg.num_cpus, name=f"nphe4v-judge/{uuid.uuid4().hex[:8]}/{i}").remote(
-            spec.model_copy(update={"limiter": "shared"}).model_dump(), cache_dir)
-        for i in range(n_actors)
-    ]
-    queue = deque((unique[i : i + cfg.batch_size], 1) for i in range(0, len(unique), cfg.batch_size))
-    inflight: dict[Any, tuple[list[tuple[str, JudgeItem]], int]] = {}
-    limit = cfg.max_inflight_batches * n_actors
-    nxt = 0
-    try:
-        while queue or inflight:
-            while queue and len(inflight) < limit:
-                batch, attempt = queue.popleft()
-                ref = actors[nxt % n_actors].judge_batch.remote(batch)
-                nxt += 1
-                inflight[ref] = (batch, attempt)
-            ready, _ = ray.wait(list(inflight), num_returns=1)
-            batch, attempt = inflight.pop(ready[0])
-            try:
-                out = ray.get(ready[0])
-            except (RayActorError, RayTaskError) as e:
-                if attempt < cfg.max_attempts:
-                    stats.resubmitted += 1
-                    queue.append((batch, attempt + 1))
-                    continue
-                msg = f"judge actor failed {attempt} times: {type(e).__name__}"
-                out = [(k, JudgeResult(status="judge_error", error_kind="infra", error=msg).to_json())
-                       for k, _ in batch]
-            for k, res in out:
-                emit(k, JudgeResult.from_json(res))
-    finally:
-        for a in actors:
-            ray.kill(a)
-        del limiter
 
 
 def _init_ray() -> None:

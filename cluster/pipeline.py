@@ -1,14 +1,13 @@
 """The run pipeline on Ray: plan -> model actors (generate) -> score tasks -> one sink in the driver.
 
 Stages chain by ObjectRef (responses flow from a model actor straight into a score task); the driver only
-plans, bounds the batches in flight (backpressure) and writes finished records. A batch whose actor died
-is resubmitted; after `max_attempts` its samples are recorded as `infra_error`, never as wrong answers.
+plans, and `cluster.scheduler` places every model's replicas on the cluster at once, bounds the batches in
+flight (backpressure) and hands each finished batch back here to be written. A batch whose actor died is
+resubmitted; after `max_attempts` its samples are recorded as `infra_error`, never as wrong answers.
 """
 
 from __future__ import annotations
 
-import contextlib
-import os
 import time
 import uuid
 from collections import deque
@@ -17,10 +16,10 @@ from dataclasses import dataclass, field
 from typing import Any
 
 import ray
-from ray.exceptions import RayActorError, RayTaskError
 
 from cluster.config import ModelSpec, RunConfig
 from cluster.plan import WorkItem, plan_model
+from cluster.scheduler import Batch, Job, Scheduler, Stage
 from cluster.sink import SampleSink
 from nphe4v.core.schema import Instance, ModelRequest, ModelResponse, SampleRecord
 from nphe4v.dataset import Dataset
@@ -45,6 +44,14 @@ class ModelActor:
         return responses
 
     def ready(self) -> bool:
+        """Returns once the replica can serve; raises when its engine failed to load (the scheduler then
+        replaces the replica, or ends the model as infra_error), instead of failing every batch."""
+        loaded = getattr(self.backend, "ready", None)
+        if loaded is not None and hasattr(loaded, "wait"):
+            loaded.wait()
+        err = getattr(self.backend, "_start_error", None)
+        if err:
+            raise RuntimeError(err)
         return True
 
 
@@ -60,12 +67,6 @@ def score_batch(
 
 
 @dataclass
-class _Batch:
-    items: list[WorkItem]
-    attempt: int = 1
-
-
-@dataclass
 class ModelStats:
     model: str
     planned: int = 0
@@ -75,6 +76,137 @@ class ModelStats:
     seconds: float = 0.0
     retries: int = 0
     statuses: dict[str, int] = field(default_factory=dict)
+    status: str = "complete"  # complete | infra_error (its replicas could not serve it)
+    error: str | None = None
+    replicas_started: int = 0
+    replica_failures: int = 0
+    started_at: float | None = None  # wall clock (time.time) of the first replica start
+    first_written_at: float | None = None  # wall clock of its first written batch
+    finished_at: float | None = None  # wall clock of its last written batch
+
+
+def _infra_records(run_id: str, version: str, by_id: dict[str, Instance], items: list[WorkItem], msg: str,
+                   attempts: int) -> list[SampleRecord]:
+    return [
+        score_sample(run_id, version, by_id[w.instance_id], w.request,
+                     ModelResponse(text=None, status="infra_error", error=msg, attempts=attempts))
+        for w in items
+    ]
+
+
+def model_job(
+    cfg: RunConfig, model: ModelSpec, datasets: list[Dataset], run_id: str, sink: SampleSink,
+    stats: ModelStats, on_records: Callable[[list[SampleRecord]], None] | None = None,
+    versions: list[str] | None = None,
+) -> Job:
+    """The model's unfinished samples over all datasets as one scheduler job (batches never mix datasets)."""
+    from cluster.costs import estimate
+    from cluster.replicas import actor_options, gpus_per_replica, release
+
+    by_ids = [ds.by_id() for ds in datasets]
+    versions = versions or [ds.manifest.version for ds in datasets]
+    batches: deque[Batch] = deque()
+    for d, ds in enumerate(datasets):
+        todo = []
+        for item in plan_model(cfg, model, ds, versions[d]):
+            stats.planned += 1
+            if sink.is_done(item.key):
+                stats.skipped += 1
+            else:
+                todo.append(item)
+        batches.extend(Batch((d, todo[i : i + model.batch_size]), len(todo[i : i + model.batch_size]))
+                       for i in range(0, len(todo), model.batch_size))
+
+    def start(i: int) -> tuple[Any, dict[str, Any]]:
+        if i == 0 and model.backend == "litellm":
+            from cluster.backends.litellm_api import ensure_shared_limiter
+
+            # the driver owns the provider's limiter, so it outlives any replica that dies
+            ensure_shared_limiter(model.name, model.options)
+        if stats.started_at is None:
+            stats.started_at = time.time()
+        # placement groups are not awaited here: the replica's `ready` call resolves once it is placed
+        opts = actor_options(model, i, wait_s=None)
+        actor = ModelActor.options(
+            **opts,
+            # named so operators (and the fault tests) can find a replica in `ray list actors`
+            name=f"nphe4v/{run_id}/{model.name}/{i}/{uuid.uuid4().hex[:6]}",
+        ).remote(model.backend, model.name, model.baseline, model.options)
+        return actor, opts
+
+    def submit(actor: Any, payload: tuple[int, list[WorkItem]]) -> Any:
+        d, items = payload
+        reqs = [w.request for w in items]
+        insts = [by_ids[d][w.instance_id] for w in items]
+        return score_batch.remote(run_id, versions[d], insts, reqs, actor.generate.remote(reqs))
+
+    def write(records: list[SampleRecord]) -> None:
+        for r in records:
+            stats.statuses[r.status] = stats.statuses.get(r.status, 0) + 1
+        stats.written += sink.add(records)
+        stats.finished_at = time.time()
+        stats.first_written_at = stats.first_written_at or stats.finished_at
+        if on_records is not None:
+            on_records(records)
+
+    def finish(batch: Batch, records: list[SampleRecord]) -> None:
+        write(records)
+
+    def fail(batch: Batch, msg: str) -> None:
+        d, items = batch.payload
+        stats.infra_errors += len(items)
+        write(_infra_records(run_id, versions[d], by_ids[d], items, msg, batch.attempt))
+
+    def free(actor: Any, opts: dict[str, Any]) -> None:
+        ray.kill(actor)  # ending the actor is what frees a replica's GPU memory; `del` is not enough
+        release(opts)
+
+    cost = estimate(model.name, model.backend, gpus_per_replica(model), model.options)
+    return Job(
+        name=model.name, gpus=gpus_per_replica(model), replicas=model.replicas, load_s=cost.load_s,
+        request_s=cost.request_s, batches=batches, start=start, submit=submit, finish=finish, fail=fail,
+        release=free, per_replica_inflight=cfg.max_inflight_batches, max_attempts=cfg.max_attempts,
+    )
+
+
+def run_models(
+    cfg: RunConfig, datasets: list[Dataset], run_id: str, sink: SampleSink, *,
+    start_ray: Callable[[], None] = lambda: None, stages: Callable[[], list[Stage]] | None = None,
+    on_records: Callable[[list[SampleRecord]], None] | None = None, versions: list[str] | None = None,
+    live: list[ModelStats] | None = None,
+) -> list[ModelStats]:
+    """Every model of the run over every dataset, scheduled together on one cluster (`cluster.scheduler`).
+
+    `stages()` builds the side stages (the judge) once Ray is up; `on_records` sees every written batch.
+    Returns one ModelStats per model; a model whose replicas failed ends with status infra_error. `live`, when
+    given, receives the same objects at once (an interrupted run records how far each model got)."""
+    stats = [ModelStats(model=m.name) for m in cfg.models]
+    if live is not None:
+        live.extend(stats)
+    bar: list[Bar] = []
+
+    def seen(records: list[SampleRecord]) -> None:
+        if bar:
+            bar[0].advance(len(records))
+        if on_records is not None:
+            on_records(records)
+
+    jobs = [model_job(cfg, m, datasets, run_id, sink, s, seen, versions)
+            for m, s in zip(cfg.models, stats, strict=True)]
+    side = stages() if stages is not None else []
+    if not any(j.batches for j in jobs) and all(s.idle() for s in side):
+        return stats  # a finished run re-reports without starting Ray
+    start_ray()
+    with Bar("samples", sum(j.queued_requests for j in jobs)) as b:
+        bar.append(b)
+        Scheduler(jobs, side).run()
+    sink.flush()
+    for j, s in zip(jobs, stats, strict=True):
+        s.seconds = round((s.finished_at or 0) - (s.started_at or 0), 3) if s.started_at else 0.0
+        s.retries, s.replicas_started, s.replica_failures = j.retries, j.started, j.replica_failures
+        if j.status == "failed":
+            s.status, s.error = "infra_error", j.error
+    return stats
 
 
 def run_model(
@@ -86,113 +218,6 @@ def run_model(
     sink: SampleSink,
     start_ray: Callable[[], None] = lambda: None,
 ) -> ModelStats:
-    stats = ModelStats(model=model.name)
-    by_id = dataset.by_id()
-    todo = []
-    for item in plan_model(cfg, model, dataset, version):
-        stats.planned += 1
-        if sink.is_done(item.key):
-            stats.skipped += 1
-        else:
-            todo.append(item)
-    if not todo:
-        return stats
-    start_ray()  # only when there is work: a finished run re-reports without starting Ray
-    if model.backend == "litellm":
-        from cluster.backends.litellm_api import ensure_shared_limiter
-
-        # the driver owns the provider's limiter, so it outlives any replica that dies
-        ensure_shared_limiter(model.name, model.options)
-    t0 = time.monotonic()
-    from cluster.replicas import actor_options, replica_count
-
-    # one actor per replica, GPU replicas each in their own placement group (tensor parallel inside)
-    placements = [actor_options(model, i) for i in range(replica_count(model))]
-    actors = [
-        ModelActor.options(
-            **opts,
-            # named so operators (and the fault tests) can find a replica in `ray list actors`
-            name=f"nphe4v/{run_id}/{model.name}/{i}/{uuid.uuid4().hex[:6]}",
-        ).remote(model.backend, model.name, model.baseline, model.options)
-        for i, opts in enumerate(placements)
-    ]
-    try:
-        _drive(cfg, actors, todo, model, by_id, run_id, version, sink, stats)
-    except BaseException:
-        # an interrupt: free the replicas anyway, and let nothing here hide the interrupt itself; the batches
-        # still in flight fail with the killed actors, which is expected and not worth a log line each
-        os.environ["RAY_IGNORE_UNHANDLED_ERRORS"] = "1"
-        with contextlib.suppress(Exception):
-            _free(actors, placements)
-        raise
-    _free(actors, placements)
-    stats.seconds = time.monotonic() - t0
-    return stats
-
-
-def _free(actors: list[Any], placements: list[dict[str, Any]]) -> None:
-    from cluster.replicas import release
-
-    for a in actors:
-        # ending the actor is what frees a replica's GPU memory; `del` is not enough
-        ray.kill(a)
-    for opts in placements:
-        release(opts)
-
-
-def _drive(
-    cfg: RunConfig, actors: list[Any], todo: list[WorkItem], model: ModelSpec, by_id: dict[str, Instance],
-    run_id: str, version: str, sink: SampleSink, stats: ModelStats,
-) -> None:
-    """Keep up to the in-flight limit of batches going and write each finished batch to the sink."""
-    queue = deque(_Batch(todo[i : i + model.batch_size]) for i in range(0, len(todo), model.batch_size))
-    inflight: dict[ray.ObjectRef, tuple[_Batch, int]] = {}
-    limit = max(cfg.max_inflight_batches, 2 * len(actors))
-    next_actor = 0
-    with Bar(f"{model.name}", len(todo)) as bar:
-        while queue or inflight:
-            while queue and len(inflight) < limit:
-                batch = queue.popleft()
-                idx = next_actor % len(actors)
-                next_actor += 1
-                reqs = [w.request for w in batch.items]
-                insts = [by_id[w.instance_id] for w in batch.items]
-                gen_ref = actors[idx].generate.remote(reqs)
-                ref = score_batch.remote(run_id, version, insts, reqs, gen_ref)
-                inflight[ref] = (batch, idx)
-            ready, _ = ray.wait(list(inflight), num_returns=1)
-            batch, idx = inflight.pop(ready[0])
-            try:
-                records: list[SampleRecord] = ray.get(ready[0])
-            except (RayActorError, RayTaskError) as e:
-                records = _handle_failure(cfg, batch, e, queue, stats, run_id, version, by_id)
-            for r in records:
-                stats.statuses[r.status] = stats.statuses.get(r.status, 0) + 1
-            stats.written += sink.add(records)
-            bar.advance(len(records))
-    sink.flush()
-
-
-def _handle_failure(
-    cfg: RunConfig,
-    batch: _Batch,
-    err: Exception,
-    queue: deque[_Batch],
-    stats: ModelStats,
-    run_id: str,
-    version: str,
-    by_id: dict[str, Instance],
-) -> list[SampleRecord]:
-    if batch.attempt < cfg.max_attempts:
-        stats.retries += 1
-        queue.append(_Batch(batch.items, batch.attempt + 1))
-        return []
-    msg = f"{type(err).__name__}: {str(err).splitlines()[0] if str(err) else ''}"[:300]
-    stats.infra_errors += len(batch.items)
-    return [
-        score_sample(
-            run_id, version, by_id[w.instance_id], w.request,
-            ModelResponse(text=None, status="infra_error", error=msg, attempts=batch.attempt),
-        )
-        for w in batch.items
-    ]
+    """One model over one dataset (the scheduler with a single job)."""
+    one = cfg.model_copy(update={"models": [model]})
+    return run_models(one, [dataset], run_id, sink, start_ray=start_ray, versions=[version])[0]

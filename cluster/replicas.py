@@ -52,7 +52,9 @@ def free_gpus() -> int:
 
 
 def replica_count(spec: ModelSpec) -> int:
-    """`spec.replicas`, or for "auto" as many replicas as the free GPUs hold (1 for a CPU model)."""
+    """`spec.replicas`, or for "auto" as many replicas as the free GPUs hold now (1 for a CPU model).
+
+    An upper bound only: a run's scheduler (cluster.scheduler) sizes `auto` by the model's share of the work."""
     if spec.replicas != AUTO:
         return int(spec.replicas)
     per = gpus_per_replica(spec)

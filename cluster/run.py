@@ -294,8 +294,6 @@ def execute(cfg: RunConfig, *, data_root: Path = Path("data"), then: Callable[[P
 
 
 def _execute_locked(cfg: RunConfig, out: Path, run_id: str, datasets: list[Dataset]) -> Path:
-    from cluster.pipeline import run_model
-
     existing = prepare_run_dir(out, run_id)  # again under the lock: another writer may have just finished
     sink = SampleSink(out)  # reads the samples already written: a damaged shard stops here, before any change
     manifest: dict[str, Any] = {
@@ -316,21 +314,21 @@ def _execute_locked(cfg: RunConfig, out: Path, run_id: str, datasets: list[Datas
     _write_manifest(out, manifest)
     stats: list[dict[str, Any]] = []
     t0 = time.monotonic()
+    stream: list[Any] = []
+    live: list[Any] = []  # the models' stats as they run
     try:
         if sink.resumed:
             print(f"resuming {run_id}: {sink.resumed} samples already written", file=sys.stderr)
-        for ds in datasets:
-            for model in cfg.models:
-                s = run_model(cfg, model, ds, ds.manifest.version, run_id, sink, start_ray=lambda: init_ray(cfg))
-                stats.append({"dataset": ds.manifest.version, **asdict(s)})
-        sink.flush()
-        from cluster.judge_stage import run_judge_stage
-
-        judged = run_judge_stage(out, datasets, cfg.judge, start_ray=lambda: init_ray(cfg))
+        stats = _run_pipeline(cfg, out, datasets, run_id, sink, stream, live)
+        judged = stream[0].finish()
     except KeyboardInterrupt as e:
         with interrupts.deferred():
-            kept = _save_interrupted(out, manifest, sink, stats, t0)
+            kept = _save_interrupted(out, manifest, sink, stats or [asdict(s) for s in live], t0)
+            if stream:  # judgments of samples now on disk; the rest are judged on resume
+                stream[0].flush()
+                stream[0].close()
         raise RunInterrupted(kept, interrupts.exit_code(e)) from None
+    failed = {s["model"]: s["error"] for s in stats if s.get("status") == "infra_error"}
     manifest.update(
         judge=asdict(judged),
         status="complete",
@@ -339,8 +337,44 @@ def _execute_locked(cfg: RunConfig, out: Path, run_id: str, datasets: list[Datas
         models=stats,
         totals=_totals(out),
     )
+    if failed:  # the run completed; these models could not be served and their samples are infra errors
+        manifest["failed_models"] = failed
     _write_manifest(out, manifest)
     return out
+
+
+def _run_pipeline(cfg: RunConfig, out: Path, datasets: list[Dataset], run_id: str, sink: SampleSink,
+                  streams: list[Any], live: list[Any]) -> list[dict[str, Any]]:
+    """Every model at once on one cluster, the judge stage fed as GraphVerse samples are scored.
+
+    The judge stream is appended to `streams` and the models' stats to `live` as soon as they exist, so an
+    interrupt can still flush the one and record the other."""
+    import polars as pl
+
+    from cluster.judge_stage import BENCHMARK, JudgeStream
+    from cluster.pipeline import run_models
+
+    stream = JudgeStream(out, datasets, cfg.judge, start_ray=lambda: init_ray(cfg), hold=True)
+    stream.prestart = any(d.manifest.benchmark == BENCHMARK for d in datasets)
+    streams.append(stream)
+    # samples written by an earlier attempt and not yet judged go first
+    done = read_samples(out)
+    stream.add_rows(done.filter(pl.col("benchmark") == BENCHMARK).iter_rows(named=True))
+    stream.flush()
+    written = [sink.written]
+
+    def judge(records: list[Any]) -> None:
+        stream.add_records(records)
+        if sink.written != written[0]:  # the samples fed so far are on disk: their judgments may follow
+            written[0] = sink.written
+            stream.flush()
+
+    stats = run_models(cfg, datasets, run_id, sink, start_ray=lambda: init_ray(cfg), stages=lambda: [stream],
+                       on_records=judge, live=live)
+    sink.flush()
+    stream.flush()
+    by_version = [d.manifest.version for d in datasets]
+    return [{"dataset": by_version[0] if len(by_version) == 1 else by_version, **asdict(s)} for s in stats]
 
 
 class RunInterrupted(Exception):

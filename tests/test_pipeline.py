@@ -52,7 +52,9 @@ def test_end_to_end_oracle_and_controls(small_dataset, ray_local, tmp_path):
 
 def test_rerun_resumes_and_never_duplicates(small_dataset, ray_local, tmp_path):
     out = tmp_path / "run"
-    cfg = _cfg(small_dataset, out, [ModelSpec(name="greedy", batch_size=16)])
+    # 0.2 s per batch: the run outlasts the sink's 2 s flush interval, so it leaves several shards even on
+    # warm Ray workers
+    cfg = _cfg(small_dataset, out, [ModelSpec(name="greedy", batch_size=16, options={"latency_s": 0.2})])
     execute(cfg)
     first = read_samples(out)
     shards = sorted((out / "samples").glob("**/*.parquet"))
@@ -135,7 +137,7 @@ def test_killed_driver_resumes_only_missing_keys(small_dataset, tmp_path):
     cfg.write_text(
         "name: slow\n"
         f"datasets: [{{path: {small_dataset}}}]\n"
-        "models: [{name: greedy, batch_size: 8, options: {latency_s: 0.1}}]\n"
+        "models: [{name: greedy, batch_size: 8, options: {latency_s: 0.3}}]\n"  # about 5 s: the kill lands mid-run
         "recognition: {enabled: false}\n"
     )
     out = tmp_path / "run"

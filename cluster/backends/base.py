@@ -47,4 +47,8 @@ def make_backend(backend: str, name: str, baseline: str | None, options: dict) -
         from cluster.backends.caption_chain import CaptionChainBackend
 
         return CaptionChainBackend(name, options)
+    if backend == "simulated":  # bench/bench_schedule.py only; refused without options.benchmark_only
+        from cluster.backends.simulated import SimulatedBackend
+
+        return SimulatedBackend(name, options)
     raise ValueError(f"model {name!r}: unknown backend {backend!r}")
