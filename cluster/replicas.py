@@ -99,7 +99,10 @@ def actor_options(spec: ModelSpec, replica: int = 0, *, wait_s: float | None = 6
     placed, raising TimeoutError with one line otherwise); pass the result to `release` after the actor ends.
     """
     if not uses_placement_group(spec):
-        return {"num_cpus": spec.num_cpus, "num_gpus": spec.num_gpus}
+        # Baselines and API models hold no compute: all of a run's models start at once, and their actors
+        # must not take the CPUs the score tasks need (4 baselines x 0.5 CPU deadlocked a 2-CPU run).
+        idle = spec.backend in ("baseline", "litellm") and "num_cpus" not in spec.model_fields_set
+        return {"num_cpus": 0 if idle else spec.num_cpus, "num_gpus": spec.num_gpus}
     check_fits(spec)
     pg = replica_placement_group(spec, replica)
     if wait_s is not None:
