@@ -12,7 +12,7 @@ import tempfile
 import time
 from pathlib import Path
 
-from nphe4v.dataset import generate_version
+from nphe4v.generate import generate_version
 
 
 def main() -> None:

@@ -40,7 +40,7 @@ def _instances(generate: bool, tmp: Path) -> list:
 
     if generate:
         from gie.dataset import generate_split
-        from nphe4v.dataset import load_dataset
+        from nphe4v.core.dataset import load_dataset
 
         generate_split(tmp / "gv", "testmini", 2026, limit=51)
         return list(load_dataset(tmp / "gv", check_images=False).instances)
@@ -93,12 +93,12 @@ def bench_rule(items: list[tuple], verify: bool, passes: int = 3) -> tuple[float
 
 def bench_cached_rerun(instances: list, items: list[tuple], tmp: Path) -> tuple[float, int, int]:
     from cluster.judge_stage import JudgeConfig, plan, resolve_spec, run_judge_stage
-    from cluster.sink import SampleSink, read_samples
     from judge.cache import JudgeCache
     from judge.llm_judge import JudgeResult
     from judge.schema import JudgeStep, JudgeVerdict
+    from nphe4v.core.dataset import write_dataset
+    from nphe4v.core.records import SampleSink, read_samples
     from nphe4v.core.schema import SampleRecord
-    from nphe4v.dataset import write_dataset
 
     ds = tmp / "ds"
     write_dataset(ds, [(i, []) for i in instances], benchmark="graphverse", version="graphverse-testmini",

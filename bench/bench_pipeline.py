@@ -16,8 +16,9 @@ import ray
 
 from cluster.config import DatasetSpec, ModelSpec, RunConfig
 from cluster.pipeline import run_model
-from cluster.sink import SampleSink
-from nphe4v.dataset import generate_version, load_dataset
+from nphe4v.core.dataset import load_dataset
+from nphe4v.core.records import SampleSink
+from nphe4v.generate import generate_version
 
 
 def main() -> None:

@@ -26,8 +26,9 @@ import polars as pl
 from cluster.backends.baseline import BaselineBackend
 from cluster.config import DatasetSpec, ModelSpec, RunConfig
 from cluster.plan import plan_model
-from cluster.sink import SAMPLE_SCHEMA, slug
-from nphe4v.dataset import generate_version, load_dataset
+from nphe4v.core.dataset import load_dataset
+from nphe4v.core.records import SAMPLE_SCHEMA, slug
+from nphe4v.generate import generate_version
 from nphe4v.scoring import score_sample
 
 BASELINES = ("oracle", "greedy", "random", "always-yes")

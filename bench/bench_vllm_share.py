@@ -40,9 +40,10 @@ import ray  # noqa: E402
 from cluster.config import DatasetSpec, ModelSpec, RunConfig  # noqa: E402
 from cluster.pipeline import run_model  # noqa: E402
 from cluster.plan import plan_model  # noqa: E402
-from cluster.sink import SampleSink  # noqa: E402
+from nphe4v.core.dataset import load_dataset  # noqa: E402
+from nphe4v.core.records import SampleSink  # noqa: E402
 from nphe4v.core.schema import SampleRecord  # noqa: E402
-from nphe4v.dataset import generate_version, load_dataset  # noqa: E402
+from nphe4v.generate import generate_version
 
 
 class TimingSink(SampleSink):

@@ -10,9 +10,9 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_valida
 
 from cluster.judge_stage import JudgeConfig
 from nphe4v.baselines import BASELINES
+from nphe4v.core.dataset import LEVELS
 from nphe4v.core.hashing import sha256_json
 from nphe4v.core.schema import PROMPT_MODES, PromptMode
-from nphe4v.dataset import LEVELS
 from nphe4v.tasks import TASK_MODULES
 
 # Model names become sample keys (joined with '|'), folder names and terminal output: no separators, no

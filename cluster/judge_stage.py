@@ -6,7 +6,7 @@
 
 * `rule-based` (the default, no model configured): the deterministic rule scorer, in the driver.
 * any litellm model: a pool of `JudgeActor`s on Ray (bounded batches in flight, each actor a bounded
-  number of concurrent calls) sharing ONE rate limiter per provider key (`cluster.ratelimit.SharedLimiter`,
+  number of concurrent calls) sharing ONE rate limiter per provider key (`nphe4v.core.ratelimit.SharedLimiter`,
   the same limiter model backends of that key use), litellm with num_retries=0 so every 429 reaches it.
 * Successful judgments are cached on disk, content-addressed by everything that changes the answer
   (`judge.llm_judge.cache_key`): a rerun of the same judge costs zero calls and never starts Ray; a
@@ -34,15 +34,15 @@ from typing import Any
 import polars as pl
 from pydantic import BaseModel, ConfigDict, Field
 
-from cluster import secrets
-from cluster.sink import KEY_COLUMNS, read_samples, slug
 from judge.cache import JudgeCache
 from judge.evidence import Evidence, build_evidence, gold_text
 from judge.llm_judge import JudgeItem, JudgeResult, JudgeSpec, cache_key
 from judge.rule_scorer import RULE_VERSION, score_response
 from judge.schema import JUDGE_KEY_COLUMNS, JUDGMENT_SCHEMA, RULE_JUDGE, Judgment, ground, verdict_fields
 from judge.vgr import JUDGE_MANIFEST, JUDGMENTS_DIR, read_judgments
+from nphe4v.core import secrets
 from nphe4v.core.hashing import canonical_json, sha256_bytes
+from nphe4v.core.records import KEY_COLUMNS, read_samples, slug
 
 BENCHMARK = "graphverse"
 CACHE_DIR = "judge_cache"
@@ -108,7 +108,7 @@ class Work:
 
 
 def _instances(run_dir: Path, datasets: Iterable[Any] | None) -> dict[str, Any]:
-    from nphe4v.dataset import load_dataset
+    from nphe4v.core.dataset import load_dataset
 
     if datasets is None:
         man = json.loads((run_dir / "manifest.json").read_text())
@@ -124,7 +124,7 @@ def _instances(run_dir: Path, datasets: Iterable[Any] | None) -> dict[str, Any]:
 
 def _question(inst: Any) -> str:
     try:
-        from nphe4v.benchmarks import task_for
+        from nphe4v.core.benchmarks import task_for
 
         spec = task_for(inst.benchmark, inst.task)
         t = spec.text(spec.load(inst.data))
@@ -486,8 +486,8 @@ class JudgeStream:
             self.inflight[ref] = (batch, attempt)
 
     def _start_pool(self) -> None:
-        from cluster.ratelimit import LimitSettings, get_or_create_limiter_actor
-        from cluster.secrets import get_key, key_id, provider_of
+        from nphe4v.core.ratelimit import LimitSettings, get_or_create_limiter_actor
+        from nphe4v.core.secrets import get_key, key_id, provider_of
 
         self.start_ray()
         spec, cfg = self.spec, self.cfg

@@ -40,8 +40,8 @@ def _main(args: argparse.Namespace) -> int:
     from cluster.config import ConfigError, DatasetSpec, load_config
     from cluster.run import RunFolderError, RunInterrupted, execute
     from cluster.runlock import RunLockError, printable
-    from cluster.sink import SinkError
-    from nphe4v.dataset import DatasetError
+    from nphe4v.core.dataset import DatasetError
+    from nphe4v.core.records import SinkError
 
     try:
         cfg = load_config(args.config, {"out": args.out})

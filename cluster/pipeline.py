@@ -20,9 +20,9 @@ import ray
 from cluster.config import ModelSpec, RunConfig
 from cluster.plan import WorkItem, plan_model
 from cluster.scheduler import Batch, Job, Scheduler, Stage
-from cluster.sink import SampleSink
+from nphe4v.core.dataset import Dataset
+from nphe4v.core.records import SampleSink
 from nphe4v.core.schema import Instance, ModelRequest, ModelResponse, SampleRecord
-from nphe4v.dataset import Dataset
 from nphe4v.progress import Bar
 from nphe4v.scoring import score_sample
 

@@ -6,23 +6,17 @@ Planning is pure and cheap (string assembly); the model and score stages run on 
 from __future__ import annotations
 
 import sys
-from collections import defaultdict
 from collections.abc import Iterator
 from dataclasses import dataclass
 
 from cluster.backends.base import needs_reference
 from cluster.config import ModelSpec, RunConfig
-from nphe4v.benchmarks import task_for
+from nphe4v.core.benchmarks import task_for
+from nphe4v.core.dataset import Dataset
 from nphe4v.core.prompting import VISION_MODE, build_prompt, build_recognition_prompt
-from nphe4v.core.rng import derive_seed, rng_for
-from nphe4v.core.schema import (
-    RECOGNITION_MODE,
-    Instance,
-    ModelRequest,
-    SampleKey,
-    SamplingParams,
-)
-from nphe4v.dataset import Dataset
+from nphe4v.core.rng import derive_seed
+from nphe4v.core.schema import RECOGNITION_MODE, Instance, ModelRequest, SampleKey, SamplingParams
+from nphe4v.recognition import control_gaps, mismatch_partners
 
 
 @dataclass(frozen=True)
@@ -33,44 +27,6 @@ class WorkItem:
     @property
     def key(self) -> str:
         return self.request.key.as_str()
-
-
-def mismatch_partners(dataset: Dataset, seed: int) -> dict[str, str]:
-    """For each instance, another instance of the same task (the recognition control): of the same level when
-    the level has two or more instances, otherwise of the nearest other level (ties: any of them), so that a
-    dataset with one instance per level (``per_level: 1``) still gets controls. An instance whose task has no
-    other instance gets none (``control_gaps`` says so)."""
-    levels: dict[str, dict[int, list[str]]] = defaultdict(lambda: defaultdict(list))
-    for inst in dataset.instances:
-        levels[inst.task][inst.level].append(inst.instance_id)
-    partners = {}
-    for by_level in levels.values():
-        for level, ids in by_level.items():
-            for iid in ids:
-                others = [o for o in ids if o != iid]
-                if not others:
-                    dist = sorted({abs(lv - level) for lv in by_level if lv != level})
-                    near = dist[0] if dist else None
-                    others = sorted(o for lv, oids in by_level.items() if abs(lv - level) == near and lv != level
-                                    for o in oids)
-                if others:
-                    partners[iid] = rng_for(seed, "mismatch", iid).choice(others)
-    return partners
-
-
-def control_gaps(dataset: Dataset, partners: dict[str, str] | None = None) -> str | None:
-    """One line saying which instances cannot get a mismatched recognition control (their task has no other
-    instance in the dataset), or None when every instance has one."""
-    partners = mismatch_partners(dataset, 0) if partners is None else partners
-    alone: dict[str, int] = defaultdict(int)
-    for inst in dataset.instances:
-        if inst.instance_id not in partners:
-            alone[inst.task] += 1
-    if not alone:
-        return None
-    tasks = ", ".join(f"{t} ({n})" for t, n in sorted(alone.items()))
-    return (f"recognition controls: none for {sum(alone.values())} instance(s) of {dataset.manifest.version!r} "
-            f"whose task has no other instance to pair with: {tasks}; RA_corrected stays blank there")
 
 
 _REPORTED_GAPS: set[tuple[str, str]] = set()

@@ -258,7 +258,7 @@ def expand_models(raw: dict[str, Any], registry: Registry | str | Path | None = 
     Wire it into `cluster.config.load_config`, just before its `try: return RunConfig.model_validate(raw)`
     (a function-level import: cluster.registry imports cluster.config):
 
-        from cluster.registry import expand_models; raw = expand_models(raw, source=path)
+        from cluster.registry import expand_models; raw = expand_models(raw, source=path
 
     A `models:` item may be
       * a string: a model or group name of cluster/models.yaml (groups expand in order);

@@ -18,12 +18,13 @@ from filelock import FileLock, Timeout
 from cluster import interrupts
 from cluster.config import ConfigError, DatasetSpec, GenerateSpec, RunConfig
 from cluster.runlock import foreign_files, run_lock
-from cluster.secrets import redact
-from cluster.sink import SampleSink, read_samples
+from nphe4v.core.dataset import Dataset, DatasetError, load_dataset
 from nphe4v.core.hashing import sha256_json
-from nphe4v.dataset import Dataset, DatasetError, generate_version, load_dataset
+from nphe4v.core.provenance import git_sha, package_versions
+from nphe4v.core.records import SampleSink, read_samples
+from nphe4v.core.secrets import redact
+from nphe4v.generate import generate_version
 from nphe4v.progress import Bar
-from nphe4v.provenance import git_sha, package_versions
 from nphe4v.tasks import TASK_MODULES
 
 RUN_MANIFEST = "manifest.json"

@@ -125,11 +125,7 @@ def _build_tokenizer(out: Path, seed: int):
 
 def _build_model(out: Path, seed: int, tokenizer) -> None:
     import torch
-    from transformers import (
-        Idefics3Config,
-        Idefics3ForConditionalGeneration,
-        Idefics3Processor,
-    )
+    from transformers import Idefics3Config, Idefics3ForConditionalGeneration, Idefics3Processor
     from transformers.models.idefics3.image_processing_pil_idefics3 import Idefics3ImageProcessorPil
 
     ids = {t: tokenizer.convert_tokens_to_ids(t) for t in (BOS, EOS, PAD, IMAGE)}

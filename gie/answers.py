@@ -29,9 +29,8 @@ from typing import Any
 import networkx as nx
 
 from gie import solvers
-from nphe4v.core.coerce import as_int, as_number, as_yes_no, get_key
+from nphe4v.core.coerce import as_int, as_number, as_yes_no, colour_label, get_key
 from nphe4v.core.schema import Gold, ParseError, Verdict
-from nphe4v.tasks.coloring import _label as colour_label
 
 MAX_ITEMS = 10_000
 MAX_NAME_CHARS = 64

@@ -1,5 +1,5 @@
 """GraphVerse splits: full (11,000), testmini (1,060) and train (3,500), written in the standard dataset
-folder layout (`nphe4v.dataset.write_dataset`, benchmark "graphverse", version "graphverse-<split>").
+folder layout (`nphe4v.core.dataset.write_dataset`, benchmark "graphverse", version "graphverse-<split>").
 
 Distribution (our Tables 5/6): every task has 1,000 instances in `full`, spread as evenly as possible over
 the edits it takes (200 per edit; COL 250 over four; TSP 500 over none and recolor), and each (task, edit)
@@ -33,9 +33,9 @@ from typing import Any, Literal
 
 from gie import sources, splits
 from gie.sample import LEVEL_NUMBER, LEVELS, Level
+from nphe4v.core.dataset import DatasetManifest, build_instance, write_dataset
 from nphe4v.core.rng import derive_seed, rng_for
 from nphe4v.core.schema import Instance
-from nphe4v.dataset import DatasetManifest, build_instance, write_dataset
 
 Split = Literal["full", "testmini", "train"]
 SPLITS: tuple[Split, ...] = ("full", "testmini", "train")

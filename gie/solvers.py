@@ -22,8 +22,8 @@ from typing import Any
 import networkx as nx
 import numpy as np
 
+from nphe4v.core.graph_solvers import chromatic_number
 from nphe4v.core.schema import Gold
-from nphe4v.tasks.coloring import chromatic_number
 
 SINGLE_TASKS: tuple[str, ...] = ("SD", "DIAM", "CN", "TSP", "MCP", "MVC", "MIS", "CYC", "COL")
 PAIRED_TASKS: tuple[str, ...] = ("GED", "MCS")
@@ -156,7 +156,7 @@ def _canonical_cycle(cycle: list[Hashable]) -> list[Hashable]:
 
 def _held_karp(dist: np.ndarray) -> list[int] | None:
     """Exact shortest closed tour [0, ..., 0] where np.inf marks a missing edge, or None."""
-    from nphe4v.tasks.tsp_common import held_karp_order
+    from nphe4v.core.graph_solvers import held_karp_order
 
     return held_karp_order(dist)
 

@@ -12,7 +12,7 @@ from pathlib import Path
 
 import polars as pl
 
-from nphe4v.dataset import INSTANCES
+from nphe4v.core.dataset import INSTANCES
 
 EDIT_ORDER = ("none", "patch", "composition", "focus", "recolor")
 

@@ -127,7 +127,7 @@ def _check_judge(judge: str, options: dict[str, object]) -> None:
     """Resolve the judge now: an unknown name, a bad option or a missing API key is one line, before work."""
     from pydantic import ValidationError
 
-    from cluster import secrets
+    from nphe4v.core import secrets
 
     try:
         spec = resolve_spec(judge, options)
@@ -237,7 +237,7 @@ def _human(path: Path) -> pl.DataFrame:
 
 
 def _has_graphverse(run: Path) -> bool:
-    from cluster.sink import read_samples
+    from nphe4v.core.records import read_samples
 
     try:
         samples = read_samples(run)

@@ -16,8 +16,8 @@ from pathlib import Path
 
 import polars as pl
 
-from cluster.sink import KEY_COLUMNS
 from judge.vgr import TASK_ORDER, select
+from nphe4v.core.records import KEY_COLUMNS
 
 ALL = "All"
 

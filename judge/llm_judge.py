@@ -11,7 +11,7 @@ strictly (`judge.schema.parse_verdict`) and validated with pydantic. Malformed o
 (`malformed`), never as a score. Every raw output is kept.
 
 Calls: litellm with `num_retries=0, max_retries=0`; every 429 goes to the provider key's shared limiter
-(`cluster.ratelimit`), which pauses all callers of the key until Retry-After. 5xx/timeouts/bad bodies are
+(`nphe4v.core.ratelimit`), which pauses all callers of the key until Retry-After. 5xx/timeouts/bad bodies are
 retried with backoff `max_attempts` times, then `judge_error` (`infra`, not cached). Errors are redacted.
 """
 
@@ -34,7 +34,6 @@ from typing import Any, Literal
 import yaml
 from pydantic import BaseModel, ConfigDict, Field
 
-from cluster import secrets
 from judge.schema import (
     MAX_CLAIM_CHARS_DEFAULT,
     MAX_STEPS_DEFAULT,
@@ -43,6 +42,7 @@ from judge.schema import (
     output_schema,
     parse_verdict,
 )
+from nphe4v.core import secrets
 from nphe4v.core.hashing import canonical_json, sha256_bytes
 
 log = logging.getLogger(__name__)
@@ -292,7 +292,7 @@ class LLMJudge:
     """One judge client (one per actor); `judge` never raises except on cancellation."""
 
     def __init__(self, spec: JudgeSpec, limiter: Any | None = None) -> None:
-        from cluster.ratelimit import LimitSettings, SharedLimiter, in_ray_actor, local_limiter
+        from nphe4v.core.ratelimit import LimitSettings, SharedLimiter, in_ray_actor, local_limiter
 
         if spec.is_rule:
             raise ValueError("LLMJudge needs a model; use judge.rule_scorer for 'rule-based'")

@@ -24,7 +24,7 @@ from typing import Any, Literal
 import polars as pl
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
-from cluster.sink import KEY_COLUMNS
+from nphe4v.core.records import KEY_COLUMNS
 
 ERROR_TYPES: tuple[str, ...] = ("perception", "visual_reasoning", "text_reasoning")
 ErrorType = Literal["none", "perception", "visual_reasoning", "text_reasoning", "unlabelled"]

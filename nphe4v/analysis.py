@@ -38,8 +38,8 @@ from typing import Any
 import numpy as np
 import polars as pl
 
-from cluster.sink import KEY_COLUMNS, SAMPLE_SCHEMA, read_samples
 from nphe4v import metrics
+from nphe4v.core.records import KEY_COLUMNS, SAMPLE_SCHEMA, read_samples
 from nphe4v.core.schema import PROMPT_MODES, RECOGNITION_MODE
 from nphe4v.metrics import COMPLEXITY_CLASSES, POOLED
 from nphe4v.tasks import TASK_CLASS, TASK_MODULES
@@ -122,7 +122,7 @@ def scan_run_samples(run_dir: str | Path) -> pl.LazyFrame:
 
 
 def read_run_samples(run_dir: str | Path, columns: Sequence[str] | None = None) -> pl.DataFrame:
-    """``cluster.sink.read_samples`` (only ``columns`` when given), tolerating shards written before a column
+    """``nphe4v.core.records.read_samples`` (only ``columns`` when given), tolerating shards written before a column
     was appended to the schema (the missing column reads as null)."""
     if columns is None:
         try:
@@ -983,7 +983,7 @@ def judge_csvs(src: Source) -> dict[str, pl.DataFrame]:
 
 @lru_cache(maxsize=16)
 def _load_dataset_cached(path: str):
-    from nphe4v.dataset import load_dataset
+    from nphe4v.core.dataset import load_dataset
 
     return load_dataset(path, check_images=False)
 
@@ -1009,7 +1009,7 @@ _PAIRED: dict[str, dict[str, str]] = {}
 def _paired(ds) -> dict[str, str]:
     """The planner's recognition-control partners of a dataset (which instances have one does not depend on
     the seed), computed once per dataset folder."""
-    from cluster.plan import mismatch_partners
+    from nphe4v.recognition import mismatch_partners
 
     key = str(ds.root)
     if key not in _PAIRED:

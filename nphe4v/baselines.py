@@ -22,7 +22,7 @@ BASELINES: tuple[BaselineKind, ...] = ("oracle", "greedy", "heuristic", "random"
 
 
 def baseline_answer(kind: BaselineKind, request: ModelRequest) -> str:
-    from nphe4v.benchmarks import task_for
+    from nphe4v.core.benchmarks import task_for
 
     ref = request.reference or {}
     key = request.key

@@ -40,7 +40,8 @@ def generate(
     import re
 
     from cluster.config import VERSION_PATTERN
-    from nphe4v.dataset import DatasetError, generate_version
+    from nphe4v.core.dataset import DatasetError
+    from nphe4v.generate import generate_version
     from nphe4v.progress import Bar
 
     if per_level < 1:
@@ -91,7 +92,7 @@ def _use_sources(items: list[str]) -> None:
 
 def _generate_graphverse(out: Path, split: str, seed: int, limit: int | None, workers: int | None) -> None:
     from gie.dataset import generate_split
-    from nphe4v.dataset import DatasetError
+    from nphe4v.core.dataset import DatasetError
     from nphe4v.progress import Bar
 
     if split not in ("full", "testmini", "train"):
@@ -116,7 +117,7 @@ def import_peer(
     out: Annotated[Path, typer.Option(help="dataset folder to create")],
 ) -> None:
     """Import the published NPHardEval / NPHardEval4V instances as a dataset, gold from our exact solvers."""
-    from nphe4v.dataset import DatasetError
+    from nphe4v.core.dataset import DatasetError
     from nphe4v.peer_dataset import import_peer_dataset
 
     if kind not in ("nphardeval", "nphardeval4v"):
@@ -163,10 +164,10 @@ def grade(
     out: Annotated[Path, typer.Option(help="run folder to write")],
 ) -> None:
     """Score responses produced elsewhere exactly as a live run would."""
+    from cluster.grading import GradeError, grade_file
     from cluster.runlock import RunLockError
-    from cluster.sink import SinkError
-    from nphe4v.dataset import DatasetError
-    from nphe4v.grading import GradeError, grade_file
+    from nphe4v.core.dataset import DatasetError
+    from nphe4v.core.records import SinkError
 
     try:
         n, new = grade_file(dataset, responses, out)
@@ -183,7 +184,7 @@ def show(
     mode: Annotated[str | None, typer.Option(help="prompt mode (default: figure+limited_text; GraphVerse: vision)")] = None,
 ) -> None:
     """Print exactly the prompt text a model receives for one instance in one mode, and its image paths."""
-    from nphe4v.dataset import DatasetError, load_dataset
+    from nphe4v.core.dataset import DatasetError, load_dataset
     from nphe4v.instance_prompt import ShowError, show_instance
 
     try:
@@ -206,8 +207,8 @@ def export(
     seed: Annotated[int, typer.Option(help="the run's sampling seed (it picks the recognition controls)")] = 0,
 ) -> None:
     """Write a dataset for other tools: a `datasets.load_from_disk` folder, or JSON-lines requests for `grade`."""
-    from nphe4v.dataset import DatasetError, load_dataset
-    from nphe4v.export import FORMATS, REQUESTS, ExportError, check_out, export_hf, export_jsonl
+    from cluster.export import FORMATS, REQUESTS, ExportError, check_out, export_hf, export_jsonl
+    from nphe4v.core.dataset import DatasetError, load_dataset
 
     if fmt not in FORMATS:
         fail(f"--format {fmt}: expected {' or '.join(FORMATS)}")

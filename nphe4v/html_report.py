@@ -34,10 +34,10 @@ from typing import Any
 import polars as pl
 from PIL import Image
 
-from cluster.secrets import redact, redact_frame
-from cluster.sink import KEY_COLUMNS
 from nphe4v import analysis, figures
+from nphe4v.core.records import KEY_COLUMNS
 from nphe4v.core.schema import PROMPT_MODES, RECOGNITION_MODE
+from nphe4v.core.secrets import redact, redact_frame
 from nphe4v.metrics import POOLED
 
 DEFAULT_SAMPLES_PER_GROUP = 4
@@ -330,7 +330,7 @@ class _DatasetIndex:
 
     @staticmethod
     def text(ds: Any, info: dict[str, Any], iid: str):
-        from nphe4v.benchmarks import task_for
+        from nphe4v.core.benchmarks import task_for
 
         if iid not in info["texts"]:
             inst = info["by_id"][iid]
@@ -358,7 +358,7 @@ def _rebuild(row: dict, index: _DatasetIndex) -> dict[str, Any]:
             text_id = inst.instance_id
             if row["variant"] == "mismatch":
                 if info["partners"] is None:
-                    from cluster.plan import mismatch_partners
+                    from nphe4v.recognition import mismatch_partners
 
                     info["partners"] = mismatch_partners(ds, info["seed"])
                 text_id = info["partners"].get(inst.instance_id, inst.instance_id)

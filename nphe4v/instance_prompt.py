@@ -8,10 +8,10 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from nphe4v.benchmarks import task_for
+from nphe4v.core.benchmarks import task_for
+from nphe4v.core.dataset import INSTANCES, Dataset
 from nphe4v.core.prompting import VISION_MODE, build_prompt
 from nphe4v.core.schema import PROMPT_MODES, Instance, Prompt
-from nphe4v.dataset import INSTANCES, Dataset
 
 
 class ShowError(ValueError):

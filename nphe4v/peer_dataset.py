@@ -12,13 +12,13 @@ from functools import partial
 from pathlib import Path
 from typing import Any, Literal
 
+from nphe4v.core.dataset import DatasetManifest, build_instance, instance_id, write_dataset
+from nphe4v.core.graph_solvers import SolveBudgetExceeded
 from nphe4v.core.schema import Gold, Instance
 from nphe4v.core.task import TaskSpec
-from nphe4v.dataset import DatasetManifest, build_instance, instance_id, write_dataset
 from nphe4v.peer import PeerRecord, read_peer
 from nphe4v.progress import Bar
 from nphe4v.tasks import get_task
-from nphe4v.tasks.coloring import SolveBudgetExceeded
 
 # Work allowed to one exact colouring search (coloring._NodeBudget steps, ~1-2 s of Python at any size). Every
 # published GCP / GCP-D instance needs under 20,000; a dense 70-vertex graph could search for hours.

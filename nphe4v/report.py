@@ -10,8 +10,8 @@ import polars as pl
 from rich.console import Console
 from rich.table import Table
 
-from cluster.sink import SAMPLE_SCHEMA
 from nphe4v import metrics
+from nphe4v.core.records import SAMPLE_SCHEMA
 
 LEADERBOARD_CSV = "leaderboard.csv"
 GRAPHVERSE_CSV = "graphverse_acc.csv"

@@ -23,7 +23,7 @@ from nphe4v.core.schema import (
 
 def score_answer(instance: Instance, text: str | None) -> tuple[Verdict, str | None]:
     """Verdict for an answer to `instance`, and the canonical parsed answer as JSON (None if unparsable)."""
-    from nphe4v.benchmarks import task_for
+    from nphe4v.core.benchmarks import task_for
 
     spec = task_for(instance.benchmark, instance.task)
     extracted = extract_final_answer(text)

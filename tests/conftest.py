@@ -28,7 +28,7 @@ def shared_or_skip(*parts: str) -> Path:
 @pytest.fixture(scope="session")
 def small_dataset(tmp_path_factory) -> Path:
     """All nine tasks, all ten levels, two instances per level (180 instances)."""
-    from nphe4v.dataset import generate_version
+    from nphe4v.generate import generate_version
 
     out = tmp_path_factory.mktemp("ds") / "small"
     generate_version(out, version="test", seed=7, per_level=2)

@@ -1,4 +1,4 @@
-"""Small real run folders for the explorer tests: graded by `nphe4v.grading` (no Ray), judged by the rule
+"""Small real run folders for the explorer tests: graded by `cluster.grading` (no Ray), judged by the rule
 scorer, with a hostile model name and hostile responses."""
 
 from __future__ import annotations
@@ -41,7 +41,7 @@ def _responses(ds, path: Path, modes: list[str]) -> None:
 
 def _hostile_copy(run: Path, bench: str) -> None:
     """beta's rows again under a model name no config would accept (the sink's folder name is its slug)."""
-    from cluster.sink import slug
+    from nphe4v.core.records import slug
 
     files = sorted((run / "samples" / bench / "beta").glob("*.parquet"))
     df = pl.read_parquet(files).with_columns(model=pl.lit(XSS_MODEL))
@@ -52,10 +52,11 @@ def _hostile_copy(run: Path, bench: str) -> None:
 
 def build_explorer_runs(root: Path) -> tuple[Path, Path]:
     """(NPHardEval4V run, GraphVerse run) under root."""
+    from cluster.grading import grade_file
     from cluster.judge_stage import JudgeConfig, run_judge_stage
     from gie.dataset import generate_split
-    from nphe4v.dataset import generate_version, load_dataset
-    from nphe4v.grading import grade_file
+    from nphe4v.core.dataset import load_dataset
+    from nphe4v.generate import generate_version
 
     np_ds, gv_ds = root / "np", root / "gv"
     generate_version(np_ds, version="xv", seed=5, per_level=1, tasks=["SPP", "BSP"], levels=[1, 2], workers=1)

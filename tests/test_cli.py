@@ -14,8 +14,9 @@ from conftest import shared_or_skip
 from typer.testing import CliRunner
 
 from nphe4v.cli import app
+from nphe4v.core.dataset import DatasetError, load_dataset
 from nphe4v.core.hashing import sha256_file
-from nphe4v.dataset import DatasetError, generate_version, load_dataset
+from nphe4v.generate import generate_version
 
 runner = CliRunner()
 ROOT = Path(__file__).resolve().parents[1]

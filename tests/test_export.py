@@ -13,15 +13,16 @@ import pytest
 from typer.testing import CliRunner
 
 from cluster.config import DatasetSpec, ModelSpec, RunConfig
+from cluster.export import prompt_column
 from cluster.run import execute
-from cluster.sink import read_samples
 from gie import metrics as gie_metrics
 from nphe4v import metrics
 from nphe4v.baselines import baseline_answer
 from nphe4v.cli import app
+from nphe4v.core.dataset import load_dataset
+from nphe4v.core.records import read_samples
 from nphe4v.core.schema import RECOGNITION_MODE, ModelRequest, Prompt, SampleKey, SamplingParams
-from nphe4v.dataset import generate_version, load_dataset
-from nphe4v.export import prompt_column
+from nphe4v.generate import generate_version
 
 runner = CliRunner()
 KEY = ["model", "benchmark", "instance_id", "variant", "prompt_mode", "repeat"]

@@ -10,8 +10,8 @@ from pathlib import Path
 import polars as pl
 import pytest
 
+from nphe4v.core.dataset import load_dataset
 from nphe4v.core.schema import ModelRequest, ModelResponse, Prompt, SampleKey, SamplingParams
-from nphe4v.dataset import generate_version, load_dataset
 from nphe4v.failure_analysis import (
     CATEGORIES,
     categorise,
@@ -20,6 +20,7 @@ from nphe4v.failure_analysis import (
     is_suboptimal,
     unknown_entities,
 )
+from nphe4v.generate import generate_version
 from nphe4v.scoring import score_sample
 
 

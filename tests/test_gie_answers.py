@@ -691,9 +691,9 @@ def test_witness_column_separates_validity_from_the_verdict() -> None:
 
 
 def test_scored_sample_records_the_witness_column() -> None:
-    from cluster.sink import SAMPLE_SCHEMA
     from gie.tasks import get_config
     from gie.tasks.common import build_data
+    from nphe4v.core.records import SAMPLE_SCHEMA
     from nphe4v.core.schema import Instance, SampleRecord
     from nphe4v.scoring import score_answer
 

@@ -14,7 +14,7 @@ from gie.sample import LEVEL_RANGES, LEVELS
 from gie.sources import get_source
 from gie.stats import stats
 from gie.tasks import TASK_EDITS, TASK_NAMES, get_task
-from nphe4v.dataset import load_dataset
+from nphe4v.core.dataset import load_dataset
 
 SEED = 3
 LIMIT = 102  # the 51 task x edit cells at both levels

@@ -16,7 +16,7 @@ from gie import paired, solvers
 from gie.sources import get_source
 from gie.tasks import get_config
 from gie.tasks.common import _sample_pair, _sample_single
-from nphe4v.tasks.tsp_common import held_karp_order
+from nphe4v.core.graph_solvers import held_karp_order
 from tests.test_gie_solvers import brute_longest_cycle, milp_chromatic
 
 

@@ -16,7 +16,7 @@ from gie import dataset as gd
 from gie.render import NODE_RADIUS, legibility_problems
 from gie.tasks import get_config, get_task
 from gie.tasks.common import _render_images
-from nphe4v.dataset import load_dataset
+from nphe4v.core.dataset import load_dataset
 
 SEED = 2026
 

@@ -12,7 +12,7 @@ import pytest
 from gie import solvers
 from gie.tasks import EDIT_KINDS, TASK_CLASS, TASK_EDITS, TASK_NAMES, get_config, get_task
 from gie.tasks.common import GVData, build_data
-from nphe4v.benchmarks import task_for
+from nphe4v.core.benchmarks import task_for
 from nphe4v.core.extract import extract_final_answer
 from nphe4v.core.prompting import build_prompt, format_response
 from nphe4v.core.schema import ParseError

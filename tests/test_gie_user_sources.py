@@ -177,7 +177,7 @@ def test_instances_come_from_the_user_copies(tmp_path: Path) -> None:
 
 def test_a_user_source_changes_the_dataset_identity(tmp_path: Path) -> None:
     from gie.dataset import generate_split
-    from nphe4v.dataset import load_dataset
+    from nphe4v.core.dataset import load_dataset
 
     base = generate_split(tmp_path / "base", "testmini", 0, limit=1, workers=1)
     folder = write_openflights(tmp_path / "of")
@@ -203,7 +203,7 @@ def test_a_user_source_changes_the_dataset_identity(tmp_path: Path) -> None:
 
 def test_cli_source_flag(tmp_path: Path) -> None:
     from nphe4v.cli import app
-    from nphe4v.dataset import load_dataset
+    from nphe4v.core.dataset import load_dataset
 
     folder = write_openflights(tmp_path / "of")
     r = runner.invoke(app, ["generate", "--benchmark", "graphverse", "--split", "testmini", "--limit", "1",

@@ -15,7 +15,7 @@ from typing import Any
 
 from fake_provider import FakeProvider
 
-from cluster.sink import SampleSink
+from nphe4v.core.records import SampleSink
 from nphe4v.core.schema import Instance, SampleRecord
 
 SNAP = Path(__file__).resolve().parent / "snapshots" / "judge"
@@ -27,7 +27,7 @@ def load_instances() -> list[Instance]:
 
 
 def write_dataset_folder(root: Path, instances: list[Instance]) -> Path:
-    from nphe4v.dataset import write_dataset
+    from nphe4v.core.dataset import write_dataset
 
     write_dataset(root, [(i, []) for i in instances], benchmark="graphverse", version="graphverse-testmini",
                   seed=2026, per_level=None, source="generated")

@@ -10,10 +10,12 @@ import polars as pl
 import pytest
 
 from cluster.config import DatasetSpec, ModelSpec, RunConfig
-from cluster.plan import control_gaps, mismatch_partners, plan_model
+from cluster.plan import plan_model
 from nphe4v import metrics
+from nphe4v.core.dataset import load_dataset
 from nphe4v.core.schema import RECOGNITION_MODE, ModelResponse
-from nphe4v.dataset import generate_version, load_dataset
+from nphe4v.generate import generate_version
+from nphe4v.recognition import control_gaps, mismatch_partners
 from nphe4v.scoring import score_sample
 
 

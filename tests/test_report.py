@@ -31,8 +31,8 @@ from pathlib import Path
 import polars as pl
 import pytest
 
-from cluster.sink import SAMPLE_SCHEMA
 from nphe4v import analysis, figures
+from nphe4v.core.records import SAMPLE_SCHEMA
 from nphe4v.html_report import build_report, self_contained_violations
 
 TASKS = ["BSP", "KSP", "TSP"]
@@ -95,7 +95,7 @@ def _write_run(root: Path, run_id: str, version: str, dataset: Path, rows: list[
 
 def build_runs(root: Path) -> tuple[Path, Path]:
     """Write runs A and B (see the module docstring) under ``root``; returns their folders."""
-    from nphe4v.dataset import generate_version
+    from nphe4v.generate import generate_version
 
     ds1, ds2 = root / "ds-v1", root / "ds-v2"
     generate_version(ds1, version="v1", seed=1, per_level=2, tasks=TASKS, levels=LEVELS, workers=1)
@@ -535,7 +535,7 @@ def test_report_has_paper_sections_and_group_by(runs, tmp_path) -> None:
 def test_report_bounded_with_huge_responses(tmp_path) -> None:
     """Huge responses are cut in the HTML (marker present, full text still in the Parquet), the browser shows
     at most samples_per_group rows per model and task, and the page stays small."""
-    from nphe4v.dataset import generate_version
+    from nphe4v.generate import generate_version
     from nphe4v.html_report import TRUNCATION_MARK
 
     ds = tmp_path / "ds"
@@ -578,7 +578,7 @@ def test_cli_group_by_open_closed(runs, tmp_path) -> None:
 
 def test_browser_text_budget_and_table_row_cap(tmp_path, monkeypatch) -> None:
     from nphe4v import html_report
-    from nphe4v.dataset import generate_version
+    from nphe4v.generate import generate_version
 
     t = html_report.html_table(pl.DataFrame({"a": list(range(5))}), max_rows=2, csv_name="x.csv")
     assert t.count("<tr>") == 3 and "First 2 of 5 rows shown" in t and "x.csv" in t

@@ -8,11 +8,11 @@ import shutil
 import polars as pl
 import pytest
 
-from cluster.sink import SAMPLE_SCHEMA, read_samples
 from gie import metrics as gm
 from judge import vgr
 from judge.schema import JUDGMENT_SCHEMA, vgr_score
 from nphe4v import analysis
+from nphe4v.core.records import SAMPLE_SCHEMA, read_samples
 from nphe4v.html_report import build_report
 
 RUN_ID = "J"

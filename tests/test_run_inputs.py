@@ -15,10 +15,10 @@ from typer.testing import CliRunner
 from cluster.config import ConfigError, DatasetSpec, GenerateSpec, load_config
 from cluster.main import main as eval_all
 from cluster.run import dataset_path, resolve_dataset
-from cluster.sink import SampleSink, SinkError
 from nphe4v.cli import app
+from nphe4v.core.dataset import DatasetError, load_dataset
 from nphe4v.core.hashing import sha256_file
-from nphe4v.dataset import DatasetError, load_dataset
+from nphe4v.core.records import SampleSink, SinkError
 
 ROOT = Path(__file__).resolve().parents[1]
 runner = CliRunner()

@@ -14,8 +14,9 @@ from fake_provider import FakeProvider
 
 from cluster.config import DatasetSpec, ModelSpec, RunConfig
 from cluster.run import execute
-from cluster.sink import KEY_COLUMNS, read_samples
-from nphe4v.dataset import generate_version, load_dataset
+from nphe4v.core.dataset import load_dataset
+from nphe4v.core.records import KEY_COLUMNS, read_samples
+from nphe4v.generate import generate_version
 
 pytestmark = pytest.mark.ray
 

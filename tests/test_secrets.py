@@ -1,6 +1,6 @@
 """Secrets are redacted by value as well as by name, everywhere a run writes.
 
-Unit level: `cluster.secrets.redact` on text, on configs and on Polars frames (its vectorised pre-filter is
+Unit level: `nphe4v.core.secrets.redact` on text, on configs and on Polars frames (its vectorised pre-filter is
 cross-checked against the plain per-cell function), secret files, the log filter. End to end: a real
 `eval_all` (a baseline and a litellm model on a fake provider over loopback HTTP, plus an LLM judge on the
 same provider) whose provider echoes every key it receives, in answers and in error messages; every file of
@@ -25,7 +25,7 @@ from fake_provider import FakeProvider
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from cluster import secrets
+from nphe4v.core import secrets
 
 # runtime-made values: no key below is key-shaped (sk-...), so only redaction by value can catch them
 ENV_KEY = "EnvKey" + pysecrets.token_hex(10)
@@ -270,18 +270,21 @@ def _scan_run(out: Path, keys: list[str]) -> tuple[list[str], int]:
 @pytest.mark.slow
 def test_eval_all_writes_no_key_anywhere(tmp_path):
     from gie.dataset import generate_split
-    from nphe4v.dataset import generate_version
+    from nphe4v.generate import generate_version
 
     generate_version(tmp_path / "np", version="sec", seed=3, per_level=1, tasks=["SPP", "GCP-D"], levels=[1],
                      workers=1)
     generate_split(tmp_path / "gv", "testmini", 0, limit=2, workers=1)
     keys = [ENV_KEY, URL_KEY, HDR_KEY]
     # the provider's first answer is a 400 quoting the key and the request (as some providers do)
-    with FakeProvider(echo_secrets=True, script=["400key"], lifetime_s=600) as fp:
+    # the judge has its own provider: with the judge streaming beside the models, it could otherwise be the one
+    # served the scripted 400
+    with (FakeProvider(echo_secrets=True, script=["400key"], lifetime_s=600) as fp,
+          FakeProvider(echo_secrets=True, lifetime_s=600) as fj):
         base = f"{fp.base_url}?api_key={URL_KEY}"
         options = {"model": "openai/fake-model", "api_base": base, "api_key_env": ENV, "max_attempts": 1,
                    "backoff_base_s": 0.01, "extra": {"extra_headers": {"X-Custom-Auth": HDR_KEY, "X-Trace": ENV_KEY}}}
-        judge_opts = {"api_base": base, "api_key_env": ENV, "max_malformed": 1, "max_attempts": 1,
+        judge_opts = {"api_base": f"{fj.base_url}?api_key={URL_KEY}", "api_key_env": ENV, "max_malformed": 1, "max_attempts": 1,
                       "max_tokens": 64, "extra": {"extra_headers": {"X-Custom-Auth": HDR_KEY}}}
         cfg = {
             "name": "secrets",
@@ -304,7 +307,7 @@ def test_eval_all_writes_no_key_anywhere(tmp_path):
              "--data-root", str(tmp_path / "data")],
             cwd=tmp_path, capture_output=True, text=True, timeout=900, env=env,
         )
-        hits = list(fp.hits)
+        hits = list(fp.hits) + list(fj.hits)
     assert done.returncode == 0, done.stderr[-3000:]
 
     # the keys did travel: in the query string, the bearer header and the custom headers, and came back

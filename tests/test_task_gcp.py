@@ -15,10 +15,10 @@ from hypothesis import strategies as st
 from PIL import Image
 
 from nphe4v.core.extract import is_format_example
+from nphe4v.core.graph_solvers import chromatic_number, greedy_largest_first, k_coloring
 from nphe4v.core.prompting import example_literal
 from nphe4v.core.schema import ParseError
 from nphe4v.tasks import coloring, gcp, gcpd
-from nphe4v.tasks.coloring import chromatic_number, greedy_largest_first, k_coloring
 
 # ---------------------------------------------------------------------------------------------------------
 # Independent reference methods

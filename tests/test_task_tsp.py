@@ -16,10 +16,11 @@ from hypothesis import strategies as st
 from PIL import Image
 
 from nphe4v.core.extract import is_format_example
+from nphe4v.core.graph_solvers import held_karp, tour_length
 from nphe4v.core.schema import Gold, ParseError
 from nphe4v.tasks import get_task
 from nphe4v.tasks.tsp import TSPData
-from nphe4v.tasks.tsp_common import fmt_dist, held_karp, nearest_neighbour, tour_length
+from nphe4v.tasks.tsp_common import fmt_dist, nearest_neighbour
 from nphe4v.tasks.tspd import TSPDData
 
 TSP = get_task("TSP")

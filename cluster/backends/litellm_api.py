@@ -1,7 +1,7 @@
 """API models (and OpenAI-compatible servers) through litellm, with our own retries and a shared limiter.
 
 litellm and the OpenAI SDK run with `num_retries=0, max_retries=0`: every 429 reaches the per-key limiter
-(`cluster.ratelimit`), which pauses all callers of the key until Retry-After. Per request:
+(`nphe4v.core.ratelimit`), which pauses all callers of the key until Retry-After. Per request:
 
 * 429                                  -> report to the limiter, wait for its pause, retry (up to `max_rate_limited`)
 * 5xx, timeout, connection, bad JSON   -> retry with exponential backoff, `max_attempts` tries, then infra_error
@@ -29,8 +29,8 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
-from cluster import secrets
-from cluster.ratelimit import LimitSettings, RateLimiter, SharedLimiter, in_ray_actor, local_limiter
+from nphe4v.core import secrets
+from nphe4v.core.ratelimit import LimitSettings, RateLimiter, SharedLimiter, in_ray_actor, local_limiter
 from nphe4v.core.schema import ModelRequest, ModelResponse, Usage
 
 log = logging.getLogger(__name__)
@@ -98,7 +98,7 @@ def _limit_key(opts: LiteLLMOptions, model: str) -> tuple[str, LimitSettings]:
 def ensure_shared_limiter(name: str, options: dict[str, Any]) -> str:
     """Create the model's per-key limiter actor from the driver (after Ray is up, before the replicas), so it
     lives as long as the driver rather than the first replica. Returns the key id."""
-    from cluster.ratelimit import get_or_create_limiter_actor
+    from nphe4v.core.ratelimit import get_or_create_limiter_actor
 
     opts = parse_options(name, options)
     key, settings = _limit_key(opts, opts.model or name)

@@ -1,4 +1,4 @@
-"""The 11 GraphVerse tasks as `TaskSpec`s (benchmark "graphverse"); `nphe4v.benchmarks.task_for`
+"""The 11 GraphVerse tasks as `TaskSpec`s (benchmark "graphverse"); `nphe4v.core.benchmarks.task_for`
 reaches them through `get_task`. Modules load on first use so one broken task cannot hide the others."""
 
 from __future__ import annotations

@@ -85,3 +85,20 @@ def get_key(mapping: dict[str, Any], *names: str) -> tuple[bool, Any]:
         if norm(k) in wanted:
             return True, val
     return False, None
+
+
+def colour_label(v: Any) -> str | None:
+    """A colour label as a comparable string: 1, '1', 1.0 are one colour; 'Red' and 'red ' are one colour."""
+    if isinstance(v, bool) or v is None:
+        return None
+    if isinstance(v, int | float):
+        i = as_int(v)
+        return None if i is None else str(i)
+    if isinstance(v, str):
+        s = v.strip().lower()
+        if not s or len(s) > 64:
+            return None
+        i = as_int(s)
+        return str(i) if i is not None else s
+    return None
+

@@ -25,8 +25,8 @@ from typing import Any
 import polars as pl
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
-from cluster.sink import KEY_COLUMNS
 from judge.schema import JudgeStep, distinct_steps, vgr_of
+from nphe4v.core.records import KEY_COLUMNS
 
 ANNOTATIONS_DIR = "annotations"
 # seed 002 D.1: two annotators, five tasks, 25 randomly sampled responses per task (Table 9 is per model:

@@ -25,8 +25,8 @@ from jinja2 import Environment, FileSystemLoader, StrictUndefined
 from markupsafe import Markup
 from pydantic import ValidationError
 
-from cluster.sink import KEY_COLUMNS
 from nphe4v import analysis
+from nphe4v.core.records import KEY_COLUMNS
 from nphe4v.explorer import annotations as ann
 from nphe4v.explorer.store import PAGE_SIZE, Filters, Store
 from nphe4v.html_report import fmt, json_for_script

@@ -23,17 +23,15 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, Field, model_validator
 
+from nphe4v.core.graph_solvers import check_graph, chromatic_number, greedy_largest_first
 from nphe4v.core.prompting import example_literal
 from nphe4v.core.schema import Gold, ParseError, Verdict
 from nphe4v.core.task import TaskSpec, TaskText
 from nphe4v.tasks.coloring import (
     check_coloring,
-    check_graph,
-    chromatic_number,
     coloring_answer,
     edge_count_range,
     edge_lines,
-    greedy_largest_first,
     parse_coloring,
     random_edges,
     render_graph,
@@ -83,7 +81,7 @@ def allowed_colors(data: GCPData) -> int:
 
 
 def solve(data: GCPData, max_steps: int | None = None) -> Gold:
-    """Exact gold; with `max_steps`, raises coloring.SolveBudgetExceeded rather than search longer."""
+    """Exact gold; with `max_steps`, raises graph_solvers.SolveBudgetExceeded rather than search longer."""
     chi, coloring = chromatic_number(data.num_vertices, data.edges, max_steps)
     return Gold(answer=coloring_answer(coloring), value=chi)
 

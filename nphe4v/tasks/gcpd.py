@@ -21,18 +21,11 @@ from typing import Any
 from pydantic import BaseModel, Field, model_validator
 
 from nphe4v.core.coerce import as_yes_no, get_key
+from nphe4v.core.graph_solvers import check_graph, chromatic_number, greedy_largest_first, k_coloring
 from nphe4v.core.prompting import example_literal
 from nphe4v.core.schema import Gold, ParseError, Verdict
 from nphe4v.core.task import TaskSpec, TaskText
-from nphe4v.tasks.coloring import (
-    check_graph,
-    chromatic_number,
-    edge_count_range,
-    edge_lines,
-    greedy_largest_first,
-    k_coloring,
-    render_graph,
-)
+from nphe4v.tasks.coloring import edge_count_range, edge_lines, render_graph
 
 DEFAULT_K = 3
 # A 4-chromatic graph has at least 6 edges (K4), so no level offers fewer: both answers stay possible at every
@@ -114,7 +107,7 @@ def generate(level: int, rng: random.Random) -> GCPDData:
 
 
 def solve(data: GCPDData, max_steps: int | None = None) -> Gold:
-    """Exact gold; with `max_steps`, raises coloring.SolveBudgetExceeded rather than search longer."""
+    """Exact gold; with `max_steps`, raises graph_solvers.SolveBudgetExceeded rather than search longer."""
     feasible = k_coloring(data.num_vertices, data.edges, data.k, max_steps) is not None
     return Gold(answer={"Feasible": "YES" if feasible else "NO"}, value=1.0 if feasible else 0.0)
 

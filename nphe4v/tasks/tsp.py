@@ -20,6 +20,7 @@ import random
 from typing import Any
 
 from nphe4v.core.coerce import as_number, get_key
+from nphe4v.core.graph_solvers import held_karp, tour_length
 from nphe4v.core.prompting import example_literal
 from nphe4v.core.schema import Gold, ParseError, Verdict
 from nphe4v.core.task import TaskSpec, TaskText
@@ -30,11 +31,9 @@ from nphe4v.tasks.tsp_common import (
     distance_lines,
     fmt_dist,
     fmt_path,
-    held_karp,
     nearest_neighbour,
     random_cities,
     render_cities,
-    tour_length,
 )
 
 __all__ = ["TASK", "TSPData"]

@@ -74,64 +74,6 @@ def random_cities(n: int, rng: random.Random) -> tuple[list[tuple[int, int]], li
     return coords, dist
 
 
-def tour_length(dist: Sequence[Sequence[float]], cycle: Sequence[int]) -> float:
-    """Length of the closed tour visiting `cycle` in order and returning to cycle[0]."""
-    n = len(cycle)
-    return float(sum(dist[cycle[k]][cycle[(k + 1) % n]] for k in range(n)))
-
-
-def held_karp(dist: Sequence[Sequence[float]]) -> tuple[float, list[int]]:
-    """Exact shortest closed tour: (length, [0, ..., 0])."""
-    n = len(dist)
-    if n == 1:
-        return 0.0, [0, 0]
-    if n == 2:
-        return tour_length(dist, [0, 1]), [0, 1, 0]
-    tour = held_karp_order(np.asarray(dist, dtype=np.float64))
-    if tour is None:  # only a matrix with infinite entries has no tour
-        raise ValueError("no finite tour")
-    return tour_length(dist, tour[:-1]), tour
-
-
-def held_karp_order(d: np.ndarray) -> list[int] | None:
-    """Shortest closed tour [0, ..., 0] of an n x n matrix (n >= 3) where np.inf marks a missing edge, or
-    None when no finite tour exists (GraphVerse's graphs are not complete).
-
-    Bitmask DP over subsets of cities 1..n-1, vectorised with numpy one subset size and one last city at
-    a time (n=13 is 12 layers x 12 cities of array ops, a few ms instead of ~0.5 s of Python loops).
-    """
-    n = len(d)
-    m = n - 1  # city c (1..n-1) is bit c-1
-    full = 1 << m
-    sub = d[1:, 1:]
-    dp = np.full((full, m), np.inf)
-    for j in range(m):
-        dp[1 << j, j] = d[0, j + 1]
-    masks = np.arange(full)
-    popcount = np.zeros(full, dtype=np.int64)
-    for b in range(m):
-        popcount += (masks >> b) & 1
-    for size in range(2, m + 1):
-        layer = masks[popcount == size]
-        for j in range(m):
-            with_j = layer[((layer >> j) & 1) == 1]
-            # dp[prev, i] is inf for i outside prev (and for i == j), so the min only sees valid paths.
-            dp[with_j, j] = (dp[with_j ^ (1 << j)] + sub[:, j]).min(axis=1)
-    closing = dp[full - 1] + d[1:, 0]
-    j = int(np.argmin(closing))
-    if not np.isfinite(closing[j]):
-        return None
-    mask, rev = full - 1, []
-    while True:
-        rev.append(j + 1)
-        prev = mask ^ (1 << j)
-        if prev == 0:
-            break
-        j = int(np.argmin(dp[prev] + sub[:, j]))
-        mask = prev
-    return [0, *rev[::-1], 0]
-
-
 def nearest_neighbour(dist: Sequence[Sequence[float]], start: int = 0) -> list[int]:
     """Greedy tour from `start`: always go to the closest unvisited city (ties: lowest id); closed."""
     n = len(dist)
@@ -195,9 +137,6 @@ _PALETTE = _palette_image()
 def _compact_png(img: Image.Image) -> bytes:
     # A palette PNG encodes ~4x faster than RGB (PNG encoding dominates render time) and is ~2.5x smaller.
     return to_png(img.quantize(palette=_PALETTE, dither=Image.Dither.NONE))
-
-
-
 
 
 def _boxes_overlap(a: tuple[float, ...], b: tuple[float, ...]) -> bool:

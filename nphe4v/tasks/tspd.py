@@ -19,6 +19,7 @@ from typing import Any, Literal
 from pydantic import Field
 
 from nphe4v.core.coerce import as_yes_no, get_key
+from nphe4v.core.graph_solvers import held_karp, tour_length
 from nphe4v.core.prompting import example_literal
 from nphe4v.core.schema import Gold, ParseError, Verdict
 from nphe4v.core.task import TaskSpec, TaskText
@@ -27,11 +28,9 @@ from nphe4v.tasks.tsp_common import (
     TSPData,
     distance_lines,
     fmt_dist,
-    held_karp,
     nearest_neighbour,
     random_cities,
     render_cities,
-    tour_length,
 )
 
 MARGIN = (0.05, 0.25)

@@ -16,8 +16,8 @@ from pathlib import Path
 
 import polars as pl
 
-from cluster.secrets import redact_frame
 from nphe4v.core.schema import SampleKey, SampleRecord
+from nphe4v.core.secrets import redact_frame
 
 KEY_COLUMNS = ["model", "benchmark", "instance_id", "variant", "prompt_mode", "repeat"]
 

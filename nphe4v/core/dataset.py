@@ -9,9 +9,7 @@ Layout of a dataset folder:
 from __future__ import annotations
 
 import json
-import os
-from collections.abc import Callable, Iterable, Sequence
-from concurrent.futures import ProcessPoolExecutor
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -20,10 +18,9 @@ import polars as pl
 from pydantic import BaseModel, ValidationError
 
 from nphe4v.core.hashing import canonical_json, sha256_bytes, sha256_file, sha256_json
-from nphe4v.core.rng import derive_seed, rng_for
+from nphe4v.core.provenance import package_versions, rendering_versions
 from nphe4v.core.schema import SCHEMA_VERSION, Gold, ImageRef, Instance
 from nphe4v.core.task import TaskSpec
-from nphe4v.provenance import package_versions, rendering_versions
 
 MANIFEST = "manifest.json"
 INSTANCES = "instances.parquet"
@@ -122,71 +119,6 @@ def build_instance(
 def _png_size(png: bytes) -> tuple[int, int]:
     # IHDR is always the first chunk: width and height are big-endian at bytes 16..24.
     return int.from_bytes(png[16:20], "big"), int.from_bytes(png[20:24], "big")
-
-
-def _generate_chunk(args: tuple[str, str, int, int, Sequence[int]]) -> list[tuple[Instance, list[bytes]]]:
-    from nphe4v.tasks import get_task
-
-    version, task_name, seed, level, indices = args
-    spec = get_task(task_name)
-    out = []
-    for index in indices:
-        s = derive_seed(seed, version, task_name, level, index)
-        data = spec.generate(level, rng_for(s))
-        out.append(build_instance(spec, level, index, data, seed=s))
-    return out
-
-
-def generate_version(
-    out: Path,
-    *,
-    version: str,
-    seed: int,
-    per_level: int = 10,
-    tasks: Sequence[str] | None = None,
-    levels: Sequence[int] = LEVELS,
-    workers: int | None = None,
-    progress: Callable[[int, int], None] | None = None,
-) -> DatasetManifest:
-    """Generate a fresh NPHardEval4V version. The same (version, seed) gives byte-identical files."""
-    from nphe4v.tasks import TASK_MODULES, get_task
-
-    if per_level < 1:
-        raise DatasetError(f"{out}: per_level {per_level}: must be at least 1")
-    if not version or "/" in version or "\\" in version or ".." in version:
-        raise DatasetError(f"{out}: version {version!r}: must be one name without '..' or path separators")
-    names = list(tasks or TASK_MODULES)
-    for n in names:
-        get_task(n)  # fail fast on an unknown task name
-    jobs = [(version, n, seed, lv, list(range(per_level))) for n in names for lv in levels]
-    workers = workers or min(len(jobs), os.cpu_count() or 1)
-    results: list[tuple[Instance, list[bytes]]] = []
-    done = 0
-    if workers <= 1:
-        chunks: Iterable[list[tuple[Instance, list[bytes]]]] = map(_generate_chunk, jobs)
-    else:
-        pool = ProcessPoolExecutor(max_workers=workers)
-        chunks = pool.map(_generate_chunk, jobs)
-    try:
-        for chunk in chunks:
-            results.extend(chunk)
-            done += len(chunk)
-            if progress:
-                progress(done, len(jobs) * per_level)
-    finally:
-        if workers > 1:
-            pool.shutdown()
-    params = {n: {str(lv): get_task(n).params(lv) for lv in levels} for n in names}
-    return write_dataset(
-        out,
-        results,
-        benchmark="nphardeval4v",
-        version=version,
-        seed=seed,
-        per_level=per_level,
-        source="generated",
-        params=params,
-    )
 
 
 def write_dataset(
@@ -311,7 +243,7 @@ def load_dataset(root: str | Path, *, check_images: bool = True) -> Dataset:
 
 
 def _row_to_instance(row: dict[str, Any]) -> Instance:
-    from nphe4v.benchmarks import task_for
+    from nphe4v.core.benchmarks import task_for
 
     task = row["task"]
     data = json.loads(row["data"])

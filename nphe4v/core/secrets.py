@@ -27,6 +27,7 @@ import os
 import re
 from collections.abc import Sequence
 from functools import lru_cache
+from importlib import resources
 from pathlib import Path
 from typing import Any
 from urllib.parse import quote, unquote
@@ -184,10 +185,11 @@ def _read_secret_file(path: str) -> str:
 @lru_cache(maxsize=1)
 def _registry_env() -> frozenset[str]:
     """Every `api_key_env` the model registry (cluster/models.yaml) names: read as text, so that redaction
-    never depends on the registry being valid."""
+    never depends on the registry being valid. Found as package data by name (not imported): the core knows
+    no module above it."""
     try:
-        text = Path(__file__).with_name("models.yaml").read_text(encoding="utf-8")
-    except OSError:
+        text = (resources.files("cluster") / "models.yaml").read_text(encoding="utf-8")
+    except (OSError, ModuleNotFoundError):
         return frozenset()
     return frozenset(re.findall(r"^\s*api_key_env:\s*['\"]?([A-Z][A-Z0-9_]*)", text, flags=re.MULTILINE))
 
@@ -378,7 +380,7 @@ _LOGGERS = (
     "openai._base_client",
     "aiohttp.client",
     "cluster.backends.litellm_api",
-    "cluster.ratelimit",
+    "nphe4v.core.ratelimit",
     "judge.llm_judge",
 )
 

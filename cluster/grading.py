@@ -11,9 +11,11 @@ from typing import Any
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from cluster.config import MODEL_NAME_PATTERN
-from nphe4v.benchmarks import task_for
+from nphe4v.core.benchmarks import task_for
+from nphe4v.core.dataset import load_dataset
 from nphe4v.core.hashing import sha256_file, sha256_json
 from nphe4v.core.prompting import VISION_MODE, build_prompt, build_recognition_prompt
+from nphe4v.core.provenance import git_sha, package_versions
 from nphe4v.core.schema import (
     PROMPT_MODES,
     RECOGNITION_MODE,
@@ -22,8 +24,6 @@ from nphe4v.core.schema import (
     SampleKey,
     SamplingParams,
 )
-from nphe4v.dataset import load_dataset
-from nphe4v.provenance import git_sha, package_versions
 from nphe4v.scoring import score_sample
 
 
@@ -84,7 +84,7 @@ def _check_folder(out: Path, run_id: str, *, locked: bool) -> None:
 
 def _grade_locked(ds: Any, by_id: dict[str, Any], lines: list[ResponseLine], responses: Path, out: Path,
                   run_id: str) -> tuple[int, int]:
-    from cluster.sink import SampleSink
+    from nphe4v.core.records import SampleSink
 
     sink = SampleSink(out)
     records = []

@@ -16,10 +16,10 @@ from typing import Any
 
 from pydantic import ValidationError
 
+from nphe4v.core.dataset import Dataset
 from nphe4v.core.hashing import canonical_json, sha256_json
 from nphe4v.core.prompting import RECOGNITION_TEMPLATE_VERSION, TEMPLATE_VERSION
 from nphe4v.core.schema import RECOGNITION_MODE
-from nphe4v.dataset import Dataset
 
 FORMATS = ("hf", "jsonl")
 REQUESTS = "requests.jsonl"
@@ -45,7 +45,8 @@ def planned(dataset: Dataset, *, model: str = DEFAULT_MODEL, repeats: int = 1, a
 
     `seed` is the run's sampling seed; it also picks each recognition control's partner instance."""
     from cluster.config import DatasetSpec, ModelSpec, RecognitionSpec, RunConfig, SamplingSpec
-    from cluster.plan import mismatch_partners, plan_model
+    from cluster.plan import plan_model
+    from nphe4v.recognition import mismatch_partners
 
     try:
         # a litellm spec: the planner then attaches no gold (`reference`), as for any outside model

@@ -1,0 +1,48 @@
+"""The recognition experiment's controls: which other instance of the same task each instance is paired with
+when the model is asked whether a text matches a figure it does not describe."""
+
+from __future__ import annotations
+
+from collections import defaultdict
+
+from nphe4v.core.dataset import Dataset
+from nphe4v.core.rng import rng_for
+
+
+def mismatch_partners(dataset: Dataset, seed: int) -> dict[str, str]:
+    """For each instance, another instance of the same task (the recognition control): of the same level when
+    the level has two or more instances, otherwise of the nearest other level (ties: any of them), so that a
+    dataset with one instance per level (``per_level: 1``) still gets controls. An instance whose task has no
+    other instance gets none (``control_gaps`` says so)."""
+    levels: dict[str, dict[int, list[str]]] = defaultdict(lambda: defaultdict(list))
+    for inst in dataset.instances:
+        levels[inst.task][inst.level].append(inst.instance_id)
+    partners = {}
+    for by_level in levels.values():
+        for level, ids in by_level.items():
+            for iid in ids:
+                others = [o for o in ids if o != iid]
+                if not others:
+                    dist = sorted({abs(lv - level) for lv in by_level if lv != level})
+                    near = dist[0] if dist else None
+                    others = sorted(o for lv, oids in by_level.items() if abs(lv - level) == near and lv != level
+                                    for o in oids)
+                if others:
+                    partners[iid] = rng_for(seed, "mismatch", iid).choice(others)
+    return partners
+
+
+def control_gaps(dataset: Dataset, partners: dict[str, str] | None = None) -> str | None:
+    """One line saying which instances cannot get a mismatched recognition control (their task has no other
+    instance in the dataset), or None when every instance has one."""
+    partners = mismatch_partners(dataset, 0) if partners is None else partners
+    alone: dict[str, int] = defaultdict(int)
+    for inst in dataset.instances:
+        if inst.instance_id not in partners:
+            alone[inst.task] += 1
+    if not alone:
+        return None
+    tasks = ", ".join(f"{t} ({n})" for t, n in sorted(alone.items()))
+    return (f"recognition controls: none for {sum(alone.values())} instance(s) of {dataset.manifest.version!r} "
+            f"whose task has no other instance to pair with: {tasks}; RA_corrected stays blank there")
+
