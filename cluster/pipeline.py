@@ -32,7 +32,7 @@ class ModelActor:
     """Hosts one model replica (a baseline, a vLLM engine, or an API client)."""
 
     def __init__(self, backend: str, name: str, baseline: str | None, options: dict[str, Any]) -> None:
-        from cluster.backends.base import make_backend
+        from cluster.backends.factory import make_backend
 
         self.backend = make_backend(backend, name, baseline, options)
 

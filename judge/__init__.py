@@ -3,12 +3,14 @@
 * `judge.evidence`      deterministic evidence text (and facts) from an instance's stored graphs and edit metadata
 * `judge.rule_scorer`   the rule-based scorer (default judge; cross-check of LLM judges)
 * `judge.llm_judge`     any litellm model as the scoring agent: versioned templates, JSON schema, bounded retries
+                        (its calls go through `nphe4v.core.llm_client`)
 * `judge.schema`        step-level verdicts, VGR-Score, the judgments table
 * `judge.cache`         content-addressed judgment cache
 * `judge.vgr`           read/join/aggregate judgments (per task, edit, model)
 * `judge.agreement`     judge vs judge / repeat / human tables (Tables 9, 10)
 * `judge.failure_modes` perception / visual reasoning / text reasoning breakdown (Figure 3)
 
-The run stage is `cluster.judge_stage.run_judge_stage`; the rescoring job is `jobs/judge_rerun.py`.
+This package imports only itself and `nphe4v.core`: the run's judge stage, one layer up, drives it, and
+`jobs/judge_rerun.py` reruns that stage alone.
 See docs/judge.md.
 """

@@ -10,9 +10,10 @@ strictly (`judge.schema.parse_verdict`) and validated with pydantic. Malformed o
 `max_malformed` times (each retry with another seed), then recorded as a typed `judge_error`
 (`malformed`), never as a score. Every raw output is kept.
 
-Calls: litellm with `num_retries=0, max_retries=0`; every 429 goes to the provider key's shared limiter
-(`nphe4v.core.ratelimit`), which pauses all callers of the key until Retry-After. 5xx/timeouts/bad bodies are
-retried with backoff `max_attempts` times, then `judge_error` (`infra`, not cached). Errors are redacted.
+Calls: through the one LLM client (`nphe4v.core.llm_client`: the provider key's shared limiter, which
+honours Retry-After, backoff on 5xx/timeouts/bad bodies, usage and cost, redacted errors). What it gives up
+on is a `judge_error`: `infra` when its retries are spent (not cached), `config` when the judge's request is
+refused (bad key, unknown model, a 400).
 """
 
 from __future__ import annotations
@@ -20,10 +21,6 @@ from __future__ import annotations
 import asyncio
 import hashlib
 import html
-import json
-import logging
-import os
-import random
 import re
 import time
 from dataclasses import dataclass, field
@@ -44,13 +41,20 @@ from judge.schema import (
 )
 from nphe4v.core import secrets
 from nphe4v.core.hashing import canonical_json, sha256_bytes
-
-log = logging.getLogger(__name__)
+from nphe4v.core.llm_client import (
+    ERR_MAX,
+    CallFailed,
+    ClientOptions,
+    GenerateConfig,
+    LLMClient,
+    clean_error,
+    describe,
+)
+from nphe4v.core.ratelimit import RateLimiter
 
 TEMPLATE_DIR = Path(__file__).with_name("templates")
 DEFAULT_TEMPLATE = "vgr_judge_v2"
 _PLACEHOLDER = re.compile(r"\{\{([a-z_]+)\}\}")
-_ERR_MAX = 500
 
 
 # ------------------------------------------------------------------------------------------------ template
@@ -216,6 +220,18 @@ def cache_key(spec: JudgeSpec, template_version: str, item: JudgeItem) -> str:
     ).encode())
 
 
+def client_options(spec: JudgeSpec) -> ClientOptions:
+    """The LLM client's options of a judge: its endpoint and retry settings; judges always let litellm drop
+    sampling parameters a provider rejects, and jitter their retries from seed 0."""
+    return ClientOptions(
+        model=spec.model, api_base=spec.api_base, api_key_env=spec.api_key_env,
+        max_concurrency=spec.max_concurrency, rpm=spec.rpm, timeout_s=spec.timeout_s,
+        max_attempts=spec.max_attempts, max_rate_limited=spec.max_rate_limited,
+        backoff_base_s=spec.backoff_base_s, backoff_max_s=spec.backoff_max_s, limiter=spec.limiter,
+        drop_params=True, seed=0, extra=spec.extra,
+    )
+
+
 # ------------------------------------------------------------------------------------------------ calling
 
 
@@ -266,56 +282,23 @@ class JudgeResult:
         )
 
 
-def _litellm() -> Any:
-    os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
-    import litellm
-
-    litellm.suppress_debug_info = True
-    secrets.install_log_redaction()
-    if not any(isinstance(f, secrets.RedactingFilter) for f in log.filters):
-        log.addFilter(secrets.RedactingFilter())
-    return litellm
-
-
-def _describe(e: BaseException) -> str:
-    text = " ".join(str(e).split())
-    return f"{type(e).__name__}: {text}" if text else type(e).__name__
-
-
-class _CallFailed(Exception):
-    def __init__(self, kind: JudgeErrorKind, msg: str) -> None:
-        super().__init__(msg)
-        self.kind = kind
-
-
 class LLMJudge:
     """One judge client (one per actor); `judge` never raises except on cancellation."""
 
-    def __init__(self, spec: JudgeSpec, limiter: Any | None = None) -> None:
-        from nphe4v.core.ratelimit import LimitSettings, SharedLimiter, in_ray_actor, local_limiter
-
+    def __init__(self, spec: JudgeSpec, limiter: RateLimiter | None = None) -> None:
         if spec.is_rule:
             raise ValueError("LLMJudge needs a model; use judge.rule_scorer for 'rule-based'")
         self.spec = spec
-        secrets.learn(spec.model_dump())
         self.template = spec.template_obj()
-        self.provider = secrets.provider_of(spec.model)
-        secrets.require_key(spec.model, self.provider, spec.api_key_env)
-        self._api_key = secrets.get_key(self.provider, spec.api_key_env)
-        self.key_id = secrets.key_id(self.provider, self._api_key, spec.api_base)
-        settings = LimitSettings(
-            max_concurrency=spec.max_concurrency, rpm=spec.rpm, backoff_base_s=max(spec.backoff_base_s, 0.01),
-            backoff_max_s=spec.backoff_max_s,
-        )
-        if limiter is not None:
-            self.limiter = limiter
-        elif spec.limiter == "shared" or (spec.limiter == "auto" and in_ray_actor()):
-            self.limiter = SharedLimiter(self.key_id, settings)
-        else:
-            self.limiter = local_limiter(self.key_id, settings)
-        self._rng = random.Random(0)
-        self._ll = _litellm()
-        self.calls = 0  # HTTP calls made by this client (tests and benches read it)
+        self.client = LLMClient(spec.model, client_options(spec), limiter)
+        self.provider = self.client.provider
+        self.key_id = self.client.key_id
+        self.limiter = self.client.limiter
+
+    @property
+    def calls(self) -> int:
+        """HTTP calls made by this judge (tests and benches read it)."""
+        return self.client.calls
 
     def response_format(self) -> dict[str, Any]:
         return {"type": "json_schema",
@@ -331,7 +314,7 @@ class LLMJudge:
             raise
         except Exception as e:  # a bug of ours or litellm's: typed error, never a score
             return JudgeResult(status="judge_error", error_kind="infra",
-                               error=(secrets.redact(f"unexpected: {_describe(e)}") or "")[:_ERR_MAX])
+                               error=clean_error(f"unexpected: {describe(e)}"))
 
     async def _judge(self, item: JudgeItem) -> JudgeResult:
         messages = render_messages(self.template, item)
@@ -339,20 +322,28 @@ class LLMJudge:
         t0 = time.monotonic()
         problems = []
         for attempt in range(self.spec.max_malformed):
-            seed = int(item.repeat) * 1000 + attempt
+            # each answer asked again gets another seed: the same seed would repeat a malformed answer
+            config = GenerateConfig(temperature=self.spec.temperature, max_tokens=self.spec.max_tokens,
+                                    seed=int(item.repeat) * 1000 + attempt, response_format=self.response_format())
             try:
-                resp = await self._call_with_retries(messages, seed, res)
-            except _CallFailed as e:
-                res.error_kind, res.error = e.kind, (secrets.redact(str(e)) or "")[:_ERR_MAX]
+                c = await self.client.generate(messages, config)
+            except CallFailed as e:
+                res.calls += e.attempts
+                # a request the judge model rejects is the judge's configuration, not the graded model's fault
+                res.error_kind = "infra" if e.kind == "infra" else "config"
+                res.error = clean_error(e.message)
                 res.latency_s = time.monotonic() - t0
                 return res
-            content, finish = _content(resp)
-            res.raw_outputs.append(secrets.redact(content) or "")
-            res.served_model = str(getattr(resp, "model", None) or res.served_model or "") or None
+            res.calls += c.attempts
+            res.prompt_tokens += c.usage.prompt_tokens
+            res.completion_tokens += c.usage.completion_tokens
+            res.cost_usd += c.usage.cost_usd
+            res.raw_outputs.append(secrets.redact(c.text) or "")
+            res.served_model = c.served_model or res.served_model
             try:
-                if finish == "length":
+                if c.finish_reason == "length":
                     raise ValueError("output cut at max_tokens")
-                verdict = parse_verdict(content, self.template.max_steps)
+                verdict = parse_verdict(c.text, self.template.max_steps)
             except ValueError as e:
                 problems.append(f"attempt {attempt + 1}: {e}")
                 continue
@@ -360,81 +351,6 @@ class LLMJudge:
             res.latency_s = time.monotonic() - t0
             return res
         res.error_kind = "malformed"
-        res.error = ("; ".join(problems))[:_ERR_MAX]
+        res.error = ("; ".join(problems))[:ERR_MAX]
         res.latency_s = time.monotonic() - t0
         return res
-
-    async def _call_with_retries(self, messages: list[dict[str, str]], seed: int, res: JudgeResult) -> Any:
-        from cluster.backends.litellm_api import classify, retry_after_s
-
-        transient = limited = 0
-        while True:
-            res.calls += 1
-            self.calls += 1
-            try:
-                async with self.limiter.slot():
-                    try:
-                        resp = await asyncio.wait_for(self._call(messages, seed), self.spec.timeout_s + 15)
-                    except self._ll.RateLimitError as e:
-                        await self.limiter.report_rate_limited(retry_after_s(e))
-                        raise
-                if not getattr(resp, "choices", None):
-                    raise _BadBody("response without choices")
-                self._usage(resp, res)
-                return resp
-            except asyncio.CancelledError:
-                raise
-            except Exception as e:
-                kind = "transient" if isinstance(e, _BadBody) else classify(e)
-                msg = _describe(e)
-                if kind == "rate_limited":
-                    limited += 1
-                    if limited >= self.spec.max_rate_limited:
-                        raise _CallFailed("infra", f"rate limited {limited} times: {msg}") from None
-                    continue  # the next slot() waits out the key's pause
-                if kind in ("config", "model"):
-                    raise _CallFailed("config", msg) from None
-                transient += 1
-                if transient >= self.spec.max_attempts:
-                    raise _CallFailed("infra", f"after {transient} tries: {msg}") from None
-                log.info("judge %s: transient error (try %d): %s", self.spec.model, transient, secrets.redact(msg))
-                d = min(self.spec.backoff_base_s * 2 ** (transient - 1), self.spec.backoff_max_s)
-                await asyncio.sleep(d / 2 + self._rng.uniform(0, d / 2))
-
-    async def _call(self, messages: list[dict[str, str]], seed: int) -> Any:
-        s = self.spec
-        kw: dict[str, Any] = {"temperature": s.temperature, "max_tokens": s.max_tokens, "seed": seed,
-                              "drop_params": True, "response_format": self.response_format()}
-        if s.api_base:
-            kw["api_base"] = s.api_base
-        if self._api_key:
-            kw["api_key"] = self._api_key
-        kw.update(s.extra)
-        # never let an option re-enable the client's own retries: 429s must reach the limiter
-        kw.update(model=s.model, messages=messages, timeout=s.timeout_s, num_retries=0, max_retries=0)
-        return await self._ll.acompletion(**kw)
-
-    def _usage(self, resp: Any, res: JudgeResult) -> None:
-        usage = getattr(resp, "usage", None)
-        res.prompt_tokens += int(getattr(usage, "prompt_tokens", 0) or 0)
-        res.completion_tokens += int(getattr(usage, "completion_tokens", 0) or 0)
-        hidden = getattr(resp, "_hidden_params", None) or {}
-        cost = hidden.get("response_cost")
-        if cost is None:
-            try:
-                cost = self._ll.completion_cost(completion_response=resp)
-            except Exception:
-                cost = 0.0
-        res.cost_usd += float(cost or 0.0)
-
-
-class _BadBody(Exception):
-    pass
-
-
-def _content(resp: Any) -> tuple[str, str | None]:
-    choice = resp.choices[0]
-    content = getattr(choice.message, "content", None)
-    if not isinstance(content, str):
-        content = json.dumps(content) if content is not None else ""
-    return content, getattr(choice, "finish_reason", None)

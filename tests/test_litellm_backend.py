@@ -14,8 +14,9 @@ import pytest
 from fake_provider import FakeProvider
 from PIL import Image
 
-from cluster.backends.litellm_api import LiteLLMBackend, ensure_shared_limiter, preflight, retry_after_s
+from cluster.backends.litellm_api import LiteLLMBackend, ensure_shared_limiter, preflight
 from nphe4v.core import secrets
+from nphe4v.core.llm_client import retry_after_s
 from nphe4v.core.ratelimit import NAMESPACE, Limiter, LimitSettings, limiter_actor_name
 from nphe4v.core.schema import ImageRef, ModelRequest, Prompt, SampleKey, SamplingParams
 
@@ -192,7 +193,8 @@ def test_mixed_batch_nothing_lost_nothing_duplicated(fp):
 
 def test_key_never_in_errors_or_logs(fp, caplog, capsys):
     caplog.set_level(logging.DEBUG)
-    for name in ("LiteLLM", "cluster.backends.litellm_api", "nphe4v.core.ratelimit", "httpx", "openai"):
+    for name in ("LiteLLM", "cluster.backends.litellm_api", "nphe4v.core.llm_client", "nphe4v.core.ratelimit", "httpx",
+                 "openai"):
         caplog.set_level(logging.DEBUG, logger=name)
     b = backend(fp, max_attempts=2)
     out = run(

@@ -3,6 +3,9 @@
 A backend decides its own retries (rate limit vs transient vs permanent); what still fails after them is
 returned as `infra_error` (excluded from accuracy) or `model_error` (the model's fault: counted as an
 unparsable answer), never raised.
+
+This module is the contract and knows no backend; `cluster.backends.factory.make_backend` builds one from a
+model's config.
 """
 
 from __future__ import annotations
@@ -28,27 +31,3 @@ def needs_reference(backend: str, options: dict) -> bool:
         return any(needs_reference(options.get(k, {}).get("backend", "baseline"), options.get(k, {}).get("options", {}))
                    for k in ("captioner", "solver"))
     return False
-
-
-def make_backend(backend: str, name: str, baseline: str | None, options: dict) -> ModelBackend:
-    if backend == "baseline":
-        from cluster.backends.baseline import BaselineBackend
-
-        return BaselineBackend(baseline or name, latency_s=float(options.get("latency_s", 0.0)))
-    if backend == "vllm":
-        from cluster.backends.vllm_engine import VLLMBackend
-
-        return VLLMBackend(options)
-    if backend == "litellm":
-        from cluster.backends.litellm_api import LiteLLMBackend
-
-        return LiteLLMBackend(name, options)
-    if backend == "caption-chain":
-        from cluster.backends.caption_chain import CaptionChainBackend
-
-        return CaptionChainBackend(name, options)
-    if backend == "simulated":  # bench/bench_schedule.py only; refused without options.benchmark_only
-        from cluster.backends.simulated import SimulatedBackend
-
-        return SimulatedBackend(name, options)
-    raise ValueError(f"model {name!r}: unknown backend {backend!r}")

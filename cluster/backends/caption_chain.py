@@ -5,6 +5,9 @@ from __future__ import annotations
 
 from typing import Any
 
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
+
+from cluster.backends.base import ModelBackend
 from nphe4v.core.schema import ModelRequest, ModelResponse, Prompt, Usage
 
 CAPTION_TEMPLATE_VERSION = "caption-v1"
@@ -15,20 +18,51 @@ CAPTION_PROMPT = (
 )
 
 
-class CaptionChainBackend:
-    def __init__(self, name: str, options: dict[str, Any]) -> None:
-        from cluster.backends.base import make_backend
+class ChainStep(BaseModel):
+    """`options.captioner` / `options.solver` of a caption chain: a model of its own."""
 
-        try:
-            cap, sol = options["captioner"], options["solver"]
-        except KeyError as e:
-            raise ValueError(f"model {name!r}: caption-chain needs options.{e.args[0]}") from None
-        self.captioner = make_backend(cap.get("backend", "baseline"), cap.get("name", name + ":captioner"),
-                                      cap.get("baseline"), cap.get("options", {}))
-        self.solver = make_backend(sol.get("backend", "baseline"), sol.get("name", name + ":solver"),
-                                   sol.get("baseline"), sol.get("options", {}))
-        self.needs_reference = self.captioner.needs_reference or self.solver.needs_reference
-        self.caption_prompt = options.get("caption_prompt", CAPTION_PROMPT)
+    # unknown keys were always ignored here; kept so, since configs in use may carry some
+    model_config = ConfigDict(extra="ignore")
+
+    name: str
+    backend: str = "baseline"
+    baseline: str | None = None
+    options: dict[str, Any] = Field(default_factory=dict)
+
+
+class ChainOptions(BaseModel):
+    """`options:` of a model with `backend: caption-chain`."""
+
+    model_config = ConfigDict(extra="ignore")
+
+    captioner: ChainStep
+    solver: ChainStep
+    caption_prompt: str = CAPTION_PROMPT
+
+
+def parse_chain(name: str, options: dict[str, Any]) -> ChainOptions:
+    """The chain's options; a step without a name is called `<name>:captioner` / `<name>:solver`."""
+    for part in ("captioner", "solver"):
+        if part not in options:
+            raise ValueError(f"model {name!r}: caption-chain needs options.{part}")
+    steps = {part: {"name": f"{name}:{part}", **options[part]} for part in ("captioner", "solver")}
+    try:
+        return ChainOptions.model_validate({**options, **steps})
+    except ValidationError as e:
+        err = e.errors()[0]
+        loc = ".".join(str(p) for p in err["loc"]) or "options"
+        raise ValueError(f"model {name!r}: options.{loc}: {err['msg']}") from None
+
+
+class CaptionChainBackend:
+    """Two backends in a row, built by `cluster.backends.factory` from `ChainOptions`; API steps call the
+    one LLM client through their own backend (`LiteLLMBackend`), so retries, limits and cost are theirs."""
+
+    def __init__(self, captioner: ModelBackend, solver: ModelBackend, caption_prompt: str = CAPTION_PROMPT) -> None:
+        self.captioner = captioner
+        self.solver = solver
+        self.needs_reference = captioner.needs_reference or solver.needs_reference
+        self.caption_prompt = caption_prompt
 
     async def generate(self, requests: list[ModelRequest]) -> list[ModelResponse]:
         cap_reqs = [

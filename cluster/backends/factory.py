@@ -1,0 +1,32 @@
+"""A model backend from its config: the one place that knows every backend.
+
+Composite backends (the caption chain) get their parts built here and handed to them, so no backend
+module imports the factory back.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from cluster.backends.base import ModelBackend
+from cluster.backends.baseline import BaselineBackend
+from cluster.backends.caption_chain import CaptionChainBackend, parse_chain
+from cluster.backends.litellm_api import LiteLLMBackend
+from cluster.backends.simulated import SimulatedBackend
+from cluster.backends.vllm_engine import VLLMBackend
+
+
+def make_backend(backend: str, name: str, baseline: str | None, options: dict[str, Any]) -> ModelBackend:
+    if backend == "baseline":
+        return BaselineBackend(baseline or name, latency_s=float(options.get("latency_s", 0.0)))
+    if backend == "vllm":
+        return VLLMBackend(options)
+    if backend == "litellm":
+        return LiteLLMBackend(name, options)
+    if backend == "caption-chain":
+        chain = parse_chain(name, options)
+        steps = [make_backend(s.backend, s.name, s.baseline, s.options) for s in (chain.captioner, chain.solver)]
+        return CaptionChainBackend(*steps, caption_prompt=chain.caption_prompt)
+    if backend == "simulated":  # bench/bench_schedule.py only; refused without options.benchmark_only
+        return SimulatedBackend(name, options)
+    raise ValueError(f"model {name!r}: unknown backend {backend!r}")
