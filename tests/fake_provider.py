@@ -8,7 +8,7 @@ Behaviour is scripted per request, deterministically even under concurrency:
 
 Actions: `ok`, `429` or `429:<retry_after_s>`, `500`, `503`, `slow:<seconds>`, `trunc` (a 200 whose JSON body
 is cut in half), `400ctx` (a context-length 400), `400key` (a 400 whose message echoes the bearer token, the
-way some providers do), `filter` (finish_reason content_filter).
+way some providers do), `401` (a refused key), `filter` (finish_reason content_filter).
 
 An ok answer is `"ok " + <the prompt's text>`, so a test can check that every response belongs to its request.
 With `echo_secrets=True` it also repeats what a careless provider might echo: the request's path and query
@@ -206,6 +206,8 @@ class FakeProvider:
                 "9000 tokens. Please reduce the length of the messages.",
                 "context_length_exceeded",
             )
+        if kind == "401":
+            return _error(401, "Invalid authentication", "invalid_api_key")
         if kind == "400key":
             key = hit.auth.removeprefix("Bearer ")
             msg = f"Incorrect API key provided: {key}. Check your key."

@@ -16,7 +16,7 @@ from PIL import Image
 
 from cluster.backends.litellm_api import LiteLLMBackend, ensure_shared_limiter, preflight
 from nphe4v.core import secrets
-from nphe4v.core.llm_client import retry_after_s
+from nphe4v.core.llm_client import CallFailed, ClientOptions, GenerateConfig, LLMClient, retry_after_s
 from nphe4v.core.ratelimit import NAMESPACE, Limiter, LimitSettings, limiter_actor_name
 from nphe4v.core.schema import ImageRef, ModelRequest, Prompt, SampleKey, SamplingParams
 
@@ -186,6 +186,43 @@ def test_mixed_batch_nothing_lost_nothing_duplicated(fp):
     assert fp.count == 15 * 2 + 10 * 2 + 15
     # client side: a timed-out call may linger on the server until it notices the disconnect
     assert b.limiter.stats()["max_in_flight"] <= 8
+
+
+def test_refused_key_is_infra_error_without_retry(fp):
+    [r] = run(backend(fp), [req("x [[script:401]]")])
+    assert (r.status, r.attempts, fp.count) == ("infra_error", 1, 1)
+    assert "AuthenticationError" in r.error
+
+
+def test_client_policy_kinds_and_accounting(fp):
+    """The one LLM client on its own: what each failure becomes, and what the client counts."""
+    client = LLMClient("fake", ClientOptions(model="openai/fake-model", api_base=fp.base_url, api_key_env=ENV,
+                                             backoff_base_s=0.05, timeout_s=5.0, max_attempts=2, limiter="local"))
+    cfg = GenerateConfig(max_tokens=16, seed=1)
+
+    def msgs(text: str) -> list[dict[str, str]]:
+        return [{"role": "user", "content": text}]
+
+    async def go():
+        a = await client.generate(msgs("a [[script:500,ok]]"), cfg)
+        b = await client.generate(msgs("b [[script:429:0.1,ok]]"), cfg)
+        fails = {}
+        for tag, script in (("model", "400ctx"), ("config", "401"), ("infra", "500")):
+            with pytest.raises(CallFailed) as e:
+                await client.generate(msgs(f"{tag} [[script:{script}]]"), cfg)
+            fails[tag] = e.value
+        return a, b, fails
+
+    a, b, fails = asyncio.run(asyncio.wait_for(go(), 60))
+    assert (a.text, a.attempts, a.finish_reason) == ("ok a [[script:500,ok]]", 2, "stop")
+    assert (b.text, b.attempts) == ("ok b [[script:429:0.1,ok]]", 2) and a.served_model
+    assert {k: (e.kind, e.attempts) for k, e in fails.items()} == {
+        "model": ("model", 1), "config": ("config", 1), "infra": ("infra", 2)}
+    assert fails["infra"].message.startswith("after 2 tries: InternalServerError")
+    assert client.calls == 2 + 2 + 1 + 1 + 2 == fp.count
+    assert client.usage.prompt_tokens == a.usage.prompt_tokens + b.usage.prompt_tokens > 0
+    assert client.usage.completion_tokens == a.usage.completion_tokens + b.usage.completion_tokens > 0
+    assert client.limiter.stats()["rate_limited"] >= 1
 
 
 # ------------------------------------------------------------------------------------------- secrets
