@@ -82,11 +82,11 @@ def _main(args: argparse.Namespace) -> int:
 
 
 def _reports(out: Path, no_html: bool) -> list[Path]:
-    from nphe4v.report import print_summaries
+    from report.summaries import print_summaries
 
     paths = list(print_summaries(out))
     if not no_html:
-        from nphe4v.html_report import build_report
+        from report.html_report import build_report
 
         res = build_report([out], out / "report.html", out / "report.md")
         paths += [p for p in (res.html, res.markdown) if p]

@@ -2,7 +2,7 @@
 
 Registered in ``nphe4v.cli`` with ``app.command(name="report")(report_cli.report)``. Without options it does
 what `report` always did: print each run's leaderboard and write RUN_DIR/leaderboard.csv. With ``--html``
-(and/or ``--md``) it also builds the full report with ``nphe4v.html_report.build_report``.
+(and/or ``--md``) it also builds the full report with ``report.html_report.build_report``.
 """
 
 from __future__ import annotations
@@ -12,7 +12,7 @@ from typing import Annotated
 
 import typer
 
-# The defaults of nphe4v.html_report / nphe4v.analysis, repeated so that importing the CLI stays cheap
+# The defaults of report.html_report / report.analysis, repeated so that importing the CLI stays cheap
 # (tests/test_report.py checks they agree).
 DEFAULT_SAMPLES_PER_GROUP = 4
 DEFAULT_MAX_IMAGES = 120
@@ -51,7 +51,7 @@ def report(
 ) -> None:
     """Print the leaderboard and write RUN_DIR/leaderboard.csv; with --html/--md/--csv-dir, also the full
     report (tables with confidence intervals, figures, what is missing, a sample browser)."""
-    from nphe4v.report import print_summaries
+    from report.summaries import print_summaries
 
     if group_by not in GROUP_BY:
         _fail(f"--group-by: {group_by!r} is not one of {', '.join(GROUP_BY)}")
@@ -65,7 +65,7 @@ def report(
             typer.echo(f"wrote {path}")
     if html is None and md is None and csv_dir is None:
         return
-    from nphe4v.html_report import build_report
+    from report.html_report import build_report
 
     res = build_report(
         run_dirs, html, md, csv_dir, samples_per_group=samples_per_group, max_images=max_images,

@@ -31,9 +31,9 @@ from pathlib import Path
 import polars as pl
 import pytest
 
-from nphe4v import analysis, figures
 from nphe4v.core.records import SAMPLE_SCHEMA
-from nphe4v.html_report import build_report, self_contained_violations
+from report import analysis, figures
+from report.html_report import build_report, self_contained_violations
 
 TASKS = ["BSP", "KSP", "TSP"]
 LEVELS = (1, 2)
@@ -425,7 +425,8 @@ def test_figures_from_empty_tables() -> None:
 
 
 def test_cli_defaults_match_the_library() -> None:
-    from nphe4v import html_report, report_cli
+    from nphe4v import report_cli
+    from report import html_report
 
     assert report_cli.DEFAULT_SAMPLES_PER_GROUP == html_report.DEFAULT_SAMPLES_PER_GROUP
     assert report_cli.DEFAULT_MAX_IMAGES == html_report.DEFAULT_MAX_IMAGES
@@ -536,7 +537,7 @@ def test_report_bounded_with_huge_responses(tmp_path) -> None:
     """Huge responses are cut in the HTML (marker present, full text still in the Parquet), the browser shows
     at most samples_per_group rows per model and task, and the page stays small."""
     from nphe4v.generate import generate_version
-    from nphe4v.html_report import TRUNCATION_MARK
+    from report.html_report import TRUNCATION_MARK
 
     ds = tmp_path / "ds"
     generate_version(ds, version="v", seed=1, per_level=2, tasks=TASKS, levels=LEVELS, workers=1)
@@ -577,8 +578,8 @@ def test_cli_group_by_open_closed(runs, tmp_path) -> None:
 
 
 def test_browser_text_budget_and_table_row_cap(tmp_path, monkeypatch) -> None:
-    from nphe4v import html_report
     from nphe4v.generate import generate_version
+    from report import html_report
 
     t = html_report.html_table(pl.DataFrame({"a": list(range(5))}), max_rows=2, csv_name="x.csv")
     assert t.count("<tr>") == 3 and "First 2 of 5 rows shown" in t and "x.csv" in t

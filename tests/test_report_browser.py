@@ -15,7 +15,7 @@ import pytest
 from PIL import Image, ImageStat
 from test_report import XSS, build_runs
 
-from nphe4v.html_report import build_report
+from report.html_report import build_report
 
 CHROMIUM = shutil.which("chromium") or ("/usr/bin/chromium" if Path("/usr/bin/chromium").exists() else None)
 pytestmark = pytest.mark.skipif(CHROMIUM is None, reason="chromium not installed (apt-get install -y chromium)")

@@ -21,7 +21,7 @@ OPEN_CLOSED_CSV = "open_closed.csv"
 def _light_samples(run_dir: str | Path) -> pl.LazyFrame:
     """The run's samples without responses, errors and traces: no summary reads them, and they can be
     gigabytes."""
-    from nphe4v.analysis import HEAVY_COLUMNS, scan_run_samples
+    from report.analysis import HEAVY_COLUMNS, scan_run_samples
 
     return scan_run_samples(run_dir).select([c for c in SAMPLE_SCHEMA if c not in HEAVY_COLUMNS])
 
@@ -48,7 +48,7 @@ def write_summaries(run_dir: str | Path, group_by: str = "none") -> list[tuple[s
         board, path = write_leaderboard(run_dir)
         out.append((f"NPHardEval4V leaderboard — {run_dir.name}", board, path))
         if group_by == "open_closed":
-            from nphe4v.analysis import open_closed
+            from report.analysis import open_closed
 
             grouped = open_closed(board.with_columns(version=pl.lit(""))).drop("version")
             gpath = run_dir / OPEN_CLOSED_CSV

@@ -1251,9 +1251,9 @@ def instance_data(runs: Sequence[Run]) -> dict[tuple[str, str], Mapping[str, Any
 
 
 def failure_categories(src: Source, df: pl.DataFrame | None = None) -> dict[str, pl.DataFrame]:
-    """The paper's §5.3 failure categories (``nphe4v.failure_analysis``) per model, and per model and task;
+    """The paper's §5.3 failure categories (``report.failure_analysis``) per model, and per model and task;
     ``{}`` without NPHardEval4V answer samples. ``df``: the runs' samples when already loaded."""
-    from nphe4v import failure_analysis as fa
+    from report import failure_analysis as fa
 
     nph = _nph(_frame(src) if df is None else df)
     if nph.filter(pl.col("prompt_mode") != RECOGNITION_MODE).is_empty():

@@ -34,11 +34,11 @@ from typing import Any
 import polars as pl
 from PIL import Image
 
-from nphe4v import analysis, figures
 from nphe4v.core.records import KEY_COLUMNS
 from nphe4v.core.schema import PROMPT_MODES, RECOGNITION_MODE
 from nphe4v.core.secrets import redact, redact_frame
 from nphe4v.metrics import POOLED
+from report import analysis, figures
 
 DEFAULT_SAMPLES_PER_GROUP = 4
 DEFAULT_MAX_IMAGES = 120

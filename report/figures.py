@@ -1,6 +1,6 @@
 """Report figures as SVG and PNG from one tiny drawing model, no plotting library.
 
-Each figure is a ``Canvas`` (rectangles, lines, polygons, circles, text) built from an ``nphe4v.analysis``
+Each figure is a ``Canvas`` (rectangles, lines, polygons, circles, text) built from an ``report.analysis``
 frame; ``Canvas.svg()`` writes it as SVG text and ``Canvas.png()`` rasterises the same items with Pillow and
 its bundled font (the one text metrics are measured with), so both outputs are deterministic: the same frame
 gives the same bytes. Figures follow the paper's shapes:

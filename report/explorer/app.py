@@ -25,12 +25,12 @@ from jinja2 import Environment, FileSystemLoader, StrictUndefined
 from markupsafe import Markup
 from pydantic import ValidationError
 
-from nphe4v import analysis
 from nphe4v.core.records import KEY_COLUMNS
-from nphe4v.explorer import annotations as ann
-from nphe4v.explorer.store import PAGE_SIZE, Filters, Store
-from nphe4v.html_report import fmt, json_for_script
 from nphe4v.metrics import POOLED
+from report import analysis
+from report.explorer import annotations as ann
+from report.explorer.store import PAGE_SIZE, Filters, Store
+from report.html_report import fmt, json_for_script
 
 TEMPLATES = Path(__file__).parent / "templates"
 IMAGE_TYPES = {".png", ".jpg", ".jpeg", ".gif", ".webp", ".svg"}
@@ -216,7 +216,7 @@ def _image_path(store: Store, run: str, benchmark: str, version: str, rel: str) 
 
 
 def _sample_view(store: Store, run: str, key: dict[str, Any]) -> dict[str, Any]:
-    from nphe4v.html_report import _rebuild
+    from report.html_report import _rebuild
 
     row = store.sample(run, key)
     if row is None:
