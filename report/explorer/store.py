@@ -295,9 +295,9 @@ class Store:
         return (d["judge"], d["judge_template"]) if d else None
 
     def dataset_index(self):
-        from report.html_report import _DatasetIndex
+        from report.sample_rebuild import DatasetIndex
 
-        return self._cached("dataset_index", lambda: _DatasetIndex(self.runs))
+        return self._cached("dataset_index", lambda: DatasetIndex(self.runs))
 
     def instance(self, run: str, benchmark: str, version: str, instance_id: str):
         """(dataset, instance) of a sample, or (None, None) when the dataset folder is gone."""
