@@ -23,6 +23,18 @@ DEFAULT_MAX_CHARS = 2000
 GROUP_BY = ("none", "open_closed")
 
 
+def _model_catalogue():
+    """The registry's model entries by name, for the report's open / closed grouping and model families (the
+    report sits below the registry's layer, so the entry point hands them in); None when the registry cannot
+    be read: a broken registry costs only the grouping, never the report."""
+    from cluster.registry import load_registry
+
+    try:
+        return load_registry().by_name
+    except Exception:
+        return None
+
+
 def _fail(msg: str) -> None:
     typer.echo(f"error: {msg}", err=True)
     raise typer.Exit(2)
@@ -60,8 +72,9 @@ def report(
     for run_dir in run_dirs:
         if not (run_dir / "samples").is_dir():
             _fail(f"{run_dir}/samples: not found (is {run_dir} a run folder?)")
+    catalogue = _model_catalogue()
     for run_dir in run_dirs:
-        for path in print_summaries(run_dir, group_by=group_by):
+        for path in print_summaries(run_dir, group_by=group_by, catalogue=catalogue):
             typer.echo(f"wrote {path}")
     if html is None and md is None and csv_dir is None:
         return
@@ -70,6 +83,7 @@ def report(
     res = build_report(
         run_dirs, html, md, csv_dir, samples_per_group=samples_per_group, max_images=max_images,
         thumb_px=thumb_px, n_boot=n_boot, seed=seed, group_by=group_by, max_chars=max_chars,
+        catalogue=catalogue,
     )
     if res.html:
         typer.echo(f"html report: {res.html}")

@@ -580,6 +580,10 @@ def test_cli_group_by_open_closed(runs, tmp_path) -> None:
     grouped = pl.read_csv(runs[1] / "open_closed.csv")
     assert grouped["access"].to_list() == ["unregistered"] and grouped["models"].to_list() == ["alpha"]
     assert "Closed vs open models" in res.output
+    # the entry point hands the registry's entries to the report (which imports nothing from cluster)
+    from nphe4v.report_cli import _model_catalogue
+
+    assert _model_catalogue()["gpt-4o"].access == "closed"
     assert 'id="open-closed"' in (tmp_path / "g.html").read_text()
     bad = CliRunner().invoke(app, [str(runs[1]), "--group-by", "size"])
     assert bad.exit_code == 2 and bad.output.count("\n") == 1 and "open_closed" in bad.output
