@@ -4,7 +4,7 @@ public names (``from report import analysis; analysis.leaderboard(runs)``).
 
 Every public function takes ``src``: a run folder, a list of run folders, or an already loaded per-sample
 frame (``samples(...)`` output or any frame with the ``SampleRecord`` columns). Metric values always come
-from ``nphe4v.metrics`` (and ``gie.metrics`` for GraphVerse); this module only adds what a report needs
+from ``nphe4v.metrics`` (and ``gie.metrics`` for GraphVerse); the report's modules only add what a report needs
 around them:
 
 * **Versions stay apart.** Instance ids repeat across dataset versions (``bsp-L01-000`` exists in every
@@ -12,6 +12,7 @@ around them:
   The same (version, sample key) seen in two run folders is counted once.
 * **Intervals beside every accuracy-type number** (95%):
   - proportions of counts (ER, RA, per-level accuracy) get the Wilson score interval of the pooled count
+    (``nphe4v.core.stats.wilson_interval``, in ``report.nphardeval4v_tables``)
     (``ER_lo``/``ER_hi`` = Wilson of Σ parsable / Σ n; it equals ER's plain mean over level rows whenever the
     levels hold equally many questions, which the generator guarantees);
   - AA (and RA_corrected, which is not a plain proportion) get a percentile bootstrap over instances:
@@ -44,6 +45,7 @@ from report.graphverse_tables import (
     judge_table,
     judgments,
     run_judgments,
+    table2_labels,
 )
 from report.model_groups import ACCESS_ORDER, ModelCatalogue, access_groups, model_info, open_closed
 from report.nphardeval4v_tables import (
@@ -86,5 +88,5 @@ __all__ = [
     "graphverse_families", "graphverse_judged", "heatmap_table", "instance_data", "judge_csvs", "judge_table",
     "judgments", "leaderboard", "load_runs", "long_texts", "lvlm_vs_llm", "missing_parts", "model_info",
     "open_closed", "per_task", "prompt_mode_ablation", "read_run_samples", "run_datasets", "run_judgments",
-    "samples", "scan_run_samples", "text_only_models", "version_consistency", "wilson_columns",
+    "samples", "scan_run_samples", "table2_labels", "text_only_models", "version_consistency", "wilson_columns",
 ]

@@ -27,6 +27,7 @@ import polars as pl
 from nphe4v.core.records import KEY_COLUMNS
 from nphe4v.core.secrets import redact, redact_frame
 from report import analysis, figures
+from report.graphverse_tables import table2_labels
 from report.html.format import fmt, html_table, json_for_script, md_table
 from report.html.markdown import render_markdown
 from report.html.page import render_page, runs_table
@@ -133,7 +134,7 @@ without it every model is "unregistered". The output is deterministic for the sa
         **({"consistency_summary": t.consistency_summary} if t.consistency_summary is not None else {}),
         **({"open_closed": t.open_closed} if t.open_closed is not None else {}),
         **{f"failures_{k}": v for k, v in t.failures.items()},
-        **({"graphverse_families": t.gv_families} if t.gv_families is not None and t.gv_families.height else {}),
+        **({"graphverse_families": table2_labels(t.gv_families)} if t.gv_families is not None and t.gv_families.height else {}),
         **{f"graphverse_{k}": v for k, v in t.graphverse.items()},
         **{f"graphverse_{k}": v for k, v in t.judged.items()},
         **t.judge_csvs,

@@ -8,6 +8,7 @@ from pathlib import Path
 import polars as pl
 
 from report import analysis
+from report.graphverse_tables import table2_labels
 from report.html.format import drop_single_version, md_table
 from report.html.page import BOARD_CI, JUDGE_CSV_TITLES, NO_JUDGE, ablation_wide, board_view, runs_table
 from report.report_tables import ReportResult, Tables
@@ -49,7 +50,7 @@ def render_markdown(title: str, runs: Sequence[analysis.Run], t: Tables, result:
     if t.graphverse:
         out += [md_table(t.graphverse["acc_table"]), "", md_table(t.graphverse["poly_vs_nph"]), ""]
         if t.gv_families is not None and t.gv_families.height:
-            out += ["### Model families (Table 2)", "", md_table(t.gv_families), ""]
+            out += ["### Model families (Table 2)", "", md_table(table2_labels(t.gv_families)), ""]
         if t.judged:
             out += ["### Acc / VGR-S per model and task (%)", "",
                     "↑ VGR-S above Acc, ↓ below; n = samples behind Acc / samples scored by the judge.", "",

@@ -9,6 +9,7 @@ import polars as pl
 from nphe4v.core.schema import PROMPT_MODES
 from nphe4v.metrics import POOLED
 from report import analysis, figures
+from report.graphverse_tables import table2_labels
 from report.html.format import drop_single_version, esc, html_table, inline_svg
 from report.report_tables import Tables
 
@@ -252,7 +253,7 @@ def render_page(title: str, runs: Sequence[analysis.Run], t: Tables, figs: dict[
             "<p class='note'>Per family (cluster/models.yaml <code>family</code>, else the leading letters of the "
             "title): the mean over its models of each model's mean Acc / VGR-S (%) on Poly and on NP-hard tasks; "
             "drop = (Poly − NPH) / Poly. VGR-S is blank until the judge has run.</p>",
-            html_table(t.gv_families if t.gv_families is not None else pl.DataFrame(), digits=3,
+            html_table(table2_labels(t.gv_families) if t.gv_families is not None else pl.DataFrame(), digits=3,
                        table_id="gv-families"),
             _judge_html(t, figs),
         ])
