@@ -16,7 +16,6 @@ import argparse
 import json
 import math
 import os
-import socket
 import statistics
 import subprocess
 import sys
@@ -29,6 +28,9 @@ import polars as pl
 
 PROJECT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(PROJECT))
+sys.path.insert(0, str(PROJECT / "tests"))  # the browser tests' server helper (tests/cdp_browser.py)
+
+from cdp_browser import view_server  # noqa: E402
 
 from nphe4v.core.records import KEY_COLUMNS, slug  # noqa: E402
 
@@ -77,12 +79,6 @@ def synthetic(source: Path, rows: int, work: Path) -> Path:
     (tmp / "manifest.json").write_text(json.dumps(manifest, indent=2))
     os.replace(tmp, out)
     return out
-
-
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
 
 
 def get(url: str) -> tuple[float, int, int]:
@@ -145,23 +141,10 @@ def main() -> int:
     n = pl.scan_parquet(sorted(run.glob("samples/*/*/*.parquet"))).select(pl.len()).collect().item()
     n_models = len(list(run.glob("samples/nphardeval4v/*")))
     print(f"synthetic run {run}: {n:,} samples, {n_models} models ({time.perf_counter() - t0:.1f} s to build or find)")
-    port = free_port()
-    env = {**os.environ, "PYTHONPATH": str(PROJECT), "LITELLM_LOCAL_MODEL_COST_MAP": "True"}
     t0 = time.perf_counter()
-    server = subprocess.Popen([sys.executable, "-m", "nphe4v.cli", "view", str(run), "--port", str(port),
-                               "--annotate"], env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
-    base = f"http://127.0.0.1:{port}"
-    try:
-        while True:
-            if server.poll() is not None:
-                print(server.stderr.read().decode(errors="replace")[-3000:], file=sys.stderr)
-                return 1
-            try:
-                get(base + "/error-probe")
-            except urllib.error.HTTPError:
-                break
-            except OSError:
-                time.sleep(0.2)
+    # a server that exits before it listens raises here with the tail of its stderr
+    with view_server([run], "--annotate", stdout=subprocess.DEVNULL, timeout=3600,
+                     probe="/error-probe") as (base, server):
         print(f"server start-up (runs read, leaderboards computed): {time.perf_counter() - t0:.1f} s; "
               f"peak RSS so far {peak_rss_mb(server.pid):.0f} MB")
         print(f"{'page':42s} {'first s':>8s} {'median s':>9s} {'KB':>7s}")
@@ -174,13 +157,6 @@ def main() -> int:
             worst = max(worst, first, med)
             print(f"{name:42s} {first:8.3f} {med:9.3f} {size / 1024:7.0f}")
         print(f"slowest page: {worst:.3f} s (aim: 1 s); server peak RSS {peak_rss_mb(server.pid):.0f} MB")
-    finally:
-        server.terminate()
-        try:
-            server.wait(timeout=30)
-        except subprocess.TimeoutExpired:
-            server.kill()
-            server.wait()
     return 0
 
 

@@ -82,12 +82,17 @@ def _main(args: argparse.Namespace) -> int:
 
 
 def _reports(out: Path, no_html: bool) -> list[Path]:
-    from nphe4v.report import print_summaries
+    from report.summaries import print_summaries
 
     paths = list(print_summaries(out))
     if not no_html:
-        from nphe4v.html_report import build_report
+        from cluster.registry import load_registry
+        from report.html_report import build_report
 
-        res = build_report([out], out / "report.html", out / "report.md")
+        try:  # the report groups models by the registry's access and family; a broken registry costs only that
+            catalogue = load_registry().by_name
+        except Exception:
+            catalogue = None
+        res = build_report([out], out / "report.html", out / "report.md", catalogue=catalogue)
         paths += [p for p in (res.html, res.markdown) if p]
     return paths

@@ -18,19 +18,18 @@ Conventions:
 
 from __future__ import annotations
 
-import math
 from collections.abc import Mapping, Sequence
 
 import polars as pl
 
 from gie.solvers import PAIRED_TASKS, POLY_TASKS, TASKS
+from nphe4v.core.stats import Z95, wilson_interval, wilson_interval_exprs
 
 Frame = pl.DataFrame | pl.LazyFrame
 
 BENCHMARK = "graphverse"
 EDIT_KINDS: tuple[str, ...] = ("none", "patch", "composition", "focus", "recolor")
 SETTINGS: tuple[str, ...] = ("single", "paired")
-Z95 = 1.959963984540054  # two-sided 95% normal quantile
 ACC_COLUMNS: tuple[str, ...] = ("n", "correct", "acc", "ci_low", "ci_high")
 
 _ORDERS: dict[str, dict[str, int]] = {
@@ -64,27 +63,19 @@ def _sorted(lf: pl.LazyFrame, keys: Sequence[str]) -> pl.LazyFrame:
 
 
 def wilson(correct: int, n: int, z: float = Z95) -> tuple[float, float]:
-    """Wilson score interval of a proportion, in percent. (0, 100) for n = 0."""
-    if n <= 0:
-        return 0.0, 100.0
-    p = correct / n
-    denom = 1 + z * z / n
-    centre = (p + z * z / (2 * n)) / denom
-    half = z * math.sqrt(p * (1 - p) / n + z * z / (4 * n * n)) / denom
-    return 100 * max(0.0, centre - half), 100 * min(1.0, centre + half)
+    """Wilson score interval of a proportion (``nphe4v.core.stats.wilson_interval``), in percent. (0, 100)
+    for n = 0: no data bounds nothing."""
+    ci = wilson_interval(correct, n, z)
+    return (0.0, 100.0) if ci is None else (100 * ci[0], 100 * ci[1])
 
 
 def _acc_exprs() -> list[pl.Expr]:
-    n = pl.col("n").cast(pl.Float64)
-    p = pl.col("correct") / n
-    z2 = Z95 * Z95
-    denom = 1 + z2 / n
-    centre = (p + z2 / (2 * n)) / denom
-    half = Z95 * (p * (1 - p) / n + z2 / (4 * n * n)).sqrt() / denom
+    # groups come from group_by, so n >= 1 here and the interval is never null
+    lo, hi = wilson_interval_exprs("correct", "n")
     return [
-        (100 * p).alias("acc"),
-        (100 * (centre - half).clip(lower_bound=0.0)).alias("ci_low"),
-        (100 * (centre + half).clip(upper_bound=1.0)).alias("ci_high"),
+        (100 * pl.col("correct") / pl.col("n").cast(pl.Float64)).alias("acc"),
+        (100 * lo).alias("ci_low"),
+        (100 * hi).alias("ci_high"),
     ]
 
 

@@ -227,7 +227,7 @@ def _human(path: Path) -> pl.DataFrame:
     """Human scores from a CSV or from the explorer's annotation files of a run folder."""
     if path.is_file():
         return agreement.read_human_csv(path)
-    from nphe4v.explorer.annotations import annotations_dir, human_scores
+    from report.explorer.annotations import annotations_dir, human_scores
 
     human = human_scores(path)
     if human.is_empty():

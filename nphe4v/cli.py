@@ -241,7 +241,7 @@ def view(
     """A local web explorer over run folders: leaderboards, drill-down, samples, two-model comparison."""
     import ipaddress
 
-    from nphe4v.explorer.store import StoreError
+    from report.explorer.store import StoreError
 
     if not 0 < port < 65536:
         fail(f"--port {port}: expected 1..65535")
@@ -256,7 +256,7 @@ def view(
     try:
         import uvicorn
 
-        from nphe4v.explorer.app import create_app
+        from report.explorer.app import create_app
 
         typer.echo("reading the runs and computing the leaderboards…", err=True)
         hosts = ["*"] if host in ("0.0.0.0", "::") else [host, "127.0.0.1", "localhost", "[::1]"]
@@ -274,7 +274,7 @@ app.command(name="report")(_report_cmd)
 
 
 def _report(run_dir: Path) -> None:
-    from nphe4v.report import print_summaries
+    from report.summaries import print_summaries
 
     for path in print_summaries(run_dir):
         typer.echo(f"wrote {path}")

@@ -2,7 +2,7 @@
 
 Registered in ``nphe4v.cli`` with ``app.command(name="report")(report_cli.report)``. Without options it does
 what `report` always did: print each run's leaderboard and write RUN_DIR/leaderboard.csv. With ``--html``
-(and/or ``--md``) it also builds the full report with ``nphe4v.html_report.build_report``.
+(and/or ``--md``) it also builds the full report with ``report.html_report.build_report``.
 """
 
 from __future__ import annotations
@@ -12,7 +12,7 @@ from typing import Annotated
 
 import typer
 
-# The defaults of nphe4v.html_report / nphe4v.analysis, repeated so that importing the CLI stays cheap
+# The defaults of report.html_report / report.analysis, repeated so that importing the CLI stays cheap
 # (tests/test_report.py checks they agree).
 DEFAULT_SAMPLES_PER_GROUP = 4
 DEFAULT_MAX_IMAGES = 120
@@ -21,6 +21,18 @@ DEFAULT_BOOT = 500
 DEFAULT_SEED = 0
 DEFAULT_MAX_CHARS = 2000
 GROUP_BY = ("none", "open_closed")
+
+
+def _model_catalogue():
+    """The registry's model entries by name, for the report's open / closed grouping and model families (the
+    report sits below the registry's layer, so the entry point hands them in); None when the registry cannot
+    be read: a broken registry costs only the grouping, never the report."""
+    from cluster.registry import load_registry
+
+    try:
+        return load_registry().by_name
+    except Exception:
+        return None
 
 
 def _fail(msg: str) -> None:
@@ -51,7 +63,7 @@ def report(
 ) -> None:
     """Print the leaderboard and write RUN_DIR/leaderboard.csv; with --html/--md/--csv-dir, also the full
     report (tables with confidence intervals, figures, what is missing, a sample browser)."""
-    from nphe4v.report import print_summaries
+    from report.summaries import print_summaries
 
     if group_by not in GROUP_BY:
         _fail(f"--group-by: {group_by!r} is not one of {', '.join(GROUP_BY)}")
@@ -60,16 +72,18 @@ def report(
     for run_dir in run_dirs:
         if not (run_dir / "samples").is_dir():
             _fail(f"{run_dir}/samples: not found (is {run_dir} a run folder?)")
+    catalogue = _model_catalogue()
     for run_dir in run_dirs:
-        for path in print_summaries(run_dir, group_by=group_by):
+        for path in print_summaries(run_dir, group_by=group_by, catalogue=catalogue):
             typer.echo(f"wrote {path}")
     if html is None and md is None and csv_dir is None:
         return
-    from nphe4v.html_report import build_report
+    from report.html_report import build_report
 
     res = build_report(
         run_dirs, html, md, csv_dir, samples_per_group=samples_per_group, max_images=max_images,
         thumb_px=thumb_px, n_boot=n_boot, seed=seed, group_by=group_by, max_chars=max_chars,
+        catalogue=catalogue,
     )
     if res.html:
         typer.echo(f"html report: {res.html}")

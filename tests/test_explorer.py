@@ -19,8 +19,8 @@ from fastapi.testclient import TestClient
 from markupsafe import escape
 
 from nphe4v.core.records import KEY_COLUMNS
-from nphe4v.explorer.app import TOKEN_HEADER, create_app
-from nphe4v.explorer.store import Filters, Store
+from report.explorer.app import TOKEN_HEADER, create_app
+from report.explorer.store import Filters, Store
 
 N_BOOT = 50
 
@@ -48,7 +48,7 @@ def _tree(root: Path) -> dict[str, int]:
 
 
 def test_leaderboards_show_the_reports_numbers_with_intervals(client, runs) -> None:
-    from nphe4v import analysis
+    from report import analysis
 
     page = client.get("/")
     assert page.status_code == 200
@@ -113,7 +113,7 @@ def test_drill_down_counts_match_an_independent_count(client, runs) -> None:
 
 
 def test_paging_links_keep_the_filters(runs) -> None:
-    from nphe4v.explorer import store as store_mod
+    from report.explorer import store as store_mod
 
     old = store_mod.PAGE_SIZE
     store_mod.PAGE_SIZE = 5
@@ -269,7 +269,7 @@ def test_cli_view_refuses_a_folder_that_is_no_run(tmp_path) -> None:
 
 
 def test_annotation_queue_samples_each_task_and_model_evenly() -> None:
-    from nphe4v.explorer.annotations import PAPER_PER_CELL, queue_order
+    from report.explorer.annotations import PAPER_PER_CELL, queue_order
 
     rows = pl.DataFrame([{"run": "r", "model": m, "benchmark": "graphverse", "instance_id": f"{t}-{i}",
                           "variant": "none", "prompt_mode": "vision", "repeat": 0, "task": t}

@@ -7,150 +7,26 @@ Skipped when chromium is not installed (Debian: `apt-get install -y chromium`).
 
 from __future__ import annotations
 
-import base64
-import contextlib
 import json
-import os
-import shutil
-import socket
-import subprocess
-import sys
-import time
-import urllib.request
-from pathlib import Path
 
 import polars as pl
 import pytest
-from conftest import PROJECT
+from cdp_browser import CHROMIUM, SKIP_REASON, Browser, view_server
 from explorer_runs import XSS_MODEL, build_explorer_runs
-from PIL import Image, ImageStat
 
-CHROMIUM = shutil.which("chromium") or ("/usr/bin/chromium" if Path("/usr/bin/chromium").exists() else None)
-pytestmark = pytest.mark.skipif(CHROMIUM is None, reason="chromium not installed (apt-get install -y chromium)")
-
-FLAGS = [
-    "--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
-    "--disable-background-networking", "--disable-component-update", "--disable-sync", "--hide-scrollbars",
-    "--disable-dev-shm-usage", "--window-size=1400,1600", "--remote-debugging-port=0",
-    "--remote-allow-origins=*",
-]
-
-
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
-def _wait_http(url: str, proc: subprocess.Popen, timeout: float = 120) -> None:
-    t0 = time.monotonic()
-    while time.monotonic() - t0 < timeout:
-        if proc.poll() is not None:
-            raise AssertionError(f"server exited: {proc.stderr.read().decode(errors='replace')[-2000:]}")
-        with contextlib.suppress(OSError):
-            urllib.request.urlopen(url, timeout=5).read()
-            return
-        time.sleep(0.3)
-    raise AssertionError(f"{url} did not answer in {timeout}s")
-
-
-class Browser:
-    """One headless chromium and its first page, driven over the DevTools protocol."""
-
-    def __init__(self, tmp: Path) -> None:
-        from websockets.sync.client import connect
-
-        self.tmp = tmp
-        profile = tmp / "profile"
-        self.proc = subprocess.Popen([CHROMIUM, *FLAGS, f"--user-data-dir={profile}", "about:blank"],
-                                     stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
-        port_file = profile / "DevToolsActivePort"
-        t0 = time.monotonic()
-        while not port_file.is_file() or not port_file.read_text().strip():
-            assert self.proc.poll() is None, self.proc.stderr.read().decode(errors="replace")[-2000:]
-            assert time.monotonic() - t0 < 60, "chromium did not open its DevTools port"
-            time.sleep(0.2)
-        port = int(port_file.read_text().split()[0])
-        targets = json.loads(urllib.request.urlopen(f"http://127.0.0.1:{port}/json/list", timeout=10).read())
-        page = next(t for t in targets if t["type"] == "page")
-        self.stack = contextlib.ExitStack()
-        self.ws = self.stack.enter_context(connect(page["webSocketDebuggerUrl"], max_size=64 * 2**20,
-                                                   open_timeout=30))
-        self.n = 0
-        self.call("Page.enable")
-        self.call("Runtime.enable")
-
-    def call(self, method: str, **params) -> dict:
-        self.n += 1
-        self.ws.send(json.dumps({"id": self.n, "method": method, "params": params}))
-        while True:
-            msg = json.loads(self.ws.recv(timeout=60))
-            if msg.get("id") == self.n:
-                assert "error" not in msg, msg["error"]
-                return msg.get("result", {})
-
-    def js(self, expr: str):
-        res = self.call("Runtime.evaluate", expression=expr, awaitPromise=True, returnByValue=True)
-        assert "exceptionDetails" not in res, res["exceptionDetails"]
-        return res["result"].get("value")
-
-    def wait(self, expr: str, timeout: float = 30):
-        t0 = time.monotonic()
-        while time.monotonic() - t0 < timeout:
-            with contextlib.suppress(AssertionError):
-                v = self.js(expr)
-                if v:
-                    return v
-            time.sleep(0.2)
-        raise AssertionError(f"timed out waiting for {expr}")
-
-    def goto(self, url: str) -> None:
-        self.call("Page.navigate", url=url)
-        self.wait(f"document.readyState === 'complete' && location.href === {json.dumps(url)}")
-
-    def shot(self, name: str) -> Image.Image:
-        data = self.call("Page.captureScreenshot", format="png")["data"]
-        out = self.tmp / f"{name}.png"
-        out.write_bytes(base64.b64decode(data))
-        img = Image.open(out).convert("RGB")
-        assert ImageStat.Stat(img.convert("L")).var[0] > 100, f"{name}: screenshot (nearly) blank"
-        return img
-
-    def close(self) -> None:
-        with contextlib.suppress(Exception):
-            self.stack.close()
-        self.proc.terminate()
-        try:
-            self.proc.wait(timeout=20)
-        except subprocess.TimeoutExpired:
-            self.proc.kill()
-            self.proc.wait()
+pytestmark = pytest.mark.skipif(CHROMIUM is None, reason=SKIP_REASON)
 
 
 @pytest.fixture(scope="module")
 def served(tmp_path_factory):
     root = tmp_path_factory.mktemp("explorer-browser")
     runs = build_explorer_runs(root)
-    port = _free_port()
-    env = {**os.environ, "PYTHONPATH": str(PROJECT), "LITELLM_LOCAL_MODEL_COST_MAP": "True"}
-    server = subprocess.Popen(
-        [sys.executable, "-m", "nphe4v.cli", "view", *map(str, runs), "--port", str(port), "--annotate",
-         "--n-boot", "50"], cwd=root, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
-    base = f"http://127.0.0.1:{port}"
-    browser = None
-    try:
-        _wait_http(base + "/samples", server)
+    with view_server(runs, "--annotate", "--n-boot", "50", cwd=root) as (base, _server):
         browser = Browser(root)
-        yield base, runs, browser, root
-    finally:
-        if browser is not None:
-            browser.close()
-        server.terminate()
         try:
-            server.wait(timeout=20)
-        except subprocess.TimeoutExpired:
-            server.kill()
-            server.wait()
+            yield base, runs, browser, root
+        finally:
+            browser.close()
 
 
 def test_load_filter_open_compare_annotate(served) -> None:

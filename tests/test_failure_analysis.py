@@ -12,7 +12,9 @@ import pytest
 
 from nphe4v.core.dataset import load_dataset
 from nphe4v.core.schema import ModelRequest, ModelResponse, Prompt, SampleKey, SamplingParams
-from nphe4v.failure_analysis import (
+from nphe4v.generate import generate_version
+from nphe4v.scoring import score_sample
+from report.failure_analysis import (
     CATEGORIES,
     categorise,
     failure_samples,
@@ -20,8 +22,6 @@ from nphe4v.failure_analysis import (
     is_suboptimal,
     unknown_entities,
 )
-from nphe4v.generate import generate_version
-from nphe4v.scoring import score_sample
 
 
 @pytest.fixture(scope="module")

@@ -31,9 +31,10 @@ from pathlib import Path
 import polars as pl
 import pytest
 
-from nphe4v import analysis, figures
+from cluster.registry import load_registry
 from nphe4v.core.records import SAMPLE_SCHEMA
-from nphe4v.html_report import build_report, self_contained_violations
+from report import analysis, bootstrap, figures
+from report.html_report import build_report, self_contained_violations
 
 TASKS = ["BSP", "KSP", "TSP"]
 LEVELS = (1, 2)
@@ -192,10 +193,10 @@ def test_bootstrap_is_seeded_and_matches_plain_resampling(runs) -> None:
     df = analysis.samples(runs[0]).filter(pl.col("version") == "v1")
     n_boot = 25
     lb1 = analysis.leaderboard(df, n_boot=n_boot, seed=3)
-    analysis._BOOT_CACHE.clear()
+    bootstrap._BOOT_CACHE.clear()
     lb2 = analysis.leaderboard(df, n_boot=n_boot, seed=3)
     assert lb1.equals(lb2)
-    draws = analysis._draws(df.filter(pl.col("status") != "infra_error"), n_boot, 3)
+    draws = bootstrap._draws(df.filter(pl.col("status") != "infra_error"), n_boot, 3)
     reps, task_reps = [], []
     for b in range(n_boot):
         d = draws.filter(pl.col("b") == b)
@@ -222,10 +223,11 @@ def test_bootstrap_is_seeded_and_matches_plain_resampling(runs) -> None:
         assert (got["AA_lo"], got["AA_hi"]) == (pytest.approx(r["lo"]), pytest.approx(r["hi"]))
 
 
-def test_wilson() -> None:
-    assert analysis.wilson(8, 12) == (pytest.approx(0.3906, abs=1e-4), pytest.approx(0.8619, abs=1e-4))
-    assert analysis.wilson(0, 10)[0] == 0.0 and analysis.wilson(10, 10)[1] == 1.0
-    assert analysis.wilson(0, 0) == (None, None)
+def test_wilson_columns() -> None:
+    t = pl.DataFrame({"k": [8, 0, 10, 0], "n": [12, 10, 10, 0]}).select(*analysis.wilson_columns("k", "n", "ER"))
+    assert t.row(0) == (pytest.approx(0.3906, abs=1e-4), pytest.approx(0.8619, abs=1e-4))
+    assert t["ER_lo"][1] == 0.0 and t["ER_hi"][2] == 1.0
+    assert t.row(3) == (None, None)
 
 
 def test_heatmap_table(runs) -> None:
@@ -425,7 +427,8 @@ def test_figures_from_empty_tables() -> None:
 
 
 def test_cli_defaults_match_the_library() -> None:
-    from nphe4v import html_report, report_cli
+    from nphe4v import report_cli
+    from report import html_report
 
     assert report_cli.DEFAULT_SAMPLES_PER_GROUP == html_report.DEFAULT_SAMPLES_PER_GROUP
     assert report_cli.DEFAULT_MAX_IMAGES == html_report.DEFAULT_MAX_IMAGES
@@ -482,16 +485,19 @@ def test_open_closed_grouping_from_the_registry() -> None:
         "AA_P": [0.8, 0.4, 1.0, 0.2], "AA_NPC": [0.6, 0.2, 1.0, 0.1], "AA_NPH": [0.4, 0.0, 1.0, 0.0],
         "AA_All": [0.6, 0.2, 1.0, 0.1], "ER": [1.0, 0.5, 1.0, 0.3], "RA": [0.9, 0.7, 1.0, 0.5],
     })
-    g = analysis.open_closed(board)
+    catalogue = load_registry().by_name
+    g = analysis.open_closed(board, catalogue)
     assert g["access"].to_list() == ["closed", "open", "builtin", "unregistered"]
     assert one(g, access="closed")["models"] == "gpt-4o" and one(g, access="open")["AA_All"] == pytest.approx(0.2)
-    info = analysis.model_info(["gpt-4o", "qvq-72b-preview", "my-own"])
+    info = analysis.model_info(["gpt-4o", "qvq-72b-preview", "my-own"], catalogue)
     assert one(info, model="gpt-4o")["family"] == "GPT"  # derived from the title "GPT-4o"
     assert one(info, model="qvq-72b-preview")["family"] == "Qwen"  # the registry's family field
     assert one(info, model="my-own")["access"] == "unregistered"
     two = pl.concat([board, board.with_columns(model=pl.lit("gemini-2.0-flash-exp"), AA_All=pl.lit(0.2))])
-    closed = one(analysis.open_closed(two.unique(subset=["model"], keep="first")), access="closed")
+    closed = one(analysis.open_closed(two.unique(subset=["model"], keep="first"), catalogue), access="closed")
     assert closed["n_models"] == 2 and closed["AA_All"] == pytest.approx((0.6 + 0.2) / 2)
+    # without the caller's catalogue (the report knows no registry) every model is unregistered
+    assert analysis.open_closed(board)["access"].to_list() == ["unregistered"]
 
 
 def test_graphverse_families_table2(tmp_path) -> None:
@@ -502,15 +508,21 @@ def test_graphverse_families_table2(tmp_path) -> None:
     rows = [_row("G", "gv1", m, f"{t.lower()}-{k}", t, 1, "vision", variant="none",
                  verdict="correct" if t in ok else "wrong", bench="graphverse")
             for m, ok in good.items() for t in ("SD", "TSP", "GED") for k in range(2)]
-    fam = analysis.graphverse_families(pl.DataFrame(rows, schema=SAMPLE_SCHEMA).with_columns(run=pl.lit("G")))
+    catalogue = load_registry().by_name
+    fam = analysis.graphverse_families(pl.DataFrame(rows, schema=SAMPLE_SCHEMA).with_columns(run=pl.lit("G")),
+                                       catalogue=catalogue)
     gem, gpt = one(fam, family="Gemini"), one(fam, family="GPT")
-    assert gem["models"] == 2 and (gem["Acc_Poly"], gem["Acc_NPH"]) == (100.0, 25.0)
-    assert gem["Acc_drop"] == pytest.approx(0.75) and gem["VGR_Poly"] is None
-    assert (gpt["Acc_Poly"], gpt["Acc_NPH"], gpt["Acc_drop"]) == (0.0, 100.0, None)
+    assert gem["models"] == 2 and (gem["Acc_P"], gem["Acc_NPH"]) == (100.0, 25.0)
+    assert gem["Acc_drop"] == pytest.approx(0.75) and gem["VGR_P"] is None
+    assert (gpt["Acc_P"], gpt["Acc_NPH"], gpt["Acc_drop"]) == (0.0, 100.0, None)
     judged = {"acc_vgr": pl.DataFrame({"model": ["gemini-3-flash", "gemini-3-flash", "gemini-3-pro", "gemini-3-pro"],
                                        "task": ["SD", "TSP", "SD", "GED"], "vgr": [80.0, 40.0, 60.0, 20.0]})}
-    gem = one(analysis.graphverse_families(pl.DataFrame(rows, schema=SAMPLE_SCHEMA), judged), family="Gemini")
-    assert (gem["VGR_Poly"], gem["VGR_NPH"]) == (70.0, 30.0) and gem["VGR_drop"] == pytest.approx(40 / 70)
+    gem = one(analysis.graphverse_families(pl.DataFrame(rows, schema=SAMPLE_SCHEMA), judged, catalogue),
+              family="Gemini")
+    assert (gem["VGR_P"], gem["VGR_NPH"]) == (70.0, 30.0) and gem["VGR_drop"] == pytest.approx(40 / 70)
+    # the paper's "Poly" is a display label only
+    assert analysis.table2_labels(fam).columns[2:] == ["Acc_Poly", "Acc_NPH", "Acc_drop", "VGR_Poly", "VGR_NPH",
+                                                        "VGR_drop"]
 
 
 def test_report_has_paper_sections_and_group_by(runs, tmp_path) -> None:
@@ -536,7 +548,7 @@ def test_report_bounded_with_huge_responses(tmp_path) -> None:
     """Huge responses are cut in the HTML (marker present, full text still in the Parquet), the browser shows
     at most samples_per_group rows per model and task, and the page stays small."""
     from nphe4v.generate import generate_version
-    from nphe4v.html_report import TRUNCATION_MARK
+    from report.html_report import TRUNCATION_MARK
 
     ds = tmp_path / "ds"
     generate_version(ds, version="v", seed=1, per_level=2, tasks=TASKS, levels=LEVELS, workers=1)
@@ -571,14 +583,19 @@ def test_cli_group_by_open_closed(runs, tmp_path) -> None:
     grouped = pl.read_csv(runs[1] / "open_closed.csv")
     assert grouped["access"].to_list() == ["unregistered"] and grouped["models"].to_list() == ["alpha"]
     assert "Closed vs open models" in res.output
+    # the entry point hands the registry's entries to the report (which imports nothing from cluster)
+    from nphe4v.report_cli import _model_catalogue
+
+    assert _model_catalogue()["gpt-4o"].access == "closed"
     assert 'id="open-closed"' in (tmp_path / "g.html").read_text()
     bad = CliRunner().invoke(app, [str(runs[1]), "--group-by", "size"])
     assert bad.exit_code == 2 and bad.output.count("\n") == 1 and "open_closed" in bad.output
 
 
 def test_browser_text_budget_and_table_row_cap(tmp_path, monkeypatch) -> None:
-    from nphe4v import html_report
     from nphe4v.generate import generate_version
+    from report import html_report
+    from report.html import sample_browser
 
     t = html_report.html_table(pl.DataFrame({"a": list(range(5))}), max_rows=2, csv_name="x.csv")
     assert t.count("<tr>") == 3 and "First 2 of 5 rows shown" in t and "x.csv" in t
@@ -588,7 +605,7 @@ def test_browser_text_budget_and_table_row_cap(tmp_path, monkeypatch) -> None:
             for iid, task, lv, _ in _instances() for mode in MODES]
     run = _write_run(tmp_path, "T", "v", ds, rows, [{"name": "m"}], "complete")
     # 3 tasks x 4 rows shown = 12 rows; a budget of 12 x 250 characters cuts each text to 250 (not 1000)
-    monkeypatch.setattr(html_report, "BROWSER_TEXT_BUDGET", 12 * 250)
+    monkeypatch.setattr(sample_browser, "BROWSER_TEXT_BUDGET", 12 * 250)
     page = build_report(run, tmp_path / "t.html", n_boot=0, max_chars=1000).html.read_text()
     assert "B" * 250 in page and "B" * 251 not in page
     assert html.escape(html_report.TRUNCATION_MARK.format(shown=250, total=5000), quote=True) in page

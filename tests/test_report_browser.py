@@ -7,43 +7,16 @@ Skipped when chromium is not installed (Debian: `apt-get install -y chromium`).
 from __future__ import annotations
 
 import re
-import shutil
-import subprocess
 from pathlib import Path
 
 import pytest
-from PIL import Image, ImageStat
+from cdp_browser import CHROMIUM, SKIP_REASON, dump_dom, screenshot
+from PIL import ImageStat
 from test_report import XSS, build_runs
 
-from nphe4v.html_report import build_report
+from report.html_report import build_report
 
-CHROMIUM = shutil.which("chromium") or ("/usr/bin/chromium" if Path("/usr/bin/chromium").exists() else None)
-pytestmark = pytest.mark.skipif(CHROMIUM is None, reason="chromium not installed (apt-get install -y chromium)")
-
-FLAGS = [
-    "--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
-    "--disable-background-networking", "--disable-component-update", "--disable-sync", "--hide-scrollbars",
-    "--disable-dev-shm-usage",
-]
-
-
-def chromium(tmp: Path, *args: str) -> subprocess.CompletedProcess:
-    profile = tmp / f"profile-{len(list(tmp.glob('profile-*')))}"
-    return subprocess.run([CHROMIUM, *FLAGS, f"--user-data-dir={profile}", *args], capture_output=True,
-                          timeout=180, check=False)
-
-
-def screenshot(tmp: Path, url: str, name: str, size: str = "1400,1800") -> Image.Image:
-    out = tmp / f"{name}.png"
-    proc = chromium(tmp, f"--screenshot={out}", f"--window-size={size}", "--virtual-time-budget=5000", url)
-    assert out.is_file(), proc.stderr.decode(errors="replace")[-2000:]
-    return Image.open(out).convert("RGB")
-
-
-def dump_dom(tmp: Path, url: str) -> str:
-    proc = chromium(tmp, "--virtual-time-budget=5000", "--dump-dom", url)
-    assert proc.returncode == 0, proc.stderr.decode(errors="replace")[-2000:]
-    return proc.stdout.decode()
+pytestmark = pytest.mark.skipif(CHROMIUM is None, reason=SKIP_REASON)
 
 
 @pytest.fixture(scope="module")

@@ -11,9 +11,9 @@ import pytest
 from gie import metrics as gm
 from judge import vgr
 from judge.schema import JUDGMENT_SCHEMA, vgr_score
-from nphe4v import analysis
 from nphe4v.core.records import SAMPLE_SCHEMA, read_samples
-from nphe4v.html_report import build_report
+from report import analysis
+from report.html_report import build_report
 
 RUN_ID = "J"
 EVIL = "<script>alert(1)</script> node & edge"

@@ -208,7 +208,7 @@ def test_report_redaction_changes_nothing_harmless(tmp_path, monkeypatch):
     as without redaction: the patterns have no false positive there."""
     from test_report import build_runs
 
-    import nphe4v.html_report as hr
+    import report.html_report as hr
 
     runs = build_runs(tmp_path / "runs")
 

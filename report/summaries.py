@@ -12,6 +12,7 @@ from rich.table import Table
 
 from nphe4v import metrics
 from nphe4v.core.records import SAMPLE_SCHEMA
+from report.model_groups import ModelCatalogue
 
 LEADERBOARD_CSV = "leaderboard.csv"
 GRAPHVERSE_CSV = "graphverse_acc.csv"
@@ -21,7 +22,7 @@ OPEN_CLOSED_CSV = "open_closed.csv"
 def _light_samples(run_dir: str | Path) -> pl.LazyFrame:
     """The run's samples without responses, errors and traces: no summary reads them, and they can be
     gigabytes."""
-    from nphe4v.analysis import HEAVY_COLUMNS, scan_run_samples
+    from report.analysis import HEAVY_COLUMNS, scan_run_samples
 
     return scan_run_samples(run_dir).select([c for c in SAMPLE_SCHEMA if c not in HEAVY_COLUMNS])
 
@@ -37,9 +38,11 @@ def write_leaderboard(run_dir: str | Path) -> tuple[pl.DataFrame, Path]:
     return board, path
 
 
-def write_summaries(run_dir: str | Path, group_by: str = "none") -> list[tuple[str, pl.DataFrame, Path]]:
+def write_summaries(run_dir: str | Path, group_by: str = "none",
+                    catalogue: ModelCatalogue | None = None) -> list[tuple[str, pl.DataFrame, Path]]:
     """Every table the run's samples support, written next to them; (title, table, path) each.
-    ``group_by="open_closed"`` adds Figure 4's closed- vs open-model means (``open_closed.csv``)."""
+    ``group_by="open_closed"`` adds Figure 4's closed- vs open-model means (``open_closed.csv``), with model
+    access from the caller's ``catalogue`` (``report.model_groups``)."""
     run_dir = Path(run_dir)
     samples = _light_samples(run_dir).collect()
     benchmarks = set(samples["benchmark"].unique().to_list())
@@ -48,9 +51,9 @@ def write_summaries(run_dir: str | Path, group_by: str = "none") -> list[tuple[s
         board, path = write_leaderboard(run_dir)
         out.append((f"NPHardEval4V leaderboard — {run_dir.name}", board, path))
         if group_by == "open_closed":
-            from nphe4v.analysis import open_closed
+            from report.analysis import open_closed
 
-            grouped = open_closed(board.with_columns(version=pl.lit(""))).drop("version")
+            grouped = open_closed(board.with_columns(version=pl.lit("")), catalogue).drop("version")
             gpath = run_dir / OPEN_CLOSED_CSV
             grouped.write_csv(gpath, float_precision=4)
             out.append((f"Closed vs open models (Figure 4) — {run_dir.name}", grouped, gpath))
@@ -75,9 +78,10 @@ def print_leaderboard(board: pl.DataFrame, title: str = "NPHardEval4V leaderboar
     console.print(table)
 
 
-def print_summaries(run_dir: str | Path, group_by: str = "none") -> list[Path]:
+def print_summaries(run_dir: str | Path, group_by: str = "none",
+                    catalogue: ModelCatalogue | None = None) -> list[Path]:
     paths = []
-    for title, table, path in write_summaries(run_dir, group_by):
+    for title, table, path in write_summaries(run_dir, group_by, catalogue):
         print_leaderboard(table, title=title)
         paths.append(path)
     return paths

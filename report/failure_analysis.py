@@ -24,6 +24,8 @@ from typing import Any
 import polars as pl
 
 from nphe4v.core.schema import RECOGNITION_MODE
+from nphe4v.tasks import TASK_MODULES
+from report.runs import Source, frame_of, instance_data, nph_rows, runs_of
 
 CATEGORIES: tuple[str, ...] = ("unparsable", "perception_error", "wrong_decision", "suboptimal", "infeasible")
 DECISION_TASKS = frozenset({"TSP-D", "GCP-D"})
@@ -210,3 +212,16 @@ def failure_summary(failures: pl.DataFrame, answers: pl.DataFrame, by: tuple[str
     return out.with_columns(shares).select(
         *keys, "n", "n_failed", *CATEGORIES, *[f"{c}_share" for c in CATEGORIES]
     ).sort(keys)
+
+
+def failure_categories(src: Source, df: pl.DataFrame | None = None) -> dict[str, pl.DataFrame]:
+    """The report's §5.3 tables: the failure categories per model, and per model and task; ``{}`` without
+    NPHardEval4V answer samples. ``df``: the runs' samples when already loaded."""
+    nph = nph_rows(frame_of(src) if df is None else df)
+    if nph.filter(pl.col("prompt_mode") != RECOGNITION_MODE).is_empty():
+        return {}
+    fails = failure_samples(nph, instance_data(runs_of(src)))
+    per_task = failure_summary(fails, nph, ("model", "task"))
+    order = {t: i for i, t in enumerate(TASK_MODULES)}
+    per_task = per_task.sort("model", pl.col("task").replace_strict(order, default=99, return_dtype=pl.Int64))
+    return {"by_model": failure_summary(fails, nph, ("model",)), "by_model_task": per_task}

@@ -17,8 +17,8 @@ from typing import Any
 import polars as pl
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
-from nphe4v import analysis
 from nphe4v.core.records import KEY_COLUMNS, SAMPLE_SCHEMA, slug
+from report import analysis
 
 PAGE_SIZE = 100
 LIST_COLUMNS = ["run", "model", "benchmark", "version", "task", "level", "instance_id", "variant", "prompt_mode",
@@ -295,9 +295,9 @@ class Store:
         return (d["judge"], d["judge_template"]) if d else None
 
     def dataset_index(self):
-        from nphe4v.html_report import _DatasetIndex
+        from report.sample_rebuild import DatasetIndex
 
-        return self._cached("dataset_index", lambda: _DatasetIndex(self.runs))
+        return self._cached("dataset_index", lambda: DatasetIndex(self.runs))
 
     def instance(self, run: str, benchmark: str, version: str, instance_id: str):
         """(dataset, instance) of a sample, or (None, None) when the dataset folder is gone."""

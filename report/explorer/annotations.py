@@ -25,7 +25,7 @@ from typing import Any
 import polars as pl
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
-from judge.schema import JudgeStep, distinct_steps, vgr_of
+from judge.schema import JUDGMENT_SCHEMA, JudgeStep, distinct_steps, vgr_of
 from nphe4v.core.records import KEY_COLUMNS
 
 ANNOTATIONS_DIR = "annotations"
@@ -34,21 +34,18 @@ ANNOTATIONS_DIR = "annotations"
 PAPER_TASKS = ("DIAM", "SD", "CYC", "COL", "GED")
 PAPER_PER_CELL = 25
 ANNOTATOR_PATTERN = r"^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$"
+# A human annotation sits beside the judge's judgments of the same response (the agreement tables join
+# them), so its identity and step columns are the judgment's own, taken from judge.schema; only who
+# annotated, when, and the human VGR-Score are its own.
+_RESPONSE_COLUMNS = ("run_id", *KEY_COLUMNS, "task")
+_STEP_COLUMNS = ("steps", "n_steps", "final_answer_match")  # steps: JSON list of JudgeStep fields;
+# final_answer_match: the exact verifier's verdict (F), never the person's
 ANNOTATION_SCHEMA: dict[str, pl.DataType] = {
-    "run_id": pl.String(),
-    "model": pl.String(),
-    "benchmark": pl.String(),
-    "instance_id": pl.String(),
-    "variant": pl.String(),
-    "prompt_mode": pl.String(),
-    "repeat": pl.Int64(),
-    "task": pl.String(),
+    **{c: JUDGMENT_SCHEMA[c] for c in _RESPONSE_COLUMNS},
     "annotator": pl.String(),
     "session": pl.String(),
     "annotated_at": pl.String(),  # ISO 8601 UTC
-    "steps": pl.String(),  # JSON list of JudgeStep fields, as judgments hold them
-    "n_steps": pl.Int64(),
-    "final_answer_match": pl.Boolean(),  # the exact verifier's verdict (F), never the person's
+    **{c: JUDGMENT_SCHEMA[c] for c in _STEP_COLUMNS},
     "human_vgr": pl.Float64(),
     "response_sha256": pl.String(),
 }

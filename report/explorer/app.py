@@ -4,7 +4,7 @@ Every page is a GET whose query string holds the whole view (shareable links). T
 started with `annotate=True`, and then only annotation files (`explorer.annotations`), through one JSON POST
 that must carry the per-process token embedded in the annotation page (another site cannot read it, so it
 cannot post in the person's name). All text from runs (responses, model names, judge claims) is untrusted:
-Jinja2 autoescapes every value, and JSON handed to scripts goes through `html_report.json_for_script`.
+Jinja2 autoescapes every value, and JSON handed to scripts goes through `report.html.format.json_for_script`.
 """
 
 from __future__ import annotations
@@ -25,12 +25,12 @@ from jinja2 import Environment, FileSystemLoader, StrictUndefined
 from markupsafe import Markup
 from pydantic import ValidationError
 
-from nphe4v import analysis
 from nphe4v.core.records import KEY_COLUMNS
-from nphe4v.explorer import annotations as ann
-from nphe4v.explorer.store import PAGE_SIZE, Filters, Store
-from nphe4v.html_report import fmt, json_for_script
 from nphe4v.metrics import POOLED
+from report import analysis
+from report.explorer import annotations as ann
+from report.explorer.store import PAGE_SIZE, Filters, Store
+from report.html.format import fmt, json_for_script
 
 TEMPLATES = Path(__file__).parent / "templates"
 IMAGE_TYPES = {".png", ".jpg", ".jpeg", ".gif", ".webp", ".svg"}
@@ -216,14 +216,14 @@ def _image_path(store: Store, run: str, benchmark: str, version: str, rel: str) 
 
 
 def _sample_view(store: Store, run: str, key: dict[str, Any]) -> dict[str, Any]:
-    from nphe4v.html_report import _rebuild
+    from report.sample_rebuild import rebuild_sample
 
     row = store.sample(run, key)
     if row is None:
         raise HTTPException(404, "no such sample in this run")
     row["run"] = run
     ds, inst = store.instance(run, row["benchmark"], row["version"], row["instance_id"])
-    rb = _rebuild(row, store.dataset_index()) if ds is not None else \
+    rb = rebuild_sample(row, store.dataset_index()) if ds is not None else \
         {"prompt": None, "images": [], "gold": None, "note": "dataset not found: prompt, images and gold unavailable"}
     images = []
     for path, sha in rb["images"]:

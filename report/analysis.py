@@ -1,0 +1,92 @@
+"""The report's tables in one namespace, for notebooks, the HTML report and the explorer: Polars frames over
+one or several run folders. The tables live in the modules named below; this module only gathers their
+public names (``from report import analysis; analysis.leaderboard(runs)``).
+
+Every public function takes ``src``: a run folder, a list of run folders, or an already loaded per-sample
+frame (``samples(...)`` output or any frame with the ``SampleRecord`` columns). Metric values always come
+from ``nphe4v.metrics`` (and ``gie.metrics`` for GraphVerse); the report's modules only add what a report needs
+around them:
+
+* **Versions stay apart.** Instance ids repeat across dataset versions (``bsp-L01-000`` exists in every
+  version), so NPHardEval4V metrics are computed per ``version`` and every table carries a ``version`` column.
+  The same (version, sample key) seen in two run folders is counted once.
+* **Intervals beside every accuracy-type number** (95%):
+  - proportions of counts (ER, RA, per-level accuracy) get the Wilson score interval of the pooled count
+    (``nphe4v.core.stats.wilson_interval``, in ``report.nphardeval4v_tables``)
+    (``ER_lo``/``ER_hi`` = Wilson of Σ parsable / Σ n; it equals ER's plain mean over level rows whenever the
+    levels hold equally many questions, which the generator guarantees);
+  - AA (and RA_corrected, which is not a plain proportion) get a percentile bootstrap over instances:
+    instances are resampled with replacement inside each (task, level) stratum, the same draw for every model
+    and prompt mode (so models stay comparable), each replicate is scored with the definitions of
+    ``metrics.level_table`` / ``metrics.aggregate`` from per-instance counts (a test checks the bounds against
+    re-scoring resampled sample tables with ``metrics.leaderboard`` / ``metrics.per_task``), and
+    ``numpy.random.default_rng(seed)`` fixes the draws (same inputs and seed -> same bounds).
+* **Paper summaries**: Appendix B (``consistency_summary``), §5.3 failure categories (``failure_categories``),
+  Figure 4's closed vs open grouping (``open_closed``, given the caller's model catalogue), GraphVerse
+  Table 2 (``graphverse_families``).
+  - every table also carries its counts (``n`` questions, ``n_instances``, ``n_rec`` recognition instances).
+* ``missing_parts`` lists what a partial run lacks, so a report of a partial run says so.
+"""
+
+
+from report.bootstrap import AA_COLUMNS
+from report.completeness import missing_parts
+from report.consistency import NEAR_ZERO_VARIANCE, consistency_summary, version_consistency
+from report.failure_analysis import failure_categories
+from report.graphverse_tables import (
+    FAILURE_MODES,
+    JUDGE_CSVS,
+    JUDGE_DIR,
+    LEGACY_JUDGE_DIR,
+    graphverse,
+    graphverse_families,
+    graphverse_judged,
+    judge_csvs,
+    judge_table,
+    judgments,
+    run_judgments,
+    table2_labels,
+)
+from report.model_groups import ACCESS_ORDER, ModelCatalogue, access_groups, model_info, open_closed
+from report.nphardeval4v_tables import (
+    DEFAULT_BOOT,
+    DEFAULT_LVLM_MODE,
+    DEFAULT_SEED,
+    LEADERBOARD_COLUMNS,
+    LLM_MODE,
+    class_profile,
+    heatmap_table,
+    leaderboard,
+    lvlm_vs_llm,
+    per_task,
+    prompt_mode_ablation,
+    text_only_models,
+    wilson_columns,
+)
+from report.runs import (
+    GV_BENCHMARK,
+    HEAVY_COLUMNS,
+    LIGHT_COLUMNS,
+    NPH_BENCHMARK,
+    RUN_MANIFEST,
+    Run,
+    Source,
+    instance_data,
+    load_runs,
+    long_texts,
+    read_run_samples,
+    run_datasets,
+    samples,
+    scan_run_samples,
+)
+
+__all__ = [
+    "AA_COLUMNS", "ACCESS_ORDER", "DEFAULT_BOOT", "DEFAULT_LVLM_MODE", "DEFAULT_SEED", "FAILURE_MODES",
+    "GV_BENCHMARK", "HEAVY_COLUMNS", "JUDGE_CSVS", "JUDGE_DIR", "LEADERBOARD_COLUMNS", "LEGACY_JUDGE_DIR",
+    "LIGHT_COLUMNS", "LLM_MODE", "NEAR_ZERO_VARIANCE", "NPH_BENCHMARK", "RUN_MANIFEST", "ModelCatalogue", "Run",
+    "Source", "access_groups", "class_profile", "consistency_summary", "failure_categories", "graphverse",
+    "graphverse_families", "graphverse_judged", "heatmap_table", "instance_data", "judge_csvs", "judge_table",
+    "judgments", "leaderboard", "load_runs", "long_texts", "lvlm_vs_llm", "missing_parts", "model_info",
+    "open_closed", "per_task", "prompt_mode_ablation", "read_run_samples", "run_datasets", "run_judgments",
+    "samples", "scan_run_samples", "table2_labels", "text_only_models", "version_consistency", "wilson_columns",
+]

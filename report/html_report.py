@@ -1,0 +1,166 @@
+"""The run report: one self-contained HTML file, a Markdown summary, a CSV per table, an SVG + PNG per figure.
+
+``build_report(run_dirs, html_path, md_path=None, csv_dir=None)`` reads one or more run folders (the same
+models on several dataset versions, or several runs side by side) and writes:
+
+* ``html_path`` — every table (sortable by clicking a header), every figure as inline SVG, what the runs lack,
+  and a sample browser (filter by version, model, task, level, prompt mode, variant/edit and verdict; each
+  sample shows its rebuilt prompt, image thumbnails, raw response, parsed answer, gold, verdict, reason and,
+  when present, judge labels and a composite model's trace). The file loads nothing from the network: no
+  external script, style, font or image. Filters can be preset from the URL: ``report.html#model=m&verdict=wrong``.
+* ``<html stem>_figures/<name>.svg|.png`` next to the HTML;
+* ``csv_dir`` (default ``<html stem>_tables/`` next to the HTML) — one CSV per table;
+* ``md_path`` (optional) — a Markdown summary with the main tables.
+
+Everything a model wrote (responses, parsed answers, reasons, traces, model names) is untrusted: it is only
+ever inserted HTML-escaped, or as JSON with ``<``, ``>`` and ``&`` escaped inside a non-executed
+``<script type="application/json">`` block and then written into the page with ``textContent``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from pathlib import Path
+
+import polars as pl
+
+from nphe4v.core.records import KEY_COLUMNS
+from nphe4v.core.secrets import redact, redact_frame
+from report import analysis, figures
+from report.graphverse_tables import table2_labels
+from report.html.format import fmt, html_table, json_for_script, md_table
+from report.html.markdown import render_markdown
+from report.html.page import render_page, runs_table
+from report.html.sample_browser import (
+    BROWSER_TEXT_BUDGET,
+    DEFAULT_MAX_CHARS,
+    DEFAULT_MAX_IMAGES,
+    DEFAULT_SAMPLES_PER_GROUP,
+    DEFAULT_THUMB_PX,
+    TRUNCATION_MARK,
+    sample_browser,
+    select_samples,
+    truncate,
+)
+from report.html.self_contained import self_contained_violations
+from report.model_groups import ModelCatalogue
+from report.report_tables import GROUP_BY, ReportResult, Tables, compute_tables
+from report.runs import as_paths
+
+__all__ = [
+    "BROWSER_TEXT_BUDGET", "DEFAULT_MAX_CHARS", "DEFAULT_MAX_IMAGES", "DEFAULT_SAMPLES_PER_GROUP", "DEFAULT_THUMB_PX",
+    "GROUP_BY", "TRUNCATION_MARK", "ReportResult", "Tables", "build_report", "compute_tables", "fmt", "html_table",
+    "json_for_script", "md_table", "sample_browser", "select_samples", "self_contained_violations", "truncate",
+]
+
+
+def build_report(
+    run_dirs: str | Path | Sequence[str | Path],
+    html_path: str | Path | None,
+    md_path: str | Path | None = None,
+    csv_dir: str | Path | None = None,
+    *,
+    samples_per_group: int = DEFAULT_SAMPLES_PER_GROUP,
+    max_images: int = DEFAULT_MAX_IMAGES,
+    thumb_px: int = DEFAULT_THUMB_PX,
+    n_boot: int = analysis.DEFAULT_BOOT,
+    seed: int = analysis.DEFAULT_SEED,
+    lvlm_mode: str = analysis.DEFAULT_LVLM_MODE,
+    groups: Sequence[tuple[str, Sequence[str]]] | None = None,
+    title: str | None = None,
+    group_by: str = "none",
+    max_chars: int = DEFAULT_MAX_CHARS,
+    catalogue: ModelCatalogue | None = None,
+) -> ReportResult:
+    """Write the report of ``run_dirs`` (see the module docstring); returns the paths written and the
+    missing-parts table. ``groups`` = [(name, [model, ...]), ...] picks the radar panels (default: models in
+    order, four per panel; ``group_by="open_closed"``: one panel per model access, and the closed-vs-open table
+    of Figure 4). ``catalogue``: the model registry's entries by name (``report.model_groups``; the caller's,
+since the registry lives above the report), for the open / closed grouping and GraphVerse's model families;
+without it every model is "unregistered". The output is deterministic for the same inputs (no timestamps of its own)."""
+    paths = as_paths(run_dirs)
+    runs = analysis.load_runs(paths)
+    # responses, errors and traces are read for the browser's rows only: a run's full text can be gigabytes
+    df = analysis.samples(paths, light=True)
+    if group_by not in GROUP_BY:
+        raise ValueError(f"group_by: {group_by!r} is not one of {', '.join(GROUP_BY)}")
+    t = compute_tables(paths, df, n_boot=n_boot, seed=seed, lvlm_mode=lvlm_mode, group_by=group_by,
+                       catalogue=catalogue)
+    if groups is None and group_by == "open_closed" and not t.profile.is_empty():
+        versions = sorted(t.profile["version"].unique().to_list())
+        groups = [(access, [figures.series_label(m, v, len(versions)) for m in models for v in versions])
+                  for access, models in analysis.access_groups(t.board, catalogue)]
+    html_path = Path(html_path) if html_path else None
+    md_path = Path(md_path) if md_path else None
+    anchor = html_path or md_path
+    if csv_dir is None and anchor is not None:
+        csv_dir = anchor.with_name(anchor.stem + "_tables")
+    result = ReportResult(html=html_path, markdown=md_path, missing=t.missing)
+
+    # ---- figures
+    nph_present = not t.board.is_empty()
+    figs: dict[str, figures.Canvas] = {}
+    if nph_present:
+        figs["radar"] = figures.radar(t.profile, groups=groups)
+        figs["heatmap_reasoning"] = figures.heatmap(
+            t.heat, "wa", "Reasoning per task and level (wa = A'·RA·ER, prompt modes pooled)")
+        figs["heatmap_accuracy"] = figures.heatmap(
+            t.heat, "accuracy", "Raw accuracy per task and level (correct / n, prompt modes pooled)",
+            lo="acc_lo", hi="acc_hi")
+        figs["heatmap_recognition"] = figures.heatmap(
+            t.heat, "RA", "Recognition accuracy per task and level", lo="RA_lo", hi="RA_hi", count="n_rec")
+        figs["prompt_mode_ablation"] = figures.ablation_bars(t.ablation)
+        figs["lvlm_vs_llm"] = figures.lvlm_llm_bars(t.llm)
+    if t.graphverse:
+        figs["graphverse_edits"] = figures.edit_bars(t.graphverse["by_edit"])
+    if t.judged:
+        figs["graphverse_failure_modes"] = figures.failure_mode_bars(t.judged["failure_modes"])
+    if anchor is not None:
+        fig_dir = anchor.with_name(anchor.stem + "_figures")
+        for name, canvas in figs.items():
+            result.figures.extend(canvas.save(fig_dir / name))
+
+    # ---- CSVs
+    tables: dict[str, pl.DataFrame] = {
+        "runs": runs_table(runs),
+        "missing_parts": t.missing,
+        "leaderboard": t.board,
+        "per_task": t.tasks,
+        "class_profile": t.profile,
+        "heatmap": t.heat,
+        "prompt_mode_ablation": t.ablation,
+        "lvlm_vs_llm": t.llm,
+        "version_consistency": t.consistency,
+        **({"consistency_summary": t.consistency_summary} if t.consistency_summary is not None else {}),
+        **({"open_closed": t.open_closed} if t.open_closed is not None else {}),
+        **{f"failures_{k}": v for k, v in t.failures.items()},
+        **({"graphverse_families": table2_labels(t.gv_families)} if t.gv_families is not None and t.gv_families.height else {}),
+        **{f"graphverse_{k}": v for k, v in t.graphverse.items()},
+        **{f"graphverse_{k}": v for k, v in t.judged.items()},
+        **t.judge_csvs,
+    }
+    browser_html, picked = "", None
+    if html_path is not None:
+        browser_html, picked = sample_browser(
+            df, runs, analysis.judge_table(paths), per_group=samples_per_group, max_images=max_images,
+            thumb_px=thumb_px, max_chars=max_chars)
+        result.n_samples_shown = picked.height
+        keep = [c for c in ("run", "version", *KEY_COLUMNS, "task", "level", "outcome", "verdict", "reason")
+                if c in picked.columns]
+        tables["sample_browser"] = picked.select(list(dict.fromkeys(keep)))
+    if csv_dir is not None:
+        csv_dir = Path(csv_dir)
+        csv_dir.mkdir(parents=True, exist_ok=True)
+        for name, frame in tables.items():
+            p = csv_dir / f"{name}.csv"
+            redact_frame(frame).write_csv(p, float_precision=6)
+            result.csvs.append(p)
+
+    title = title or "nphe4v report: " + ", ".join(r.label for r in runs)
+    if html_path is not None:
+        html_path.parent.mkdir(parents=True, exist_ok=True)
+        html_path.write_text(redact(render_page(title, runs, t, figs, browser_html, samples_per_group)))
+    if md_path is not None:
+        md_path.parent.mkdir(parents=True, exist_ok=True)
+        md_path.write_text(redact(render_markdown(title, runs, t, result, html_path)))
+    return result

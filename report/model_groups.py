@@ -1,0 +1,93 @@
+"""Figure 4's closed vs open grouping and GraphVerse Table 2's model families.
+
+Which model is open, closed or a builtin baseline, and its family, is the model registry's knowledge
+(``cluster/models.yaml``), and the registry belongs to the layer above the report. So the caller passes it in
+as a ``ModelCatalogue`` (model name -> entry with ``access``, ``family`` and ``title``; ``cluster.registry``'s
+``Registry.by_name`` is one); without one, every model counts as ``unregistered`` and its family is derived
+from its name."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Mapping, Sequence
+from typing import Protocol
+
+import polars as pl
+
+from nphe4v.metrics import POOLED
+from report.runs import empty_table
+
+ACCESS_ORDER: tuple[str, ...] = ("closed", "open", "builtin", "unregistered")
+
+
+class ModelEntry(Protocol):
+    """What the grouping reads of a model's registry entry."""
+
+    @property
+    def access(self) -> str: ...
+
+    @property
+    def family(self) -> str | None: ...
+
+    @property
+    def title(self) -> str: ...
+
+
+ModelCatalogue = Mapping[str, ModelEntry]
+"""Model name -> registry entry (e.g. ``cluster.registry.load_registry().by_name``)."""
+
+
+def _derived_family(title: str) -> str:
+    m = re.match(r"[A-Za-z]+", title)
+    return m.group(0) if m else title
+
+
+def model_info(models: Sequence[str], catalogue: ModelCatalogue | None = None) -> pl.DataFrame:
+    """Per model name: ``access`` (open | closed | builtin from the ``catalogue``; ``unregistered`` for a model
+    it does not list, or without one) and ``family`` (the entry's ``family``, else the leading letters of its
+    title or name, e.g. "GPT" for "GPT-4o")."""
+    by_name = catalogue or {}
+    rows = []
+    for name in sorted(set(models)):
+        e = by_name.get(name)
+        rows.append({
+            "model": name,
+            "access": e.access if e is not None else "unregistered",
+            "family": (e.family or _derived_family(e.title)) if e is not None else _derived_family(name),
+        })
+    return pl.DataFrame(rows, schema={"model": pl.String, "access": pl.String, "family": pl.String})
+
+
+def open_closed(board: pl.DataFrame, catalogue: ModelCatalogue | None = None) -> pl.DataFrame:
+    """Figure 4's grouping: per version and model access (closed, open, builtin, unregistered), over the pooled
+    leaderboard rows of its models: ``n_models``, ``models`` and the plain means of AA_P, AA_NPC, AA_NPH,
+    AA_All, ER and RA."""
+    cols = ["version", "access", "n_models", "models", "AA_P", "AA_NPC", "AA_NPH", "AA_All", "ER", "RA"]
+    pooled = board.filter(pl.col("prompt_mode") == POOLED)
+    if pooled.is_empty():
+        return empty_table(cols, strings=("version", "access", "models")).with_columns(pl.col("n_models").cast(pl.Int64))
+    info = model_info(pooled["model"].to_list(), catalogue)
+    order = {a: i for i, a in enumerate(ACCESS_ORDER)}
+    return (
+        pooled.join(info, on="model", how="left")
+        .group_by(["version", "access"])
+        .agg(
+            n_models=pl.len().cast(pl.Int64),
+            models=pl.col("model").sort().str.join(", "),
+            **{c: pl.col(c).mean() for c in ("AA_P", "AA_NPC", "AA_NPH", "AA_All", "ER", "RA")},
+        )
+        .sort("version", pl.col("access").replace_strict(order, default=len(order), return_dtype=pl.Int64))
+        .select(cols)
+    )
+
+
+def access_groups(board: pl.DataFrame, catalogue: ModelCatalogue | None = None) -> list[tuple[str, list[str]]]:
+    """Radar panels for Figure 4's grouping: (access, its models) in ACCESS_ORDER."""
+    models = board.filter(pl.col("prompt_mode") == POOLED)["model"].unique().to_list() if not board.is_empty() else []
+    info = model_info(models, catalogue)
+    out = []
+    for a in ACCESS_ORDER:
+        ms = sorted(info.filter(pl.col("access") == a)["model"].to_list())
+        if ms:
+            out.append((a, ms))
+    return out

@@ -1,0 +1,75 @@
+"""Every table of one report, computed once from the runs' samples (``compute_tables``), and what a report
+wrote (``ReportResult``)."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import polars as pl
+
+from report import analysis
+from report.model_groups import ModelCatalogue
+
+
+@dataclass
+class ReportResult:
+    html: Path | None
+    markdown: Path | None
+    csvs: list[Path] = field(default_factory=list)
+    figures: list[Path] = field(default_factory=list)
+    missing: pl.DataFrame | None = None
+    n_samples_shown: int = 0
+
+
+@dataclass
+class Tables:
+    board: pl.DataFrame
+    tasks: pl.DataFrame
+    profile: pl.DataFrame
+    heat: pl.DataFrame
+    ablation: pl.DataFrame
+    llm: pl.DataFrame
+    consistency: pl.DataFrame
+    missing: pl.DataFrame
+    graphverse: dict[str, pl.DataFrame]
+    text_only: set[str]
+    judged: dict[str, pl.DataFrame] = field(default_factory=dict)  # analysis.graphverse_judged
+    judge_csvs: dict[str, pl.DataFrame] = field(default_factory=dict)  # analysis.judge_csvs
+    consistency_summary: pl.DataFrame | None = None  # analysis.consistency_summary (Appendix B)
+    failures: dict[str, pl.DataFrame] = field(default_factory=dict)  # analysis.failure_categories (§5.3)
+    open_closed: pl.DataFrame | None = None  # analysis.open_closed (Figure 4), with --group-by open_closed
+    gv_families: pl.DataFrame | None = None  # analysis.graphverse_families (GraphVerse Table 2)
+
+
+GROUP_BY = ("none", "open_closed")
+
+
+def compute_tables(run_dirs: Sequence[str | Path], df: pl.DataFrame, *, n_boot: int, seed: int,
+                   lvlm_mode: str, group_by: str = "none", catalogue: ModelCatalogue | None = None) -> Tables:
+    """``catalogue``: the caller's model registry entries (``report.model_groups``), for Figure 4's open /
+    closed grouping and GraphVerse Table 2's families."""
+    board = analysis.leaderboard(df, n_boot=n_boot, seed=seed)
+    tasks = analysis.per_task(df, n_boot=n_boot, seed=seed)
+    text_only = analysis.text_only_models(list(run_dirs))
+    consistency = analysis.version_consistency(df, board=board, tasks_table=tasks)
+    judged = analysis.graphverse_judged(list(run_dirs), df)
+    return Tables(
+        board=board,
+        tasks=tasks,
+        profile=analysis.class_profile(df, board=board),
+        heat=analysis.heatmap_table(df),
+        ablation=analysis.prompt_mode_ablation(df, board=board),
+        llm=analysis.lvlm_vs_llm(df, lvlm_mode=lvlm_mode, text_only=text_only, board=board),
+        consistency=consistency,
+        missing=analysis.missing_parts(list(run_dirs)),
+        graphverse=analysis.graphverse(df),
+        text_only=text_only,
+        judged=judged,
+        judge_csvs=analysis.judge_csvs(list(run_dirs)),
+        consistency_summary=analysis.consistency_summary(consistency),
+        failures=analysis.failure_categories(list(run_dirs), df),
+        open_closed=analysis.open_closed(board, catalogue) if group_by == "open_closed" else None,
+        gv_families=analysis.graphverse_families(df, judged, catalogue),
+    )

@@ -1,0 +1,212 @@
+"""Run folders and their per-sample rows, as every report table reads them.
+
+A table's ``src`` is a run folder, a list of run folders, or an already loaded per-sample frame
+(``samples(...)`` output or any frame with the ``SampleRecord`` columns): ``frame_of`` and ``runs_of`` turn it
+into rows and run folders. The same (version, sample key) seen in two run folders is counted once, and
+NPHardEval4V tables are computed per dataset ``version`` (``per_version``): instance ids repeat across
+versions.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from functools import lru_cache
+from pathlib import Path
+from typing import Any
+
+import polars as pl
+
+from nphe4v.core.records import KEY_COLUMNS, SAMPLE_SCHEMA, read_samples
+
+NPH_BENCHMARK = "nphardeval4v"
+GV_BENCHMARK = "graphverse"
+RUN_MANIFEST = "manifest.json"
+
+Source = str | Path | Sequence[str | Path] | pl.DataFrame | pl.LazyFrame
+
+
+@dataclass(frozen=True)
+class Run:
+    """One run folder: ``label`` is the manifest's run_id (the folder name without a manifest)."""
+
+    path: Path
+    label: str
+    manifest: dict[str, Any] | None
+
+    @property
+    def config(self) -> dict[str, Any]:
+        return (self.manifest or {}).get("config") or {}
+
+    @property
+    def status(self) -> str:
+        return str((self.manifest or {}).get("status", "unknown"))
+
+
+def as_paths(run_dirs: str | Path | Sequence[str | Path]) -> list[Path]:
+    if isinstance(run_dirs, str | Path):
+        return [Path(run_dirs)]
+    return [Path(p) for p in run_dirs]
+
+
+def load_runs(run_dirs: str | Path | Sequence[str | Path]) -> list[Run]:
+    """The run folders with their manifests (None when a folder has no readable manifest.json)."""
+    runs = []
+    for p in as_paths(run_dirs):
+        manifest = None
+        mpath = p / RUN_MANIFEST
+        if mpath.is_file():
+            try:
+                manifest = json.loads(mpath.read_text())
+            except json.JSONDecodeError:
+                manifest = None
+        label = str((manifest or {}).get("run_id") or p.name)
+        runs.append(Run(path=p, label=label, manifest=manifest))
+    return runs
+
+
+HEAVY_COLUMNS: tuple[str, ...] = ("raw_response", "error", "trace")
+"""Free text of any length; no metric reads it. ``samples(..., light=True)`` leaves it out."""
+LIGHT_COLUMNS: tuple[str, ...] = tuple(c for c in SAMPLE_SCHEMA if c not in HEAVY_COLUMNS)
+
+
+def scan_run_samples(run_dir: str | Path) -> pl.LazyFrame:
+    """The run's per-sample Parquet as a lazy frame (``SAMPLE_SCHEMA``; a column appended to the schema after a
+    shard was written reads as null there)."""
+    files = sorted(Path(run_dir, "samples").glob("**/*.parquet"))
+    if not files:
+        return pl.LazyFrame(schema=SAMPLE_SCHEMA)
+    return pl.scan_parquet(files, schema=SAMPLE_SCHEMA, hive_partitioning=False, missing_columns="insert")
+
+
+def read_run_samples(run_dir: str | Path, columns: Sequence[str] | None = None) -> pl.DataFrame:
+    """``nphe4v.core.records.read_samples`` (only ``columns`` when given), tolerating shards written before a column
+    was appended to the schema (the missing column reads as null)."""
+    if columns is None:
+        try:
+            return read_samples(run_dir)
+        except pl.exceptions.ColumnNotFoundError:
+            pass
+    lf = scan_run_samples(run_dir)
+    return (lf if columns is None else lf.select(list(columns))).collect()
+
+
+def samples(run_dirs: str | Path | Sequence[str | Path], *, light: bool = False) -> pl.DataFrame:
+    """All per-sample rows of the run folders (``SAMPLE_SCHEMA`` columns plus ``run`` = run label), the same
+    (version, sample key) counted once (the first folder given wins). ``light``: without the
+    ``HEAVY_COLUMNS`` (responses, errors, traces), which no table needs; the report reads them for the rows it
+    shows only (``long_texts``)."""
+    cols = list(LIGHT_COLUMNS) if light else list(SAMPLE_SCHEMA)
+    frames = [read_run_samples(r.path, cols if light else None).with_columns(run=pl.lit(r.label))
+              for r in load_runs(run_dirs)]
+    if not frames:
+        return pl.DataFrame(schema={**{c: SAMPLE_SCHEMA[c] for c in cols}, "run": pl.String()})
+    df = pl.concat(frames, how="vertical")
+    return df.unique(subset=["version", *KEY_COLUMNS], keep="first", maintain_order=True)
+
+
+def long_texts(runs: Sequence[Run], keys: pl.DataFrame, columns: Sequence[str], max_chars: int) -> pl.DataFrame:
+    """For the samples in ``keys`` (columns run, version and the key columns): each of ``columns`` cut to
+    ``max_chars`` characters and its full length as ``<column>_len``. Read with the streaming engine and
+    filtered by key inside the scan, so a run's responses are never all in memory at once."""
+    key_cols = ["run", "version", *KEY_COLUMNS]
+    frames = []
+    for r in runs:
+        want = keys.filter(pl.col("run") == r.label)
+        if want.is_empty():
+            continue
+        lf = scan_run_samples(r.path).with_columns(run=pl.lit(r.label))
+        frames.append(
+            lf.join(want.lazy(), on=key_cols, how="semi")
+            .select(*key_cols,
+                    *[pl.col(c).str.slice(0, max_chars).alias(c) for c in columns],
+                    *[pl.col(c).str.len_chars().alias(f"{c}_len") for c in columns])
+            .collect(engine="streaming")
+            .unique(subset=key_cols, keep="first")
+        )
+    if not frames:
+        return pl.DataFrame(schema={**{c: pl.String for c in ("run", "version", *KEY_COLUMNS)}, "repeat": pl.Int64,
+                                    **{c: pl.String for c in columns}, **{f"{c}_len": pl.UInt32 for c in columns}})
+    return pl.concat(frames, how="vertical")
+
+
+def frame_of(src: Source) -> pl.DataFrame:
+    if isinstance(src, pl.LazyFrame):
+        src = src.collect()
+    if isinstance(src, pl.DataFrame):
+        df = src
+        if "run" not in df.columns:
+            df = df.with_columns(run=pl.col("run_id") if "run_id" in df.columns else pl.lit(""))
+        if "benchmark" not in df.columns:
+            df = df.with_columns(benchmark=pl.lit(NPH_BENCHMARK))
+        if "version" not in df.columns:
+            df = df.with_columns(version=pl.lit(""))
+        return df
+    # no table reads responses, errors or traces
+    return samples(src, light=True)
+
+
+def runs_of(src: Source) -> list[Run]:
+    if isinstance(src, pl.DataFrame | pl.LazyFrame):
+        return []
+    return load_runs(src)
+
+
+def nph_rows(df: pl.DataFrame) -> pl.DataFrame:
+    return df.filter(pl.col("benchmark") == NPH_BENCHMARK)
+
+
+def _versions(df: pl.DataFrame) -> list[str]:
+    return sorted(str(v) for v in df["version"].unique().to_list() if v is not None)
+
+
+def per_version(df: pl.DataFrame, fn) -> pl.DataFrame | None:
+    """Apply ``fn(part) -> DataFrame`` to each version's rows; concat with ``version`` first."""
+    outs = []
+    for v in _versions(df):
+        out = fn(df.filter(pl.col("version") == v))
+        outs.append(out.with_columns(version=pl.lit(v)).select("version", *out.columns))
+    if not outs:
+        return None
+    return pl.concat(outs, how="diagonal_relaxed")
+
+
+def empty_table(columns: Sequence[str], strings: Sequence[str] = ("version", "model", "prompt_mode", "task",
+                                                             "complexity", "kind")) -> pl.DataFrame:
+    return pl.DataFrame(schema={c: (pl.String if c in strings else pl.Float64) for c in columns})
+
+
+@lru_cache(maxsize=16)
+def _load_dataset_cached(path: str):
+    from nphe4v.core.dataset import load_dataset
+
+    return load_dataset(path, check_images=False)
+
+
+def run_datasets(run: Run) -> list[tuple[dict[str, Any], Any]]:
+    """(manifest dataset entry, loaded Dataset or None when its folder is gone) for each dataset of a run."""
+    out = []
+    for d in (run.manifest or {}).get("datasets") or []:
+        ds = None
+        path = d.get("path")
+        if path and Path(path, "manifest.json").is_file():
+            try:
+                ds = _load_dataset_cached(str(path))
+            except Exception:  # an unreadable dataset only costs the prompt/expected-count details
+                ds = None
+        out.append((d, ds))
+    return out
+
+
+def instance_data(runs: Sequence[Run]) -> dict[tuple[str, str], Mapping[str, Any]]:
+    """(version, instance_id) -> the instance's data, for every NPHardEval4V dataset of the runs still on disk."""
+    out: dict[tuple[str, str], Mapping[str, Any]] = {}
+    for run in runs:
+        for entry, ds in run_datasets(run):
+            if ds is None or str(entry.get("benchmark")) != NPH_BENCHMARK:
+                continue
+            version = str(entry.get("version"))
+            for inst in ds.instances:
+                out[(version, inst.instance_id)] = inst.data
+    return out
