@@ -40,7 +40,8 @@ from gie.graphs import (
     molecule_labels,
     to_node_link,
 )
-from gie.render import image_seed, pick_layout_seed, render_graph
+from gie.layout import image_seed, pick_layout_seed
+from gie.render import render_graph
 from gie.sample import (
     LEVEL_NUMBER,
     LEVEL_RANGES,
