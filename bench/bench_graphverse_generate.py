@@ -25,7 +25,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from gie.dataset import _instance_seed, generate_one, generate_split, plan  # noqa: E402
-from gie.sources import get_source  # noqa: E402
+from gie.sources.registry import get_source  # noqa: E402
 
 FULL = 11_000
 

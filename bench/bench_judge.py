@@ -75,17 +75,18 @@ def bench_rule(items: list[tuple], verify: bool, passes: int = 3) -> tuple[float
     """Best of `passes` (responses/s wall, responses/s CPU time). verify=False uses the run's verifier
     verdict for the final answer, as the judge stage does; verify=True re-verifies it."""
     from judge.rule_scorer import score_response
+    from nphe4v.scoring import score_answer
 
-    def kw(inst):
-        return {"gold_answer": inst.gold.answer, "gold_value": inst.gold.value} if verify else {"final_match": True}
+    def kw(inst, text):
+        return {"final_match": score_answer(inst, text)[0].verdict == "correct" if verify else True}
 
     for inst, ev, text in items[:100]:  # warm: regex caches, per-instance contexts
-        score_response(ev, text, **kw(inst))
+        score_response(ev, text, **kw(inst, text))
     best = (0.0, 0.0)
     for _ in range(passes):
         t0, c0 = time.perf_counter(), time.process_time()
         for inst, ev, text in items:
-            score_response(ev, text, **kw(inst))
+            score_response(ev, text, **kw(inst, text))
         wall, cpu = time.perf_counter() - t0, time.process_time() - c0
         best = (max(best[0], len(items) / wall), max(best[1], len(items) / cpu))
     return best

@@ -43,6 +43,7 @@ from judge.vgr import JUDGE_MANIFEST, JUDGMENTS_DIR, read_judgments
 from nphe4v.core import secrets
 from nphe4v.core.hashing import canonical_json, sha256_bytes
 from nphe4v.core.records import KEY_COLUMNS, read_samples, slug
+from nphe4v.scoring import score_answer
 
 BENCHMARK = "graphverse"
 CACHE_DIR = "judge_cache"
@@ -175,7 +176,8 @@ class Planner:
             "evidence_sha256": ev.sha256, "response_sha256": item.response_sha, "cache_key": ckey,
             "sample_verdict": r["verdict"],
         }
-        return Work(base, item, ckey, ev, dict(inst.gold.answer), inst.gold.value, r["verdict"])
+        verified = r["verdict"] if r["verdict"] is not None else score_answer(inst, text)[0].verdict
+        return Work(base, item, ckey, ev, dict(inst.gold.answer), inst.gold.value, verified)
 
 
 def plan(run_dir: Path, samples: pl.DataFrame, instances: dict[str, Any], spec: JudgeSpec, repeat: int,
@@ -191,19 +193,15 @@ def plan(run_dir: Path, samples: pl.DataFrame, instances: dict[str, Any], spec: 
 
 
 def final_match(w: Work) -> bool:
-    """F of VGR-Score: the exact verifier's verdict, the sample's own when the run recorded one."""
-    if w.verdict is not None:
-        return w.verdict == "correct"
-    from judge.rule_scorer import final_answer_match
-
-    return final_answer_match(w.evidence, w.gold_answer, w.gold_value, w.item.response)
+    """F of VGR-Score: the exact verifier's verdict, the sample's own when the run recorded one (else the
+    planner verified the response)."""
+    return w.verdict == "correct"
 
 
 def rule_record(w: Work) -> Judgment:
     t0 = time.perf_counter()
     match = final_match(w)
-    verdict = score_response(w.evidence, w.item.response, final_match=match, gold_answer=w.gold_answer,
-                             gold_value=w.gold_value)
+    verdict = score_response(w.evidence, w.item.response, final_match=match)
     return Judgment(**w.base, status="ok", **verdict_fields(verdict, match), latency_s=time.perf_counter() - t0)
 
 

@@ -107,7 +107,8 @@ def dataset_path(spec: DatasetSpec, data_root: Path) -> Path:
 
 
 def _user_sources_hash(sources: dict[str, str]) -> str:
-    from gie.sources import SourceFileError, file_sha256, user_source_files
+    from gie.sources.base import SourceFileError
+    from gie.sources.user_copies import file_sha256, user_source_files
 
     try:
         files = {n: {f.name: file_sha256(f) for f in user_source_files(n, p)} for n, p in sorted(sources.items())}
@@ -160,7 +161,8 @@ def check_dataset_matches(ds: Dataset, spec: DatasetSpec) -> None:
 
 def _generate_graphverse(spec: DatasetSpec, path: Path) -> Dataset:
     from gie.dataset import generate_split
-    from gie.sources import SourceFileError, use_user_sources
+    from gie.sources.base import SourceFileError
+    from gie.sources.user_copies import use_user_sources
 
     g = spec.generate
     assert g is not None

@@ -31,8 +31,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Literal
 
-from gie import sources, splits
+from gie import splits
 from gie.sample import LEVEL_NUMBER, LEVELS, Level
+from gie.sources import user_copies
 from nphe4v.core.dataset import DatasetManifest, build_instance, write_dataset
 from nphe4v.core.rng import derive_seed, rng_for
 from nphe4v.core.schema import Instance
@@ -168,10 +169,10 @@ def _chunk(seed: int, jobs: list[Job], user_sources: dict[str, object] | None = 
     # A Ray worker may predate the driver's --source choice (its environment is fixed at start) or hold an
     # older read of a copy edited since: the driver's sources identity travels with the task, so a worker
     # never draws from other graphs than the driver's.
-    if user_sources is not None and user_sources != sources.user_sources_identity():
+    if user_sources is not None and user_sources != user_copies.user_sources_identity():
         spec = user_sources["spec"]
         assert isinstance(spec, dict)
-        sources.use_user_sources(spec)
+        user_copies.use_user_sources(spec)
     return [generate_one(seed, job) for job in jobs]
 
 
@@ -203,7 +204,7 @@ def _run_ray(seed: int, chunks: list[list[Job]], workers: int,
     try:
         # Chunks are pure functions of (seed, jobs): a retry after a worker crash gives the same bytes.
         remote = ray.remote(num_cpus=1, max_retries=2)(_chunk)
-        spec = sources.user_sources_identity()
+        spec = user_copies.user_sources_identity()
         window = 4 * workers  # keeps every worker busy without holding the whole split in the object store
         pending = []
         for c in chunks:

@@ -16,7 +16,8 @@ from typing import Literal
 
 import networkx as nx
 
-from gie.sources import Molecule, MoleculeSource, Source
+from gie.sources.base import Source
+from gie.sources.molecules import Molecule, MoleculeSource
 
 RESTART = 0.2
 # GraphArena's walk length: hard levels keep up to 50 nodes, which a shorter walk often never reaches.

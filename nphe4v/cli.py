@@ -74,7 +74,8 @@ def generate(
 
 
 def _use_sources(items: list[str]) -> None:
-    from gie.sources import SourceFileError, use_user_sources
+    from gie.sources.base import SourceFileError
+    from gie.sources.user_copies import use_user_sources
 
     spec: dict[str, str] = {}
     for item in items:

@@ -16,7 +16,8 @@ from nphe4v.core.dataset import DatasetManifest, build_instance, instance_id, wr
 from nphe4v.core.graph_solvers import SolveBudgetExceeded
 from nphe4v.core.schema import Gold, Instance
 from nphe4v.core.task import TaskSpec
-from nphe4v.peer import PeerRecord, read_peer
+from nphe4v.peer.formats import PeerRecord
+from nphe4v.peer.read import read_peer
 from nphe4v.progress import Bar
 from nphe4v.tasks import get_task
 

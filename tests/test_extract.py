@@ -16,13 +16,13 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from nphe4v.core.extract import (
-    MAX_LITERAL_CHARS,
     extract_final_answer,
     extract_final_answer_raw,
     extract_yes_no,
     is_format_example,
     strip_think,
 )
+from nphe4v.core.literals import MAX_LITERAL_CHARS
 from nphe4v.core.prompting import format_response
 from nphe4v.core.schema import ParseError
 

@@ -11,7 +11,7 @@ import pytest
 from gie import dataset as gd
 from gie import splits
 from gie.sample import LEVEL_RANGES, LEVELS
-from gie.sources import get_source
+from gie.sources.registry import get_source
 from gie.stats import stats
 from gie.tasks import TASK_EDITS, TASK_NAMES, get_task
 from nphe4v.core.dataset import load_dataset

@@ -13,7 +13,7 @@ import pytest
 from scipy.optimize import Bounds, LinearConstraint, milp
 
 from gie import paired, solvers
-from gie.sources import get_source
+from gie.sources.registry import get_source
 from gie.tasks import get_config
 from gie.tasks.common import _sample_pair, _sample_single
 from nphe4v.core.graph_solvers import held_karp_order

@@ -1,5 +1,5 @@
 """Legible drawings at both levels: no two labels overlap and no edge passes through a foreign node,
-checked with `gie.render.legibility_problems` on the node positions the renderer itself used.
+checked with `gie.legibility.legibility_problems` on the node positions the renderer itself used.
 
 The slow test walks every image of the whole testmini split (1,060 instances, easy and hard)."""
 
@@ -13,7 +13,8 @@ import pytest
 from PIL import Image
 
 from gie import dataset as gd
-from gie.render import NODE_RADIUS, legibility_problems
+from gie.legibility import legibility_problems
+from gie.style import NODE_RADIUS
 from gie.tasks import get_config, get_task
 from gie.tasks.common import _render_images
 from nphe4v.core.dataset import load_dataset

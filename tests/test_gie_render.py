@@ -8,7 +8,7 @@ import random
 import networkx as nx
 from PIL import Image
 
-from gie import render
+from gie import layout, legibility, render, style
 from gie.graphs import PALETTE, canonical_graph
 
 
@@ -48,9 +48,9 @@ def test_positions_inside_canvas_and_colours_drawn():
     g = _graph()
     png, pos, radius = _fresh(g, 5, legend=("sky", "rose"))
     img = Image.open(io.BytesIO(png)).convert("RGB")
-    assert img.width == render.WIDTH and set(pos) == set(g)
+    assert img.width == style.WIDTH and set(pos) == set(g)
     for x, y in pos.values():
-        assert radius <= x <= img.width - radius and radius <= y <= img.height - radius - render.LEGEND_H
+        assert radius <= x <= img.width - radius and radius <= y <= img.height - radius - style.LEGEND_H
     x, y = pos["MNO"]
     # a point inside the disc, above the label, carries the node's palette colour
     assert img.getpixel((round(x), round(y - 0.7 * radius))) == PALETTE["rose"]
@@ -62,20 +62,20 @@ def test_caption_shifts_drawing_and_legend_adds_strip():
     g = _graph()
     _, pos_plain, _ = _fresh(g, 3)
     _, pos_cap, _ = _fresh(g, 3, caption="Part A")
-    assert all(abs(pos_cap[n][1] - pos_plain[n][1] - render.CAPTION_H) < 1e-6 for n in g)
+    assert all(abs(pos_cap[n][1] - pos_plain[n][1] - style.CAPTION_H) < 1e-6 for n in g)
     png_plain, pos_l, _ = _fresh(g, 3, legend=("rose",))
     assert pos_l == pos_plain  # the legend never moves nodes (edits rely on positions)
     h0 = Image.open(io.BytesIO(_fresh(g, 3)[0])).height
-    assert Image.open(io.BytesIO(png_plain)).height == h0 + render.LEGEND_H
+    assert Image.open(io.BytesIO(png_plain)).height == h0 + style.LEGEND_H
 
 
 def test_layout_choice_avoids_defects_and_is_seeded():
     g = _graph(weighted=True)
-    s1 = render.choose_layout_seed([g], random.Random(4))
-    assert s1 == render.choose_layout_seed([g], random.Random(4))
-    pos, _ = render.layout_pixels(g, render.image_seed(s1, 0))
-    assert render.layout_defects(g, pos, weighted=True)[0] == 0
-    labels, conflicts = render.weight_label_positions(g, pos)
+    s1 = layout.choose_layout_seed([g], random.Random(4))
+    assert s1 == layout.choose_layout_seed([g], random.Random(4))
+    pos, _ = layout.layout_pixels(g, layout.image_seed(s1, 0))
+    assert legibility.layout_defects(g, pos, weighted=True)[0] == 0
+    labels, conflicts = legibility.weight_label_positions(g, pos)
     assert set(labels) == {tuple(sorted(e)) for e in g.edges} and conflicts == 0
 
 
@@ -87,9 +87,9 @@ def test_single_node_graph_renders():
 
 
 def test_canvas_grows_with_the_node_count():
-    widths = [render.canvas_width(n) for n in range(1, 51)]
-    assert widths[:16] == [render.WIDTH] * 16 and widths == sorted(widths)
-    assert widths[-1] == render.MAX_WIDTH
+    widths = [style.canvas_width(n) for n in range(1, 51)]
+    assert widths[:16] == [style.WIDTH] * 16 and widths == sorted(widths)
+    assert widths[-1] == style.MAX_WIDTH
 
 
 def test_tsp_distance_table_drawing_is_legible_at_every_size():
@@ -102,8 +102,8 @@ def test_tsp_distance_table_drawing_is_legible_at_every_size():
             g.edges[u, v]["weight"] = rng.randint(50, 4999)
         png, pos, radius = render.render_graph(g, 7, distance_table=True)
         img = Image.open(io.BytesIO(png))
-        assert render.legibility_problems(g, pos, weighted=False, width=img.width, height=img.height) == []
-        table_w, table_h = render._table_size(n)
+        assert legibility.legibility_problems(g, pos, weighted=False, width=img.width, height=img.height) == []
+        table_w, table_h = style.table_size(n)
         assert img.width >= table_w and img.height > table_h + max(y for _, y in pos.values())
         # the seeded order around the circle is reproducible
         assert render.render_graph(g, 7, distance_table=True)[1] == pos

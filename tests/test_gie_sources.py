@@ -9,39 +9,40 @@ from pathlib import Path
 import networkx as nx
 import pytest
 
-from gie import graphs, sample, sources
-from gie.sources import SourceFileError
+from gie import graphs, sample
+from gie.sources import films, flights, molecules, registry, social
+from gie.sources.base import SourceFileError
 
 
 def test_builtin_sources_load_with_sane_counts_and_licences():
-    air = sources.us_airports()
+    air = flights.us_airports()
     assert 300 <= air.number_of_nodes() <= 400 and air.number_of_edges() > 2500
     assert "Public domain" in air.licence
     assert air.codes["ATL"] == "ATL"
     # great-circle km: Atlanta - Chicago O'Hare is about 975 km
     assert 940 <= air.weight("ATL", "ORD") <= 1010
 
-    costar = sources.wikidata_costar()
+    costar = films.wikidata_costar()
     assert costar.number_of_nodes() > 40_000 and "CC0" in costar.licence
-    kg = sources.wikidata_film_kg()
+    kg = films.wikidata_film_kg()
     assert kg.number_of_nodes() > 30_000 and kg.scenario == "knowledge"
     assert "genre:Drama" in kg.adjacency
 
-    mols = sources.nci_molecules()
+    mols = molecules.nci_molecules()
     assert len(mols.molecules) > 2000 and "public domain" in mols.licence
-    assert all(2 <= m.size <= sources.MAX_MOLECULE_ATOMS for m in mols.molecules)
+    assert all(2 <= m.size <= molecules.MAX_MOLECULE_ATOMS for m in mols.molecules)
     assert all(nx.is_connected(m.graph()) for m in mols.molecules[:200])
 
     sizes = {"karate": (34, 78), "davis": (32, 89), "florentine": (15, 20), "les-miserables": (77, 254)}
     for name, (n, m) in sizes.items():
-        src = sources.social(name)
+        src = social.social(name)
         assert (src.number_of_nodes(), src.number_of_edges()) == (n, m)
         assert src.licence and src.scenario == "friendships"
 
 
 def test_smiles_atom_count_matches_rdkit():
-    mols = sources.nci_molecules().molecules
-    assert all(sources.smiles_atom_count(m.smiles) == m.size for m in mols[:300])
+    mols = molecules.nci_molecules().molecules
+    assert all(molecules.smiles_atom_count(m.smiles) == m.size for m in mols[:300])
 
 
 @pytest.mark.parametrize(
@@ -55,7 +56,7 @@ def test_snap_loader_names_file_and_line(tmp_path: Path, content: str, fragment:
     p = tmp_path / "edges.txt"
     p.write_text(content)
     with pytest.raises(SourceFileError) as e:
-        sources.load_snap_edgelist(p)
+        social.load_snap_edgelist(p)
     msg = str(e.value)
     assert msg.startswith(str(p)) and fragment in msg and "\n" not in msg
 
@@ -63,7 +64,7 @@ def test_snap_loader_names_file_and_line(tmp_path: Path, content: str, fragment:
 def test_snap_loader_reads_good_file(tmp_path: Path):
     p = tmp_path / "edges.txt"
     p.write_text("# SNAP\n% also a comment\n1\t2\n2 3\n3 1 7\n")
-    src = sources.load_snap_edgelist(p, licence="CC-BY")
+    src = social.load_snap_edgelist(p, licence="CC-BY")
     assert src.number_of_edges() == 3 and src.licence == "CC-BY"
 
 
@@ -87,20 +88,20 @@ def _openflights(tmp_path: Path, bad_airport: str | None = None, bad_route: str 
 
 def test_openflights_loader(tmp_path: Path):
     a, r = _openflights(tmp_path)
-    src = sources.load_openflights(a, r)
+    src = flights.load_openflights(a, r)
     assert sorted(src.adjacency) == ["AAA", "BBB", "CCC"]
     g = src.induced(["AAA", "BBB", "CCC"])
     assert g.edges["AAA", "BBB"]["weight"] > 100
 
     a, r = _openflights(tmp_path, bad_airport='9,"X","Y"')
     with pytest.raises(SourceFileError, match=r"airports\.dat:5: expected 14"):
-        sources.load_openflights(a, r)
+        flights.load_openflights(a, r)
     a, r = _openflights(tmp_path, bad_airport=AIRPORT.format(id=9, iata="DDD", lat="north", lon=1))
     with pytest.raises(SourceFileError, match=r"airports\.dat:5: latitude/longitude"):
-        sources.load_openflights(a, r)
+        flights.load_openflights(a, r)
     a, r = _openflights(tmp_path, bad_route="AA,24,AAA")
     with pytest.raises(SourceFileError, match=r"routes\.dat:3: expected 9"):
-        sources.load_openflights(a, r)
+        flights.load_openflights(a, r)
 
 
 def test_triples_loader(tmp_path: Path):
@@ -111,32 +112,32 @@ def test_triples_loader(tmp_path: Path):
         '<http://dbpedia.org/resource/Alan_Turing> <http://xmlns.com/foaf/0.1/name> "Alan"@en .\n'
         "Logic\tpartOf\tMathematics\n"
     )
-    src = sources.load_triples(p)
+    src = films.load_triples(p)
     assert src.names["http://dbpedia.org/resource/Alan_Turing"] == "Alan Turing"
     assert src.number_of_edges() == 2  # the literal object is no link
     p.write_text("<a> <b> <c> .\n<a> <b>\n")
     with pytest.raises(SourceFileError, match=r"t\.nt:2: not an N-Triples line"):
-        sources.load_triples(p)
+        films.load_triples(p)
     p.write_text("a\tb\tc\na\tb\n")
     with pytest.raises(SourceFileError, match=r"t\.nt:2: expected 3 tab-separated"):
-        sources.load_triples(p)
+        films.load_triples(p)
 
 
 def test_smiles_csv_loader(tmp_path: Path):
     p = tmp_path / "m.csv"
     p.write_text("id,smiles\nethanol,CCO\nbenzene,c1ccccc1\n")
-    src = sources.load_smiles_csv(p)
+    src = molecules.load_smiles_csv(p)
     assert [m.mol_id for m in src.molecules] == ["ethanol", "benzene"]
     assert src.molecules[1].elements == ("C",) * 6
     p.write_text("id,smiles\nok,CCO\nbad,C1CC(\n")
     with pytest.raises(SourceFileError, match=r"m\.csv:3: RDKit cannot parse"):
-        sources.load_smiles_csv(p)
+        molecules.load_smiles_csv(p)
     p.write_text("id,smiles\nok,CCO,extra\n")
     with pytest.raises(SourceFileError, match=r"m\.csv:2: expected 2 fields"):
-        sources.load_smiles_csv(p)
+        molecules.load_smiles_csv(p)
     p.write_text("name,formula\nx,CCO\n")
     with pytest.raises(SourceFileError, match=r"m\.csv:1: header has no 'smiles'"):
-        sources.load_smiles_csv(p)
+        molecules.load_smiles_csv(p)
 
 
 def test_labels_are_unique_codes_and_deterministic():
@@ -167,7 +168,7 @@ def test_node_link_round_trip_is_sorted_and_stable():
 
 @pytest.mark.parametrize("name", ["us-airports", "wikidata-costar", "wikidata-film-kg", "les-miserables"])
 def test_rwr_is_deterministic_connected_and_in_range(name: str):
-    src = sources.get_source(name)
+    src = registry.get_source(name)
     rng_range = sample.NODE_RANGES["DIAM"]
     a = [sorted(sample.sample_subgraph(src, rng_range, random.Random(s)).edges()) for s in range(5)]
     b = [sorted(sample.sample_subgraph(src, rng_range, random.Random(s)).edges()) for s in range(5)]
@@ -180,7 +181,7 @@ def test_rwr_is_deterministic_connected_and_in_range(name: str):
 
 
 def test_rwr_visits_start_most_and_keeps_top_k():
-    src = sources.social("karate")
+    src = social.social("karate")
     visits = sample.random_walk_with_restart(src, "member 1", random.Random(3))
     assert visits[0][0] == "member 1"  # restarts make the start the most visited node
     counts = [c for _, c in visits]
@@ -189,7 +190,7 @@ def test_rwr_visits_start_most_and_keeps_top_k():
 
 
 def test_molecules_sampled_whole_within_range():
-    src = sources.nci_molecules()
+    src = molecules.nci_molecules()
     r = sample.NODE_RANGES["GED"]
     for s in range(10):
         m = sample.sample_molecule(src, r, random.Random(s))

@@ -16,8 +16,10 @@ import networkx as nx
 import pytest
 from typer.testing import CliRunner
 
-from gie import sources
-from gie.sources import SourceFileError, get_source, use_user_sources
+from gie.sources import user_copies
+from gie.sources.base import SourceFileError
+from gie.sources.registry import get_source
+from gie.sources.user_copies import use_user_sources
 
 runner = CliRunner()
 
@@ -104,7 +106,7 @@ def test_each_paper_source_replaces_its_substitute(tmp_path: Path) -> None:
     assert get_source("wikidata-film-kg").name == "wikidata-film-kg"  # not replaced
     flights = get_source("us-airports")
     assert flights.number_of_nodes() == 90 and flights.weight is not None  # the code-less airport is dropped
-    assert "sha256 " + sources.file_sha256(spec["dblp"]) in get_source("wikidata-costar").licence
+    assert "sha256 " + user_copies.file_sha256(spec["dblp"]) in get_source("wikidata-costar").licence
     # restoring gives the bundled substitutes back
     use_user_sources({})
     assert get_source("wikidata-costar").name == "wikidata-costar"
@@ -113,11 +115,11 @@ def test_each_paper_source_replaces_its_substitute(tmp_path: Path) -> None:
 def test_worker_processes_pick_the_copies_up_from_the_environment(tmp_path: Path, monkeypatch) -> None:
     path = str(write_snap(tmp_path / "dblp.txt"))
     use_user_sources({"dblp": path})
-    env = json.loads(__import__("os").environ[sources.USER_SOURCES_ENV])
+    env = json.loads(__import__("os").environ[user_copies.USER_SOURCES_ENV])
     assert env == {"dblp": path}
     # a fresh process starts with empty module state but the inherited environment
-    sources._user.clear()
-    sources._user_spec.clear()
+    user_copies._user.clear()
+    user_copies._user_spec.clear()
     assert get_source("wikidata-costar").name == "dblp"
 
 
@@ -186,7 +188,7 @@ def test_a_user_source_changes_the_dataset_identity(tmp_path: Path) -> None:
     assert base.dataset_sha256 != mine.dataset_sha256
     recorded = load_dataset(tmp_path / "mine").manifest.extra["sources"]
     for f in ("airports.dat", "routes.dat"):
-        assert f"{f} sha256 {sources.file_sha256(folder / f)}" in recorded["openflights"]
+        assert f"{f} sha256 {user_copies.file_sha256(folder / f)}" in recorded["openflights"]
     # the same copies give the same bytes again
     again = generate_split(tmp_path / "again", "testmini", 0, limit=1, workers=1)
     assert again.dataset_sha256 == mine.dataset_sha256

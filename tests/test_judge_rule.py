@@ -8,16 +8,22 @@ import pytest
 from test_judge_helpers import load_instances, wrong_answer
 
 from judge.evidence import build_evidence
-from judge.rule_scorer import demo_response, final_answer_match, score_response
+from judge.rule_scorer import demo_response, score_response
 from judge.schema import CREDIT_CAP, JudgeVerdict, parse_verdict, vgr_of, vgr_score
+from nphe4v.scoring import score_answer
 
 INSTANCES = load_instances()
 BY = {(i.task, i.meta["edit"]): i for i in INSTANCES}
 
 
+def verified(inst, text) -> bool:
+    """F: the benchmark verifier's verdict on the response, as the run records it (the judge is given it)."""
+    return score_answer(inst, text)[0].verdict == "correct"
+
+
 def _score(inst, text, match=None):
     ev = build_evidence(inst.task, inst.data)
-    return score_response(ev, text, final_match=match, gold_answer=inst.gold.answer, gold_value=inst.gold.value)
+    return score_response(ev, text, final_match=verified(inst, text) if match is None else match)
 
 
 def _wrap(reasoning: str, answer: dict) -> str:
@@ -47,8 +53,8 @@ def test_vgr_formula():
 @pytest.mark.parametrize("inst", INSTANCES, ids=lambda i: f"{i.task}-{i.meta['edit']}")
 def test_correct_trace_scores_100(inst):
     ev = build_evidence(inst.task, inst.data)
-    v = score_response(ev, demo_response(ev, inst.gold.answer), gold_answer=inst.gold.answer,
-                       gold_value=inst.gold.value)
+    text = demo_response(ev, inst.gold.answer)
+    v = score_response(ev, text, final_match=verified(inst, text))
     assert v.final_answer_match, inst.instance_id
     assert len(v.steps) >= 3
     bad = [(s.claim, s.error_type) for s in v.steps if not s.correct]
@@ -60,7 +66,7 @@ def test_wrong_answer_and_misreadings_lower_the_score():
     for inst in INSTANCES:
         ev = build_evidence(inst.task, inst.data)
         text = demo_response(ev, wrong_answer(inst), mistakes=3, seed=1)
-        v = score_response(ev, text, gold_answer=inst.gold.answer, gold_value=inst.gold.value)
+        v = score_response(ev, text, final_match=verified(inst, text))
         assert v.vgr < 100.0
         assert all(s.error_type in ("perception", "visual_reasoning", "text_reasoning") for s in v.steps
                    if not s.correct)
@@ -79,9 +85,9 @@ def test_final_match_accepts_any_optimal_answer():
               if all(u in c or v in c for u, v in g.edges)]
     assert covers
     for c in covers[:5]:
-        assert final_answer_match(ev, inst.gold.answer, inst.gold.value, _wrap("", {"Cover": list(c)}))
+        assert verified(inst, _wrap("", {"Cover": list(c)}))
     bigger = sorted(g.nodes)
-    assert not final_answer_match(ev, inst.gold.answer, inst.gold.value, _wrap("", {"Cover": bigger}))
+    assert not verified(inst, _wrap("", {"Cover": bigger}))
     assert isinstance(nx, object)
 
 
@@ -159,9 +165,9 @@ def test_injection_does_not_change_rule_score(inj):
     for inst in INSTANCES[::5]:
         ev = build_evidence(inst.task, inst.data)
         base = demo_response(ev, wrong_answer(inst), mistakes=2, seed=3)
-        plain = score_response(ev, base, gold_answer=inst.gold.answer, gold_value=inst.gold.value)
+        plain = score_response(ev, base, final_match=verified(inst, base))
         for variant in (inj + "\n" + base, base.replace("<final_answer>", inj + "\n<final_answer>"), base + inj):
-            v = score_response(ev, variant, gold_answer=inst.gold.answer, gold_value=inst.gold.value)
+            v = score_response(ev, variant, final_match=verified(inst, variant))
             assert v.vgr == plain.vgr, (inst.instance_id, inj)
             assert v.final_answer_match == plain.final_answer_match
 
@@ -174,8 +180,8 @@ def test_fake_evidence_in_the_response_only_hurts():
     fake = next((a, b) for a in nodes for b in nodes if a < b and not lg.graph.has_edge(a, b))
     base = demo_response(ev, inst.gold.answer)
     forged = base.replace("<reasoning>", f"<reasoning>Evidence (trusted): {fake[0]}--{fake[1]}, weight 1.\n")
-    v0 = score_response(ev, base, gold_answer=inst.gold.answer, gold_value=inst.gold.value)
-    v1 = score_response(ev, forged, gold_answer=inst.gold.answer, gold_value=inst.gold.value)
+    v0 = score_response(ev, base, final_match=verified(inst, base))
+    v1 = score_response(ev, forged, final_match=verified(inst, forged))
     assert v1.vgr < v0.vgr
     assert any(not s.correct and s.error_type == "perception" for s in v1.steps)
 

@@ -24,6 +24,11 @@ INSTANCES = load_instances()
 BY_ID = {i.instance_id: i for i in INSTANCES}
 
 
+def verified(inst, text) -> bool:
+    """F: the benchmark verifier's verdict on the response, as the run records it (the judge is given it)."""
+    return score_answer(inst, text)[0].verdict == "correct"
+
+
 def _edge_dump(ev) -> str:
     """Every edge of every graph the instance draws and asks on, with colours and weights."""
     lines = []
@@ -80,7 +85,7 @@ def test_rule_judge_padding_never_raises_a_wrong_answer(inst):
     ev = build_evidence(inst.task, inst.data)
 
     def vgr(text):
-        v = score_response(ev, text, gold_answer=inst.gold.answer, gold_value=inst.gold.value)
+        v = score_response(ev, text, final_match=verified(inst, text))
         assert not v.final_answer_match
         return v.vgr
 
@@ -103,9 +108,9 @@ def test_rule_judge_padding_keeps_the_mistakes_counted():
     inst = BY_ID["sd-L01-002"]
     ev = build_evidence(inst.task, inst.data)
     base = _bases(inst)["reasoned"]
-    v0 = score_response(ev, base, gold_answer=inst.gold.answer, gold_value=inst.gold.value)
-    v1 = score_response(ev, _pad(base, _arith(400) + "\n" + _edge_dump(ev), "start"),
-                        gold_answer=inst.gold.answer, gold_value=inst.gold.value)
+    v0 = score_response(ev, base, final_match=verified(inst, base))
+    padded = _pad(base, _arith(400) + "\n" + _edge_dump(ev), "start")
+    v1 = score_response(ev, padded, final_match=verified(inst, padded))
     errors = lambda v: sorted(s.claim for s in v.steps if not s.correct)  # noqa: E731
     assert errors(v0) and errors(v1) == errors(v0)
     assert v1.vgr == v0.vgr

@@ -14,15 +14,9 @@ import polars as pl
 import pytest
 from typer.testing import CliRunner
 
-from nphe4v.peer import (
-    PeerFormatError,
-    PeerRecord,
-    compare_with_answers,
-    comparison_frame,
-    read_peer,
-    read_peer_answers,
-    summarize,
-)
+from nphe4v.peer.compare import compare_with_answers, comparison_frame, summarize
+from nphe4v.peer.formats import PeerFormatError, PeerRecord
+from nphe4v.peer.read import read_peer, read_peer_answers
 from nphe4v.tasks import get_task
 
 PEERS = Path(__file__).resolve().parents[2] / "shared" / "peers"

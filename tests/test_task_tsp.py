@@ -589,7 +589,7 @@ def test_published_level_10_pictures_are_legible(kind, folder):
     """The largest published instances: 4V (coordinates known) and V1 (integer matrices, neato fit)."""
     from conftest import shared_or_skip
 
-    from nphe4v.peer import read_peer
+    from nphe4v.peer.read import read_peer
     from nphe4v.tasks.tsp_common import layout_cities
 
     root = shared_or_skip("peers", *folder.split("/"))

@@ -40,7 +40,8 @@ from gie.graphs import (
     molecule_labels,
     to_node_link,
 )
-from gie.render import image_seed, pick_layout_seed, render_graph
+from gie.layout import image_seed, pick_layout_seed
+from gie.render import render_graph
 from gie.sample import (
     LEVEL_NUMBER,
     LEVEL_RANGES,
@@ -51,7 +52,9 @@ from gie.sample import (
     sample_molecule,
     sample_subgraph,
 )
-from gie.sources import Molecule, MoleculeSource, Scenario, Source, get_source
+from gie.sources.base import Scenario, Source
+from gie.sources.molecules import Molecule, MoleculeSource
+from gie.sources.registry import get_source
 from nphe4v.core.prompting import example_literal
 from nphe4v.core.schema import ComplexityClass, Gold, ParseError, Verdict
 from nphe4v.core.task import TaskSpec, TaskText

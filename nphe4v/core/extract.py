@@ -20,13 +20,7 @@ cut off mid-answer. The rules, in order:
 4. Only when no opening tag exists: the last fenced block, then the last balanced `{...}`, that
    parses as a mapping. A bare number or list in free prose is too likely to be something else.
 
-A literal is JSON first (C decoder, recursion-guarded). Otherwise Python-literal syntax (single
-quotes, True/False/None, tuples, trailing commas, bare identifier keys) is rewritten to JSON, which
-turns tuples into lists. Only what still fails goes to `ast.literal_eval` (sets, tuple keys, `\\x`
-escapes), and only on bounded input: at most MAX_LITERAL_CHARS, bracket depth at most MAX_DEPTH, and
-_EVAL_BUDGET characters per call, because its parser recurses (stack) and costs ~3 us per character.
-Values are returned as written: quoted numbers stay strings and keys are not normalised, because the
-task parsers (`nphe4v.core.coerce`) own coercion.
+The literal itself is read by `nphe4v.core.literals` (JSON first, then Python-literal syntax, bounded).
 
 Cost is bounded for hostile input: tag searches are literal-first regexes run in C over one folded
 (lowercased, index-aligned) copy, reversed to find the last tags first; Python-level scanning only
@@ -35,23 +29,28 @@ ever sees MAX_LITERAL_CHARS; candidate spans and tag steps are capped. A 1 MB in
 
 from __future__ import annotations
 
-import ast
-import bisect
-import html
-import json
 import re
-import warnings
 from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import Any
 
 from nphe4v.core.coerce import as_yes_no, get_key
+from nphe4v.core.literals import (
+    MAX_CANDIDATES,
+    MAX_LITERAL_CHARS,
+    PARSE_ERRORS,
+    Budget,
+    outermost,
+    parse_body,
+    parse_span,
+    scan_brackets,
+    strings_within,
+    unfence,
+)
 from nphe4v.core.schema import ParseError
 
 __all__ = [
-    "MAX_DEPTH",
     "MAX_INPUT_CHARS",
-    "MAX_LITERAL_CHARS",
     "extract_final_answer",
     "extract_final_answer_raw",
     "extract_yes_no",
@@ -61,17 +60,10 @@ __all__ = [
 ]
 
 MAX_INPUT_CHARS = 4_000_000  # no model emits this much; beyond it we refuse rather than scan
-MAX_LITERAL_CHARS = 20_000  # final answers are a few hundred characters
-MAX_DEPTH = 100  # bracket nesting accepted; real answers nest 2-3 deep
-_EVAL_BUDGET = 4_000  # characters per call that may reach ast.literal_eval (the slow, rare path)
-_SCAN_ABORT_DEPTH = 10 * MAX_DEPTH  # a scan this deep is garbage: stop walking it
-_MAX_CANDIDATES = 32  # balanced spans tried per region
 _MAX_TAG_STEPS = 1024  # tags walked per text: a tag soup must not become a long Python loop
 _MAX_BLOCKS = 8  # complete final_answer blocks kept, newest first
 _MAX_FENCES = 16  # fence markers looked at, from the end
 _RESCANS = 8  # '{' positions re-scanned without the prose's string state
-
-_PARSE_ERRORS = (ValueError, SyntaxError, TypeError, RecursionError, MemoryError, OverflowError)
 
 
 def _fold(text: str) -> str:
@@ -81,8 +73,6 @@ def _fold(text: str) -> str:
         text = text.replace("\u0130", "I")
     return text.lower()
 
-
-# --- <think> blocks -----------------------------------------------------------------------------
 
 # Literal-first patterns (the keyword, then lookbehinds for "<" or "</"): the regex engine jumps
 # between occurrences of the keyword instead of trying a match at every "<" of a garbage text.
@@ -132,8 +122,6 @@ def strip_think(text: str) -> str:
     `<think>` was part of the prompt. Opening tags nested inside a block are part of the block."""
     return _strip_think_folded(text, _fold(text))[0]
 
-
-# --- <final_answer> tags ------------------------------------------------------------------------
 
 # Searched in the reversed folded text, so the first hit is the last tag and the keyword comes first
 # (fast literal search). "rewsna" is "answer" reversed; the lookbehinds check the ">" (or "&gt;")
@@ -203,306 +191,6 @@ def _find_blocks(text: str, low: str) -> _Blocks:
     return _Blocks(complete=complete, tail=tail, any_opening=any_opening)
 
 
-# --- bracket scanning ---------------------------------------------------------------------------
-
-_SPECIAL = re.compile(r"""[{}\[\]()"']""")
-# The rest of a one-line string literal after its opening quote (unrolled: no backtracking). It
-# stops at the closing quote or before a newline: neither JSON nor Python strings span lines, so an
-# unterminated quote was prose and must not swallow the rest of the text.
-_STRING_REST = {
-    '"': re.compile(r'[^"\\\n]*(?:\\.[^"\\\n]*)*(?:"|(?=\n)|$)'),
-    "'": re.compile(r"[^'\\\n]*(?:\\.[^'\\\n]*)*(?:'|(?=\n)|$)"),
-}
-_OPENERS = frozenset("{[(")
-_CLOSERS = {"}": "{", "]": "[", ")": "("}
-# A quote opens a string only after one of these (inside brackets): an apostrophe in prose ("it's")
-# then never swallows the text after it, while every string position of a literal qualifies.
-_STRING_AFTER = frozenset("{[(,:")
-
-_Span = tuple[int, int, str, int]  # (start, end, opener, nesting depth within the span)
-
-
-@dataclass
-class _Scan:
-    spans: list[_Span]  # balanced spans only
-    strings: list[tuple[int, int]]  # string literals inside brackets, quotes included, in order
-    max_depth: int  # above _SCAN_ABORT_DEPTH the scan stopped early and `spans` is partial
-
-
-def _prev_significant(s: str, i: int) -> str:
-    j = i - 1
-    while j >= 0 and s[j] in " \t\r\n":
-        j -= 1
-    return s[j] if j >= 0 else ""
-
-
-def _scan(s: str) -> _Scan:
-    """Balanced bracket spans of `s`, aware of quoted strings (a `}` inside a string closes nothing).
-    Unmatched openers are left behind rather than poisoning later spans, so one stray `{` in prose
-    does not hide the object after it. Linear in len(s)."""
-    positions: list[int] = []  # open brackets, innermost last
-    openers: list[str] = []
-    deepest: list[int] = []  # deepest absolute depth reached inside each open bracket
-    open_count = {"{": 0, "[": 0, "(": 0}
-    spans: list[_Span] = []
-    strings: list[tuple[int, int]] = []
-    max_depth = 0
-    search = _SPECIAL.search
-    pos = 0
-    while (m := search(s, pos)) is not None:
-        i = m.start()
-        c = s[i]
-        pos = i + 1
-        if c in _OPENERS:
-            positions.append(i)
-            openers.append(c)
-            depth = len(positions)
-            deepest.append(depth)
-            open_count[c] += 1
-            if depth > max_depth:
-                max_depth = depth
-                if depth > _SCAN_ABORT_DEPTH:
-                    break
-        elif c in _CLOSERS:
-            want = _CLOSERS[c]
-            if open_count[want] == 0:
-                continue  # a closer with no opener of its kind: prose
-            while positions:
-                start = positions.pop()
-                opener = openers.pop()
-                inner = deepest.pop()
-                open_count[opener] -= 1
-                if deepest and inner > deepest[-1]:
-                    deepest[-1] = inner
-                if opener == want:
-                    spans.append((start, i + 1, opener, inner - len(positions)))
-                    break
-        elif (
-            positions
-            and (s[i - 1] if s[i - 1] not in " \t\r\n" else _prev_significant(s, i)) in _STRING_AFTER
-        ):
-            rest = _STRING_REST[c].match(s, pos)
-            if rest is not None:
-                pos = rest.end()
-                if pos - 1 > i and s[pos - 1] == c:
-                    strings.append((i, pos))
-    return _Scan(spans=spans, strings=strings, max_depth=max_depth)
-
-
-def _outermost(spans: list[_Span], kinds: str) -> list[_Span]:
-    """Spans opened by one of `kinds` and not nested in another such span, in order of appearance.
-    They are disjoint, so parsing all of them costs at most one pass over the text."""
-    out: list[_Span] = []
-    reach = -1
-    for span in sorted(sp for sp in spans if sp[2] in kinds):  # starts are unique
-        if span[0] >= reach:
-            out.append(span)
-            reach = span[1]
-    return out
-
-
-def _strings_within(strings: list[tuple[int, int]], start: int, end: int) -> list[tuple[int, int]]:
-    """The string literals of a sub-span, shifted to it: candidates reuse the enclosing scan."""
-    out: list[tuple[int, int]] = []
-    for a, b in strings[bisect.bisect_left(strings, (start, -1)) :]:
-        if a >= end:
-            break
-        if b <= end:
-            out.append((a - start, b - start))
-    return out
-
-
-# --- literals -----------------------------------------------------------------------------------
-
-
-@dataclass
-class _Budget:
-    eval_chars: int = _EVAL_BUDGET
-
-
-_NOT_JSON = object()
-
-
-def _json(s: str) -> Any:
-    # The C decoder guards its recursion (RecursionError) and caps integer digits (ValueError).
-    # strict=False admits raw tabs inside strings, which models do emit.
-    try:
-        return json.loads(s, strict=False)
-    except _PARSE_ERRORS:
-        return _NOT_JSON
-
-
-# Separate passes, each starting with a literal or a small character set, so the regex engine skips
-# ahead in C; one combined pattern costs ~200 ns per character.
-_PY_CONSTANT = re.compile(r"\b(?:True|False|None)\b")
-_PY_CONSTANTS = {"True": "true", "False": "false", "None": "null"}
-_BARE_KEY = re.compile(r"([{,]\s*)([A-Za-z_][A-Za-z0-9_]*)(\s*:)")
-_TRAILING_COMMA = re.compile(r",(\s*)(?=[}\]])")
-_PY_ESCAPE = re.compile(r'\\(.)|(")', re.DOTALL)
-
-
-def _quote_key(m: re.Match[str]) -> str:
-    key = m.group(2)
-    if key in _PY_CONSTANTS or key in ("true", "false", "null"):
-        return m.group(0)
-    return f'{m.group(1)}"{key}"{m.group(3)}'
-
-
-def _code_to_json(code: str) -> str:
-    if "True" in code or "False" in code or "None" in code:
-        code = _PY_CONSTANT.sub(lambda m: _PY_CONSTANTS[m.group()], code)
-    code = code.replace("(", "[").replace(")", "]")
-    if ":" in code:
-        code = _BARE_KEY.sub(_quote_key, code)
-    if "," in code:
-        code = _TRAILING_COMMA.sub(r"\1", code)
-    return code
-
-
-def _escape_to_json(m: re.Match[str]) -> str:
-    if m.group(2):
-        return '\\"'  # a double quote inside a single-quoted string
-    return "'" if m.group(1) == "'" else m.group(0)
-
-
-def _to_json(s: str, strings: list[tuple[int, int]]) -> str:
-    """Python-literal syntax rewritten to JSON: constants, tuple brackets, bare identifier keys and
-    trailing commas outside string literals; quotes and `\\'` escapes of the literals themselves."""
-    parts: list[str] = []
-    pos = 0
-    for start, end in strings:
-        parts.append(_code_to_json(s[pos:start]))
-        literal = s[start:end]
-        if literal[0] == "'" or "\\'" in literal:
-            literal = '"' + _PY_ESCAPE.sub(_escape_to_json, literal[1:-1]) + '"'
-        parts.append(literal)
-        pos = end
-    parts.append(_code_to_json(s[pos:]))
-    return "".join(parts)
-
-
-def _python(s: str, depth: int, strings: list[tuple[int, int]], budget: _Budget) -> Any | ParseError:
-    if depth > MAX_DEPTH:
-        return ParseError(kind="too_large", detail=f"nesting deeper than {MAX_DEPTH}")
-    value = _json(_to_json(s, strings))
-    if value is not _NOT_JSON:
-        return value
-    if len(s) <= budget.eval_chars:
-        budget.eval_chars -= len(s)
-        try:
-            with warnings.catch_warnings():
-                # Invalid escapes ("\\m") warn; under -W error the warning would be raised instead.
-                warnings.simplefilter("ignore")
-                value = ast.literal_eval(s)
-        except (*_PARSE_ERRORS, Warning):
-            pass
-        else:
-            if _is_data(value):
-                return value
-    return ParseError(kind="bad_literal", detail=_preview(s))
-
-
-_DATA_SCALARS = (str, int, float, type(None))  # bool is an int
-
-
-def _is_data(value: Any) -> bool:
-    """Python syntax no model means as data (`...` placeholders, b'', 1j) is not an answer. Depth is
-    bounded by the MAX_DEPTH check that precedes literal_eval."""
-    if isinstance(value, _DATA_SCALARS):
-        return True
-    if isinstance(value, dict):
-        return all(_is_data(k) and _is_data(v) for k, v in value.items())
-    if isinstance(value, list | tuple | set | frozenset):
-        return all(_is_data(v) for v in value)
-    return False
-
-
-def _parse_span(s: str, depth: int, strings: list[tuple[int, int]], budget: _Budget) -> Any | ParseError:
-    value = _json(s)
-    return _python(s, depth, strings, budget) if value is _NOT_JSON else value
-
-
-def _preview(s: str) -> str:
-    return s if len(s) <= 80 else s[:77] + "..."
-
-
-# What a Python/JSON literal can start with; prose bodies ("YES", "0->1") skip the literal parsers.
-_LITERAL_START = re.compile(r"""[{\[("'+\-.\d]|(?:True|False|None|true|false|null)\b""")
-_FENCE_LANGUAGE = re.compile(r"```[A-Za-z0-9_+.-]*[ \t]*(?:\n|$)")
-
-
-def _unfence(s: str) -> str:
-    """Drop a code fence (or inline backticks) around the whole body. Only at the edges: backticks
-    inside a string value must survive."""
-    s = s.strip()
-    if s.startswith("```"):
-        lang = _FENCE_LANGUAGE.match(s)
-        s = s[lang.end() if lang else 3 :].rstrip()
-        if s.endswith("```"):
-            s = s[:-3]
-    elif len(s) >= 2 and s[0] == "`" and s[-1] == "`":
-        s = s[1:-1]
-    return s.strip()
-
-
-def _parse_body(body: str, escaped: bool, allow_text: bool, budget: _Budget) -> Any | ParseError:
-    """The literal inside one final_answer block (or fence). With `allow_text`, a body with no
-    brackets that is not a literal (`<final_answer>YES</final_answer>`) comes back as the string."""
-    head = body[: MAX_LITERAL_CHARS * 2]  # the literal starts right after the tag
-    if escaped:
-        head = html.unescape(head)
-    b = _unfence(head)
-    if not b:
-        return ParseError(kind="no_final_answer", detail="final_answer is empty")
-    oversized = len(b) > MAX_LITERAL_CHARS
-    if oversized:
-        b = b[:MAX_LITERAL_CHARS]
-    else:
-        value = _json(b)
-        if value is not _NOT_JSON:
-            return value
-    scan = _scan(b)
-    whole_error: ParseError | None = None
-    if not oversized and _LITERAL_START.match(b):
-        whole = _python(b, scan.max_depth, scan.strings, budget)
-        if not isinstance(whole, ParseError):
-            return whole
-        whole_error = whole
-    if not oversized and b[0] not in "{[" and ":" in b:
-        braced = _json("{" + b + "}")  # JSON key-value pairs without their braces
-        if isinstance(braced, dict):
-            return braced
-    # A mapping anywhere wins ("the path is [0, 1], so {...}"), else the first literal that parses.
-    first_value: tuple[Any] | None = None
-    first_error: ParseError | None = None
-    for start, end, _, depth in _outermost(scan.spans, "{[")[:_MAX_CANDIDATES]:
-        if start == 0 and end == len(b) and not oversized:
-            continue  # the whole body, already tried
-        value = _parse_span(b[start:end], depth, _strings_within(scan.strings, start, end), budget)
-        if isinstance(value, dict):
-            return value
-        if isinstance(value, ParseError):
-            first_error = first_error or value
-        elif first_value is None:
-            first_value = (value,)
-    if first_value is not None:
-        return first_value[0]
-    if oversized:
-        return ParseError(kind="too_large", detail=f"final_answer longer than {MAX_LITERAL_CHARS} chars")
-    if whole_error is not None and whole_error.kind == "too_large":
-        return whole_error
-    if first_error is not None:
-        return first_error
-    if "{" in b or "[" in b:
-        return ParseError(kind="bad_literal", detail=_preview(b))
-    if allow_text:
-        return b
-    return ParseError(kind="bad_literal", detail=_preview(b))
-
-
-# --- fallback without tags ----------------------------------------------------------------------
-
-
 def _fenced_blocks_backward(text: str) -> Iterator[str]:
     """``` fenced blocks (fences included), newest first; an unclosed last fence runs to the end."""
     total = text.count("```")
@@ -519,7 +207,7 @@ def _fenced_blocks_backward(text: str) -> Iterator[str]:
             yield text[mark:end] + "```"
 
 
-def _last_mapping(text: str, budget: _Budget) -> dict[Any, Any] | None:
+def _last_mapping(text: str, budget: Budget) -> dict[Any, Any] | None:
     chars = MAX_LITERAL_CHARS  # fenced code written before the answer must not cost unbounded time
     for block in _fenced_blocks_backward(text):
         if "}" not in block:
@@ -527,15 +215,15 @@ def _last_mapping(text: str, budget: _Budget) -> dict[Any, Any] | None:
         chars -= min(len(block), MAX_LITERAL_CHARS)
         if chars < 0:
             break
-        value = _parse_body(block, escaped=False, allow_text=False, budget=budget)
+        value = parse_body(block, escaped=False, allow_text=False, budget=budget)
         if isinstance(value, dict):
             return value
     window = text[-MAX_LITERAL_CHARS:]
     if "}" not in window:
         return None
-    scan = _scan(window)
-    for start, end, _, depth in _outermost(scan.spans, "{")[::-1][:_MAX_CANDIDATES]:
-        value = _parse_span(window[start:end], depth, _strings_within(scan.strings, start, end), budget)
+    scan = scan_brackets(window)
+    for start, end, _, depth in outermost(scan.spans, "{")[::-1][:MAX_CANDIDATES]:
+        value = parse_span(window[start:end], depth, strings_within(scan.strings, start, end), budget)
         if isinstance(value, dict):
             return value
     # A stray quote in the prose before the object (`he said "so {...}`) makes the whole-window scan
@@ -546,16 +234,13 @@ def _last_mapping(text: str, budget: _Budget) -> dict[Any, Any] | None:
         if pos < 0:
             break
         sub = window[pos:]
-        sub_scan = _scan(sub)
-        for start, end, _, depth in _outermost(sub_scan.spans, "{")[:1]:
+        sub_scan = scan_brackets(sub)
+        for start, end, _, depth in outermost(sub_scan.spans, "{")[:1]:
             if start == 0:
-                value = _parse_span(sub[start:end], depth, _strings_within(sub_scan.strings, start, end), budget)
+                value = parse_span(sub[start:end], depth, strings_within(sub_scan.strings, start, end), budget)
                 if isinstance(value, dict):
                     return value
     return None
-
-
-# --- public API ---------------------------------------------------------------------------------
 
 
 def _prepare(text: str | None) -> tuple[str, str] | ParseError:
@@ -612,7 +297,7 @@ def _skipped(value: Any, ignore: tuple[Any, ...]) -> bool:
 def _raw(t: str, low: str, ignore: tuple[Any, ...] = ()) -> Any | ParseError:
     if not t.strip():
         return ParseError(kind="no_final_answer", detail="nothing outside the reasoning block")
-    budget = _Budget()
+    budget = Budget()
     blocks = _find_blocks(t, low)
     if not blocks.any_opening:
         found = _last_mapping(t, budget)
@@ -621,15 +306,15 @@ def _raw(t: str, low: str, ignore: tuple[Any, ...] = ()) -> Any | ParseError:
         return found
     tail_error: ParseError | None = None
     if blocks.tail is not None:
-        value = _parse_body(*blocks.tail, allow_text=False, budget=budget)
+        value = parse_body(*blocks.tail, allow_text=False, budget=budget)
         if not isinstance(value, ParseError) and not _skipped(value, ignore):
             return value
         if isinstance(value, ParseError):
             tail_error = value
     example_seen = False
     for body, escaped in blocks.complete:
-        if _unfence(body[: MAX_LITERAL_CHARS * 2]):
-            value = _parse_body(body, escaped, allow_text=True, budget=budget)
+        if unfence(body[: MAX_LITERAL_CHARS * 2]):
+            value = parse_body(body, escaped, allow_text=True, budget=budget)
             # A restated format example (often after the answer) is not the answer: look further back.
             if not isinstance(value, ParseError) and _skipped(value, ignore):
                 example_seen = True
@@ -649,7 +334,7 @@ def extract_final_answer_raw(text: str | None, ignore: tuple[Any, ...] = ()) -> 
     try:
         prepared = _prepare(text)
         return prepared if isinstance(prepared, ParseError) else _raw(*prepared, ignore=ignore)
-    except _PARSE_ERRORS as exc:  # a safety net: every path above is meant to be total
+    except PARSE_ERRORS as exc:  # a safety net: every path above is meant to be total
         return ParseError(kind="bad_literal", detail=f"{type(exc).__name__} while extracting")
 
 
@@ -660,8 +345,6 @@ def extract_final_answer(text: str | None, ignore: tuple[Any, ...] = ()) -> dict
         return value
     return ParseError(kind="not_a_mapping", detail=f"final answer is a {type(value).__name__}")
 
-
-# --- recognition (YES/NO) -----------------------------------------------------------------------
 
 # Markup a model may put before its first word: tags, markdown, quotes, bullets, emoji.
 _LEADING_JUNK = re.compile(r"(?:<[^<>\n]{0,40}>|[^\w<])*")
@@ -726,5 +409,5 @@ def extract_yes_no(text: str | None) -> bool | ParseError:
         if lines:
             return lines[-1].group(1).lower() == "yes"
         return ParseError(kind="no_final_answer", detail="no YES/NO answer found")
-    except _PARSE_ERRORS as exc:
+    except PARSE_ERRORS as exc:
         return ParseError(kind="bad_literal", detail=f"{type(exc).__name__} while extracting")

@@ -1,0 +1,202 @@
+"""Where the nodes go: Graphviz positions scaled to the canvas and repaired, the TSP circle, and the
+choice of a layout seed whose drawing passes the legibility checks (`gie.legibility`)."""
+
+from __future__ import annotations
+
+import math
+import random
+from collections.abc import Sequence
+
+import networkx as nx
+
+from gie.graphs import sorted_edges
+from gie.legibility import layout_defects
+from gie.style import (
+    CAPTION_H,
+    MARGIN,
+    MIN_HEIGHT,
+    NODE_RADIUS,
+    TABLE_GAP,
+    WIDTH,
+    Position,
+    circle_radius,
+    image_width,
+    table_size,
+)
+from nphe4v.core.draw import (
+    layout_graph,
+)
+
+
+def _scale(pos_pt: dict[str, Position], top: float, width: int = WIDTH) -> tuple[dict[str, Position], int]:
+    xs = [p[0] for p in pos_pt.values()]
+    ys = [p[1] for p in pos_pt.values()]
+    span_x = max(max(xs) - min(xs), 1.0)
+    span_y = max(max(ys) - min(ys), 1.0)
+    scale = min((width - 2 * MARGIN) / span_x, (width - 2 * MARGIN) / span_y)
+    # Tiny layouts (2-3 nodes) would otherwise be blown up to the full width.
+    scale = min(scale, 2.6)
+    draw_h = max(span_y * scale + 2 * MARGIN, MIN_HEIGHT)
+    off_x = (width - span_x * scale) / 2
+    off_y = top + (draw_h - span_y * scale) / 2
+    px = {n: (round(off_x + (x - min(xs)) * scale, 2), round(off_y + (max(ys) - y) * scale, 2))
+          for n, (x, y) in pos_pt.items()}
+    return px, int(math.ceil(draw_h))
+
+
+def layout_pixels(
+    g: nx.Graph, seed: int, *, caption: bool = False, distance_table: bool = False
+) -> tuple[dict[str, Position], int]:
+    """Pixel centres of the nodes and the drawing height (without caption/legend strips).
+
+    neato with the seed; if that drawing is ambiguous (see `layout_defects`) and Graphviz's circular
+    layout is less so (nodes on a circle in the angular order neato gave them), that is used instead: on a circle no edge can pass through a foreign
+    node, which rescues dense graphs (near-cliques of hub airports) that neato draws with collinear
+    nodes. The choice is a pure function of (graph, seed)."""
+    nodes = sorted(g.nodes)
+    top = CAPTION_H if caption else 0
+    width = image_width(g, distance_table=distance_table)
+    if len(nodes) == 1:
+        return {nodes[0]: (width / 2, top + MIN_HEIGHT / 2)}, MIN_HEIGHT
+    if distance_table:
+        return _circle(nodes, seed, top, width)
+    edges = sorted_edges(g)
+    weighted = any("weight" in d for _, _, d in g.edges(data=True))
+    pos_pt = layout_graph(nodes, edges, seed)
+    pos, height = _scale(pos_pt, top, width)
+    pos = _repair(g, pos, width, top, height)
+    score = layout_defects(g, pos, weighted)
+    if score[0] == 0:
+        return pos, height
+    # Graphviz's circo aborts the whole process (heap corruption in its C code) on some small dense
+    # graphs, e.g. 11 hub airports with 24 routes, so the circular fallback is our own.
+    alt, alt_height = _scale(_circular_from(pos_pt), top, width)
+    alt = _repair(g, alt, width, top, alt_height)
+    if layout_defects(g, alt, weighted) < score:
+        return alt, alt_height
+    return pos, height
+
+
+def _circular_from(pos_pt: dict[str, Position]) -> dict[str, Position]:
+    """The nodes on a circle, in the angular order they have around the centroid of `pos_pt` (so
+    neighbours in the given layout stay near), with the radius of the TSP circle for this many nodes."""
+    names = sorted(pos_pt)
+    cx = sum(pos_pt[n][0] for n in names) / len(names)
+    cy = sum(pos_pt[n][1] for n in names) / len(names)
+    order = sorted(names, key=lambda n: (math.atan2(pos_pt[n][1] - cy, pos_pt[n][0] - cx), n))
+    r = circle_radius(len(order))
+    return {n: (r * math.cos(2 * math.pi * i / len(order)), r * math.sin(2 * math.pi * i / len(order)))
+            for i, n in enumerate(order)}
+
+
+REPAIR_ROUNDS = 40
+
+
+def _repair(g: nx.Graph, pos: dict[str, Position], width: int, top: float, height: int) -> dict[str, Position]:
+    """Nudge nodes out of the near-misses that make a drawing ambiguous: a node grazed by a foreign edge
+    moves away from the segment, two discs too close move apart, a little more than needed each round.
+    neato's layouts of 20-50 node graphs, scaled to the canvas, usually have a handful of such
+    near-misses; this removes most of them. Deterministic: nodes and edges in sorted order."""
+    r = NODE_RADIUS
+    nodes = sorted(g.nodes)
+    edges = sorted_edges(g)
+    p = {n: list(pos[n]) for n in nodes}
+    lo_x, hi_x = MARGIN / 2 + r, width - MARGIN / 2 - r
+    lo_y, hi_y = top + MARGIN / 2 + r, top + height - MARGIN / 2 - r
+    for _ in range(REPAIR_ROUNDS):
+        moved = False
+        for i, u in enumerate(nodes):
+            for v in nodes[i + 1 :]:
+                dx, dy = p[v][0] - p[u][0], p[v][1] - p[u][1]
+                d = math.hypot(dx, dy)
+                need = 2 * r + 18
+                if d < need:
+                    if d < 1e-6:
+                        dx, dy, d = 1.0, 0.0, 1.0
+                    push = (need - d) / 2 + 1
+                    p[u][0] -= dx / d * push
+                    p[u][1] -= dy / d * push
+                    p[v][0] += dx / d * push
+                    p[v][1] += dy / d * push
+                    moved = True
+        for a, b in edges:
+            for n in nodes:
+                if n in (a, b):
+                    continue
+                pa, pb, pn = p[a], p[b], p[n]
+                sx, sy = pb[0] - pa[0], pb[1] - pa[1]
+                t = max(0.0, min(1.0, ((pn[0] - pa[0]) * sx + (pn[1] - pa[1]) * sy) / max(sx * sx + sy * sy, 1e-9)))
+                cx, cy = pa[0] + t * sx, pa[1] + t * sy
+                dx, dy = pn[0] - cx, pn[1] - cy
+                d = math.hypot(dx, dy)
+                need = r + 12
+                if d < need:
+                    if d < 1e-6:
+                        dx, dy, d = -sy, sx, max(math.hypot(sx, sy), 1e-9)
+                    push = need - d + 1
+                    # the node moves most; the edge's ends give way a little in the other direction
+                    pn[0] += dx / d * push * 0.7
+                    pn[1] += dy / d * push * 0.7
+                    for end in (pa, pb):
+                        end[0] -= dx / d * push * 0.15
+                        end[1] -= dy / d * push * 0.15
+                    moved = True
+        for n in nodes:
+            p[n][0] = min(max(p[n][0], lo_x), hi_x)
+            p[n][1] = min(max(p[n][1], lo_y), hi_y)
+        if not moved:
+            break
+    return {n: (round(p[n][0], 2), round(p[n][1], 2)) for n in nodes}
+
+
+def _circle(nodes: list[str], seed: int, top: float, width: int) -> tuple[dict[str, Position], int]:
+    """Cities on a circle in a seeded order (so the order carries no hint of the tour); the drawing
+    height includes the distance table under the circle."""
+    order = list(nodes)
+    random.Random(seed).shuffle(order)
+    n = len(order)
+    r = circle_radius(n)
+    cx, cy = width / 2, top + MARGIN + NODE_RADIUS + r
+    pos = {v: (round(cx + r * math.sin(2 * math.pi * i / n), 2), round(cy - r * math.cos(2 * math.pi * i / n), 2))
+           for i, v in enumerate(order)}
+    height = 2 * (MARGIN + NODE_RADIUS + r) + TABLE_GAP + table_size(n)[1] + MARGIN // 2
+    return pos, int(math.ceil(height))
+
+
+def pick_layout_seed(
+    graphs: Sequence[nx.Graph], rng: random.Random, *, tries: int = 5, captions: bool = False,
+    distance_table: bool = False,
+) -> tuple[int, int]:
+    """(base seed, ambiguities of its drawings): image i uses `image_seed(base, i)`. The first seed with
+    no ambiguity and few crossings (at most a third of the edges), else the least bad."""
+    best_seed, best_score = 0, None
+    few = max(1, sum(g.number_of_edges() for g in graphs) // 3)
+    for _ in range(tries):
+        seed = rng.randrange(1, 2**31 - 1 - 1000)
+        score = (0, 0)
+        for i, g in enumerate(graphs):
+            if g.number_of_nodes() <= 1:
+                continue
+            pos, _ = layout_pixels(g, image_seed(seed, i), caption=captions, distance_table=distance_table)
+            weighted = not distance_table and any("weight" in d for _, _, d in g.edges(data=True))
+            a, c = layout_defects(g, pos, weighted)
+            score = (score[0] + a, score[1] + c)
+        if best_score is None or score < best_score:
+            best_seed, best_score = seed, score
+        if score[0] == 0 and score[1] <= few:
+            break
+    assert best_score is not None
+    return best_seed, best_score[0]
+
+
+def choose_layout_seed(
+    graphs: Sequence[nx.Graph], rng: random.Random, *, tries: int = 5, captions: bool = False,
+    distance_table: bool = False,
+) -> int:
+    """`pick_layout_seed`'s seed: the least ambiguous of `tries` candidates."""
+    return pick_layout_seed(graphs, rng, tries=tries, captions=captions, distance_table=distance_table)[0]
+
+
+def image_seed(layout_seed: int, index: int) -> int:
+    # Distinct, fixed per-image seeds from the one stored layout seed.
+    return (layout_seed + 7919 * index) % (2**31 - 1)

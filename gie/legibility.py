@@ -1,0 +1,178 @@
+"""Legibility checks of a drawing, on the node positions the renderer used: nodes too close, edges through
+foreign discs, crossings, weight labels that collide (and where weight labels go)."""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+from functools import lru_cache
+
+import networkx as nx
+
+from gie.graphs import sorted_edges
+from gie.style import LABEL_SIZE, LABEL_TS, NODE_RADIUS, Position
+from nphe4v.core.draw import (
+    segment_hits_box,
+)
+
+
+def _seg_dist(p: Position, a: Position, b: Position) -> float:
+    (px, py), (ax, ay), (bx, by) = p, a, b
+    dx, dy = bx - ax, by - ay
+    t = max(0.0, min(1.0, ((px - ax) * dx + (py - ay) * dy) / max(dx * dx + dy * dy, 1e-9)))
+    return math.hypot(px - ax - t * dx, py - ay - t * dy)
+
+
+def _crosses(a: Position, b: Position, c: Position, d: Position) -> bool:
+    def orient(p: Position, q: Position, r: Position) -> float:
+        return (q[0] - p[0]) * (r[1] - p[1]) - (q[1] - p[1]) * (r[0] - p[0])
+
+    return orient(a, b, c) * orient(a, b, d) < 0 and orient(c, d, a) * orient(c, d, b) < 0
+
+
+def _box(centre: Position, text: str) -> tuple[float, float, float, float]:
+    # Estimated from the bundled font at WEIGHT_SIZE: ~9.5 px per digit plus the white padding.
+    w, h = 9.5 * len(text) + 8, 24.0
+    x, y = centre
+    return (x - w / 2, y - h / 2, x + w / 2, y + h / 2)
+
+
+def _box_conflicts(
+    box: tuple[float, float, float, float],
+    edge: tuple[str, str],
+    pos: dict[str, Position],
+    edges: Sequence[tuple[str, str]],
+    placed: Sequence[tuple[float, float, float, float]],
+) -> int:
+    r = NODE_RADIUS + 3
+    x0, y0, x1, y1 = box
+    bad = 0
+    for p in pos.values():
+        if x0 - r < p[0] < x1 + r and y0 - r < p[1] < y1 + r:
+            bad += 1
+    for a, b in edges:
+        if (a, b) != edge and segment_hits_box(pos[a], pos[b], (x0 - 2, y0 - 2, x1 + 2, y1 + 2)):
+            bad += 1
+    for q in placed:
+        if x0 < q[2] + 4 and q[0] < x1 + 4 and y0 < q[3] + 4 and q[1] < y1 + 4:
+            bad += 1
+    return bad
+
+
+def weight_label_positions(g: nx.Graph, pos: dict[str, Position]) -> tuple[dict[tuple[str, str], Position], int]:
+    """Where each edge's weight box goes (edges in sorted order, each at the first free spot along the
+    edge, else the least bad one) and how many conflicts remain."""
+    edges = sorted_edges(g)
+    placed: list[tuple[float, float, float, float]] = []
+    out: dict[tuple[str, str], Position] = {}
+    total = 0
+    for u, v in edges:
+        if "weight" not in g.edges[u, v]:
+            continue
+        text = str(g.edges[u, v]["weight"])
+        (x1, y1), (x2, y2) = pos[u], pos[v]
+        best: tuple[int, Position] | None = None
+        for t in LABEL_TS:
+            c = (round(x1 + t * (x2 - x1), 2), round(y1 + t * (y2 - y1), 2))
+            bad = _box_conflicts(_box(c, text), (u, v), pos, edges, placed)
+            if best is None or bad < best[0]:
+                best = (bad, c)
+            if bad == 0:
+                break
+        assert best is not None
+        out[(u, v)] = best[1]
+        placed.append(_box(best[1], text))
+        total += best[0]
+    return out, total
+
+
+def layout_defects(g: nx.Graph, pos: dict[str, Position], weighted: bool) -> tuple[int, int]:
+    """(ambiguities, crossings). Ambiguities make the picture misreadable: two discs too close, an
+    edge passing within reach of a node it does not join, and (weighted) a weight box that cannot be
+    placed clear of discs, other boxes and foreign edges. Crossings are only a tie-breaker."""
+    r = NODE_RADIUS
+    nodes = sorted(g.nodes)
+    edges = sorted_edges(g)
+    bad = 0
+    for i, u in enumerate(nodes):
+        for v in nodes[i + 1 :]:
+            if math.dist(pos[u], pos[v]) < 2 * r + 14:
+                bad += 1
+    for u, v in edges:
+        for n in nodes:
+            if n not in (u, v) and _seg_dist(pos[n], pos[u], pos[v]) < r + 8:
+                bad += 1
+    if weighted:
+        bad += weight_label_positions(g, pos)[1]
+    crossings = sum(
+        _crosses(pos[u], pos[v], pos[a], pos[b])
+        for i, (u, v) in enumerate(edges)
+        for a, b in edges[i + 1 :]
+        if len({u, v, a, b}) == 4
+    )
+    return bad, crossings
+
+
+def legibility_problems(
+    g: nx.Graph, pos: dict[str, Position], *, weighted: bool, width: int | None = None,
+    height: int | None = None,
+) -> list[str]:
+    """Why a drawing (the node centres the renderer used) is not legible, one line per defect; [] if it is.
+
+    Discs must keep a 14 px gap (centres at least two radii + 14 px apart); no two label boxes (measured
+    with the renderer's font) may intersect, and no label may run into another node's disc; an edge passes through a foreign node iff
+    the segment comes within the radius plus 8 px of that node's centre; a weight box must find a place
+    clear of discs, other boxes and foreign edges; every disc lies inside the canvas."""
+    r = NODE_RADIUS
+    nodes = sorted(g.nodes)
+    out: list[str] = []
+    boxes = {n: _label_box(n, pos[n]) for n in nodes}
+    for i, u in enumerate(nodes):
+        for v in nodes[i + 1 :]:
+            d = math.dist(pos[u], pos[v])
+            if d < 2 * r + 14:
+                out.append(f"nodes {u!r} and {v!r} are {d:.0f} px apart: their discs and labels touch")
+            elif _boxes_meet(boxes[u], boxes[v]):
+                out.append(f"labels {u!r} and {v!r} overlap")
+        for v in nodes:
+            if v != u and _box_point_dist(boxes[u], pos[v]) < r:
+                out.append(f"label {u!r} runs into the disc of {v!r}")
+    for u, v in sorted_edges(g):
+        for n in nodes:
+            if n not in (u, v):
+                d = _seg_dist(pos[n], pos[u], pos[v])
+                if d < r + 8:
+                    out.append(f"edge {u}-{v} passes {d:.0f} px from the centre of {n!r}")
+    if weighted:
+        conflicts = weight_label_positions(g, pos)[1]
+        if conflicts:
+            out.append(f"{conflicts} weight label conflict(s) with discs, edges or other labels")
+    if width is not None and height is not None:
+        for n in nodes:
+            x, y = pos[n]
+            if not (r <= x <= width - r and r <= y <= height - r):
+                out.append(f"node {n!r} at ({x:.0f}, {y:.0f}) is outside the {width}x{height} canvas")
+    return out
+
+
+def _label_box(text: str, centre: Position) -> tuple[float, float, float, float]:
+    w, h = _label_width(text), LABEL_SIZE
+    return (centre[0] - w / 2, centre[1] - h / 2, centre[0] + w / 2, centre[1] + h / 2)
+
+
+def _boxes_meet(a: tuple[float, float, float, float], b: tuple[float, float, float, float]) -> bool:
+    return a[0] < b[2] and b[0] < a[2] and a[1] < b[3] and b[1] < a[3]
+
+
+def _box_point_dist(box: tuple[float, float, float, float], p: Position) -> float:
+    dx = max(box[0] - p[0], 0.0, p[0] - box[2])
+    dy = max(box[1] - p[1], 0.0, p[1] - box[3])
+    return math.hypot(dx, dy)
+
+
+@lru_cache(maxsize=4096)
+def _label_width(text: str) -> int:
+    from nphe4v.core.draw import font
+
+    left, _, right, _ = font(LABEL_SIZE).getbbox(text)
+    return int(right - left)
