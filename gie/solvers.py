@@ -1,4 +1,5 @@
-"""Exact solvers for GraphVerse's single-image tasks, and `solve` for all 11 tasks.
+"""Exact graph algorithms behind the single-image GraphVerse tasks' `solve` functions (gie/tasks/<task>.py),
+and the graph helpers their verifiers and heuristics share.
 
 Graphs follow docs/graphverse-design.md: an undirected simple `networkx.Graph` whose node keys are the
 label strings; SD and TSP read the positive edge attribute "weight" (1 when absent). Self-loops are ignored.
@@ -17,18 +18,11 @@ from __future__ import annotations
 
 import math
 from collections.abc import Hashable, Sequence
-from typing import Any
 
 import networkx as nx
 import numpy as np
 
 from nphe4v.core.graph_solvers import chromatic_number
-from nphe4v.core.schema import Gold
-
-SINGLE_TASKS: tuple[str, ...] = ("SD", "DIAM", "CN", "TSP", "MCP", "MVC", "MIS", "CYC", "COL")
-PAIRED_TASKS: tuple[str, ...] = ("GED", "MCS")
-TASKS: tuple[str, ...] = SINGLE_TASKS + PAIRED_TASKS
-POLY_TASKS: frozenset[str] = frozenset({"SD", "DIAM", "CN"})
 
 Number = int | float
 
@@ -96,7 +90,7 @@ def lex_shortest_path(G: nx.Graph, s: Hashable, t: Hashable, to_t: dict[Hashable
     return path
 
 
-# ----------------------------------------------------------------------------------------------- Poly
+# ----------------------------------------------------------------------------------------------- polynomial
 
 
 def shortest_distance(G: nx.Graph, s: Hashable, t: Hashable) -> tuple[Number, list[Hashable]] | tuple[None, None]:
@@ -428,65 +422,3 @@ def chromatic(G: nx.Graph) -> tuple[int, dict[Hashable, int]]:
     edges = sorted({tuple(sorted((index[u], index[v]))) for u, v in G.edges if u != v})
     k, colouring = chromatic_number(len(labels), edges)  # type: ignore[arg-type]
     return k, {labels[i - 1]: c + 1 for i, c in sorted(colouring.items())}
-
-
-# ----------------------------------------------------------------------------------------------- solve
-
-
-def _paired() -> Any:
-    # Lazy: GED/MCS solvers pull in scipy's MILP (+0.5 s import); single-image tasks never need them.
-    from gie import paired
-
-    return paired
-
-
-def solve(task: str, graphs: Sequence[nx.Graph], query: dict[str, Any]) -> Gold:
-    """Gold answer (design-doc answer shape) and optimal value for `task` on the graph(s) finally asked on.
-
-    Infeasible instances (SD unreachable, TSP without a Hamiltonian cycle) get value None and an answer
-    stating "none": Distance/Length null with an empty list.
-    """
-    if task not in TASKS:
-        raise ValueError(f"unknown task {task!r}; known: {', '.join(TASKS)}")
-    want = 2 if task in PAIRED_TASKS else 1
-    if len(graphs) != want:
-        raise ValueError(f"{task} needs {want} graph(s), got {len(graphs)}")
-    G = graphs[0]
-    if task == "SD":
-        d, path = shortest_distance(G, query["source"], query["target"])
-        if d is None:
-            return Gold(answer={"Distance": None, "Path": []}, value=None)
-        return Gold(answer={"Distance": d, "Path": path}, value=float(d))
-    if task == "DIAM":
-        hops, path = diameter(G)
-        return Gold(answer={"Diameter": hops, "Path": path}, value=float(hops))
-    if task == "CN":
-        common = common_neighbors(G, query["source"], query["target"])
-        return Gold(answer={"CommonNeighbors": common}, value=float(len(common)))
-    if task == "TSP":
-        length, tour = tsp(G)
-        if length is None:
-            return Gold(answer={"Tour": [], "Length": None}, value=None)
-        return Gold(answer={"Tour": tour, "Length": length}, value=float(length))
-    if task in ("MCP", "MVC", "MIS"):
-        solver, key = {
-            "MCP": (max_clique, "Clique"),
-            "MVC": (min_vertex_cover, "Cover"),
-            "MIS": (max_independent_set, "IndependentSet"),
-        }[task]
-        found = solver(G)
-        return Gold(answer={key: found}, value=float(len(found)))
-    if task == "CYC":
-        length, cycle = longest_cycle(G)
-        if cycle is None:
-            return Gold(answer={"HasCycle": "NO", "Cycle": []}, value=0.0)
-        return Gold(answer={"HasCycle": "YES", "Cycle": cycle}, value=float(length))
-    if task == "COL":
-        k, colouring = chromatic(G)
-        return Gold(answer={"NumColors": k, "Coloring": colouring}, value=float(k))
-    paired = _paired()
-    if task == "GED":
-        cost, mapping = paired.solve_ged(graphs[0], graphs[1])
-        return Gold(answer={"Distance": cost, "Mapping": mapping}, value=float(cost))
-    size, mapping = paired.solve_mcs(graphs[0], graphs[1])
-    return Gold(answer={"Size": size, "Mapping": mapping}, value=float(size))

@@ -1271,7 +1271,7 @@ def graphverse_families(df: pl.DataFrame, judged: Mapping[str, pl.DataFrame] | N
     its per-task VGR-S over the group's tasks, per family the mean over its models). Percent; drops as
     fractions."""
     from gie import metrics as gm
-    from gie.solvers import POLY_TASKS
+    from gie.catalogue import POLY_TASKS
 
     gv = df.filter(pl.col("benchmark") == GV_BENCHMARK)
     cols = {"family": pl.String, "models": pl.Int64, "Acc_Poly": pl.Float64, "Acc_NPH": pl.Float64,

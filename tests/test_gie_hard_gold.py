@@ -15,13 +15,13 @@ from scipy.optimize import Bounds, LinearConstraint, milp
 from gie import paired, solvers
 from gie.sources import get_source
 from gie.tasks import get_config
-from gie.tasks.common import _sample_pair, _sample_single
+from gie.tasks.sampling import sample_pair, sample_single
 from nphe4v.core.graph_solvers import held_karp_order
 from tests.test_gie_solvers import brute_longest_cycle, milp_chromatic
 
 
 def _hard_single(task: str, seed: int) -> nx.Graph:
-    return _sample_single(get_config(task), random.Random(seed), "test", "hard")[1]
+    return sample_single(get_config(task), random.Random(seed), "test", "hard")[1]
 
 
 def _matrix(g: nx.Graph) -> np.ndarray:
@@ -156,7 +156,7 @@ def milp_mcs(g1: nx.Graph, g2: nx.Graph) -> int:
 def test_ged_hard_pairs_match_milp():
     cfg = get_config("GED")
     for seed in range(3):
-        _, (a, b), _ = _sample_pair(cfg, random.Random(seed), "test", "hard")
+        _, (a, b), _ = sample_pair(cfg, random.Random(seed), "test", "hard")
         assert 10 <= a.number_of_nodes() <= 20
         cost, mapping = paired.solve_ged(a, b)
         assert paired.ged_cost(a, b, mapping) == cost
@@ -167,7 +167,7 @@ def test_mcs_hard_pairs_match_milp():
     cfg = get_config("MCS")
     checked = 0
     for seed in range(40):
-        _, (a, b), _ = _sample_pair(cfg, random.Random(seed), "test", "hard")
+        _, (a, b), _ = sample_pair(cfg, random.Random(seed), "test", "hard")
         assert 10 <= a.number_of_nodes() <= 20
         if max(a.number_of_nodes(), b.number_of_nodes()) > 12:
             continue  # the pair MILP is weak; 10-12 atoms keep it to seconds
