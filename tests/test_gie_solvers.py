@@ -18,17 +18,15 @@ from scipy.optimize import Bounds, LinearConstraint, milp
 
 from gie.answers import solve
 from gie.catalogue import SINGLE_TASKS
-from gie.solvers import (
-    chromatic,
-    common_neighbors,
-    diameter,
-    longest_cycle,
-    max_clique,
-    max_independent_set,
-    min_vertex_cover,
-    shortest_distance,
-    tsp,
-)
+from gie.tasks.cn import common_neighbors
+from gie.tasks.col import chromatic
+from gie.tasks.cyc import longest_cycle
+from gie.tasks.diam import diameter
+from gie.tasks.mcp import max_clique
+from gie.tasks.mis import max_independent_set
+from gie.tasks.mvc import min_vertex_cover
+from gie.tasks.sd import shortest_distance
+from gie.tasks.tsp import tsp
 from nphe4v.core.schema import Gold
 
 # ----------------------------------------------------------------------------------------------- graphs

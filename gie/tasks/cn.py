@@ -3,12 +3,12 @@
 from __future__ import annotations
 
 import random
-from collections.abc import Sequence
+from collections.abc import Hashable, Sequence
 from typing import Any
 
 import networkx as nx
 
-from gie import solvers
+from gie.solvers import require_nodes, sorted_labels
 from gie.tasks._sources import SOCIAL, endpoints, mix, neighbour_pair
 from gie.tasks.answer_parsing import parse_node_set
 from gie.tasks.config import TaskConfig
@@ -36,6 +36,14 @@ ANSWER_INSTRUCTION = (
 )
 
 
+# ------------------------------------------------------------------------------------------------ exact solver
+
+
+def common_neighbors(G: nx.Graph, s: Hashable, t: Hashable) -> list[Hashable]:
+    require_nodes(G, s, t)
+    return sorted((set(G[s]) & set(G[t])) - {s, t}, key=str)
+
+
 # ------------------------------------------------------------------------------------------------ answer
 
 
@@ -44,7 +52,7 @@ def parse(obj: dict[str, Any]) -> dict[str, Any] | ParseError:
 
 
 def solve(graphs: Sequence[nx.Graph], query: dict[str, Any]) -> Gold:
-    common = solvers.common_neighbors(graphs[0], query["source"], query["target"])
+    common = common_neighbors(graphs[0], query["source"], query["target"])
     return Gold(answer={"CommonNeighbors": common}, value=float(len(common)))
 
 
@@ -60,7 +68,7 @@ def verify(graphs: Sequence[nx.Graph], query: dict[str, Any], gold: Gold, ans: d
     got, why = res.resolve(ans["CommonNeighbors"], "CommonNeighbors")
     if why:
         return infeasible(why)
-    truth = set(solvers.common_neighbors(G, s, t))
+    truth = set(common_neighbors(G, s, t))
     extra = [v for v in got if v not in truth]
     if extra:
         return infeasible(f"{quoted(extra)} not adjacent to both {s!r} and {t!r}")
@@ -74,11 +82,11 @@ def heuristic(graphs: Sequence[nx.Graph], query: dict[str, Any]) -> dict[str, An
     G, labels = heuristic_graph(graphs)
     if not labels:
         return {"CommonNeighbors": []}
-    return {"CommonNeighbors": solvers.common_neighbors(G, query["source"], query["target"])}
+    return {"CommonNeighbors": common_neighbors(G, query["source"], query["target"])}
 
 
 def random_answer(graphs: Sequence[nx.Graph], query: dict[str, Any], rng: random.Random) -> dict[str, Any]:
-    labels = solvers.sorted_labels(graphs[0])
+    labels = sorted_labels(graphs[0])
     return {"CommonNeighbors": sorted(rng.sample(labels, rng.randint(0, len(labels))), key=str)}
 
 

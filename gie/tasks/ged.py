@@ -8,8 +8,9 @@ from typing import Any
 
 import networkx as nx
 
-from gie import paired, solvers
+from gie import paired
 from gie.paired import ged_cost, node_label
+from gie.solvers import sorted_labels
 from gie.tasks.answer_parsing import parse_value_with_mapping
 from gie.tasks.config import TaskConfig
 from gie.tasks.scenarios import Nouns
@@ -83,7 +84,7 @@ def heuristic(graphs: Sequence[nx.Graph], query: dict[str, Any]) -> dict[str, An
 
 
 def random_answer(graphs: Sequence[nx.Graph], query: dict[str, Any], rng: random.Random) -> dict[str, Any]:
-    n1, n2 = solvers.sorted_labels(graphs[0]), solvers.sorted_labels(graphs[1])
+    n1, n2 = sorted_labels(graphs[0]), sorted_labels(graphs[1])
     k = rng.randint(0, min(len(n1), len(n2)))
     pairs = dict(zip(rng.sample(n1, k), rng.sample(n2, k), strict=True))
     mapping = {u: pairs.get(u) for u in n1}

@@ -7,7 +7,7 @@ from collections.abc import Hashable, Sequence
 
 import networkx as nx
 
-from gie import solvers
+from gie.solvers import lex_shortest_path, sorted_labels
 from gie.tasks.verdicts import sorted_edges
 
 
@@ -15,7 +15,7 @@ def canonical_copy(G: nx.Graph) -> nx.Graph:
     """Same graph, nodes and edges inserted in sorted order, so networkx's order-dependent greedy
     routines give one answer per graph."""
     H = nx.Graph()
-    H.add_nodes_from(solvers.sorted_labels(G))
+    H.add_nodes_from(sorted_labels(G))
     H.add_edges_from(sorted_edges(G))
     return H
 
@@ -26,14 +26,14 @@ def heuristic_graph(graphs: Sequence[nx.Graph]) -> tuple[nx.Graph, list[Hashable
     for u, v, d in graphs[0].edges(data=True):
         if u != v:
             G[u][v].update(d)
-    return G, solvers.sorted_labels(G)
+    return G, sorted_labels(G)
 
 
 def hop_path(G: nx.Graph, s: Hashable, t: Hashable) -> list[Hashable] | None:
     to_t = nx.single_source_shortest_path_length(G, t)
     if s not in to_t:
         return None
-    return solvers.lex_shortest_path(G, s, t, to_t, weighted=False)
+    return lex_shortest_path(G, s, t, to_t, weighted=False)
 
 
 def farthest(G: nx.Graph, s: Hashable) -> Hashable:

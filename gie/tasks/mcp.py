@@ -3,12 +3,12 @@
 from __future__ import annotations
 
 import random
-from collections.abc import Sequence
+from collections.abc import Hashable, Sequence
 from typing import Any
 
 import networkx as nx
 
-from gie import solvers
+from gie.solvers import bitmasks, bits, max_clique_mask, sorted_labels
 from gie.tasks._sources import SOCIAL, mix
 from gie.tasks.answer_parsing import parse_node_set
 from gie.tasks.config import TaskConfig
@@ -33,6 +33,14 @@ ANSWER_INSTRUCTION = (
 )
 
 
+# ------------------------------------------------------------------------------------------------ exact solver
+
+
+def max_clique(G: nx.Graph) -> list[Hashable]:
+    labels, adj = bitmasks(G)
+    return [labels[i] for i in bits(max_clique_mask(adj, (1 << len(labels)) - 1))]
+
+
 # ------------------------------------------------------------------------------------------------ answer
 
 
@@ -41,7 +49,7 @@ def parse(obj: dict[str, Any]) -> dict[str, Any] | ParseError:
 
 
 def solve(graphs: Sequence[nx.Graph], query: dict[str, Any]) -> Gold:
-    found = solvers.max_clique(graphs[0])
+    found = max_clique(graphs[0])
     return Gold(answer={"Clique": found}, value=float(len(found)))
 
 
@@ -71,7 +79,7 @@ def heuristic(graphs: Sequence[nx.Graph], query: dict[str, Any]) -> dict[str, An
 
 
 def random_answer(graphs: Sequence[nx.Graph], query: dict[str, Any], rng: random.Random) -> dict[str, Any]:
-    labels = solvers.sorted_labels(graphs[0])
+    labels = sorted_labels(graphs[0])
     return {"Clique": sorted(rng.sample(labels, rng.randint(0, len(labels))), key=str)}
 
 
@@ -80,7 +88,7 @@ CONFIG = TaskConfig(
     sources=mix(("wikidata-costar", 0.35), (SOCIAL, 0.35), ("us-airports", 0.15), ("wikidata-film-kg", 0.15)),
     task_text=_text,
     valid=_valid,
-    prefer=lambda g: len(solvers.max_clique(g)) >= 3,
+    prefer=lambda g: len(max_clique(g)) >= 3,
     prefer_rate=0.9,
     solve=solve,
     parse=parse,

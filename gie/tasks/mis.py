@@ -3,12 +3,12 @@
 from __future__ import annotations
 
 import random
-from collections.abc import Sequence
+from collections.abc import Hashable, Sequence
 from typing import Any
 
 import networkx as nx
 
-from gie import solvers
+from gie.solvers import bitmasks, bits, max_clique_mask, sorted_labels
 from gie.tasks._sources import SOCIAL, mix
 from gie.tasks.answer_parsing import parse_node_set
 from gie.tasks.config import TaskConfig
@@ -34,6 +34,17 @@ ANSWER_INSTRUCTION = (
 )
 
 
+# ------------------------------------------------------------------------------------------------ exact solver
+
+
+def max_independent_set(G: nx.Graph) -> list[Hashable]:
+    """A maximum clique of the complement graph."""
+    labels, adj = bitmasks(G)
+    full = (1 << len(labels)) - 1
+    comp = [full & ~a & ~(1 << i) for i, a in enumerate(adj)]
+    return [labels[i] for i in bits(max_clique_mask(comp, full))]
+
+
 # ------------------------------------------------------------------------------------------------ answer
 
 
@@ -42,7 +53,7 @@ def parse(obj: dict[str, Any]) -> dict[str, Any] | ParseError:
 
 
 def solve(graphs: Sequence[nx.Graph], query: dict[str, Any]) -> Gold:
-    found = solvers.max_independent_set(graphs[0])
+    found = max_independent_set(graphs[0])
     return Gold(answer={"IndependentSet": found}, value=float(len(found)))
 
 
@@ -72,7 +83,7 @@ def heuristic(graphs: Sequence[nx.Graph], query: dict[str, Any]) -> dict[str, An
 
 
 def random_answer(graphs: Sequence[nx.Graph], query: dict[str, Any], rng: random.Random) -> dict[str, Any]:
-    labels = solvers.sorted_labels(graphs[0])
+    labels = sorted_labels(graphs[0])
     return {"IndependentSet": sorted(rng.sample(labels, rng.randint(0, len(labels))), key=str)}
 
 

@@ -8,11 +8,12 @@ from typing import Any
 
 import networkx as nx
 
-from gie import solvers
+from gie.solvers import sorted_labels
 from gie.tasks._sources import SOCIAL, mix
 from gie.tasks.answer_parsing import parse_node_set
 from gie.tasks.config import TaskConfig
 from gie.tasks.heuristic_graph import heuristic_graph
+from gie.tasks.mis import max_independent_set
 from gie.tasks.scenarios import Nouns
 from gie.tasks.spec import build_spec
 from gie.tasks.verdicts import Resolver, infeasible, objective, sorted_edges
@@ -34,6 +35,15 @@ ANSWER_INSTRUCTION = (
 )
 
 
+# ------------------------------------------------------------------------------------------------ exact solver
+
+
+def min_vertex_cover(G: nx.Graph) -> list[Hashable]:
+    """The complement of a maximum independent set (Gallai: tau + alpha = n)."""
+    keep = set(max_independent_set(G))
+    return [v for v in sorted_labels(G) if v not in keep]
+
+
 # ------------------------------------------------------------------------------------------------ answer
 
 
@@ -42,7 +52,7 @@ def parse(obj: dict[str, Any]) -> dict[str, Any] | ParseError:
 
 
 def solve(graphs: Sequence[nx.Graph], query: dict[str, Any]) -> Gold:
-    found = solvers.min_vertex_cover(graphs[0])
+    found = min_vertex_cover(graphs[0])
     return Gold(answer={"Cover": found}, value=float(len(found)))
 
 
@@ -70,7 +80,7 @@ def heuristic(graphs: Sequence[nx.Graph], query: dict[str, Any]) -> dict[str, An
 
 
 def random_answer(graphs: Sequence[nx.Graph], query: dict[str, Any], rng: random.Random) -> dict[str, Any]:
-    labels = solvers.sorted_labels(graphs[0])
+    labels = sorted_labels(graphs[0])
     return {"Cover": sorted(rng.sample(labels, rng.randint(0, len(labels))), key=str)}
 
 

@@ -3,12 +3,12 @@
 from __future__ import annotations
 
 import random
-from collections.abc import Sequence
+from collections.abc import Hashable, Sequence
 from typing import Any
 
 import networkx as nx
 
-from gie import solvers
+from gie.solvers import Number, edge_weight, lex_shortest_path, require_nodes, sorted_labels, tour_weight
 from gie.tasks._sources import endpoints, far_pair
 from gie.tasks.answer_parsing import (
     NONE_WORDS,
@@ -54,6 +54,18 @@ ANSWER_INSTRUCTION = (
 )
 
 
+# ------------------------------------------------------------------------------------------------ exact solver
+
+
+def shortest_distance(G: nx.Graph, s: Hashable, t: Hashable) -> tuple[Number, list[Hashable]] | tuple[None, None]:
+    """Weighted shortest distance s -> t and the lexicographically smallest shortest path, or (None, None)."""
+    require_nodes(G, s, t)
+    to_t = nx.single_source_dijkstra_path_length(G, t, weight=lambda u, v, d: d.get("weight", 1))
+    if s not in to_t:
+        return None, None
+    return to_t[s], lex_shortest_path(G, s, t, to_t, weighted=True)
+
+
 # ------------------------------------------------------------------------------------------------ answer
 
 
@@ -73,7 +85,7 @@ def parse(obj: dict[str, Any]) -> dict[str, Any] | ParseError:
 
 
 def solve(graphs: Sequence[nx.Graph], query: dict[str, Any]) -> Gold:
-    d, path = solvers.shortest_distance(graphs[0], query["source"], query["target"])
+    d, path = shortest_distance(graphs[0], query["source"], query["target"])
     if d is None:
         return Gold(answer={"Distance": None, "Path": []}, value=None)
     return Gold(answer={"Distance": d, "Path": path}, value=float(d))
@@ -94,7 +106,7 @@ def _sd_witness(G: nx.Graph, query: dict[str, Any], dist: float | None, names: l
     why = missing_edge(G, path, closed=False)
     if why:
         return why
-    weight = solvers.tour_weight(G, path)
+    weight = tour_weight(G, path)
     if not close(dist, weight):
         return f"states Distance {num_str(dist)} but the path's weight is {num_str(weight)}"
     return None
@@ -119,16 +131,16 @@ def heuristic(graphs: Sequence[nx.Graph], query: dict[str, Any]) -> dict[str, An
     path = hop_path(G, query["source"], query["target"])
     if path is None:
         return {"Distance": None, "Path": []}
-    return {"Distance": solvers.tour_weight(G, path), "Path": path}
+    return {"Distance": tour_weight(G, path), "Path": path}
 
 
 def random_answer(graphs: Sequence[nx.Graph], query: dict[str, Any], rng: random.Random) -> dict[str, Any]:
     G = graphs[0]
-    labels = solvers.sorted_labels(G)
+    labels = sorted_labels(G)
     n = len(labels)
     if n == 0:
         return {"Distance": None, "Path": []}
-    max_w = max((solvers.edge_weight(G, u, v) for u, v in G.edges), default=1)
+    max_w = max((edge_weight(G, u, v) for u, v in G.edges), default=1)
     s, t = query["source"], query["target"]
     middle = rng.sample([v for v in labels if v not in (s, t)], rng.randint(0, max(0, min(3, n - 2))))
     path = [s, *middle, t] if s != t else [s]
