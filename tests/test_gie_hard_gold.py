@@ -12,11 +12,12 @@ import numpy as np
 import pytest
 from scipy.optimize import Bounds, LinearConstraint, milp
 
-from gie import paired
+from gie import edit_distance
 from gie.sources import get_source
 from gie.tasks import col as col_task
 from gie.tasks import cyc as cyc_task
 from gie.tasks import get_config
+from gie.tasks import mcs as mcs_task
 from gie.tasks import tsp as tsp_task
 from gie.tasks.sampling import sample_pair, sample_single
 from nphe4v.core.graph_solvers import held_karp_order
@@ -161,9 +162,9 @@ def test_ged_hard_pairs_match_milp():
     for seed in range(3):
         _, (a, b), _ = sample_pair(cfg, random.Random(seed), "test", "hard")
         assert 10 <= a.number_of_nodes() <= 20
-        cost, mapping = paired.solve_ged(a, b)
-        assert paired.ged_cost(a, b, mapping) == cost
-        assert paired._ged_milp(a, b)[0] == cost
+        cost, mapping = edit_distance.solve_ged(a, b)
+        assert edit_distance.ged_cost(a, b, mapping) == cost
+        assert edit_distance._ged_milp(a, b)[0] == cost
 
 
 def test_mcs_hard_pairs_match_milp():
@@ -177,7 +178,7 @@ def test_mcs_hard_pairs_match_milp():
         if checked == 3:
             break
         checked += 1
-        size, mapping = paired.solve_mcs(a, b)
-        assert paired.check_mcs_mapping(a, b, mapping) is None and len(mapping) == size
+        size, mapping = mcs_task.solve_mcs(a, b)
+        assert mcs_task.check_mcs_mapping(a, b, mapping) is None and len(mapping) == size
         assert milp_mcs(a, b) == size
     assert checked == 3

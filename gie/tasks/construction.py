@@ -17,14 +17,13 @@ from gie.levels import Level
 from gie.render import pick_layout_seed
 from gie.sample import SampleError
 from gie.sources import get_source
-from gie.tasks.config import RetryInstance, TaskConfig
+from gie.tasks.config import RecolorMode, RetryInstance, TaskConfig
 from gie.tasks.drawing import remember_patch, render_images
 from gie.tasks.instance import GVData
 from gie.tasks.sampling import sample_pair, sample_single
 from nphe4v.core.schema import Gold
 
 PairedMode = Literal["one", "both"]
-RecolorMode = Literal["only", "avoid"]
 
 # Colours a question may name. "sky" is the plain node fill and never names a constraint.
 NAMED_COLORS: tuple[str, ...] = tuple(c for c in PALETTE if c != DEFAULT_COLOR)

@@ -8,8 +8,7 @@ from typing import Any
 
 import networkx as nx
 
-from gie import paired
-from gie.paired import ged_cost, node_label
+from gie.edit_distance import ged_cost, node_label, solve_ged
 from gie.solvers import sorted_labels
 from gie.tasks.answer_parsing import parse_value_with_mapping
 from gie.tasks.config import TaskConfig
@@ -41,7 +40,7 @@ def parse(obj: dict[str, Any]) -> dict[str, Any] | ParseError:
 
 
 def solve(graphs: Sequence[nx.Graph], query: dict[str, Any]) -> Gold:
-    cost, mapping = paired.solve_ged(graphs[0], graphs[1])
+    cost, mapping = solve_ged(graphs[0], graphs[1])
     return Gold(answer={"Distance": cost, "Mapping": mapping}, value=float(cost))
 
 

@@ -17,7 +17,6 @@ re-applied to the rendered PNG from their metadata, focus colours live in the st
 composition is the split itself, so `render(data)` re-creates every PNG byte for byte.
 """
 
-
 from __future__ import annotations
 
 from typing import Any
