@@ -28,13 +28,13 @@ EDITS = ("focus", "patch", "recolor")
 
 
 def _gold_key(task: str, gold: Any) -> Any:
-    if task == "CN":
-        return tuple(sorted(map(str, gold.answer.get("CommonNeighbors", []))))
-    return gold.value
+    from gie.tasks import get_config
+
+    return get_config(task).gold_key(gold)
 
 
 def audit_one(args: tuple[int, Any]) -> tuple[str, str, dict[str, bool]]:
-    from gie import solvers
+    from gie import answers
     from gie.dataset import generate_one
     from gie.graphs import from_node_link
     from gie.tasks import get_task
@@ -48,8 +48,8 @@ def audit_one(args: tuple[int, Any]) -> tuple[str, str, dict[str, bool]]:
     query = data.get("query", {})
     out: dict[str, bool] = {}
     if job.edit == "focus":
-        gold = solvers.solve(task, asked, query)
-        whole = solvers.solve(task, graphs, query)
+        gold = answers.solve(task, asked, query)
+        whole = answers.solve(task, graphs, query)
         out["no_distractor"] = any(not d.get("distractors") for d in edit["details"])
         out["unchanged_if_ignored"] = _gold_key(task, gold) == _gold_key(task, whole)
         all_c = list(graphs)
@@ -57,7 +57,7 @@ def audit_one(args: tuple[int, Any]) -> tuple[str, str, dict[str, bool]]:
             g = graphs[li]
             all_c[li] = nx.Graph(g.subgraph([n for n in g if g.nodes[n].get("color") == meta["color"]]))
         try:
-            every = solvers.solve(task, all_c, query)
+            every = answers.solve(task, all_c, query)
             out["unchanged_if_largest_ignored"] = _gold_key(task, gold) == _gold_key(task, every)
         except Exception:  # e.g. a query endpoint outside the c* nodes: ignoring "largest" is not even askable
             out["unchanged_if_largest_ignored"] = False

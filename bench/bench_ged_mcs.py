@@ -1,4 +1,4 @@
-"""Timing figures for gie.paired: exact GED and MCS at 10-20 nodes, and the speed-up over networkx GED.
+"""Timing figures for gie.edit_distance and gie.tasks.mcs: exact GED and MCS at 10-20 nodes, and the speed-up over networkx GED.
 
 Run: .venv/bin/python bench/bench_ged_mcs.py [--pairs 20] [--timeout 30] [--hard-timeout 10] [--nx-timeout 30]
 Prints one line per family: median / max seconds (wall and CPU), timeouts. A pair over the per-pair
@@ -18,7 +18,8 @@ from collections.abc import Callable
 import networkx as nx
 from rdkit import Chem, RDConfig, RDLogger
 
-from gie.paired import ged_cost, node_label, solve_ged, solve_mcs
+from gie.edit_distance import ged_cost, node_label, solve_ged
+from gie.tasks.mcs import solve_mcs
 
 Pair = tuple[nx.Graph, nx.Graph]
 

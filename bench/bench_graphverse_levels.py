@@ -18,8 +18,9 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
+from gie.catalogue import TASK_NAMES  # noqa: E402
 from gie.dataset import generate_split  # noqa: E402
-from gie.tasks import TASK_NAMES, get_task  # noqa: E402
+from gie.tasks import get_task  # noqa: E402
 from nphe4v.core.dataset import load_dataset  # noqa: E402
 from nphe4v.core.rng import rng_for  # noqa: E402
 from nphe4v.core.schema import ParseError  # noqa: E402

@@ -3,7 +3,7 @@ folder layout (`nphe4v.core.dataset.write_dataset`, benchmark "graphverse", vers
 
 Distribution (our Tables 5/6): every task has 1,000 instances in `full`, spread as evenly as possible over
 the edits it takes (200 per edit; COL 250 over four; TSP 500 over none and recolor), and each (task, edit)
-cell half easy, half hard (GraphArena's levels, `gie.sample.LEVEL_RANGES`). `testmini` picks a stratified
+cell half easy, half hard (GraphArena's levels, `gie.catalogue.LEVEL_RANGES`). `testmini` picks a stratified
 subset of `full` (largest-remainder allocation per task x edit x level cell, then a seeded sample of each
 cell), so its rows are identical to the corresponding `full` rows, ids included. `train` is allocated the
 same way from its own seed stream.
@@ -32,7 +32,8 @@ from pathlib import Path
 from typing import Any, Literal
 
 from gie import splits
-from gie.sample import LEVEL_NUMBER, LEVELS, Level
+from gie.catalogue import PAIRED_TASKS, TASK_EDITS, TASK_NAMES
+from gie.levels import LEVEL_NUMBER, LEVELS, Level
 from gie.sources import user_copies
 from nphe4v.core.dataset import DatasetManifest, build_instance, write_dataset
 from nphe4v.core.rng import derive_seed, rng_for
@@ -61,14 +62,10 @@ Cell = tuple[str, str, Level]
 
 
 def cells() -> list[Cell]:
-    from gie.tasks import TASK_EDITS, TASK_NAMES
-
     return [(t, e, lv) for t in TASK_NAMES for e in TASK_EDITS[t] for lv in LEVELS]
 
 
 def full_counts() -> dict[Cell, int]:
-    from gie.tasks import TASK_EDITS, TASK_NAMES
-
     out = {}
     for t in TASK_NAMES:
         edits = TASK_EDITS[t]
@@ -91,8 +88,6 @@ def allocate(total: int, sizes: dict[Cell, int]) -> dict[Cell, int]:
 
 
 def _paired_mode(task: str, edit: str, j: int) -> str | None:
-    from gie.tasks import PAIRED_TASKS
-
     if task not in PAIRED_TASKS or edit == "none":
         return None
     return "both" if j % 2 == 0 else "one"
@@ -146,7 +141,7 @@ def _instance_seed(seed: int, job: Job) -> int:
 
 def generate_one(seed: int, job: Job) -> tuple[Instance, list[bytes]]:
     from gie.tasks import get_config, get_task
-    from gie.tasks.common import build_data
+    from gie.tasks.construction import build_data
 
     spec, cfg = get_task(job.task), get_config(job.task)
     s = _instance_seed(seed, job)

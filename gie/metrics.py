@@ -22,18 +22,17 @@ from collections.abc import Mapping, Sequence
 
 import polars as pl
 
-from gie.solvers import PAIRED_TASKS, POLY_TASKS, TASKS
+from gie.catalogue import EDIT_KINDS, PAIRED_TASKS, POLY_TASKS, TASK_NAMES
 from nphe4v.core.stats import Z95, wilson_interval, wilson_interval_exprs
 
 Frame = pl.DataFrame | pl.LazyFrame
 
 BENCHMARK = "graphverse"
-EDIT_KINDS: tuple[str, ...] = ("none", "patch", "composition", "focus", "recolor")
 SETTINGS: tuple[str, ...] = ("single", "paired")
 ACC_COLUMNS: tuple[str, ...] = ("n", "correct", "acc", "ci_low", "ci_high")
 
 _ORDERS: dict[str, dict[str, int]] = {
-    "task": {t: i for i, t in enumerate(TASKS)},
+    "task": {t: i for i, t in enumerate(TASK_NAMES)},
     "variant": {e: i for i, e in enumerate(EDIT_KINDS)},
     "setting": {s: i for i, s in enumerate(SETTINGS)},
 }
@@ -102,8 +101,8 @@ def acc_table(samples: Frame) -> pl.DataFrame:
         return pl.DataFrame(schema={"model": pl.String, "All": pl.Float64})
     wide = long.pivot(on="task", index="model", values="acc")
     present = set(long["task"].to_list())
-    known = [t for t in TASKS if t in present]
-    others = sorted(present - set(TASKS))
+    known = [t for t in TASK_NAMES if t in present]
+    others = sorted(present - set(TASK_NAMES))
     return wide.join(pooled, on="model", how="left").select("model", *known, *others, "All").sort("model")
 
 

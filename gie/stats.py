@@ -12,9 +12,8 @@ from pathlib import Path
 
 import polars as pl
 
+from gie.catalogue import EDIT_KINDS, TASK_NAMES
 from nphe4v.core.dataset import INSTANCES
-
-EDIT_ORDER = ("none", "patch", "composition", "focus", "recolor")
 
 
 def _rows(dataset_dir: Path) -> pl.DataFrame:
@@ -50,8 +49,6 @@ def _rows(dataset_dir: Path) -> pl.DataFrame:
 
 
 def _task_order(df: pl.DataFrame) -> pl.Expr:
-    from gie.tasks import TASK_NAMES
-
     return pl.col("task").replace_strict({t: i for i, t in enumerate(TASK_NAMES)}, default=99,
                                          return_dtype=pl.Int64)
 
@@ -59,7 +56,7 @@ def _task_order(df: pl.DataFrame) -> pl.Expr:
 def stats(dataset_dir: str | Path, *, show: bool = True) -> dict[str, pl.DataFrame]:
     """{"task_edit": Table 5/6 analogue, "node_ranges": Table 7 analogue, "sources": per source}."""
     df = _rows(Path(dataset_dir))
-    edits = [e for e in EDIT_ORDER if e in set(df["edit"].to_list())]
+    edits = [e for e in EDIT_KINDS if e in set(df["edit"].to_list())]
     counts = (
         df.group_by("task", "edit").len()
         .pivot(on="edit", index="task", values="len")

@@ -183,7 +183,7 @@ def graphverse_families(df: pl.DataFrame, judged: Mapping[str, pl.DataFrame] | N
     models). Columns ``Acc_P``, ``Acc_NPH``, ``Acc_drop``, ``VGR_P``, ``VGR_NPH``, ``VGR_drop``; percent,
     drops as fractions. ``table2_labels`` gives the paper's column names for display."""
     from gie import metrics as gm
-    from gie.solvers import POLY_TASKS
+    from gie.catalogue import POLY_TASKS
 
     gv = df.filter(pl.col("benchmark") == GV_BENCHMARK)
     cols = {"family": pl.String, "models": pl.Int64, "Acc_P": pl.Float64, "Acc_NPH": pl.Float64,

@@ -10,13 +10,17 @@ import string
 from typing import Any
 
 import networkx as nx
-import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from gie import solvers
-from gie.answers import ANSWER_EXAMPLES, ANSWER_INSTRUCTIONS, heuristic, parse, random_answer, verify
+from gie.answers import heuristic, parse, random_answer, solve, verify
+from gie.catalogue import PAIRED_TASKS, SINGLE_TASKS, TASK_NAMES
+from gie.tasks import get_config
 from nphe4v.core.schema import Gold, ParseError, Verdict
+
+ANSWER_EXAMPLES = {t: get_config(t).answer_example for t in TASK_NAMES}
+ANSWER_INSTRUCTIONS = {t: get_config(t).answer_instruction for t in TASK_NAMES}
 
 # ----------------------------------------------------------------------------------------------- helpers
 
@@ -92,14 +96,14 @@ def bad_witness(task: str, g: nx.Graph, gold: Gold, answer: Any, *words: str, ve
 
 
 def gold_of(task: str, g: nx.Graph) -> Gold:
-    return solvers.solve(task, [g], query_for(task, g))
+    return solve(task, [g], query_for(task, g))
 
 
 # ----------------------------------------------------------------------------------------------- format
 
 
 def test_examples_and_instructions_cover_every_task() -> None:
-    assert set(ANSWER_EXAMPLES) == set(ANSWER_INSTRUCTIONS) == set(solvers.TASKS)
+    assert set(ANSWER_EXAMPLES) == set(ANSWER_INSTRUCTIONS) == set(TASK_NAMES)
     for task, example in ANSWER_EXAMPLES.items():
         canon = parse(task, example)
         assert isinstance(canon, dict) and set(canon) == set(example), task
@@ -109,7 +113,7 @@ def test_examples_and_instructions_cover_every_task() -> None:
 def test_gold_answers_verify_on_many_graphs() -> None:
     for seed in range(60):
         g = random_graph(seed, connected=True)
-        for task in solvers.SINGLE_TASKS:
+        for task in SINGLE_TASKS:
             ok(task, g, gold_of(task, g), gold_of(task, g).answer)
 
 
@@ -286,7 +290,7 @@ def square() -> nx.Graph:
 def test_infeasible_answers_name_the_problem() -> None:
     g = square()
     sd_q = {"source": "AAA", "target": "CCC"}
-    gold = solvers.solve("SD", [g], sd_q)
+    gold = solve("SD", [g], sd_q)
     assert gold.value == 2
     bad_witness("SD", g, gold, {"Distance": 2, "Path": ["AAA", "CCC"]}, "states Distance 2", "weight is 3", query=sd_q)
     bad_witness("SD", g, gold, {"Distance": 2, "Path": ["AAA", "EEE", "CCC"]}, "no edge between 'AAA' and 'EEE'",
@@ -303,7 +307,7 @@ def test_infeasible_answers_name_the_problem() -> None:
     assert check("SD", [g], sd_q, gold, {"Distance": 2, "Path": "AAA->BBB->CCC"}).witness_valid is True
     assert check("SD", [g], sd_q, gold, {"Distance": 3}).verdict == "wrong"
 
-    gold = solvers.solve("DIAM", [g], {})
+    gold = solve("DIAM", [g], {})
     assert gold.value == 3
     bad_witness("DIAM", g, gold, {"Diameter": 3, "Path": ["AAA", "BBB", "CCC", "DDD"]}, "not a shortest path",
                 "'AAA' to 'DDD'")
@@ -315,18 +319,18 @@ def test_infeasible_answers_name_the_problem() -> None:
     bad("DIAM", g, gold, {"Diameter": 4}, "the diameter is 3")
 
     cn_q = {"source": "AAA", "target": "CCC"}
-    gold = solvers.solve("CN", [g], cn_q)
+    gold = solve("CN", [g], cn_q)
     assert gold.answer == {"CommonNeighbors": ["BBB", "DDD"]}
     bad("CN", g, gold, {"CommonNeighbors": ["BBB"]}, "misses", "'DDD'", query=cn_q)
     bad("CN", g, gold, {"CommonNeighbors": ["BBB", "DDD", "EEE"]}, "'EEE'", "not adjacent to both", query=cn_q)
 
-    gold = solvers.solve("TSP", [g], {})
+    gold = solve("TSP", [g], {})
     assert gold.value is None  # EEE has degree 1
     ok("TSP", g, gold, {"Tour": [], "Length": None})
     bad("TSP", g, gold, {"Tour": ["AAA", "BBB", "CCC", "DDD", "AAA"], "Length": 8}, "does not visit 'EEE'")
     g5 = g.copy()
     g5.add_edge("EEE", "CCC", weight=1)
-    gold5 = solvers.solve("TSP", [g5], {})
+    gold5 = solve("TSP", [g5], {})
     assert gold5.value == 6  # A-B-C-E-D-A = 1+1+1+2+1
     ok("TSP", g5, gold5, {"Tour": ["AAA", "BBB", "CCC", "EEE", "DDD", "AAA"], "Length": 6})
     bad("TSP", g5, gold5, {"Tour": ["AAA", "BBB", "CCC", "EEE", "DDD", "AAA"], "Length": 5}, "states Length 5")
@@ -334,14 +338,14 @@ def test_infeasible_answers_name_the_problem() -> None:
         "no edge between 'BBB' and 'DDD'")
     bad("TSP", g5, gold5, {"Tour": [], "Length": None}, "claims no tour")
 
-    gold = solvers.solve("MCP", [g], {})
+    gold = solve("MCP", [g], {})
     bad("MCP", g, gold, {"Clique": ["AAA", "BBB", "DDD"]}, "no edge between 'BBB' and 'DDD'")
-    gold = solvers.solve("MIS", [g], {})
+    gold = solve("MIS", [g], {})
     bad("MIS", g, gold, {"IndependentSet": ["BBB", "DDD", "CCC"]}, "'BBB' and 'CCC' are adjacent")
-    gold = solvers.solve("MVC", [g], {})
+    gold = solve("MVC", [g], {})
     bad("MVC", g, gold, {"Cover": ["AAA", "CCC"]}, "edge 'DDD'-'EEE'")
 
-    gold = solvers.solve("COL", [g], {})
+    gold = solve("COL", [g], {})
     assert gold.value == 3
     bad("COL", g, gold, {"NumColors": 3, "Coloring": {"AAA": 1, "BBB": 2, "CCC": 3, "DDD": 2}}, "no colour for 'EEE'")
     bad("COL", g, gold, {"NumColors": 3, "Coloring": {"AAA": 1, "BBB": 2, "CCC": 2, "DDD": 3, "EEE": 1}},
@@ -349,7 +353,7 @@ def test_infeasible_answers_name_the_problem() -> None:
     bad("COL", g, gold, {"NumColors": 4, "Coloring": {"AAA": 1, "BBB": 2, "CCC": 3, "DDD": 2, "EEE": 1}},
         "states NumColors 4", "uses 3")
 
-    gold = solvers.solve("CYC", [g], {})
+    gold = solve("CYC", [g], {})
     assert gold.value == 4
     bad("CYC", g, gold, {"HasCycle": "NO", "Cycle": []}, "says NO")
     bad("CYC", g, gold, {"HasCycle": "YES", "Cycle": ["AAA", "BBB", "AAA"]}, "at least 3")
@@ -383,7 +387,7 @@ def test_duplicates_and_unknown_names_are_rejected_by_name() -> None:
         ("COL", {"NumColors": 3, "Coloring": {"AAA": 1, "BBB": 2, "bbb": 2, "CCC": 3, "DDD": 2, "EEE": 1}}, None),
     ]
     for task, answer, query in cases:
-        reason = bad(task, g, solvers.solve(task, [g], query or {}), answer, "repeats", query=query)
+        reason = bad(task, g, solve(task, [g], query or {}), answer, "repeats", query=query)
         assert "'BBB'" in reason or "'bbb'" in reason or "'AAA'" in reason or "'DDD'" in reason, reason
     unknown: list[tuple[str, dict[str, Any], dict[str, Any] | None]] = [
         ("MIS", {"IndependentSet": ["BBB", "DDD", "ZZZ"]}, None),
@@ -395,23 +399,23 @@ def test_duplicates_and_unknown_names_are_rejected_by_name() -> None:
         ("COL", {"NumColors": 3, "Coloring": {"AAA": 1, "BBB": 2, "CCC": 3, "DDD": 2, "EEE": 1, "ZZZ": 1}}, None),
     ]
     for task, answer, query in unknown:
-        bad(task, g, solvers.solve(task, [g], query or {}), answer, "unknown", "'ZZZ'", query=query)
+        bad(task, g, solve(task, [g], query or {}), answer, "unknown", "'ZZZ'", query=query)
     sd_q = {"source": "AAA", "target": "CCC"}
-    sd_gold = solvers.solve("SD", [g], sd_q)
+    sd_gold = solve("SD", [g], sd_q)
     bad_witness("SD", g, sd_gold, {"Distance": 2, "Path": ["AAA", "BBB", "AAA", "BBB", "CCC"]}, "repeats", "'AAA'",
                 query=sd_q)
     bad_witness("SD", g, sd_gold, {"Distance": 2, "Path": ["AAA", "ZZZ", "CCC"]}, "unknown", "'ZZZ'", query=sd_q)
-    bad_witness("DIAM", g, solvers.solve("DIAM", [g], {}), {"Diameter": 3, "Path": ["BBB", "ZZZ", "DDD"]},
+    bad_witness("DIAM", g, solve("DIAM", [g], {}), {"Diameter": 3, "Path": ["BBB", "ZZZ", "DDD"]},
                 "unknown", "'ZZZ'")
     # Repeating a node of an independent set must not inflate its size (GraphArena's MIS bug).
-    gold = solvers.solve("MIS", [g], {})
+    gold = solve("MIS", [g], {})
     padded = [*gold.answer["IndependentSet"], gold.answer["IndependentSet"][0]]
     bad("MIS", g, gold, {"IndependentSet": padded}, "repeats")
 
 
 def test_verify_never_raises_on_odd_input() -> None:
     g = square()
-    gold = solvers.solve("MIS", [g], {})
+    gold = solve("MIS", [g], {})
     assert verify("MIS", [g], {}, gold, {"nonsense": 1}).verdict == "wrong"
     assert verify("MIS", [g], {}, gold, "not a dict").verdict == "wrong"  # type: ignore[arg-type]
     assert verify("NOPE", [g], {}, gold, {}).verdict == "wrong"
@@ -422,7 +426,7 @@ def test_verify_never_raises_on_odd_input() -> None:
 
 
 def ged_brute(g1: nx.Graph, g2: nx.Graph) -> tuple[int, list[dict[str, str | None]]]:
-    """Minimum cost over every injective partial map G1 -> G2 (independent of gie.paired's cost function)."""
+    """Minimum cost over every injective partial map G1 -> G2 (independent of gie.edit_distance's cost function)."""
     n1, n2 = sorted(g1), sorted(g2)
 
     def label(g: nx.Graph, v: str) -> Any:
@@ -472,14 +476,6 @@ def small_pair(seed: int) -> tuple[nx.Graph, nx.Graph]:
     return g1, g2
 
 
-def paired_available() -> bool:
-    try:
-        from gie import paired
-    except ImportError:
-        return False
-    return hasattr(paired, "solve_mcs")
-
-
 def paired_check(task: str, g1: nx.Graph, g2: nx.Graph, gold: Gold, answer: Any) -> Verdict:
     canon = parse(task, json.loads(json.dumps(answer)))
     assert not isinstance(canon, ParseError), canon
@@ -487,7 +483,6 @@ def paired_check(task: str, g1: nx.Graph, g2: nx.Graph, gold: Gold, answer: Any)
 
 
 def test_ged_verify_against_brute_force() -> None:
-    pytest.importorskip("gie.paired", reason="gie.paired (GED cost) is another helper's module")
     for seed in range(25):
         g1, g2 = small_pair(seed)
         best, optimal = ged_brute(g1, g2)
@@ -509,14 +504,13 @@ def test_ged_verify_against_brute_force() -> None:
         h = heuristic("GED", [g1, g2], {})
         v = paired_check("GED", g1, g2, gold, h)
         assert v.verdict == "correct" or "edit distance is" in v.reason, v.reason
-        solved = solvers.solve("GED", [g1, g2], {})
+        solved = solve("GED", [g1, g2], {})
         assert solved.value == best
         v = paired_check("GED", g1, g2, solved, solved.answer)
         assert v.verdict == "correct", v.reason
 
 
 def test_ged_mapping_problems_are_named() -> None:
-    pytest.importorskip("gie.paired", reason="gie.paired (GED cost) is another helper's module")
     g1 = nx.Graph([("AAA", "BBB")])
     g2 = nx.Graph([("XXX", "YYY")])
     gold = Gold(answer={"Distance": 0, "Mapping": {"AAA": "XXX", "BBB": "YYY"}}, value=0)
@@ -560,11 +554,10 @@ def test_mcs_verify_against_brute_force() -> None:
                         assert v.verdict == "wrong" and "maximum common subgraph" in v.reason
                         assert v.witness_valid is True
         assert accepted > 0
-        if paired_available():
-            solved = solvers.solve("MCS", [g1, g2], {})
-            assert solved.value == best
-            v = paired_check("MCS", g1, g2, solved, solved.answer)
-            assert v.verdict == "correct", v.reason
+        solved = solve("MCS", [g1, g2], {})
+        assert solved.value == best
+        v = paired_check("MCS", g1, g2, solved, solved.answer)
+        assert v.verdict == "correct", v.reason
         h = heuristic("MCS", [g1, g2], {})
         v = paired_check("MCS", g1, g2, gold, h)
         assert v.verdict == "correct" or "maximum common subgraph" in v.reason, v.reason
@@ -596,7 +589,7 @@ def test_heuristics_are_well_formed_and_feasible() -> None:
     sub_sd = 0
     for seed in range(50):
         g = random_graph(seed, connected=True)
-        for task in solvers.SINGLE_TASKS:
+        for task in SINGLE_TASKS:
             gold = gold_of(task, g)
             h = heuristic(task, [g], query_for(task, g))
             v = check(task, [g], query_for(task, g), gold, h)
@@ -619,14 +612,14 @@ def test_random_answers_are_well_formed() -> None:
     verdicts: dict[str, set[str]] = {}
     for seed in range(40):
         g = random_graph(seed)
-        for task in solvers.SINGLE_TASKS:
+        for task in SINGLE_TASKS:
             q = query_for(task, g)
             gold = gold_of(task, g) if task != "DIAM" or nx.is_connected(g) else Gold(answer={}, value=0)
             v = check(task, [g], q, gold, random_answer(task, [g], q, rng))
             verdicts.setdefault(task, set()).add(v.verdict)
     assert all("wrong" in s for s in verdicts.values())
     g1, g2 = small_pair(1)
-    for task in solvers.PAIRED_TASKS:
+    for task in PAIRED_TASKS:
         assert isinstance(parse(task, json.loads(json.dumps(random_answer(task, [g1, g2], {}, rng)))), dict)
 
 
@@ -649,14 +642,14 @@ answers_st = st.dictionaries(st.one_of(st.sampled_from(KEY_POOL), st.text(max_si
 
 
 @settings(max_examples=250, deadline=None)
-@given(task=st.sampled_from([*solvers.TASKS, "BOGUS"]), obj=st.one_of(answers_st, values))
+@given(task=st.sampled_from([*TASK_NAMES, "BOGUS"]), obj=st.one_of(answers_st, values))
 def test_parse_and_verify_never_raise(task: str, obj: Any) -> None:
     got = parse(task, obj)
     assert isinstance(got, dict | ParseError)
     if isinstance(got, dict):
         assert parse(task, got) == got  # canonical answers are fixed points
         g, g2 = square(), nx.Graph([("XXX", "YYY")])
-        graphs = [g, g2] if task in solvers.PAIRED_TASKS else [g]
+        graphs = [g, g2] if task in PAIRED_TASKS else [g]
         gold = Gold(answer={}, value=2)
         v = verify(task, graphs, {"source": "AAA", "target": "CCC"}, gold, got)
         assert isinstance(v, Verdict)
@@ -669,16 +662,16 @@ def test_witness_column_separates_validity_from_the_verdict() -> None:
     g = square()
     # solution-scored tasks: an infeasible set is wrong with an invalid witness; a feasible but
     # suboptimal one is wrong with a valid witness
-    gold = solvers.solve("MCP", [g], {})
+    gold = solve("MCP", [g], {})
     assert check("MCP", [g], {}, gold, {"Clique": ["AAA", "BBB", "DDD"]}).witness_valid is False
     v = check("MCP", [g], {}, gold, {"Clique": ["AAA", "BBB"]})
     assert (v.verdict, v.witness_valid) == ("wrong", True)
     v = check("MCP", [g], {}, gold, gold.answer)
     assert (v.verdict, v.witness_valid) == ("correct", True)
-    gold = solvers.solve("CYC", [g], {})
+    gold = solve("CYC", [g], {})
     assert check("CYC", [g], {}, gold, {"HasCycle": "NO"}).witness_valid is None
     # value-scored tasks: every combination of right/wrong value and valid/invalid/absent witness
-    gold = solvers.solve("DIAM", [g], {})
+    gold = solve("DIAM", [g], {})
     path = ["EEE", "DDD", "CCC", "BBB"]
     table = {
         (3, None): ("correct", None), (3, tuple(path)): ("correct", True), (3, ("EEE", "CCC")): ("correct", False),
@@ -691,15 +684,14 @@ def test_witness_column_separates_validity_from_the_verdict() -> None:
 
 
 def test_scored_sample_records_the_witness_column() -> None:
-    from gie.tasks import get_config
-    from gie.tasks.common import build_data
+    from gie.tasks.construction import build_data
     from nphe4v.core.records import SAMPLE_SCHEMA
     from nphe4v.core.schema import Instance, SampleRecord
     from nphe4v.scoring import score_answer
 
     assert "witness_valid" in SampleRecord.model_fields and "witness_valid" in SAMPLE_SCHEMA
     data = build_data(get_config("DIAM"), "none", random.Random(3))
-    gold = solvers.solve("DIAM", data.asked_graphs(), {})
+    gold = solve("DIAM", data.asked_graphs(), {})
     inst = Instance(instance_id="DIAM-L01-0", benchmark="graphverse", task="DIAM", level=1, index=0,
                     data=data.model_dump(), gold=gold)
     d = int(gold.value)

@@ -12,16 +12,20 @@ import numpy as np
 import pytest
 from scipy.optimize import Bounds, LinearConstraint, milp
 
-from gie import paired, solvers
+from gie import edit_distance
 from gie.sources.registry import get_source
+from gie.tasks import col as col_task
+from gie.tasks import cyc as cyc_task
 from gie.tasks import get_config
-from gie.tasks.common import _sample_pair, _sample_single
+from gie.tasks import mcs as mcs_task
+from gie.tasks import tsp as tsp_task
+from gie.tasks.sampling import sample_pair, sample_single
 from nphe4v.core.graph_solvers import held_karp_order
 from tests.test_gie_solvers import brute_longest_cycle, milp_chromatic
 
 
 def _hard_single(task: str, seed: int) -> nx.Graph:
-    return _sample_single(get_config(task), random.Random(seed), "test", "hard")[1]
+    return sample_single(get_config(task), random.Random(seed), "test", "hard")[1]
 
 
 def _matrix(g: nx.Graph) -> np.ndarray:
@@ -43,7 +47,7 @@ def test_tsp_hard_instances_match_held_karp():
         g = _hard_single("TSP", seed)
         n = g.number_of_nodes()
         assert 10 <= n <= 20 and g.number_of_edges() == n * (n - 1) // 2
-        length, tour = solvers.tsp(g)
+        length, tour = tsp_task.tsp(g)
         d = _matrix(g)
         assert length == _tour_length(d, held_karp_order(d))
         assert sorted(tour[:-1]) == sorted(g) and tour[0] == tour[-1]
@@ -62,10 +66,10 @@ def test_tsp_milp_matches_held_karp_at_20_cities():
             for v in ids[i + 1 :]:
                 g.add_edge(u, v, weight=src.weight(u, v))
         d = _matrix(g)
-        milp_order = solvers._tsp_milp(20, d)
+        milp_order = tsp_task._tsp_milp(20, d)
         assert milp_order is not None and sorted(milp_order[:-1]) == list(range(20))
         assert _tour_length(d, milp_order) == _tour_length(d, held_karp_order(d))
-        assert solvers.tsp(g)[0] == _tour_length(d, held_karp_order(d))
+        assert tsp_task.tsp(g)[0] == _tour_length(d, held_karp_order(d))
 
 
 @pytest.mark.parametrize("seed", range(4))
@@ -73,7 +77,7 @@ def test_chromatic_number_at_30_nodes_matches_milp(seed: int):
     rng = random.Random(seed)
     g = nx.gnp_random_graph(30, (0.15, 0.3, 0.45, 0.6)[seed], seed=rng.randrange(10**6))
     g = nx.relabel_nodes(g, {i: f"N{i:02d}" for i in g})
-    k, colouring = solvers.chromatic(g)
+    k, colouring = col_task.chromatic(g)
     assert all(colouring[u] != colouring[v] for u, v in g.edges)
     assert k == milp_chromatic(g)
 
@@ -82,14 +86,14 @@ def test_chromatic_number_of_hard_col_samples_matches_milp():
     for seed in range(5):
         g = _hard_single("COL", seed)
         assert 15 <= g.number_of_nodes() <= 30
-        assert solvers.chromatic(g)[0] == milp_chromatic(g)
+        assert col_task.chromatic(g)[0] == milp_chromatic(g)
 
 
 def test_longest_cycle_of_hard_cyc_samples_matches_enumeration():
     for seed in range(5):
         g = _hard_single("CYC", seed)
         assert 15 <= g.number_of_nodes() <= 30
-        length, cycle = solvers.longest_cycle(g)
+        length, cycle = cyc_task.longest_cycle(g)
         if length:
             assert all(g.has_edge(a, b) for a, b in zip(cycle, cycle[1:], strict=False))
         # simple_cycles enumerates every cycle: fine on the sparse samples (this also bounds the test)
@@ -109,7 +113,7 @@ def test_longest_cycle_at_30_nodes_known_by_construction():
         for extra in range(b, 30):
             g.add_edge(extra, rng.randrange(extra))  # a tree hanging off the block
         g = nx.relabel_nodes(g, {i: f"N{i:02d}" for i in g})
-        length, cycle = solvers.longest_cycle(g)
+        length, cycle = cyc_task.longest_cycle(g)
         assert length == b and all(g.has_edge(x, y) for x, y in zip(cycle, cycle[1:], strict=False))
     for b1 in (14, 16):
         g = nx.cycle_graph(b1)
@@ -121,7 +125,7 @@ def test_longest_cycle_at_30_nodes_known_by_construction():
             u, v = rng.sample(ring2, 2)
             g.add_edge(u, v)
         assert g.number_of_nodes() == 30
-        length, _ = solvers.longest_cycle(nx.relabel_nodes(g, {i: f"N{i:02d}" for i in g}))
+        length, _ = cyc_task.longest_cycle(nx.relabel_nodes(g, {i: f"N{i:02d}" for i in g}))
         assert length == max(b1, len(ring2))
 
 
@@ -156,25 +160,25 @@ def milp_mcs(g1: nx.Graph, g2: nx.Graph) -> int:
 def test_ged_hard_pairs_match_milp():
     cfg = get_config("GED")
     for seed in range(3):
-        _, (a, b), _ = _sample_pair(cfg, random.Random(seed), "test", "hard")
+        _, (a, b), _ = sample_pair(cfg, random.Random(seed), "test", "hard")
         assert 10 <= a.number_of_nodes() <= 20
-        cost, mapping = paired.solve_ged(a, b)
-        assert paired.ged_cost(a, b, mapping) == cost
-        assert paired._ged_milp(a, b)[0] == cost
+        cost, mapping = edit_distance.solve_ged(a, b)
+        assert edit_distance.ged_cost(a, b, mapping) == cost
+        assert edit_distance._ged_milp(a, b)[0] == cost
 
 
 def test_mcs_hard_pairs_match_milp():
     cfg = get_config("MCS")
     checked = 0
     for seed in range(40):
-        _, (a, b), _ = _sample_pair(cfg, random.Random(seed), "test", "hard")
+        _, (a, b), _ = sample_pair(cfg, random.Random(seed), "test", "hard")
         assert 10 <= a.number_of_nodes() <= 20
         if max(a.number_of_nodes(), b.number_of_nodes()) > 12:
             continue  # the pair MILP is weak; 10-12 atoms keep it to seconds
         if checked == 3:
             break
         checked += 1
-        size, mapping = paired.solve_mcs(a, b)
-        assert paired.check_mcs_mapping(a, b, mapping) is None and len(mapping) == size
+        size, mapping = mcs_task.solve_mcs(a, b)
+        assert mcs_task.check_mcs_mapping(a, b, mapping) is None and len(mapping) == size
         assert milp_mcs(a, b) == size
     assert checked == 3

@@ -16,7 +16,7 @@ from gie import dataset as gd
 from gie.legibility import legibility_problems
 from gie.style import NODE_RADIUS
 from gie.tasks import get_config, get_task
-from gie.tasks.common import _render_images
+from gie.tasks.drawing import render_images
 from nphe4v.core.dataset import load_dataset
 
 SEED = 2026
@@ -27,7 +27,7 @@ def image_problems(inst, root: Path) -> list[str]:
     cfg = get_config(inst.task)
     data = get_task(inst.task).load(inst.data)
     graphs = data.image_graphs()
-    rendered = _render_images(cfg, data.edit, graphs, data.layout_seed, final=False)
+    rendered = render_images(cfg, data.edit, graphs, data.layout_seed, final=False)
     out = []
     for g, (_, pos, _), ref in zip(graphs, rendered, inst.images, strict=True):
         weighted = not cfg.complete and any("weight" in d for _, _, d in g.edges(data=True))

@@ -1,4 +1,4 @@
-"""Exact GED / MCS of gie.paired against independent references: networkx GED, an F2 MILP, brute force
+"""Exact GED / MCS of gie.edit_distance and gie.tasks.mcs against independent references: networkx GED, an F2 MILP, brute force
 over all (partial) injective mappings, and networkx ISMAGS for the maximum common induced subgraph."""
 
 from __future__ import annotations
@@ -12,8 +12,9 @@ import networkx as nx
 import pytest
 from rdkit import Chem, RDConfig, RDLogger
 
-from gie import paired
-from gie.paired import check_mcs_mapping, ged_cost, node_label, solve_ged, solve_mcs
+from gie import edit_distance
+from gie.edit_distance import ged_cost, node_label, solve_ged
+from gie.tasks.mcs import check_mcs_mapping, solve_mcs
 
 Pair = tuple[nx.Graph, nx.Graph]
 
@@ -53,7 +54,7 @@ MOLS = _molecules(3, 7)
 
 
 def _nx_ged(G1: nx.Graph, G2: nx.Graph) -> float:
-    # Default unit deletion/insertion costs; substitution by the same label rule as gie.paired.
+    # Default unit deletion/insertion costs; substitution by the same label rule as gie.edit_distance.
     return nx.graph_edit_distance(G1, G2, node_subst_cost=lambda a, b: int(node_label(a) != node_label(b)))
 
 
@@ -145,14 +146,14 @@ def test_ged_matches_brute_force_and_milp() -> None:
         assert ged_cost(G1, G2, mapping) == cost
         assert cost == _brute_ged(G1, G2)
         if len(G1) and len(G2):
-            milp_cost, milp_map = paired._ged_milp(G1, G2)
+            milp_cost, milp_map = edit_distance._ged_milp(G1, G2)
             assert milp_cost == cost == ged_cost(G1, G2, milp_map)
 
 
 def test_ged_milp_fallback(monkeypatch: pytest.MonkeyPatch) -> None:
     pairs = list(_small_pairs(20, 12, 5, 9))
     expected = [solve_ged(G1, G2)[0] for G1, G2 in pairs]
-    monkeypatch.setattr(paired, "_ASTAR_EVALS", 1)  # every non-trivial pair goes to the MILP
+    monkeypatch.setattr(edit_distance, "_ASTAR_EVALS", 1)  # every non-trivial pair goes to the MILP
     for (G1, G2), want in zip(pairs, expected, strict=True):
         cost, mapping = solve_ged(G1, G2)
         assert cost == want == ged_cost(G1, G2, mapping)

@@ -16,19 +16,18 @@ import numpy as np
 import pytest
 from scipy.optimize import Bounds, LinearConstraint, milp
 
-from gie import solvers
-from gie.solvers import (
-    chromatic,
-    common_neighbors,
-    diameter,
-    longest_cycle,
-    max_clique,
-    max_independent_set,
-    min_vertex_cover,
-    shortest_distance,
-    solve,
-    tsp,
-)
+from gie import edit_distance
+from gie.answers import solve
+from gie.catalogue import SINGLE_TASKS
+from gie.tasks.cn import common_neighbors
+from gie.tasks.col import chromatic
+from gie.tasks.cyc import longest_cycle
+from gie.tasks.diam import diameter
+from gie.tasks.mcp import max_clique
+from gie.tasks.mis import max_independent_set
+from gie.tasks.mvc import min_vertex_cover
+from gie.tasks.sd import shortest_distance
+from gie.tasks.tsp import tsp
 from nphe4v.core.schema import Gold
 
 # ----------------------------------------------------------------------------------------------- graphs
@@ -404,7 +403,7 @@ def test_solve_shapes_values_and_determinism() -> None:
     for i, g in enumerate(connected_graphs(25, 10_000)):
         nodes = sorted(g)
         query = {"source": nodes[0], "target": nodes[-1]}
-        for task in solvers.SINGLE_TASKS:
+        for task in SINGLE_TASKS:
             q = query if task in ("SD", "CN") else {}
             gold = solve(task, [g], q)
             assert isinstance(gold, Gold)
@@ -431,24 +430,13 @@ def test_solve_infeasible_and_errors() -> None:
         solve("GED", [g], {})
 
 
-def paired_or_skip() -> object:
-    try:
-        from gie import paired
-    except ImportError:
-        pytest.skip("gie.paired (another helper's module) is not available yet")
-    if not (hasattr(paired, "solve_ged") and hasattr(paired, "solve_mcs")):
-        pytest.skip("gie.paired does not define solve_ged / solve_mcs yet")
-    return paired
-
-
 def test_solve_paired_tasks_delegate_to_paired() -> None:
-    paired = paired_or_skip()
     rng = random.Random(3)
     for _ in range(6):
         g1 = labelled(tree_with_rings(rng.randint(3, 6), rng), rng, weighted=False)
         g2 = labelled(tree_with_rings(rng.randint(3, 6), rng), rng, weighted=False)
         ged = solve("GED", [g1, g2], {})
-        assert ged.value == ged.answer["Distance"] == paired.solve_ged(g1, g2)[0]  # type: ignore[attr-defined]
+        assert ged.value == ged.answer["Distance"] == edit_distance.solve_ged(g1, g2)[0]
         assert set(ged.answer["Mapping"]) <= set(g1)
         mcs = solve("MCS", [g1, g2], {})
         assert mcs.value == mcs.answer["Size"] == len(mcs.answer["Mapping"])

@@ -10,8 +10,10 @@ import networkx as nx
 import pytest
 
 from gie import graphs, sample
-from gie.sources import films, flights, molecules, registry, social
+from gie.catalogue import LEVEL_RANGES
+from gie.sources import films, flights, molecules, registry
 from gie.sources.base import SourceFileError
+from gie.sources.social import social
 
 
 def test_builtin_sources_load_with_sane_counts_and_licences():
@@ -169,7 +171,7 @@ def test_node_link_round_trip_is_sorted_and_stable():
 @pytest.mark.parametrize("name", ["us-airports", "wikidata-costar", "wikidata-film-kg", "les-miserables"])
 def test_rwr_is_deterministic_connected_and_in_range(name: str):
     src = registry.get_source(name)
-    rng_range = sample.NODE_RANGES["DIAM"]
+    rng_range = LEVEL_RANGES["DIAM"]["easy"]
     a = [sorted(sample.sample_subgraph(src, rng_range, random.Random(s)).edges()) for s in range(5)]
     b = [sorted(sample.sample_subgraph(src, rng_range, random.Random(s)).edges()) for s in range(5)]
     assert a == b
@@ -191,7 +193,7 @@ def test_rwr_visits_start_most_and_keeps_top_k():
 
 def test_molecules_sampled_whole_within_range():
     src = molecules.nci_molecules()
-    r = sample.NODE_RANGES["GED"]
+    r = LEVEL_RANGES["GED"]["easy"]
     for s in range(10):
         m = sample.sample_molecule(src, r, random.Random(s))
         assert r.lo <= m.size <= r.hi

@@ -4,18 +4,22 @@ gold answer correct through the real response path; edits do what the question s
 from __future__ import annotations
 
 import random
+from collections.abc import Callable
+from dataclasses import dataclass
 from functools import cache
 
 import networkx as nx
 import pytest
 
-from gie import solvers
-from gie.tasks import EDIT_KINDS, TASK_CLASS, TASK_EDITS, TASK_NAMES, get_config, get_task
-from gie.tasks.common import GVData, build_data
+from gie import answers
+from gie.catalogue import EDIT_KINDS, PAIRED_TASKS, TASK_CLASS, TASK_EDITS, TASK_NAMES
+from gie.tasks import get_config, get_task
+from gie.tasks.construction import build_data
+from gie.tasks.instance import GVData
 from nphe4v.core.benchmarks import task_for
 from nphe4v.core.extract import extract_final_answer
 from nphe4v.core.prompting import build_prompt, format_response
-from nphe4v.core.schema import ParseError
+from nphe4v.core.schema import Gold, ParseError
 
 CELLS = [(t, e) for t in TASK_NAMES for e in TASK_EDITS[t]]
 
@@ -24,7 +28,7 @@ CELLS = [(t, e) for t in TASK_NAMES for e in TASK_EDITS[t]]
 def instance(task: str, edit: str, seed: int = 0) -> GVData:
     mode = "both" if seed % 2 == 0 else "one"
     return build_data(get_config(task), edit, random.Random(f"{task}/{edit}/{seed}"),  # type: ignore[arg-type]
-                      paired_mode=mode if task in ("GED", "MCS") else None)
+                      paired_mode=mode if task in PAIRED_TASKS else None)
 
 
 def test_registry():
@@ -90,20 +94,46 @@ def _asked_and_logical(data: GVData) -> tuple[list[nx.Graph], list[nx.Graph]]:
     return data.asked_graphs(), data.image_graphs()
 
 
-@pytest.mark.parametrize("task", [t for t in TASK_NAMES if "recolor" in TASK_EDITS[t]])
-def test_recolouring_changes_the_gold(task: str):
-    spec = get_task(task)
-    for seed in (0, 1):
-        data = instance(task, "recolor", seed)
+@dataclass(frozen=True)
+class Edited:
+    """An edited instance, its gold, and the gold of an answer that ignores the edit (solved on the
+    drawn graphs instead of the asked ones)."""
+
+    data: GVData
+    asked: list[nx.Graph]
+    shown: list[nx.Graph]
+    gold: Gold
+    ignoring: Gold
+
+
+@pytest.fixture
+def edited() -> Callable[[str, str, int], Edited]:
+    """Builds the instance the way both "ignoring the edit changes the gold" tests need it, and checks
+    what they both require: the gold differs (for CN the set itself) and the ignoring answer is wrong."""
+
+    def build(task: str, edit: str, seed: int) -> Edited:
+        spec = get_task(task)
+        data = instance(task, edit, seed)
         asked, shown = _asked_and_logical(data)
         gold = spec.solve(data)
-        ignoring = solvers.solve(task, shown, data.query)
+        ignoring = answers.solve(task, shown, data.query)
         if task == "CN":
             assert sorted(gold.answer["CommonNeighbors"]) != sorted(ignoring.answer["CommonNeighbors"])
         else:
             assert gold.value != ignoring.value
         # an answer that ignores the edit is graded wrong
         assert spec.verify(data, gold, spec.parse(ignoring.answer)).verdict == "wrong"
+        return Edited(data, asked, shown, gold, ignoring)
+
+    return build
+
+
+@pytest.mark.parametrize("task", [t for t in TASK_NAMES if "recolor" in TASK_EDITS[t]])
+def test_recolouring_changes_the_gold(task: str, edited: Callable[[str, str, int], Edited]):
+    spec = get_task(task)
+    for seed in (0, 1):
+        e = edited(task, "recolor", seed)
+        data, asked, shown = e.data, e.asked, e.shown
         question = spec.text(data).question
         for li, meta in zip(data.edit["targets"], data.edit["details"], strict=True):
             g, c = shown[li], meta["new_color"]
@@ -139,20 +169,11 @@ def test_focus_asks_on_the_largest_component_of_the_focus_colour(task: str):
 
 
 @pytest.mark.parametrize("task", [t for t in TASK_NAMES if "focus" in TASK_EDITS[t] and t not in ("GED", "MCS")])
-def test_focus_changes_the_gold(task: str):
+def test_focus_changes_the_gold(task: str, edited: Callable[[str, str, int], Edited]):
     """Ignoring the focus edit (answering about the whole drawn graph) gives another answer, which the
     verifier grades wrong."""
-    spec = get_task(task)
     for seed in (0, 1):
-        data = instance(task, "focus", seed)
-        asked, shown = _asked_and_logical(data)
-        gold = spec.solve(data)
-        ignoring = solvers.solve(task, shown, data.query)
-        if task == "CN":
-            assert sorted(gold.answer["CommonNeighbors"]) != sorted(ignoring.answer["CommonNeighbors"])
-        else:
-            assert gold.value != ignoring.value
-        assert spec.verify(data, gold, spec.parse(ignoring.answer)).verdict == "wrong"
+        data = edited(task, "focus", seed).data
         assert data.edit["details"][0]["distractors"]
 
 
@@ -202,15 +223,15 @@ def test_recoloured_image_shows_new_and_original_colours(task: str):
     import numpy as np
 
     from gie.graphs import PALETTE
-    from gie.tasks.common import _render_images
+    from gie.tasks.drawing import render_images
 
     data = instance(task, "recolor", 0)
     cfg = get_config(task)
     pngs = get_task(task).render(data)
-    base = _render_images(cfg, data.edit, data.image_graphs(), data.layout_seed, final=False)
+    base = render_images(cfg, data.edit, data.image_graphs(), data.layout_seed, final=False)
     # the edit was chosen on a render whose legend listed every original colour: same node positions
     first = {**data.edit, "details": [{"new_color": d["new_color"]} for d in data.edit["details"]]}
-    chosen_on = _render_images(cfg, first, data.image_graphs(), data.layout_seed, final=False)
+    chosen_on = render_images(cfg, first, data.image_graphs(), data.layout_seed, final=False)
     assert [p for _, p, _ in chosen_on] == [p for _, p, _ in base]
     for i, (logical, _) in enumerate(data.edit["images"]):
         if logical not in data.edit["targets"]:

@@ -159,7 +159,7 @@ def test_openflights_malformed_route_line(tmp_path: Path) -> None:
 
 def test_instances_come_from_the_user_copies(tmp_path: Path) -> None:
     from gie.tasks import get_config, get_task
-    from gie.tasks.common import build_data
+    from gie.tasks.construction import build_data
 
     folder = write_openflights(tmp_path / "of")
     use_user_sources({"openflights": str(folder), "pubchemqc": str(write_smiles(tmp_path / "m.csv"))})

@@ -31,7 +31,7 @@ def _snap(name: str, text: str) -> None:
 
 
 def test_fixture_covers_every_task_edit_cell():
-    from gie.tasks import TASK_EDITS
+    from gie.catalogue import TASK_EDITS
 
     cells = {(i.task, i.meta["edit"]) for i in INSTANCES}
     assert cells == {(t, e) for t, es in TASK_EDITS.items() for e in es}

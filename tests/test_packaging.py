@@ -157,7 +157,7 @@ def test_fresh_install_without_extras_generates_both_benchmarks(tmp_path):
         "    pkg = importlib.import_module(top)\n"
         "    for m in pkgutil.walk_packages(pkg.__path__, top + '.'):\n"
         "        importlib.import_module(m.name)\n"
-        "import gie.paired\n"
+        "import gie.edit_distance\n"
         "print('imported')\n"
     )
     imp = _run([str(py), "-c", code], tmp_path, 300, env)

@@ -7,7 +7,7 @@ from typing import Any
 
 import networkx as nx
 
-from gie.tasks.common import RetryInstance
+from gie.tasks.config import RetryInstance
 
 SOCIAL: tuple[tuple[str, float], ...] = (
     # weighted by size: the small graphs would otherwise repeat the same subgraphs

@@ -3,12 +3,23 @@ question over pre-coloured nodes is not a natural formulation."""
 
 from __future__ import annotations
 
+import random
+from collections.abc import Hashable, Sequence
 from typing import Any
 
 import networkx as nx
 
+from gie.solvers import bitmasks, sorted_labels
 from gie.tasks._sources import SOCIAL, mix
-from gie.tasks.common import Nouns, TaskConfig, build_spec
+from gie.tasks.answer_parsing import bad_value, colouring_map, missing_key
+from gie.tasks.config import TaskConfig
+from gie.tasks.heuristic_graph import heuristic_graph
+from gie.tasks.scenarios import Nouns
+from gie.tasks.spec import build_spec
+from gie.tasks.verdicts import Resolver, infeasible, objective, quoted, sorted_edges
+from nphe4v.core.coerce import as_int, get_key
+from nphe4v.core.graph_solvers import chromatic_number
+from nphe4v.core.schema import Gold, ParseError, Verdict
 
 
 def _valid(g: nx.Graph, q: dict[str, Any]) -> bool:
@@ -21,12 +32,102 @@ def _text(n: Nouns, q: dict[str, Any]) -> str:
             f"with the fill colours in the picture.)")
 
 
+ANSWER_EXAMPLE: dict[str, Any] = {"NumColors": 2, "Coloring": {"AAA": 1, "BBB": 2, "CCC": 1}}
+ANSWER_INSTRUCTION = (
+    "Coloring maps every node name to a colour number 1..k so that adjacent nodes differ, using as "
+    "few colours as possible; NumColors is k."
+)
+
+
+# ------------------------------------------------------------------------------------------------ exact solver
+
+
+def chromatic(G: nx.Graph) -> tuple[int, dict[Hashable, int]]:
+    """Chromatic number and an optimal colouring {label: colour 1..k}, via NPHardEval4V's exact solver
+    (it numbers vertices 1..N, so labels are relabelled in sorted order and back)."""
+    labels, _ = bitmasks(G)
+    index = {v: i + 1 for i, v in enumerate(labels)}
+    edges = sorted({tuple(sorted((index[u], index[v]))) for u, v in G.edges if u != v})
+    k, colouring = chromatic_number(len(labels), edges)  # type: ignore[arg-type]
+    return k, {labels[i - 1]: c + 1 for i, c in sorted(colouring.items())}
+
+
+# ------------------------------------------------------------------------------------------------ answer
+
+
+_COLORING_KEYS = ("Coloring", "Colouring", "Colors", "Colours", "VertexColors", "VertexColours")
+_NUM_COLOR_KEYS = ("NumColors", "NumColours", "NumberOfColors", "NumberOfColours", "ColorsUsed",
+                   "ChromaticNumber")
+
+
+def parse(obj: dict[str, Any]) -> dict[str, Any] | ParseError:
+    has_k, raw_k = get_key(obj, *_NUM_COLOR_KEYS)
+    has_c, raw_c = get_key(obj, *_COLORING_KEYS)
+    if not has_k:
+        return missing_key("NumColors")
+    if not has_c:
+        return missing_key("Coloring")
+    k = as_int(raw_k)
+    if k is None:
+        return bad_value("NumColors", raw_k)
+    colouring = colouring_map(raw_c)
+    return colouring if isinstance(colouring, ParseError) else {"NumColors": k, "Coloring": colouring}
+
+
+def solve(graphs: Sequence[nx.Graph], query: dict[str, Any]) -> Gold:
+    k, colouring = chromatic(graphs[0])
+    return Gold(answer={"NumColors": k, "Coloring": colouring}, value=float(k))
+
+
+def verify(graphs: Sequence[nx.Graph], query: dict[str, Any], gold: Gold, ans: dict[str, Any]) -> Verdict:
+    G = graphs[0]
+    colouring: dict[str, str] = ans["Coloring"]
+    nodes, why = Resolver(G).resolve(list(colouring), "Coloring")
+    if why:
+        return infeasible(why)
+    colour = {v: c for v, c in zip(nodes, colouring.values(), strict=True)}
+    missed = sorted(set(G.nodes) - set(colour), key=str)
+    if missed:
+        return infeasible(f"no colour for {quoted(missed)}")
+    for a, b in sorted_edges(G):
+        if colour[a] == colour[b]:
+            return infeasible(f"adjacent {str(a)!r} and {str(b)!r} share colour {colour[a]!r}")
+    used = len(set(colour.values()))
+    if ans["NumColors"] != used:
+        return infeasible(f"states NumColors {ans['NumColors']} but the colouring uses {used} colours")
+    return objective(used, gold.value, "min", "the number of colours", "the chromatic number")
+
+
+def heuristic(graphs: Sequence[nx.Graph], query: dict[str, Any]) -> dict[str, Any]:
+    G, labels = heuristic_graph(graphs)
+    if not labels:
+        return {"NumColors": 0, "Coloring": {}}
+    found = nx.greedy_color(G, strategy="saturation_largest_first")
+    colouring = {v: found[v] + 1 for v in labels}
+    return {"NumColors": len(set(colouring.values())), "Coloring": colouring}
+
+
+def random_answer(graphs: Sequence[nx.Graph], query: dict[str, Any], rng: random.Random) -> dict[str, Any]:
+    labels = sorted_labels(graphs[0])
+    n = len(labels)
+    if n == 0:
+        return {"NumColors": 0, "Coloring": {}}
+    k = rng.randint(1, max(1, n))
+    colouring = {v: rng.randint(1, k) for v in labels}
+    return {"NumColors": len(set(colouring.values())), "Coloring": colouring}
+
+
 CONFIG = TaskConfig(
     name="COL",
-    complexity="NPH",
     sources=mix((SOCIAL, 0.35), ("nci-molecules", 0.25), ("us-airports", 0.2), ("wikidata-costar", 0.2)),
-    edits=("none", "patch", "composition", "focus"),
     task_text=_text,
     valid=_valid,
+    solve=solve,
+    parse=parse,
+    verify=verify,
+    heuristic=heuristic,
+    random_answer=random_answer,
+    answer_example=ANSWER_EXAMPLE,
+    answer_instruction=ANSWER_INSTRUCTION,
 )
 TASK = build_spec(CONFIG)

@@ -1,16 +1,12 @@
-"""Exact solvers for the paired GraphVerse tasks: graph edit distance (GED) and maximum common subgraph (MCS).
+"""Exact graph edit distance (GED), GraphVerse's GED gold: the cost model, an A* search and a MILP fallback.
+(MCS, the other paired task, has its exact solver in gie/tasks/mcs.py.)
 
-Both work on `networkx.Graph`s whose node keys are display labels (see docs/graphverse-design.md).
+Works on `networkx.Graph`s whose node keys are display labels (see docs/graphverse-design.md).
 Node keys of the two graphs live in separate name spaces; mappings go from G1 names to G2 names.
 
 GED cost model (fixed by the design doc): node insertion/deletion 1, node substitution 1 iff the node
 labels differ (label = attribute ``element`` if present, else ``color`` if present, else none; two
 missing labels are equal), edge insertion/deletion 1, no edge labels.
-
-MCS semantics: maximum common **induced** subgraph, node labels ignored, **not necessarily connected**.
-This is what networkx's ``ISMAGS.largest_common_subgraph`` computes (GraphArena's ground truth): it
-shrinks node subsets of one graph and asks for induced subgraph isomorphisms, without any
-connectivity requirement.
 """
 
 from __future__ import annotations
@@ -25,7 +21,7 @@ import numpy as np
 from scipy.optimize import Bounds, LinearConstraint, linear_sum_assignment, milp
 from scipy.sparse import coo_matrix
 
-__all__ = ["check_mcs_mapping", "ged_cost", "node_label", "solve_ged", "solve_mcs"]
+__all__ = ["ged_cost", "node_label", "solve_ged"]
 
 # How often (in search states) the clock is read; every state would be needless overhead.
 _CLOCK_EVERY = 256
@@ -431,133 +427,3 @@ def solve_ged(
         u: (s.nodes2[j] if j < n2 else None) for u, j in zip(s.order, s.best, strict=True)
     }
     return int(s.ub), mapping
-
-
-# --------------------------------------------------------------------------------------------- MCS
-
-
-def check_mcs_mapping(G1: nx.Graph, G2: nx.Graph, mapping: Mapping[str, str]) -> str | None:
-    """None if ``mapping`` is an isomorphism between the induced subgraphs on its keys and values.
-
-    Otherwise a short reason: unknown node, repeated image, or the first pair whose adjacency differs.
-    """
-    for u, v in mapping.items():
-        if u not in G1:
-            return f"unknown node {u!r} in the first graph"
-        if v not in G2:
-            return f"unknown node {v!r} in the second graph"
-    seen: dict[str, str] = {}
-    for u, v in mapping.items():
-        if v in seen:
-            return f"{seen[v]!r} and {u!r} are both mapped to {v!r}"
-        seen[v] = u
-    keys = list(mapping)
-    for i, a in enumerate(keys):
-        for b in keys[i + 1 :]:
-            e1, e2 = G1.has_edge(a, b), G2.has_edge(mapping[a], mapping[b])
-            if e1 != e2:
-                where = "first" if e1 else "second"
-                return f"edge only in the {where} graph: {a!r}-{b!r} vs {mapping[a]!r}-{mapping[b]!r}"
-    return None
-
-
-def _bits(mask: int) -> list[int]:
-    out = []
-    while mask:
-        low = mask & -mask
-        out.append(low.bit_length() - 1)
-        mask ^= low
-    return out
-
-
-class _McSplit:
-    """McSplit (McCreesh, Prosser, Trimble 2017) for maximum common induced subgraph, unlabelled.
-
-    A "bidomain" (L, R) is a pair of vertex sets of the left/right graph whose members have the same
-    adjacency pattern to every pair matched so far, so only L-R pairs can extend the mapping.
-    """
-
-    def __init__(self, G1: nx.Graph, G2: nx.Graph, deadline: float | None) -> None:
-        self.nodes1, self.nodes2 = list(G1.nodes), list(G2.nodes)
-        p1 = {u: i for i, u in enumerate(self.nodes1)}
-        p2 = {v: i for i, v in enumerate(self.nodes2)}
-        self.N1 = [0] * len(self.nodes1)
-        self.N2 = [0] * len(self.nodes2)
-        for a, b in G1.edges:
-            if a != b:
-                self.N1[p1[a]] |= 1 << p1[b]
-                self.N1[p1[b]] |= 1 << p1[a]
-        for a, b in G2.edges:
-            if a != b:
-                self.N2[p2[a]] |= 1 << p2[b]
-                self.N2[p2[b]] |= 1 << p2[a]
-        self.deg1 = [m.bit_count() for m in self.N1]
-        self.deg2 = [m.bit_count() for m in self.N2]
-        self.best: list[tuple[int, int]] = []
-        self.deadline = deadline
-        self.expanded = 0
-
-    def search(self, pairs: list[tuple[int, int]], domains: list[tuple[int, int]]) -> None:
-        self.expanded += 1
-        if (
-            self.deadline is not None
-            and self.expanded % _CLOCK_EVERY == 0
-            and time.perf_counter() > self.deadline
-        ):
-            raise TimeoutError("solve_mcs exceeded its time budget")
-        if len(pairs) > len(self.best):
-            self.best = list(pairs)
-        bound = len(pairs) + sum(min(left.bit_count(), right.bit_count()) for left, right in domains)
-        if bound <= len(self.best) or not domains:
-            return
-        # Smallest domain first: fewest right-hand choices, the McSplit fail-first rule.
-        di = min(
-            range(len(domains)),
-            key=lambda i: (max(domains[i][0].bit_count(), domains[i][1].bit_count()), i),
-        )
-        left, right = domains[di]
-        v = max(_bits(left), key=lambda x: (self.deg1[x], -x))
-        nv = self.N1[v]
-        for w in sorted(_bits(right), key=lambda x: (-self.deg2[x], x)):
-            nw = self.N2[w]
-            new: list[tuple[int, int]] = []
-            for lm, rm in domains:
-                lm &= ~(1 << v)
-                rm &= ~(1 << w)
-                la, ra = lm & nv, rm & nw
-                if la and ra:
-                    new.append((la, ra))
-                ln, rn = lm & ~nv, rm & ~nw
-                if ln and rn:
-                    new.append((ln, rn))
-            pairs.append((v, w))
-            self.search(pairs, new)
-            pairs.pop()
-        # Branch where v stays unmatched.
-        rest = left & ~(1 << v)
-        if rest:
-            domains = [*domains[:di], (rest, right), *domains[di + 1 :]]
-        else:
-            domains = [*domains[:di], *domains[di + 1 :]]
-        self.search(pairs, domains)
-
-
-def solve_mcs(G1: nx.Graph, G2: nx.Graph, timeout_s: float | None = None) -> tuple[int, dict[str, str]]:
-    """Exact maximum common induced subgraph (node labels ignored, need not be connected).
-
-    Returns its number of nodes and a mapping G1 node -> G2 node (an isomorphism between the two
-    induced subgraphs). Algorithm: McSplit branch and bound on bitsets; bound = matched pairs + sum
-    over bidomains of min(|L|, |R|). It branches on the vertices of the smaller graph (measured ~10%
-    fewer search nodes overall on 15-20 node pairs, up to 4x on some). Self-loops are ignored.
-    ``timeout_s`` raises TimeoutError when exceeded.
-    """
-    if G1.number_of_nodes() == 0 or G2.number_of_nodes() == 0:
-        return 0, {}
-    swap = G1.number_of_nodes() > G2.number_of_nodes()
-    left, right = (G2, G1) if swap else (G1, G2)
-    deadline = None if timeout_s is None else time.perf_counter() + timeout_s
-    s = _McSplit(left, right, deadline)
-    s.search([], [((1 << len(s.nodes1)) - 1, (1 << len(s.nodes2)) - 1)])
-    pairs = [(s.nodes2[b], s.nodes1[a]) if swap else (s.nodes1[a], s.nodes2[b]) for a, b in s.best]
-    mapping = dict(sorted(pairs, key=lambda p: str(p[0])))
-    return len(mapping), mapping
