@@ -11,9 +11,8 @@ import pytest
 
 from gie import graphs, sample
 from gie.catalogue import LEVEL_RANGES
-from gie.sources import films, flights, molecules, registry
+from gie.sources import films, flights, molecules, registry, social
 from gie.sources.base import SourceFileError
-from gie.sources.social import social
 
 
 def test_builtin_sources_load_with_sane_counts_and_licences():
