@@ -171,7 +171,7 @@ def job(m: Model, scale: float, hosts: list[Any], providers: dict[str, Any], jud
     gv_from = m.requests - m.graphverse
     batches = deque(Batch((i * BATCH, s), s) for i, s in enumerate(sizes))
 
-    def start(i: int) -> tuple[Any, dict[str, Any]]:
+    def start(i: int, _cpus: float) -> tuple[Any, dict[str, Any]]:
         placement = actor_options(m.spec, i, wait_s=None) if m.cost.gpus >= 1 else {}
         strategy = placement.get("scheduling_strategy")
         placed = strategy.placement_group.ready() if strategy is not None else None

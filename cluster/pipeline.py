@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import time
 import uuid
-from collections import deque
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
@@ -18,8 +17,8 @@ from typing import Any
 import ray
 
 from cluster.config import ModelSpec, RunConfig
-from cluster.plan import WorkItem, plan_model
-from cluster.scheduler import Batch, Job, Scheduler, Stage
+from cluster.plan import WorkItem, count_work, plan_batches
+from cluster.scheduler import Backlog, Batch, Job, Scheduler, Stage
 from nphe4v.core.dataset import Dataset
 from nphe4v.core.records import SampleSink
 from nphe4v.core.schema import Instance, ModelRequest, ModelResponse, SampleRecord
@@ -105,19 +104,13 @@ def model_job(
 
     by_ids = [ds.by_id() for ds in datasets]
     versions = versions or [ds.manifest.version for ds in datasets]
-    batches: deque[Batch] = deque()
-    for d, ds in enumerate(datasets):
-        todo = []
-        for item in plan_model(cfg, model, ds, versions[d]):
-            stats.planned += 1
-            if sink.is_done(item.key):
-                stats.skipped += 1
-            else:
-                todo.append(item)
-        batches.extend(Batch((d, todo[i : i + model.batch_size]), len(todo[i : i + model.batch_size]))
-                       for i in range(0, len(todo), model.batch_size))
+    # counted now, planned lazily as the scheduler takes batches (never a whole run's requests in the driver)
+    counts = [count_work(cfg, model, ds, sink.is_done) for ds in datasets]
+    stats.planned, stats.skipped = sum(c.planned for c in counts), sum(c.skipped for c in counts)
+    batches = Backlog((Batch(p, len(p[1])) for p in plan_batches(cfg, model, datasets, versions, sink.is_done)),
+                      batches=sum(c.batches for c in counts), requests=sum(c.todo for c in counts))
 
-    def start(i: int) -> tuple[Any, dict[str, Any]]:
+    def start(i: int, cpus: float) -> tuple[Any, dict[str, Any]]:
         if i == 0 and model.backend == "litellm":
             from cluster.backends.litellm_api import ensure_shared_limiter
 
@@ -126,7 +119,7 @@ def model_job(
         if stats.started_at is None:
             stats.started_at = time.time()
         # placement groups are not awaited here: the replica's `ready` call resolves once it is placed
-        opts = actor_options(model, i, wait_s=None)
+        opts = actor_options(model, i, wait_s=None, num_cpus=cpus)  # cpus: the scheduler's grant
         actor = ModelActor.options(
             **opts,
             # named so operators (and the fault tests) can find a replica in `ray list actors`
@@ -166,6 +159,7 @@ def model_job(
         name=model.name, gpus=gpus_per_replica(model), replicas=model.replicas, load_s=cost.load_s,
         request_s=cost.request_s, batches=batches, start=start, submit=submit, finish=finish, fail=fail,
         release=free, per_replica_inflight=cfg.max_inflight_batches, max_attempts=cfg.max_attempts,
+        cpus=model.num_cpus,
     )
 
 

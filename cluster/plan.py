@@ -1,19 +1,22 @@
 """Plan a run: every (model x instance x prompt mode x repeat) and every recognition ask, as requests.
 
-Planning is pure and cheap (string assembly); the model and score stages run on Ray.
+Planning is pure and cheap (string assembly); the model and score stages run on Ray. It is also lazy: a run's
+~500k requests (each with its prompt) are never all in the driver at once. `count_work` walks only the sample
+keys (what the scheduler needs up front: how much work each model has), and `plan_batches` makes the requests
+batch by batch as the scheduler takes them. Both walk the same `_groups`, so they agree by construction.
 """
 
 from __future__ import annotations
 
 import sys
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 
 from cluster.backends.base import needs_reference
 from cluster.config import ModelSpec, RunConfig
 from nphe4v.core.benchmarks import task_for
 from nphe4v.core.dataset import Dataset
-from nphe4v.core.prompting import VISION_MODE, build_prompt, build_recognition_prompt
+from nphe4v.core.prompting import VISION_MODE, TaskText, build_prompt, build_recognition_prompt
 from nphe4v.core.rng import derive_seed
 from nphe4v.core.schema import RECOGNITION_MODE, Instance, ModelRequest, SampleKey, SamplingParams
 from nphe4v.recognition import control_gaps, mismatch_partners
@@ -27,6 +30,30 @@ class WorkItem:
     @property
     def key(self) -> str:
         return self.request.key.as_str()
+
+
+@dataclass(frozen=True)
+class WorkCount:
+    """How much of a model's plan is still to do over one dataset (no request is built to know it)."""
+
+    planned: int
+    skipped: int  # already written (resume)
+    batches: int  # of the rest, in batches of the model's batch size
+
+    @property
+    def todo(self) -> int:
+        return self.planned - self.skipped
+
+
+@dataclass(frozen=True)
+class _Group:
+    """Samples sharing one prompt: the repeats of an (instance, mode), or the asks of a recognition pair."""
+
+    inst: Instance
+    text_id: str  # whose problem text the prompt carries (the partner's, for a mismatched control)
+    mode: str  # a prompt mode, or RECOGNITION_MODE
+    variant: str
+    keys: tuple[SampleKey, ...]
 
 
 _REPORTED_GAPS: set[tuple[str, str]] = set()
@@ -43,50 +70,24 @@ def _report_control_gaps(dataset: Dataset, partners: dict[str, str]) -> None:
         print(line, file=sys.stderr)
 
 
-def plan_model(cfg: RunConfig, model: ModelSpec, dataset: Dataset, version: str) -> Iterator[WorkItem]:
-    by_id = dataset.by_id()
-    partners = mismatch_partners(dataset, cfg.sampling.seed)
-    image_root = str(dataset.root.resolve())
+def _groups(cfg: RunConfig, model: ModelSpec, dataset: Dataset) -> Iterator[_Group]:
     modes: list[str] = ["full_text_only"] if model.text_only else list(cfg.prompt_modes)
     if dataset.manifest.benchmark == "graphverse":
         # GraphVerse has one prompt shape (images + question) and no recognition experiment
         modes = [VISION_MODE]
-    texts = {}
-    for inst in dataset.instances:
-        spec = task_for(inst.benchmark, inst.task)
-        texts[inst.instance_id] = spec.text(spec.load(inst.data))
 
-    with_reference = needs_reference(model.backend, model.options)
-
-    def request(inst: Instance, key: SampleKey, prompt, sampling: SamplingParams, variant: str) -> WorkItem:
-        ref = None
-        if with_reference:
-            ref = {"data": inst.data, "gold": inst.gold.answer, "variant": variant}
-        return WorkItem(
-            ModelRequest(
-                key=key, task=inst.task, level=inst.level, prompt=prompt, sampling=sampling,
-                image_root=image_root, reference=ref,
-            ),
-            inst.instance_id,
-        )
+    def keys(inst: Instance, variant: str, mode: str, n: int) -> tuple[SampleKey, ...]:
+        return tuple(SampleKey(model=model.name, benchmark=inst.benchmark, instance_id=inst.instance_id,
+                               variant=variant, prompt_mode=mode, repeat=r) for r in range(n))
 
     for inst in dataset.instances:
         variant = str(inst.meta.get("edit", ""))  # GraphVerse: the image edit; NPHardEval4V: none
         for mode in modes:
-            prompt = build_prompt(texts[inst.instance_id], mode, inst.images)
-            for r in range(cfg.repeats):
-                key = SampleKey(
-                    model=model.name, benchmark=inst.benchmark, instance_id=inst.instance_id,
-                    variant=variant, prompt_mode=mode, repeat=r,
-                )
-                seed = derive_seed(cfg.sampling.seed, version, key.as_str()) if cfg.repeats > 1 else cfg.sampling.seed
-                sampling = SamplingParams(
-                    temperature=cfg.sampling.temperature, max_tokens=cfg.sampling.max_tokens, seed=seed
-                )
-                yield request(inst, key, prompt, sampling, variant)
+            yield _Group(inst, inst.instance_id, mode, variant, keys(inst, variant, mode, cfg.repeats))
     if model.text_only or not cfg.recognition.enabled or dataset.manifest.benchmark != "nphardeval4v":
         return
     rec = cfg.recognition
+    partners = mismatch_partners(dataset, cfg.sampling.seed)
     if rec.controls:
         _report_control_gaps(dataset, partners)
     for inst in dataset.instances:
@@ -94,14 +95,71 @@ def plan_model(cfg: RunConfig, model: ModelSpec, dataset: Dataset, version: str)
         if rec.controls and inst.instance_id in partners:
             pairs.append(("mismatch", partners[inst.instance_id]))
         for variant, text_id in pairs:
-            prompt = build_recognition_prompt(texts[text_id], inst.images)
-            for r in range(rec.asks):
-                key = SampleKey(
-                    model=model.name, benchmark=inst.benchmark, instance_id=inst.instance_id,
-                    variant=variant, prompt_mode=RECOGNITION_MODE, repeat=r,
-                )
-                sampling = SamplingParams(
-                    temperature=rec.temperature, max_tokens=256,
-                    seed=derive_seed(cfg.sampling.seed, version, key.as_str()),
-                )
-                yield request(by_id[inst.instance_id], key, prompt, sampling, variant)
+            yield _Group(inst, text_id, RECOGNITION_MODE, variant, keys(inst, variant, RECOGNITION_MODE, rec.asks))
+
+
+def plan_model(cfg: RunConfig, model: ModelSpec, dataset: Dataset, version: str,
+               skip: Callable[[str], bool] | None = None) -> Iterator[WorkItem]:
+    """The model's requests over the dataset, lazily, in plan order; `skip(key)` true leaves a sample out
+    (already written) without building its prompt."""
+    by_id = dataset.by_id()
+    image_root = str(dataset.root.resolve())
+    with_reference = needs_reference(model.backend, model.options)
+
+    def text(iid: str) -> TaskText:
+        # built when needed, not kept: a cache of every instance's text per model would live as long as the plan
+        inst = by_id[iid]
+        spec = task_for(inst.benchmark, inst.task)
+        return spec.text(spec.load(inst.data))
+
+    for g in _groups(cfg, model, dataset):
+        todo = [k for k in g.keys if skip is None or not skip(k.as_str())]
+        if not todo:
+            continue
+        inst = g.inst
+        recognition = g.mode == RECOGNITION_MODE
+        prompt = (build_recognition_prompt(text(g.text_id), inst.images) if recognition
+                  else build_prompt(text(g.text_id), g.mode, inst.images))
+        ref = {"data": inst.data, "gold": inst.gold.answer, "variant": g.variant} if with_reference else None
+        for key in todo:
+            if recognition:
+                sampling = SamplingParams(temperature=cfg.recognition.temperature, max_tokens=256,
+                                          seed=derive_seed(cfg.sampling.seed, version, key.as_str()))
+            else:
+                seed = (derive_seed(cfg.sampling.seed, version, key.as_str()) if cfg.repeats > 1
+                        else cfg.sampling.seed)
+                sampling = SamplingParams(temperature=cfg.sampling.temperature,
+                                          max_tokens=cfg.sampling.max_tokens, seed=seed)
+            yield WorkItem(
+                ModelRequest(key=key, task=inst.task, level=inst.level, prompt=prompt, sampling=sampling,
+                             image_root=image_root, reference=ref),
+                inst.instance_id,
+            )
+
+
+def count_work(cfg: RunConfig, model: ModelSpec, dataset: Dataset,
+               skip: Callable[[str], bool] | None = None) -> WorkCount:
+    """How many samples the model's plan over the dataset has, how many `skip` leaves out, and in how many
+    batches the rest goes: sample keys only, no prompt is built."""
+    planned = skipped = 0
+    for g in _groups(cfg, model, dataset):
+        planned += len(g.keys)
+        if skip is not None:
+            skipped += sum(1 for k in g.keys if skip(k.as_str()))
+    todo = planned - skipped
+    return WorkCount(planned, skipped, -(-todo // model.batch_size))
+
+
+def plan_batches(cfg: RunConfig, model: ModelSpec, datasets: list[Dataset], versions: list[str],
+                 skip: Callable[[str], bool] | None = None) -> Iterator[tuple[int, list[WorkItem]]]:
+    """(dataset index, requests) in batches of the model's batch size, dataset after dataset (a batch never
+    mixes datasets), made only as they are taken."""
+    for d, ds in enumerate(datasets):
+        batch: list[WorkItem] = []
+        for item in plan_model(cfg, model, ds, versions[d], skip):
+            batch.append(item)
+            if len(batch) == model.batch_size:
+                yield d, batch
+                batch = []
+        if batch:
+            yield d, batch

@@ -92,17 +92,17 @@ def replica_placement_group(spec: ModelSpec, replica: int = 0) -> PlacementGroup
     )
 
 
-def actor_options(spec: ModelSpec, replica: int = 0, *, wait_s: float | None = 600.0) -> dict[str, Any]:
+def actor_options(spec: ModelSpec, replica: int = 0, *, wait_s: float | None = 600.0,
+                  num_cpus: float | None = None) -> dict[str, Any]:
     """Keyword arguments for `ModelActor.options(...)` for one replica of `spec`.
 
     For GPU models this creates the replica's placement group (and waits up to `wait_s` for it to be
     placed, raising TimeoutError with one line otherwise); pass the result to `release` after the actor ends.
+    CPU models ask for `num_cpus` when given (the run scheduler's grant, which keeps CPUs back for the score
+    tasks: `cluster.scheduler`), else `spec.num_cpus`; GPU replicas hold their placement group's CPUs.
     """
     if not uses_placement_group(spec):
-        # Baselines and API models hold no compute: all of a run's models start at once, and their actors
-        # must not take the CPUs the score tasks need (4 baselines x 0.5 CPU deadlocked a 2-CPU run).
-        idle = spec.backend in ("baseline", "litellm") and "num_cpus" not in spec.model_fields_set
-        return {"num_cpus": 0 if idle else spec.num_cpus, "num_gpus": spec.num_gpus}
+        return {"num_cpus": spec.num_cpus if num_cpus is None else num_cpus, "num_gpus": spec.num_gpus}
     check_fits(spec)
     pg = replica_placement_group(spec, replica)
     if wait_s is not None:

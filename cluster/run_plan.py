@@ -74,9 +74,9 @@ def _dataset_plan(spec: DatasetSpec, data_root: Path) -> dict[str, Any]:
 def _count_samples(cfg: RunConfig, model: ModelSpec, d: dict[str, Any]) -> int:
     ds: Dataset | None = d.get("_dataset")
     if ds is not None:
-        from cluster.plan import plan_model
+        from cluster.plan import count_work
 
-        return sum(1 for _ in plan_model(cfg, model, ds, ds.manifest.version))
+        return count_work(cfg, model, ds).planned
     n = d["instances"]
     if d["benchmark"] == "graphverse":
         return n * cfg.repeats

@@ -15,6 +15,16 @@ tensor-parallel replica is never starved. A replica whose model has no queued ba
 so its GPUs go to models still working. CPU replicas (API models, baselines) need no GPU and start at once;
 API replicas of one provider share that provider's limiter (created by the job before its replicas).
 
+CPUs (why a budget): score tasks and the side stages' actors need CPUs while every model's replicas are up. So
+the scheduler holds back `reserve_cpus` (default: a quarter CPU per model, at least 1, at most half the cluster)
+and one CPU per GPU (the placement-group bundles of GPU replicas), and hands what is left to the CPU replicas:
+each replica gets its model's `cpus` scaled down so that all of them fit that budget together. No mix of
+actors can then hold every CPU (four 0.5-CPU baselines on a 2-CPU Ray once left the score tasks none).
+
+Work arrives lazily: a job's `batches` is a `Backlog` over an iterator (the model's plan), pulled one batch at
+a time as replicas take work, with its size counted up front for the estimates; the driver never holds a
+whole model's requests.
+
 Failures: a replica that fails to load, or whose batches fail `max_attempts` times in a row (OOM, crash loop),
 is ended and replaced while the model's replica failures stay below `max_attempts`; after that the model's
 remaining batches are recorded through `Job.fail` (infra_error), the job ends `failed` with its reason, and
@@ -28,7 +38,7 @@ import math
 import os
 import time
 from collections import deque
-from collections.abc import Callable
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
@@ -38,11 +48,70 @@ from ray.exceptions import RayActorError, RayError, RayTaskError
 AUTO = "auto"
 
 
+# What one score task asks (`cluster.pipeline.score_batch`): the reserve gives each model's batches room to be
+# scored side by side.
+SCORE_TASK_CPUS = 0.25
+
+
 @dataclass
 class Batch:
     payload: Any  # whatever the job's submit/finish understand (work items; a request count in the bench)
     size: int  # requests in the batch (for work estimates)
     attempt: int = 1
+
+
+class Backlog:
+    """A job's batches not yet dispatched, produced lazily from `source` (a model's plan) as they are taken.
+
+    `batches` and `requests` are how much the source will yield, counted up front (the scheduler's estimates
+    need the amount of work, not the work); emptiness never trusts the count: one batch is peeked ahead.
+    Retried batches go after the source's (as they always did: a crashed batch is not retried at once on a
+    replica that may be crash-looping).
+    """
+
+    def __init__(self, source: Iterable[Batch], *, batches: int, requests: int) -> None:
+        self._source: Iterator[Batch] = iter(source)
+        self._next: Batch | None = None
+        self._exhausted = False
+        self._unplanned = batches  # batches still to come from the source, the peeked one included
+        self.requests = requests  # requests the source yields in all (the job's initial queue)
+        self._retries: deque[Batch] = deque()
+
+    @classmethod
+    def of(cls, batches: Iterable[Batch]) -> Backlog:
+        """A backlog of batches already made (tests, the bench)."""
+        made = list(batches)
+        return cls(made, batches=len(made), requests=sum(b.size for b in made))
+
+    def _peek(self) -> Batch | None:
+        if self._next is None and not self._exhausted:
+            self._next = next(self._source, None)
+            if self._next is None:
+                self._exhausted = True
+                self._unplanned = 0
+        return self._next
+
+    def __bool__(self) -> bool:
+        return bool(self._retries) or self._peek() is not None
+
+    def __len__(self) -> int:
+        """Batches left (an estimate while the source is not exhausted: its count up front)."""
+        ahead = self._unplanned if not self._exhausted else int(self._next is not None)
+        return max(ahead, int(self._next is not None)) + len(self._retries)
+
+    def popleft(self) -> Batch:
+        b = self._peek()
+        if b is not None:
+            self._next = None
+            self._unplanned = max(0, self._unplanned - 1)
+            return b
+        if self._retries:
+            return self._retries.popleft()
+        raise IndexError("pop from an empty backlog")
+
+    def append(self, batch: Batch) -> None:
+        """Requeue a batch (a retry)."""
+        self._retries.append(batch)
 
 
 @dataclass
@@ -64,7 +133,8 @@ class Replica:
 class Job:
     """One model of the run, as the scheduler sees it.
 
-    `start(index)` creates one replica and returns (actor, placement options); `submit(actor, payload)` returns
+    `start(index, cpus)` creates one replica holding `cpus` CPUs (CPU replicas; GPU replicas hold their
+    placement group's) and returns (actor, placement options); `submit(actor, payload)` returns
     the ref of the batch's finished records; `finish(batch, result)` writes them; `fail(batch, message)`
     records the batch as infra_error; `release(actor, placement)` ends a replica and frees its resources.
     """
@@ -74,14 +144,16 @@ class Job:
     replicas: int | str  # the most replicas, or "auto"
     load_s: float  # estimated replica load time (s)
     request_s: float  # estimated replica seconds per request at steady throughput
-    batches: deque[Batch]
-    start: Callable[[int], tuple[Any, dict[str, Any]]]
+    batches: Backlog | Iterable[Batch]  # batches already made are wrapped into a Backlog
+    start: Callable[[int, float], tuple[Any, dict[str, Any]]]
     submit: Callable[[Any, Any], Any]
     finish: Callable[[Batch, Any], None]
     fail: Callable[[Batch, str], None]
     release: Callable[[Any, dict[str, Any]], None]
     per_replica_inflight: int = 4
     max_attempts: int = 3
+    cpus: float = 0.0  # CPUs a CPU replica asks for (an upper bound: the scheduler may grant less)
+    cpu_grant: float | None = None  # what each of its replicas gets (set by the scheduler)
     live: list[Replica] = field(default_factory=list)
     started: int = 0
     replica_failures: int = 0
@@ -94,7 +166,9 @@ class Job:
     queued_requests: int = 0  # kept in step with `batches` by the scheduler (summing each turn is too slow)
 
     def __post_init__(self) -> None:
-        self.queued_requests = sum(b.size for b in self.batches)
+        if not isinstance(self.batches, Backlog):
+            self.batches = Backlog.of(self.batches)
+        self.queued_requests = self.batches.requests
 
     def remaining_work(self) -> float:
         """Estimated replica-seconds of work not yet finished (queued and in flight)."""
@@ -123,24 +197,48 @@ def _first_line(e: BaseException) -> str:
 
 class Scheduler:
     def __init__(self, jobs: list[Job], stages: list[Stage] | None = None, *, total_gpus: float | None = None,
-                 sources_open: Callable[[], bool] | None = None) -> None:
+                 total_cpus: float | None = None, reserve_cpus: float | None = None) -> None:
         self.jobs = [j for j in jobs if j.batches]
         for j in jobs:
             if not j.batches:
                 j.status = "complete"
         self.stages = list(stages or [])
-        self.total_gpus = float(ray.cluster_resources().get("GPU", 0) if total_gpus is None else total_gpus)
+        resources = ray.cluster_resources() if total_gpus is None or total_cpus is None else {}
+        self.total_gpus = float(resources.get("GPU", 0) if total_gpus is None else total_gpus)
+        self.total_cpus = float(resources.get("CPU", 0) if total_cpus is None else total_cpus)
+        if reserve_cpus is None:
+            reserve_cpus = min(self.total_cpus / 2, max(1.0, SCORE_TASK_CPUS * len(self.jobs)))
+        self.reserve_cpus = reserve_cpus
+        self._grant_cpus()
         self.used_gpus = 0.0
         self._refs: dict[Any, tuple[str, Any]] = {}  # ref -> ("ready", replica) | ("batch", (replica, batch))
         self.events: list[tuple[float, str, str]] = []  # (monotonic time, job, event): the bench reads these
 
     # ------------------------------------------------------------------ placement
+    def cpu_budget(self) -> float:
+        """CPUs the CPU replicas may hold together: the cluster's, less the reserve and the GPU bundles'."""
+        return max(0.0, self.total_cpus - self.reserve_cpus - self.total_gpus)
+
+    def _grant_cpus(self) -> None:
+        """Scale every CPU replica's ask so that all of them at once fit the budget. Counted with each
+        job's most replicas at the start; that number only falls, and a replaced replica frees its CPUs
+        before the next one starts."""
+        cpu_jobs = [j for j in self.jobs if j.gpus < 1]
+        wanted = sum(j.cpus * self._max_replicas(j, self.jobs) for j in cpu_jobs)
+        scale = min(1.0, self.cpu_budget() / wanted) if wanted > 0 else 1.0
+        for j in cpu_jobs:
+            # Ray counts resources in units of 1e-4; rounding down keeps the sum within the budget
+            j.cpu_grant = math.floor(j.cpus * scale * 1e4) / 1e4
+        for j in self.jobs:
+            if j.gpus >= 1:
+                j.cpu_grant = 0.0  # the placement group's bundles hold its CPUs
+
     def _free_gpus(self) -> float:
         return self.total_gpus - self.used_gpus
 
     def _start_replica(self, job: Job) -> bool:
         try:
-            actor, placement = job.start(job.started)
+            actor, placement = job.start(job.started, job.cpu_grant or 0.0)
         except (TimeoutError, ValueError, RayError) as e:  # the placement group never fit, or start refused
             job.replica_failures += 1
             self._give_up_if_failing(job, _first_line(e))

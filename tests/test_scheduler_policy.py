@@ -39,7 +39,7 @@ def _job(host: Any, name: str, gpus: float, requests: int, *, load_s: float, req
     job = Job(
         name=name, gpus=gpus, replicas=replicas, load_s=load_s, request_s=request_s,
         batches=deque(Batch(batch, batch) for _ in range(requests // batch)),
-        start=lambda i: (_Hosted(host, f"{name}/{i}", opts), {}),
+        start=lambda i, _cpus: (_Hosted(host, f"{name}/{i}", opts), {}),
         submit=lambda a, n: a.run.remote(n), finish=lambda b, n: written.append(n),
         fail=lambda b, msg: pytest.fail(f"{name}: {msg}"), release=lambda a, p: None, per_replica_inflight=2,
     )
@@ -98,3 +98,36 @@ def test_big_tensor_parallel_replica_is_not_starved(host):
             used -= gpus[name]
         peak = max(peak, used)
     assert peak <= 4
+
+
+@pytest.mark.timeout(300)
+def test_cpu_models_asking_for_every_cpu_still_leave_the_score_tasks_room(ray_local, tmp_path):
+    # a 2-CPU Ray (the session's) and four baselines asking 1 CPU each, all started at once: granted as asked,
+    # two would hold both CPUs and the score tasks would never run (the run hung); the scheduler scales the
+    # replicas into what it keeps back from the score tasks, so the run finishes
+    import json
+
+    import polars as pl
+
+    from cluster.config import DatasetSpec, ModelSpec, RunConfig
+    from cluster.run import execute
+    from nphe4v.core.dataset import load_dataset
+    from nphe4v.core.records import read_samples
+    from nphe4v.generate import generate_version
+
+    assert ray_local.cluster_resources()["CPU"] == 2
+    ds = tmp_path / "ds"
+    generate_version(ds, version="cpus", seed=5, per_level=1, tasks=["BSP", "SPP"], levels=[1, 2, 3], workers=1)
+    models = [ModelSpec(name=n, num_cpus=1, batch_size=2) for n in ("oracle", "greedy", "random", "always-yes")]
+    cfg = RunConfig(name="cpus", out=str(tmp_path / "run"), datasets=[DatasetSpec(path=str(ds))], models=models,
+                    prompt_modes=["figure+limited_text", "full_text_only"], recognition={"enabled": False})
+    out = execute(cfg)
+    df = read_samples(out)
+    n = len(load_dataset(ds).instances) * 2
+    assert df.height == 4 * n and set(df["status"]) == {"ok"}
+    assert set(df.filter(pl.col("model") == "oracle")["verdict"]) == {"correct"}
+    manifest = json.loads((out / "manifest.json").read_text())
+    assert manifest["status"] == "complete"
+    # all four were up at once, not one after another
+    win = {m["model"]: (m["started_at"], m["finished_at"]) for m in manifest["models"]}
+    assert max(s for s, _ in win.values()) < min(f for _, f in win.values()), win
