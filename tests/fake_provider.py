@@ -8,7 +8,8 @@ Behaviour is scripted per request, deterministically even under concurrency:
 
 Actions: `ok`, `429` or `429:<retry_after_s>`, `500`, `503`, `slow:<seconds>`, `trunc` (a 200 whose JSON body
 is cut in half), `400ctx` (a context-length 400), `400key` (a 400 whose message echoes the bearer token, the
-way some providers do), `401` (a refused key), `filter` (finish_reason content_filter).
+way some providers do), `401` (a refused key), `filter` (finish_reason content_filter), `gate:<seconds>` (an ok
+answer held until the test calls `open_gate()`, or at most that long).
 
 An ok answer is `"ok " + <the prompt's text>`, so a test can check that every response belongs to its request.
 With `echo_secrets=True` it also repeats what a careless provider might echo: the request's path and query
@@ -58,6 +59,7 @@ class FakeProvider:
     echo_secrets: bool = False
 
     def __post_init__(self) -> None:
+        self._gate = threading.Event()
         self.hits: list[Hit] = []
         self.in_flight = 0
         self.max_in_flight = 0
@@ -156,6 +158,10 @@ class FakeProvider:
                 return steps[min(n, len(steps) - 1)]
             return self.script.pop(0) if self.script else self.default
 
+    def open_gate(self) -> None:
+        """Release every `gate` request, now and later."""
+        self._gate.set()
+
     async def _handle(self, request: web.Request) -> web.StreamResponse:
         raw = await request.read()
         body: dict[str, Any] = json.loads(raw)
@@ -183,6 +189,11 @@ class FakeProvider:
         kind, _, arg = action.partition(":")
         if kind == "slow":
             await asyncio.sleep(min(float(arg or 5), self.max_sleep_s))
+            return web.json_response(self._completion(body, prompt))
+        if kind == "gate":
+            deadline = time.monotonic() + float(arg or 60)
+            while not self._gate.is_set() and time.monotonic() < deadline:
+                await asyncio.sleep(0.05)
             return web.json_response(self._completion(body, prompt))
         if kind == "ok":
             text = None

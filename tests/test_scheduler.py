@@ -6,6 +6,7 @@ from __future__ import annotations
 import importlib.util
 import json
 import os
+import threading
 from pathlib import Path
 
 import polars as pl
@@ -58,16 +59,37 @@ def test_two_vllm_models_and_an_api_model_run_at_once(bsp_spp, ray_local, tmp_pa
     # and the score tasks still fit beside them on a 2-CPU Ray
     models = [ModelSpec(name=n, backend="vllm", num_cpus=0.5, batch_size=8, options=vllm_opts)
               for n in ("tiny-a", "tiny-b")]
-    # one request at a time, 1 s each: the API model is still writing when the engines have loaded
-    with FakeProvider(default="slow:1.0", lifetime_s=600) as fp:
+    n = len(load_dataset(bsp_spp).instances) * 2
+    out = tmp_path / "run"
+    # one request at a time, 1 s each, and the API model's last answer held until both engines have written
+    # all their samples: "the API model was answering while the engines wrote" must not depend on how long the
+    # engines take to load on a loaded machine (CI once loaded them slower than the API model answered)
+    with FakeProvider(script=["slow:1.0"] * (n - 1), default="gate:600", lifetime_s=900) as fp:
+        stop = threading.Event()
+
+        def open_when_engines_done() -> None:
+            while not stop.wait(0.5):
+                try:
+                    done = read_samples(out).group_by("model").len()
+                except Exception:  # no shard yet
+                    continue
+                counts = dict(zip(done["model"], done["len"], strict=True))
+                if all(counts.get(m, 0) >= n for m in ("tiny-a", "tiny-b")):
+                    fp.open_gate()
+                    return
+
+        watcher = threading.Thread(target=open_when_engines_done, daemon=True)
+        watcher.start()
         api = ModelSpec(name="fake-api", backend="litellm", num_cpus=0.25, batch_size=4, options={
             "model": "openai/fake-model", "api_base": fp.base_url, "api_key_env": ENV, "max_concurrency": 1,
-            "timeout_s": 30.0, "backoff_base_s": 0.05})
-        out = tmp_path / "run"
-        execute(_cfg(bsp_spp, out, [*models, api]))
+            "timeout_s": 900.0, "backoff_base_s": 0.05})
+        try:
+            execute(_cfg(bsp_spp, out, [*models, api]))
+        finally:
+            stop.set()
+            fp.open_gate()
         api_hits = list(fp.hits)
     df = read_samples(out)
-    n = len(load_dataset(bsp_spp).instances) * 2
     assert df.height == 3 * n and df.select(KEY_COLUMNS).unique().height == df.height
     assert set(df["status"]) == {"ok"}, df.filter(pl.col("status") != "ok")["error"].to_list()[:3]
     assert len(api_hits) == n
@@ -124,8 +146,9 @@ def test_judge_streams_beside_the_models_and_resumes_exactly_once(tmp_path, ray_
     from judge.vgr import read_judgments
 
     generate_split(tmp_path / "gv", "testmini", 0, limit=8, workers=1)
-    # one batch of 2 samples in flight at a time, 2.5 s each: the model writes for about 10 s
-    slow = ModelSpec(name="oracle", batch_size=2, num_cpus=0.25, options={"latency_s": 2.5})
+    # one batch of 2 samples in flight at a time, 4 s each: the model writes for about 16 s (long enough for the
+    # judge actor to start on a loaded machine)
+    slow = ModelSpec(name="oracle", batch_size=2, num_cpus=0.25, options={"latency_s": 4.0})
     with JudgeFake() as fake:
         judge = {"model": "hosted_vllm/fake-judge", "actors": 1, "batch_size": 2, "progress": False,
                  "options": {"api_base": fake.base_url, "max_concurrency": 2, "backoff_base_s": 0.05,
