@@ -30,7 +30,8 @@ import polars as pl
 PROJECT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(PROJECT))
 
-from nphe4v.core.records import KEY_COLUMNS, slug  # noqa: E402
+from nphe4v.core.records import KEY_COLUMNS  # noqa: E402
+from nphe4v.core.shards import slug  # noqa: E402
 
 
 def demo_run(work: Path) -> Path:

@@ -8,7 +8,7 @@ from typing import Any, Literal
 import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
-from cluster.judge_stage import JudgeConfig
+from judge.schema import RULE_JUDGE
 from nphe4v.baselines import BASELINES
 from nphe4v.core.dataset import LEVELS
 from nphe4v.core.hashing import sha256_json
@@ -149,6 +149,28 @@ class SamplingSpec(Strict):
 class RaySpec(Strict):
     address: str | None = Field(None, description="'auto' to join a running cluster; None starts a local one")
     num_cpus: int | None = Field(None, ge=1, description="CPUs of the local Ray this run starts (ignored when joining)")
+
+
+# the judge stage's cache of successful judgments, under the run folder unless `judge.cache_dir` says otherwise
+JUDGE_CACHE_DIR = "judge_cache"
+
+
+class JudgeConfig(Strict):
+    """`judge:` section of a run config. `model` is `rule-based`, a registry name (cluster/models.yaml,
+    e.g. gpt-5.1) or any litellm model string; `options` are `judge.llm_judge.JudgeSpec` fields."""
+
+    enabled: bool = True
+    model: str = RULE_JUDGE
+    options: dict[str, Any] = Field(default_factory=dict)
+    repeat: int = Field(0, ge=0, description="judge repeat index; a new index asks the judge again")
+    actors: int = Field(2, ge=1, description="judge actors in the pool")
+    batch_size: int = Field(8, ge=1)
+    max_inflight_batches: int = Field(4, ge=1, description="per actor")
+    max_attempts: int = Field(3, ge=1, description="tries of a batch whose judge actor died")
+    num_cpus: float = Field(0.1, ge=0, description="per judge actor (API calls are I/O)")
+    executor: str = Field("ray", pattern="^(ray|local)$", description="ray = actor pool; local = in-process")
+    cache_dir: str | None = Field(None, description=f"default RUN_DIR/{JUDGE_CACHE_DIR}")
+    progress: bool = Field(True, description="report judge progress on stderr")
 
 
 class RunConfig(Strict):

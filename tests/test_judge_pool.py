@@ -12,7 +12,8 @@ import polars as pl
 import pytest
 from test_judge_helpers import JudgeFake, load_instances, responses, write_dataset_folder, write_run
 
-from cluster.judge_stage import JudgeConfig, run_judge_stage
+from cluster.config import JudgeConfig
+from cluster.judge_stage import run_judge_stage
 from judge import failure_modes
 from judge.cache import JudgeCache
 from judge.schema import JUDGE_KEY_COLUMNS

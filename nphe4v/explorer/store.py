@@ -18,7 +18,8 @@ import polars as pl
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
 from nphe4v import analysis
-from nphe4v.core.records import KEY_COLUMNS, SAMPLE_SCHEMA, slug
+from nphe4v.core.records import KEY_COLUMNS, SAMPLE_SCHEMA
+from nphe4v.core.shards import slug
 
 PAGE_SIZE = 100
 LIST_COLUMNS = ["run", "model", "benchmark", "version", "task", "level", "instance_id", "variant", "prompt_mode",
