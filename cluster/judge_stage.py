@@ -92,14 +92,8 @@ class JudgeActor:
         return True
 
 
-_remote_actor: Any = None
-
-
-def _actor_cls() -> Any:
-    global _remote_actor
-    if _remote_actor is None:
-        _remote_actor = ray.remote(max_restarts=2, max_task_retries=0, max_concurrency=64)(JudgeActor)
-    return _remote_actor
+# Ray restarts a crashed judge actor twice; the pool resubmits the batches it lost (`JudgeConfig.max_attempts`)
+RemoteJudgeActor = ray.remote(max_restarts=2, max_task_retries=0, max_concurrency=64)(JudgeActor)
 
 
 @dataclass
@@ -283,7 +277,7 @@ class JudgeStream:
                                backoff_base_s=max(spec.backoff_base_s, 0.01), backoff_max_s=spec.backoff_max_s))
         for i in range(cfg.actors):
             self.pool.add_member(
-                _actor_cls().options(num_cpus=cfg.num_cpus, name=f"nphe4v-judge/{uuid.uuid4().hex[:8]}/{i}").remote(
+                RemoteJudgeActor.options(num_cpus=cfg.num_cpus, name=f"nphe4v-judge/{uuid.uuid4().hex[:8]}/{i}").remote(
                     spec.model_copy(update={"limiter": "shared"}).model_dump(), str(self.cache.root)))
 
     def refs(self) -> list[Any]:
