@@ -15,12 +15,18 @@ batches as they are produced (the judge streams samples as they are scored) and 
 Backpressure: at most `max_inflight` x members object refs are ever outstanding; everything else waits in
 `queue` as plain payloads. A batch whose actor died or raised (`RayActorError`, `RayTaskError`) goes back to
 the queue until it has had `max_attempts` tries, then `on_fail` records it (infra error, never an answer).
+Every failure is a try, a call
+refused while its actor restarts included (Ray cannot say whether a batch in flight on a dying actor ran,
+nor tell it from a refused one). After a failure the member gets no batch for a pause doubling from
+`pause_s` (at most 8x): otherwise the restarting actor, having nothing in flight, would be the least loaded
+and burn every retry of the batch at once while the other members could serve it.
 A member that failed `max_attempts` batches in a row is reported to `on_crash_loop` (the owner may replace
 it); without that callback it stays (Ray restarts crashed actors up to their `max_restarts`).
 """
 
 from __future__ import annotations
 
+import time
 from collections import deque
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -43,6 +49,7 @@ class Member:
     inflight: int = 0
     consecutive_failures: int = 0
     removed: bool = False
+    paused_until: float = 0.0  # time.monotonic() before which it gets no batch (it just failed one)
 
 
 def first_line(e: BaseException) -> str:
@@ -54,9 +61,9 @@ def first_line(e: BaseException) -> str:
 class ActorPool:
     def __init__(self, submit: Callable[[Any, Any], Any], on_result: Callable[[Batch, Any], None],
                  on_fail: Callable[[Batch, str], None], *, max_inflight: int = 4, max_attempts: int = 3,
-                 on_crash_loop: Callable[[Member, str], None] | None = None) -> None:
+                 on_crash_loop: Callable[[Member, str], None] | None = None, pause_s: float = 0.5) -> None:
         self.submit, self.on_result, self.on_fail, self.on_crash_loop = submit, on_result, on_fail, on_crash_loop
-        self.max_inflight, self.max_attempts = max_inflight, max_attempts
+        self.max_inflight, self.max_attempts, self.pause_s = max_inflight, max_attempts, pause_s
         self.members: list[Member] = []
         self.queue: deque[Batch] = deque()
         self.inflight: dict[Any, tuple[Member, Batch]] = {}
@@ -85,8 +92,10 @@ class ActorPool:
     def dispatch(self) -> int:
         """Submit queued batches to the least-loaded members below the bound; returns how many left."""
         sent = 0
-        while self.queue and self.members:
-            m = min(self.members, key=lambda x: x.inflight)
+        now = time.monotonic()
+        ready = [m for m in self.members if m.paused_until <= now]
+        while self.queue and ready:
+            m = min(ready, key=lambda x: x.inflight)
             if m.inflight >= self.max_inflight:
                 break
             batch = self.queue.popleft()
@@ -116,6 +125,8 @@ class ActorPool:
 
     def _failed(self, member: Member, batch: Batch, e: BaseException) -> None:
         member.consecutive_failures += 1
+        pause = self.pause_s * 2 ** min(member.consecutive_failures - 1, 3)
+        member.paused_until = max(member.paused_until, time.monotonic() + pause)
         if batch.attempt < self.max_attempts:
             self.retries += 1
             self.queue.append(Batch(batch.payload, batch.size, batch.attempt + 1))

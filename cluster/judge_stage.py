@@ -319,6 +319,9 @@ class JudgeStream:
                 self.local = []
             while not self.idle():
                 self.pump()
+                if not self.refs():  # every judge actor pauses after a failure: nothing to wait on yet
+                    time.sleep(0.05)
+                    continue
                 ready, _ = ray.wait(self.refs(), num_returns=1)
                 for ref in ready:
                     self.handle(ref)

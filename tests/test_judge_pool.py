@@ -263,6 +263,9 @@ def _drive(pool, refs_bound: int) -> None:
         pool.dispatch()
         assert len(pool.refs()) <= refs_bound  # backpressure: never more futures than the pool's capacity
         assert all(m.inflight <= pool.max_inflight for m in pool.members)
+        if not pool.refs():  # every member pauses after a failure
+            time.sleep(0.05)
+            continue
         ready, _ = ray.wait(pool.refs(), num_returns=1)
         for ref in ready:
             pool.handle(ref)
