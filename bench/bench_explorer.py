@@ -32,7 +32,8 @@ sys.path.insert(0, str(PROJECT / "tests"))  # the browser tests' server helper (
 
 from cdp_browser import view_server  # noqa: E402
 
-from nphe4v.core.records import KEY_COLUMNS, slug  # noqa: E402
+from nphe4v.core.records import KEY_COLUMNS  # noqa: E402
+from nphe4v.core.shards import slug  # noqa: E402
 
 
 def demo_run(work: Path) -> Path:

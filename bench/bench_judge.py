@@ -93,7 +93,9 @@ def bench_rule(items: list[tuple], verify: bool, passes: int = 3) -> tuple[float
 
 
 def bench_cached_rerun(instances: list, items: list[tuple], tmp: Path) -> tuple[float, int, int]:
-    from cluster.judge_stage import JudgeConfig, plan, resolve_spec, run_judge_stage
+    from cluster.config import JudgeConfig
+    from cluster.judge_stage import run_judge_stage
+    from cluster.judge_work import plan, resolve_spec
     from judge.cache import JudgeCache
     from judge.llm_judge import JudgeResult
     from judge.schema import JudgeStep, JudgeVerdict

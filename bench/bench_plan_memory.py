@@ -53,7 +53,7 @@ def full_size(benchmark: str, data_root: Path) -> Any:
     """The demo's dataset of `benchmark`, cloned up to the paper's full size (see the module docstring)."""
     from dataclasses import replace
 
-    from cluster.config import load_config
+    from cluster.config_file import load_config
     from cluster.run import resolve_dataset
 
     demo = load_config(ROOT / "configs/demo.yaml", {})
@@ -66,7 +66,7 @@ def full_size(benchmark: str, data_root: Path) -> Any:
 
 
 def child(mode: str, config: str, data_root: Path, window: int, trace: bool) -> dict[str, Any]:
-    from cluster.config import load_config
+    from cluster.config_file import load_config
     from cluster.pipeline import ModelStats, model_job
     from cluster.plan import plan_model
     from nphe4v.core.records import SampleSink
@@ -128,7 +128,7 @@ def main() -> None:
         print(json.dumps(child(*args.child, data_root, args.window, args.tracemalloc)))
         return
     for c in args.configs:  # generate the demo datasets here, once, not in the measured children
-        from cluster.config import load_config
+        from cluster.config_file import load_config
 
         for s in load_config(ROOT / c, {}).datasets:
             full_size(s.benchmark, data_root)

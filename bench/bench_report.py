@@ -27,7 +27,8 @@ from cluster.backends.baseline import BaselineBackend
 from cluster.config import DatasetSpec, ModelSpec, RunConfig
 from cluster.plan import plan_model
 from nphe4v.core.dataset import load_dataset
-from nphe4v.core.records import SAMPLE_SCHEMA, slug
+from nphe4v.core.records import SAMPLE_SCHEMA
+from nphe4v.core.shards import slug
 from nphe4v.generate import generate_version
 from nphe4v.scoring import score_sample
 

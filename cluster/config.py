@@ -2,13 +2,11 @@
 
 from __future__ import annotations
 
-from pathlib import Path
 from typing import Any, Literal
 
-import yaml
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
+from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
-from cluster.judge_stage import JudgeConfig
+from judge.schema import RULE_JUDGE
 from nphe4v.baselines import BASELINES
 from nphe4v.core.dataset import LEVELS
 from nphe4v.core.hashing import sha256_json
@@ -151,6 +149,28 @@ class RaySpec(Strict):
     num_cpus: int | None = Field(None, ge=1, description="CPUs of the local Ray this run starts (ignored when joining)")
 
 
+# the judge stage's cache of successful judgments, under the run folder unless `judge.cache_dir` says otherwise
+JUDGE_CACHE_DIR = "judge_cache"
+
+
+class JudgeConfig(Strict):
+    """`judge:` section of a run config. `model` is `rule-based`, a registry name (cluster/models.yaml,
+    e.g. gpt-5.1) or any litellm model string; `options` are `judge.llm_judge.JudgeSpec` fields."""
+
+    enabled: bool = True
+    model: str = RULE_JUDGE
+    options: dict[str, Any] = Field(default_factory=dict)
+    repeat: int = Field(0, ge=0, description="judge repeat index; a new index asks the judge again")
+    actors: int = Field(2, ge=1, description="judge actors in the pool")
+    batch_size: int = Field(8, ge=1)
+    max_inflight_batches: int = Field(4, ge=1, description="per actor")
+    max_attempts: int = Field(3, ge=1, description="tries of a batch whose judge actor died")
+    num_cpus: float = Field(0.1, ge=0, description="per judge actor (API calls are I/O)")
+    executor: str = Field("ray", pattern="^(ray|local)$", description="ray = actor pool; local = in-process")
+    cache_dir: str | None = Field(None, description=f"default RUN_DIR/{JUDGE_CACHE_DIR}")
+    progress: bool = Field(True, description="report judge progress on stderr")
+
+
 class RunConfig(Strict):
     name: str = "run"
     out: str = "runs/demo"
@@ -182,29 +202,3 @@ class RunConfig(Strict):
                 m.pop(k, None)
             m["options"] = {k: v for k, v in m["options"].items() if k not in OPERATIONAL_OPTIONS}
         return d
-
-
-def load_config(path: str | Path, overrides: dict[str, Any] | None = None) -> RunConfig:
-    path = Path(path)
-    try:
-        raw = yaml.safe_load(path.read_text())
-    except FileNotFoundError:
-        raise ConfigError(f"{path}: config file not found") from None
-    except yaml.YAMLError as e:
-        mark = getattr(e, "problem_mark", None)
-        where = f"line {mark.line + 1}" if mark else "syntax"
-        raise ConfigError(f"{path}: {where}: invalid YAML ({getattr(e, 'problem', e)})") from None
-    if not isinstance(raw, dict):
-        raise ConfigError(f"{path}: top level must be a mapping")
-    raw.update({k: v for k, v in (overrides or {}).items() if v is not None})
-    # registry names and groups (cluster/models.yaml) become full model specs; imported here because
-    # the registry itself builds ModelSpec objects from this module
-    from cluster.registry import expand_models
-
-    raw = expand_models(raw, source=path)
-    try:
-        return RunConfig.model_validate(raw)
-    except ValidationError as e:
-        err = e.errors()[0]
-        loc = ".".join(str(p) for p in err["loc"]) or "(top level)"
-        raise ConfigError(f"{path}: field {loc}: {err['msg']}") from None

@@ -37,11 +37,12 @@ def main(argv: list[str] | None = None) -> int:
 
 
 def _main(args: argparse.Namespace) -> int:
-    from cluster.config import ConfigError, DatasetSpec, load_config
+    from cluster.config import ConfigError, DatasetSpec
+    from cluster.config_file import load_config
     from cluster.run import RunFolderError, RunInterrupted, execute
     from cluster.runlock import RunLockError, printable
     from nphe4v.core.dataset import DatasetError
-    from nphe4v.core.records import SinkError
+    from nphe4v.core.shards import ShardError
 
     try:
         cfg = load_config(args.config, {"out": args.out})
@@ -71,7 +72,7 @@ def _main(args: argparse.Namespace) -> int:
     except RunInterrupted as e:
         print(str(e), file=sys.stderr)
         return e.exit_code
-    except (ConfigError, DatasetError, RunFolderError, RunLockError, SinkError) as e:
+    except (ConfigError, DatasetError, RunFolderError, RunLockError, ShardError) as e:
         msg = str(e)
         if isinstance(e, ConfigError) and not msg.startswith(str(args.config)):
             msg = f"{args.config}: {msg}"

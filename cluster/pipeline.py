@@ -16,8 +16,12 @@ from typing import Any
 
 import ray
 
+from cluster.backends.factory import make_backend
+from cluster.backends.litellm_api import ensure_shared_limiter
 from cluster.config import ModelSpec, RunConfig
+from cluster.costs import estimate
 from cluster.plan import WorkItem, count_work, plan_batches
+from cluster.replicas import actor_options, gpus_per_replica, release
 from cluster.scheduler import Backlog, Batch, Job, Scheduler, Stage
 from nphe4v.core.dataset import Dataset
 from nphe4v.core.records import SampleSink
@@ -31,8 +35,6 @@ class ModelActor:
     """Hosts one model replica (a baseline, a vLLM engine, or an API client)."""
 
     def __init__(self, backend: str, name: str, baseline: str | None, options: dict[str, Any]) -> None:
-        from cluster.backends.factory import make_backend
-
         self.backend = make_backend(backend, name, baseline, options)
 
     async def generate(self, requests: list[ModelRequest]) -> list[ModelResponse]:
@@ -99,9 +101,6 @@ def model_job(
     versions: list[str] | None = None,
 ) -> Job:
     """The model's unfinished samples over all datasets as one scheduler job (batches never mix datasets)."""
-    from cluster.costs import estimate
-    from cluster.replicas import actor_options, gpus_per_replica, release
-
     by_ids = [ds.by_id() for ds in datasets]
     versions = versions or [ds.manifest.version for ds in datasets]
     # counted now, planned lazily as the scheduler takes batches (never a whole run's requests in the driver)
@@ -112,8 +111,6 @@ def model_job(
 
     def start(i: int, cpus: float) -> tuple[Any, dict[str, Any]]:
         if i == 0 and model.backend == "litellm":
-            from cluster.backends.litellm_api import ensure_shared_limiter
-
             # the driver owns the provider's limiter, so it outlives any replica that dies
             ensure_shared_limiter(model.name, model.options)
         if stats.started_at is None:

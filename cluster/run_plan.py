@@ -122,7 +122,7 @@ def _judge_plan(cfg: RunConfig) -> dict[str, Any]:
         from nphe4v.core import secrets
 
         try:
-            from cluster.judge_stage import resolve_spec
+            from cluster.judge_work import resolve_spec
 
             spec = resolve_spec(j.model, j.options)
             secrets.require_key(f"judge {j.model}", secrets.provider_of(spec.model), spec.api_key_env)

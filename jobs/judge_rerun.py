@@ -31,7 +31,9 @@ os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
 
 import polars as pl  # noqa: E402
 
-from cluster.judge_stage import JudgeConfig, print_stats, resolve_spec, run_judge_stage  # noqa: E402
+from cluster.config import JudgeConfig  # noqa: E402
+from cluster.judge_stage import print_stats, run_judge_stage  # noqa: E402
+from cluster.judge_work import resolve_spec  # noqa: E402
 from judge import agreement, failure_modes  # noqa: E402
 from judge.rule_scorer import RULE_VERSION  # noqa: E402
 from judge.vgr import default_judge, read_judgments, select  # noqa: E402

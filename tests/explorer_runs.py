@@ -41,7 +41,7 @@ def _responses(ds, path: Path, modes: list[str]) -> None:
 
 def _hostile_copy(run: Path, bench: str) -> None:
     """beta's rows again under a model name no config would accept (the sink's folder name is its slug)."""
-    from nphe4v.core.records import slug
+    from nphe4v.core.shards import slug
 
     files = sorted((run / "samples" / bench / "beta").glob("*.parquet"))
     df = pl.read_parquet(files).with_columns(model=pl.lit(XSS_MODEL))
@@ -52,8 +52,9 @@ def _hostile_copy(run: Path, bench: str) -> None:
 
 def build_explorer_runs(root: Path) -> tuple[Path, Path]:
     """(NPHardEval4V run, GraphVerse run) under root."""
+    from cluster.config import JudgeConfig
     from cluster.grading import grade_file
-    from cluster.judge_stage import JudgeConfig, run_judge_stage
+    from cluster.judge_stage import run_judge_stage
     from gie.dataset import generate_split
     from nphe4v.core.dataset import load_dataset
     from nphe4v.generate import generate_version

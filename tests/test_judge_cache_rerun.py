@@ -14,7 +14,8 @@ import polars as pl
 import pytest
 from test_judge_helpers import JudgeFake, load_instances, write_dataset_folder, write_run
 
-from cluster.judge_stage import JudgeConfig, run_judge_stage
+from cluster.config import JudgeConfig
+from cluster.judge_stage import run_judge_stage
 from judge.cache import CACHE_VERSION, JudgeCache
 from judge.llm_judge import JudgeItem, JudgeResult, JudgeSpec, cache_key
 from judge.vgr import read_judgments
@@ -191,8 +192,8 @@ def test_cli_process_prints_one_line(unjudged_run, tmp_path):
 
 
 def test_paper_config_uses_the_papers_judge_and_the_demo_stays_offline():
-    from cluster.config import load_config
-    from cluster.judge_stage import resolve_spec
+    from cluster.config_file import load_config
+    from cluster.judge_work import resolve_spec
 
     paper = load_config(ROOT / "configs" / "paper-graphverse.yaml")
     assert paper.judge.enabled and paper.judge.model == "gpt-5.1"

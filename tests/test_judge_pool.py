@@ -6,13 +6,15 @@ from __future__ import annotations
 import importlib.util
 import json
 import logging
+import time
 from pathlib import Path
 
 import polars as pl
 import pytest
 from test_judge_helpers import JudgeFake, load_instances, responses, write_dataset_folder, write_run
 
-from cluster.judge_stage import JudgeConfig, run_judge_stage
+from cluster.config import JudgeConfig
+from cluster.judge_stage import run_judge_stage
 from judge import failure_modes
 from judge.cache import JudgeCache
 from judge.schema import JUDGE_KEY_COLUMNS
@@ -218,3 +220,113 @@ def test_rerun_job_tables(tmp_path):
         rc = job.main(["--run", str(run), "--judge", "hosted_vllm/fake-judge", "--api-base", fake.base_url,
                        "--local", "--repeat", "1", "--out", str(tmp_path / "rep2")])
         assert rc == 0 and fake.count == 2 * calls  # same judge, same repeat: all from the cache
+
+
+def _pool_worker(**ray_options):
+    """An actor of the pool tests (defined here so Ray ships it by value: tests/ is not on the workers' path)."""
+    import ray
+
+    class _PoolWorker:
+        """An actor of the pool tests: doubles a number; dies once on a 'die-once' batch, always raises on 'bad'."""
+
+        def __init__(self, marker: str) -> None:
+            self.marker, self.now, self.peak = Path(marker), 0, 0
+
+        async def run(self, payload: tuple[int, str]) -> int:
+            import asyncio
+            import os
+
+            n, mode = payload
+            self.now += 1
+            self.peak = max(self.peak, self.now)
+            try:
+                await asyncio.sleep(0.05)
+                if mode == "die-once" and not self.marker.exists():
+                    self.marker.touch()
+                    os._exit(1)  # the actor process dies with this batch and the others in flight on it
+                if mode == "bad":
+                    raise ValueError(f"bad batch {n}")
+                return 2 * n
+            finally:
+                self.now -= 1
+
+        def peak_inflight(self) -> int:
+            return self.peak
+
+    return ray.remote(**ray_options)(_PoolWorker)
+
+
+def _drive(pool, refs_bound: int) -> None:
+    import ray
+
+    while not pool.idle():
+        pool.dispatch()
+        assert len(pool.refs()) <= refs_bound  # backpressure: never more futures than the pool's capacity
+        assert all(m.inflight <= pool.max_inflight for m in pool.members)
+        if not pool.refs():  # every member pauses after a failure
+            time.sleep(0.05)
+            continue
+        ready, _ = ray.wait(pool.refs(), num_returns=1)
+        for ref in ready:
+            pool.handle(ref)
+
+
+def test_actor_pool_bounds_retries_and_fails_after_max_attempts(ray_local, tmp_path):
+    import ray
+
+    from cluster.actor_pool import ActorPool, Batch
+
+    worker = _pool_worker(max_restarts=-1, max_task_retries=0, max_concurrency=16)
+    results: dict[int, int] = {}
+    failed: dict[int, tuple[int, str]] = {}
+    pool = ActorPool(lambda a, p: a.run.remote(p), lambda b, v: results.__setitem__(b.payload[0], v),
+                     lambda b, msg: failed.__setitem__(b.payload[0], (b.attempt, msg)), max_inflight=2, max_attempts=3)
+    actors = [worker.options(num_cpus=0).remote(str(tmp_path / "died")) for _ in range(2)]
+    for a in actors:
+        pool.add_member(a)
+    modes = {7: "die-once", 11: "bad"}
+    for n in range(30):
+        pool.put(Batch((n, modes.get(n, "ok"))))
+    _drive(pool, refs_bound=4)
+    assert (tmp_path / "died").exists(), "no actor died: the retry path was not exercised"
+    # every good batch exactly once, the one whose actor died included (it was resubmitted)
+    assert results == {n: 2 * n for n in range(30) if n != 11}
+    # a batch that always raises is retried, then failed with its attempt count and a one-line reason
+    attempts, msg = failed[11]
+    assert list(failed) == [11] and attempts == 3 and "ValueError" in msg and "\n" not in msg
+    assert pool.retries >= 3  # two for the bad batch, one or more for the batches on the dead actor
+    # what the actors saw themselves (the one that died counts since its restart, which may still be going on)
+    peaks = []
+    for a in actors:
+        for _ in range(100):
+            try:
+                peaks.append(ray.get(a.peak_inflight.remote()))
+                break
+            except ray.exceptions.ActorUnavailableError:
+                time.sleep(0.2)
+    assert len(peaks) == 2 and max(peaks) <= 2
+
+
+def test_actor_pool_reports_a_crash_loop_to_its_owner(ray_local, tmp_path):
+
+    from cluster.actor_pool import ActorPool, Batch
+
+    worker = _pool_worker(max_restarts=0, max_task_retries=0, max_concurrency=4)
+    failed: list[str] = []
+    looped: list[str] = []
+    pool = ActorPool(lambda a, p: a.run.remote(p), lambda b, v: None, lambda b, msg: failed.append(msg),
+                     max_inflight=1, max_attempts=2)
+
+    def crash_loop(member, why: str) -> None:  # what the owner of a model replica does: end it, fail the rest
+        looped.append(why)
+        pool.remove_member(member)
+        if not pool.members:
+            pool.fail_queued(f"no actor left: {why}")
+
+    pool.on_crash_loop = crash_loop
+    pool.add_member(worker.options(num_cpus=0).remote(str(tmp_path / "unused")))
+    for n in range(5):
+        pool.put(Batch((n, "bad")))
+    _drive(pool, refs_bound=1)
+    assert len(looped) == 1 and "ValueError" in looped[0]
+    assert len(failed) == 5 and not pool.members and pool.idle()

@@ -13,7 +13,8 @@ import polars as pl
 import pytest
 from test_judge_helpers import SNAP, JudgeFake, load_instances, write_dataset_folder, write_run, wrong_answer
 
-from cluster.judge_stage import JudgeConfig, run_judge_stage
+from cluster.config import JudgeConfig
+from cluster.judge_stage import run_judge_stage
 from judge.evidence import build_evidence
 from judge.rule_scorer import demo_response, score_response
 from judge.schema import CREDIT_CAP, JudgeStep, ground, vgr_of

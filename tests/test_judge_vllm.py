@@ -23,7 +23,8 @@ import polars as pl
 import pytest
 from test_judge_helpers import load_instances, responses, write_dataset_folder, write_run
 
-from cluster.judge_stage import JudgeConfig, run_judge_stage
+from cluster.config import JudgeConfig
+from cluster.judge_stage import run_judge_stage
 from judge.evidence import build_evidence, gold_text
 from judge.llm_judge import JudgeItem, load_template, nonce_for, render_messages
 from judge.schema import distinct_steps, ground, parse_verdict, vgr_of

@@ -13,7 +13,7 @@ from cluster.config import DatasetSpec, ModelSpec, RunConfig
 from cluster.run import RunFolderError, execute
 from nphe4v import metrics
 from nphe4v.core.dataset import load_dataset
-from nphe4v.core.records import KEY_COLUMNS, read_samples
+from nphe4v.core.records import KEY_COLUMNS, SampleSink, read_samples
 
 pytestmark = pytest.mark.ray
 
@@ -50,15 +50,16 @@ def test_end_to_end_oracle_and_controls(small_dataset, ray_local, tmp_path):
     assert '"status": "complete"' in manifest
 
 
-def test_rerun_resumes_and_never_duplicates(small_dataset, ray_local, tmp_path):
+def test_rerun_resumes_and_never_duplicates(small_dataset, ray_local, tmp_path, monkeypatch):
     out = tmp_path / "run"
-    # 0.2 s per batch: the run outlasts the sink's 2 s flush interval, so it leaves several shards even on
-    # warm Ray workers
-    cfg = _cfg(small_dataset, out, [ModelSpec(name="greedy", batch_size=16, options={"latency_s": 0.2})])
+    # a shard every 16 rows, whatever the timing: the run leaves several shards however fast it is (the
+    # 2 s flush interval alone made the shard count depend on the machine's speed)
+    monkeypatch.setattr(SampleSink, "FLUSH_ROWS", 16)
+    cfg = _cfg(small_dataset, out, [ModelSpec(name="greedy", batch_size=16)])
     execute(cfg)
     first = read_samples(out)
     shards = sorted((out / "samples").glob("**/*.parquet"))
-    assert len(shards) >= 2
+    assert first.height > 16 and len(shards) >= 2
     # lose part of the results, as a crash between two flushes would
     removed = pl.read_parquet(shards[0]).height
     shards[0].unlink()

@@ -12,13 +12,15 @@ import polars as pl
 import pytest
 from typer.testing import CliRunner
 
-from cluster.config import ConfigError, DatasetSpec, GenerateSpec, load_config
+from cluster.config import ConfigError, DatasetSpec, GenerateSpec
+from cluster.config_file import load_config
 from cluster.main import main as eval_all
 from cluster.run import dataset_path, resolve_dataset
 from nphe4v.cli import app
 from nphe4v.core.dataset import DatasetError, load_dataset
 from nphe4v.core.hashing import sha256_file
-from nphe4v.core.records import SampleSink, SinkError
+from nphe4v.core.records import SampleSink
+from nphe4v.core.shards import ShardError
 
 ROOT = Path(__file__).resolve().parents[1]
 runner = CliRunner()
@@ -126,7 +128,7 @@ def test_corrupt_shard_on_resume_is_one_line(small_dataset, tmp_path):
     out = _graded(small_dataset, tmp_path)
     shard = sorted((out / "samples").glob("**/*.parquet"))[0]
     shard.write_bytes(b"PAR1 this is not parquet")
-    with pytest.raises(SinkError) as e:
+    with pytest.raises(ShardError) as e:
         SampleSink(out)
     assert str(e.value).startswith(f"{shard}: unreadable sample shard") and "\n" not in str(e.value)
     r = runner.invoke(app, ["grade", "--dataset", str(small_dataset), "--responses", str(tmp_path / "r.jsonl"),

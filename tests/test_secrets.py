@@ -154,7 +154,7 @@ def test_config_keeps_harmless_fields_and_blanks_secret_ones():
 def test_processes_that_write_learn_their_own_options(monkeypatch):
     """The judge driver (judge_rerun too) and the model actors learn keys inline in their options."""
     from cluster.backends.litellm_api import LiteLLMBackend
-    from cluster.judge_stage import resolve_spec
+    from cluster.judge_work import resolve_spec
 
     judge_key, model_key = "JudgeUrl" + pysecrets.token_hex(8), "ModelHdr" + pysecrets.token_hex(8)
     resolve_spec("openai/j", {"api_base": f"http://127.0.0.1:9/v1?key={judge_key}", "api_key_env": ENV})

@@ -17,7 +17,8 @@ from typing import Any
 import polars as pl
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
-from nphe4v.core.records import KEY_COLUMNS, SAMPLE_SCHEMA, slug
+from nphe4v.core.records import KEY_COLUMNS, SAMPLE_SCHEMA
+from nphe4v.core.shards import slug
 from report import analysis
 
 PAGE_SIZE = 100

@@ -1,0 +1,37 @@
+"""Reading a run config file: YAML, registry names expanded to model specs, validated into a RunConfig, every
+error as one line naming the file and field. Apart from `cluster.config` because the registry builds its model
+specs from that module's types."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import yaml
+from pydantic import ValidationError
+
+from cluster.config import ConfigError, RunConfig
+from cluster.registry import expand_models
+
+
+def load_config(path: str | Path, overrides: dict[str, Any] | None = None) -> RunConfig:
+    path = Path(path)
+    try:
+        raw = yaml.safe_load(path.read_text())
+    except FileNotFoundError:
+        raise ConfigError(f"{path}: config file not found") from None
+    except yaml.YAMLError as e:
+        mark = getattr(e, "problem_mark", None)
+        where = f"line {mark.line + 1}" if mark else "syntax"
+        raise ConfigError(f"{path}: {where}: invalid YAML ({getattr(e, 'problem', e)})") from None
+    if not isinstance(raw, dict):
+        raise ConfigError(f"{path}: top level must be a mapping")
+    raw.update({k: v for k, v in (overrides or {}).items() if v is not None})
+    # registry names and groups (cluster/models.yaml) become full model specs
+    raw = expand_models(raw, source=path)
+    try:
+        return RunConfig.model_validate(raw)
+    except ValidationError as e:
+        err = e.errors()[0]
+        loc = ".".join(str(p) for p in err["loc"]) or "(top level)"
+        raise ConfigError(f"{path}: field {loc}: {err['msg']}") from None

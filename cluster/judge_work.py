@@ -1,0 +1,182 @@
+"""What the judge is asked and what it writes: judge work planned from sample rows, and the Judgment records.
+
+* `resolve_spec` turns a judge name (a registry entry or a litellm model string) into a `JudgeSpec`.
+* `Planner.work(row)` turns one sample row into a `Work` item (or None: another benchmark, an infra error,
+  or already judged); its content address `key` makes identical responses one request and the cache work.
+* `rule_record` / `empty_record` / `result_record` build the Judgment rows; F of VGR-Score is always the
+  exact verifier's verdict on the sample (`final_match`), never the judge's own flag.
+"""
+
+from __future__ import annotations
+
+import json
+import time
+from collections.abc import Iterable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import polars as pl
+
+from cluster.registry import load_registry
+from judge.evidence import Evidence, build_evidence, gold_text
+from judge.llm_judge import JudgeItem, JudgeResult, JudgeSpec, cache_key
+from judge.rule_scorer import RULE_VERSION, score_response
+from judge.schema import RULE_JUDGE, JudgeVerdict, Judgment, ground, verdict_fields
+from nphe4v.core import secrets
+from nphe4v.core.benchmarks import task_for
+from nphe4v.core.dataset import load_dataset
+from nphe4v.core.hashing import canonical_json, sha256_bytes
+from nphe4v.core.records import KEY_COLUMNS
+from nphe4v.scoring import score_answer
+
+BENCHMARK = "graphverse"
+
+
+def resolve_spec(model: str, options: dict[str, Any] | None = None) -> JudgeSpec:
+    """A JudgeSpec from a registry name or a litellm model string (options override)."""
+    opts = dict(options or {})
+    secrets.learn(opts)  # the driver writes the judgments: it must know keys inline in api_base or headers
+    if model == RULE_JUDGE:
+        return JudgeSpec(model=RULE_JUDGE)
+    if "/" not in model:
+        try:
+            entry = load_registry().by_name.get(model)
+        except Exception:
+            entry = None
+        if entry is not None and entry.backend == "litellm" and entry.model:
+            base: dict[str, Any] = {"model": entry.model}
+            if entry.api_key_env:
+                base["api_key_env"] = entry.api_key_env
+            extra = {k: v for k, v in (entry.request_args or {}).items() if k != "drop_params"}
+            if extra:
+                base["extra"] = extra
+            base.update(opts)
+            return JudgeSpec(**base)
+    return JudgeSpec(model=model, **opts)
+
+
+
+@dataclass
+class Work:
+    base: dict[str, Any]  # Judgment fields known before judging
+    item: JudgeItem
+    key: str  # content address
+    evidence: Evidence
+    gold_answer: dict[str, Any]
+    gold_value: float | None
+    verdict: str | None  # the sample's verifier verdict
+
+
+def instances_of(run_dir: Path, datasets: Iterable[Any] | None) -> dict[str, Any]:
+    if datasets is None:
+        man = json.loads((run_dir / "manifest.json").read_text())
+        # the judge reads instance data only: image hashes are not re-checked here
+        datasets = [load_dataset(d["path"], check_images=False) for d in man.get("datasets", [])
+                    if d.get("benchmark") == BENCHMARK]
+    out: dict[str, Any] = {}
+    for ds in datasets:
+        if ds.manifest.benchmark == BENCHMARK:
+            out.update(ds.by_id())
+    return out
+
+
+def _question(inst: Any) -> str:
+    try:
+        spec = task_for(inst.benchmark, inst.task)
+        t = spec.text(spec.load(inst.data))
+        return "\n".join(p for p in (t.intro, t.question, t.output) if p)
+    except Exception:
+        return ""
+
+
+class Planner:
+    """Turns sample rows into judge work, one row at a time (the stream feeds rows as they are scored)."""
+
+    def __init__(self, run_dir: Path, instances: dict[str, Any], spec: JudgeSpec, repeat: int, template: str,
+                 done: set[str]) -> None:
+        self.run_dir, self.instances, self.spec, self.repeat, self.template = run_dir, instances, spec, repeat, template
+        self.done = done
+        self.ev_cache: dict[str, tuple[Evidence, str, str]] = {}
+        self.skipped = 0
+
+    def work(self, r: dict[str, Any]) -> Work | None:
+        """The row's work, or None when it is not judged (other benchmark, infra error) or already judged."""
+        if r["benchmark"] != BENCHMARK or r["status"] == "infra_error":
+            return None
+        spec, template, repeat = self.spec, self.template, self.repeat
+        key_fields = {c: r[c] for c in KEY_COLUMNS}
+        jkey = "|".join(str(v) for v in [*key_fields.values(), spec.identity, template, repeat])
+        if jkey in self.done:
+            self.skipped += 1
+            return None
+        inst = self.instances.get(r["instance_id"])
+        if inst is None:
+            raise ValueError(f"{self.run_dir}: sample {r['instance_id']!r} has no instance in the run's datasets")
+        if inst.instance_id not in self.ev_cache:
+            ev = build_evidence(inst.task, inst.data)
+            self.ev_cache[inst.instance_id] = (ev, gold_text(inst.task, inst.gold.answer, inst.gold.value),
+                                               _question(inst))
+        ev, gold, question = self.ev_cache[inst.instance_id]
+        text = r["raw_response"] or ""
+        item = JudgeItem(task=inst.task, evidence=ev.text, gold=gold, question=question, response=text,
+                         repeat=repeat)
+        if spec.is_rule:
+            ckey = sha256_bytes(canonical_json([RULE_JUDGE, template, item.bundle_sha, item.response_sha]).encode())
+        else:
+            ckey = cache_key(spec, template, item)
+        base = {
+            "run_id": r["run_id"], **key_fields, "task": inst.task,
+            "judge": spec.identity, "judge_snapshot": spec.pinned if not spec.is_rule else RULE_VERSION,
+            "judge_template": template, "judge_repeat": repeat,
+            "evidence_sha256": ev.sha256, "response_sha256": item.response_sha, "cache_key": ckey,
+            "sample_verdict": r["verdict"],
+        }
+        verified = r["verdict"] if r["verdict"] is not None else score_answer(inst, text)[0].verdict
+        return Work(base, item, ckey, ev, dict(inst.gold.answer), inst.gold.value, verified)
+
+
+def plan(run_dir: Path, samples: pl.DataFrame, instances: dict[str, Any], spec: JudgeSpec, repeat: int,
+         template: str, done: set[str]) -> tuple[list[Work], int]:
+    """Work for every judgeable GraphVerse sample not yet judged; returns (work, already done)."""
+    p = Planner(run_dir, instances, spec, repeat, template, done)
+    rows = samples.filter((pl.col("benchmark") == BENCHMARK) & (pl.col("status") != "infra_error"))
+    work = [w for w in map(p.work, rows.iter_rows(named=True)) if w is not None]
+    return work, p.skipped
+
+
+
+def final_match(w: Work) -> bool:
+    """F of VGR-Score: the exact verifier's verdict, the sample's own when the run recorded one (else the
+    planner verified the response)."""
+    return w.verdict == "correct"
+
+
+def rule_record(w: Work) -> Judgment:
+    t0 = time.perf_counter()
+    match = final_match(w)
+    verdict = score_response(w.evidence, w.item.response, final_match=match)
+    return Judgment(**w.base, status="ok", **verdict_fields(verdict, match), latency_s=time.perf_counter() - t0)
+
+
+def empty_record(w: Work) -> Judgment:
+    """A response without text: nothing to judge, VGR 0, no call."""
+    return Judgment(**w.base, status="ok",
+                    **verdict_fields(JudgeVerdict(steps=[], final_answer_match=False), False))
+
+
+def result_record(w: Work, res: JudgeResult, *, cached: bool, calls: int) -> Judgment:
+    fields: dict[str, Any] = {}
+    if res.status == "ok" and res.verdict is not None:
+        # the judge grades the steps; whether the final answer is right is the verifier's call alone, and
+        # only claims naming a node of the asked graph can earn
+        names = [str(n) for g in w.evidence.facts.graphs for n in g.asked.nodes]
+        verdict = res.verdict.model_copy(update={"steps": ground(res.verdict.steps, names)})
+        fields = verdict_fields(verdict, final_match(w))
+        fields["steps"] = secrets.redact(fields["steps"])
+    return Judgment(
+        **w.base, judge_served_model=res.served_model, status=res.status, error_kind=res.error_kind,
+        error=res.error, raw_output=json.dumps(res.raw_outputs, ensure_ascii=False), attempts=res.calls,
+        calls=calls, cached=cached, prompt_tokens=res.prompt_tokens, completion_tokens=res.completion_tokens,
+        cost_usd=res.cost_usd, latency_s=res.latency_s, **fields,
+    )

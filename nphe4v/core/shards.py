@@ -1,0 +1,131 @@
+"""Incremental Parquet shards, exactly once per key: the one writer of a run's row tables (samples, judgments).
+
+    w = ShardWriter(run / "samples", SAMPLE_SCHEMA, KEY_COLUMNS, partition_by=["benchmark", "model"], what="sample")
+    new = w.add(records)   # pydantic records; a key already written (now or by an earlier attempt) is dropped
+    w.flush()              # root/<benchmark>/<model>/part-<ns>-<uuid>.parquet
+
+* One writer (the driver) per table. A shard is written under a hidden temporary name, fsynced and renamed,
+  so a crash leaves whole shards only.
+* On start the writer reads the keys already on disk (`done`); callers plan around them and `add` drops
+  them, so a rerun writes only what is missing, whatever the worker count.
+* Rows are queued and written every `flush_rows` rows or `flush_seconds` seconds (checked on `add`), and
+  on `flush()`; text cells are redacted (`secrets.redact_frame`), key columns never.
+* A shard that cannot be read stops the writer (and `read_shards`) with one line naming the file
+  (`ShardError`): its rows are recomputed once it is moved away.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import time
+import uuid
+from collections.abc import Iterable, Sequence
+from pathlib import Path
+from typing import Any
+
+import polars as pl
+from pydantic import BaseModel
+
+from nphe4v.core.secrets import redact_frame
+
+
+class ShardError(ValueError):
+    """A shard that cannot be read; one line naming the file."""
+
+
+def slug(name: str) -> str:
+    """A value as one safe folder name (a partition folder of a shard table)."""
+    return re.sub(r"[^A-Za-z0-9._-]+", "_", name)
+
+
+def key_of(row: dict[str, Any], key_columns: Sequence[str]) -> str:
+    """The key string of a row: its key columns joined with '|' (what `done` holds)."""
+    return "|".join(str(row[c]) for c in key_columns)
+
+
+def shard_files(root: str | Path) -> list[Path]:
+    # temporaries are hidden `.part-*.parquet.tmp`: never matched, so a crash mid-write is invisible
+    return sorted(Path(root).glob("**/*.parquet"))
+
+
+def read_shards(root: str | Path, schema: dict[str, pl.DataType], key_columns: Sequence[str], *, what: str,
+                columns: Sequence[str] | None = None) -> pl.DataFrame:
+    """Every row under `root` (only `columns` when given), or ShardError naming the damaged shard."""
+    files = shard_files(root)
+    if not files:
+        frame = pl.DataFrame(schema=schema)
+        return frame.select(columns) if columns is not None else frame
+    try:
+        # shards written before a column was appended read back with that column null
+        lf = pl.scan_parquet(files, schema=schema, hive_partitioning=False, missing_columns="insert")
+        return (lf.select(columns) if columns is not None else lf).collect()
+    except Exception as e:  # polars raises several unrelated types for a damaged file
+        raise _corrupt_shard(Path(root), files, key_columns, what, e) from None
+
+
+def _corrupt_shard(root: Path, files: list[Path], key_columns: Sequence[str], what: str,
+                   err: Exception) -> ShardError:
+    """Name the damaged shard (the combined scan's error does not say which file)."""
+    for f in files:
+        try:
+            pl.read_parquet(f, columns=list(key_columns))
+        except Exception as e:
+            err, bad = e, f
+            break
+    else:
+        bad = root
+    first = (str(err).strip().splitlines() or [""])[0][:200]
+    return ShardError(f"{bad}: unreadable {what} shard ({type(err).__name__}: {first}); move it out of "
+                      f"{root.name}/ and rerun: its {what}s are recomputed")
+
+
+class ShardWriter:
+    """Queued rows of one table under `root`, written as atomic shards, each key at most once across reruns."""
+
+    def __init__(self, root: str | Path, schema: dict[str, pl.DataType], key_columns: Sequence[str], *,
+                 partition_by: Sequence[str], what: str, flush_rows: int, flush_seconds: float | None = None) -> None:
+        self.root = Path(root)
+        self.schema, self.key_columns, self.partition_by = schema, list(key_columns), list(partition_by)
+        self.flush_rows, self.flush_seconds = flush_rows, flush_seconds
+        # read before the folder is touched: a damaged shard stops the writer before any change
+        existing = read_shards(self.root, schema, self.key_columns, what=what, columns=self.key_columns)
+        self.root.mkdir(parents=True, exist_ok=True)
+        self.done: set[str] = {"|".join(str(v) for v in row) for row in existing.iter_rows()}
+        self.resumed = len(self.done)
+        self.written = 0
+        self._pending: list[dict[str, Any]] = []
+        self._last_flush = time.monotonic()
+
+    def add(self, records: Iterable[BaseModel]) -> list[BaseModel]:
+        """Queue the records whose key is not written yet; returns those queued (never a key twice)."""
+        added = []
+        for rec in records:
+            row = rec.model_dump()
+            k = key_of(row, self.key_columns)
+            if k in self.done:
+                continue
+            self.done.add(k)
+            self._pending.append(row)
+            added.append(rec)
+        if len(self._pending) >= self.flush_rows or (
+                self.flush_seconds is not None and time.monotonic() - self._last_flush >= self.flush_seconds):
+            self.flush()
+        return added
+
+    def flush(self) -> None:
+        self._last_flush = time.monotonic()
+        if not self._pending:
+            return
+        frame = redact_frame(pl.DataFrame(self._pending, schema=self.schema), keep=self.key_columns)
+        self._pending = []
+        for values, part in frame.group_by(self.partition_by, maintain_order=True):
+            folder = self.root.joinpath(*(slug(str(v)) for v in values))
+            folder.mkdir(parents=True, exist_ok=True)
+            name = f"part-{time.time_ns():020d}-{uuid.uuid4().hex[:8]}.parquet"
+            tmp = folder / f".{name}.tmp"
+            part.write_parquet(tmp, compression="zstd")
+            with open(tmp, "rb") as f:
+                os.fsync(f.fileno())
+            os.replace(tmp, folder / name)
+            self.written += part.height
