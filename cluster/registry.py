@@ -255,7 +255,7 @@ def expand_models(raw: dict[str, Any], registry: Registry | str | Path | None = 
                   source: str | Path | None = None) -> dict[str, Any]:
     """Return a copy of a raw run config whose `models:` entries that name the registry became ModelSpec dicts.
 
-    Wire it into `cluster.config.load_config`, just before its `try: return RunConfig.model_validate(raw)`
+    Wire it into `cluster.config_file.load_config`, just before its `try: return RunConfig.model_validate(raw)`
     (a function-level import: cluster.registry imports cluster.config):
 
         from cluster.registry import expand_models; raw = expand_models(raw, source=path
