@@ -22,6 +22,12 @@ nor tell it from a refused one). After a failure the member gets no batch for a 
 and burn every retry of the batch at once while the other members could serve it.
 A member that failed `max_attempts` batches in a row is reported to `on_crash_loop` (the owner may replace
 it); without that callback it stays (Ray restarts crashed actors up to their `max_restarts`).
+
+The queue may be given (`queue=`): anything with `popleft`, `append` and truthiness, e.g. the scheduler's lazy
+`Backlog` over a model's plan, so the pool takes batches from it one at a time and never holds a whole plan
+(a retried batch is `append`ed: after the source's batches). `queued_requests` / `inflight_requests` count
+the requests (batch sizes) queued and in flight, kept in step here (`queued_requests=` seeds the count of a
+given queue); `wake_in()` tells a driver waiting on `refs()` when a paused member may take a batch again.
 """
 
 from __future__ import annotations
@@ -30,7 +36,7 @@ import time
 from collections import deque
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Protocol
 
 import ray
 from ray.exceptions import RayActorError, RayTaskError
@@ -41,6 +47,18 @@ class Batch:
     payload: Any  # whatever `submit` and the callbacks understand
     size: int = 1  # requests in the batch (for work estimates and counts)
     attempt: int = 1
+
+
+class Queue(Protocol):
+    """What the pool needs of its queue (a deque, or a lazy source such as `cluster.scheduler.Backlog`)."""
+
+    def popleft(self) -> Batch: ...
+
+    def append(self, batch: Batch) -> None: ...
+
+    def __bool__(self) -> bool: ...
+
+    def __len__(self) -> int: ...
 
 
 @dataclass(eq=False)
@@ -61,13 +79,16 @@ def first_line(e: BaseException) -> str:
 class ActorPool:
     def __init__(self, submit: Callable[[Any, Any], Any], on_result: Callable[[Batch, Any], None],
                  on_fail: Callable[[Batch, str], None], *, max_inflight: int = 4, max_attempts: int = 3,
-                 on_crash_loop: Callable[[Member, str], None] | None = None, pause_s: float = 0.5) -> None:
+                 on_crash_loop: Callable[[Member, str], None] | None = None, pause_s: float = 0.5,
+                 queue: Queue | None = None, queued_requests: int = 0) -> None:
         self.submit, self.on_result, self.on_fail, self.on_crash_loop = submit, on_result, on_fail, on_crash_loop
         self.max_inflight, self.max_attempts, self.pause_s = max_inflight, max_attempts, pause_s
         self.members: list[Member] = []
-        self.queue: deque[Batch] = deque()
+        self.queue: Queue = deque() if queue is None else queue
         self.inflight: dict[Any, tuple[Member, Batch]] = {}
         self.retries = 0  # batches resubmitted after a failure
+        self.queued_requests = queued_requests  # sizes of the queued batches (a given queue's, as seeded)
+        self.inflight_requests = 0  # sizes of the batches in flight
 
     # ---- members -------------------------------------------------------------------------------------------
     def add_member(self, actor: Any) -> Member:
@@ -84,6 +105,7 @@ class ActorPool:
     # ---- batches -------------------------------------------------------------------------------------------
     def put(self, batch: Batch) -> None:
         self.queue.append(batch)
+        self.queued_requests += batch.size
 
     def capacity(self) -> int:
         """Batches the pool may have in flight at once."""
@@ -99,11 +121,23 @@ class ActorPool:
             if m.inflight >= self.max_inflight:
                 break
             batch = self.queue.popleft()
+            self.queued_requests -= batch.size
             ref = self.submit(m.actor, batch.payload)
             m.inflight += 1
+            self.inflight_requests += batch.size
             self.inflight[ref] = (m, batch)
             sent += 1
         return sent
+
+    def wake_in(self) -> float | None:
+        """Seconds until a paused member may take a queued batch (None: none is waiting on a pause)."""
+        if not self.queue:
+            return None
+        now = time.monotonic()
+        if any(m.paused_until <= now and m.inflight < self.max_inflight for m in self.members):
+            return None  # `dispatch` can send now, or only a result frees room
+        paused = [m.paused_until - now for m in self.members if m.paused_until > now]
+        return min(paused) if paused else None
 
     def refs(self) -> list[Any]:
         return list(self.inflight)
@@ -115,6 +149,7 @@ class ActorPool:
         """A ref of `refs()` is ready: its result goes to `on_result`, or the batch is retried or failed."""
         member, batch = self.inflight.pop(ref)
         member.inflight -= 1
+        self.inflight_requests -= batch.size
         try:
             value = ray.get(ref)
         except (RayActorError, RayTaskError) as e:
@@ -129,7 +164,7 @@ class ActorPool:
         member.paused_until = max(member.paused_until, time.monotonic() + pause)
         if batch.attempt < self.max_attempts:
             self.retries += 1
-            self.queue.append(Batch(batch.payload, batch.size, batch.attempt + 1))
+            self.put(Batch(batch.payload, batch.size, batch.attempt + 1))
         else:
             self.on_fail(batch, first_line(e))
         if (self.on_crash_loop is not None and not member.removed
@@ -139,7 +174,9 @@ class ActorPool:
     def fail_queued(self, message: str) -> None:
         """Record every queued batch as failed (the pool can no longer serve them)."""
         while self.queue:
-            self.on_fail(self.queue.popleft(), message)
+            batch = self.queue.popleft()
+            self.queued_requests -= batch.size
+            self.on_fail(batch, message)
 
     def idle(self) -> bool:
         return not self.queue and not self.inflight

@@ -21,14 +21,20 @@ and one CPU per GPU (the placement-group bundles of GPU replicas), and hands wha
 each replica gets its model's `cpus` scaled down so that all of them fit that budget together. No mix of
 actors can then hold every CPU (four 0.5-CPU baselines on a 2-CPU Ray once left the score tasks none).
 
-Work arrives lazily: a job's `batches` is a `Backlog` over an iterator (the model's plan), pulled one batch at
-a time as replicas take work, with its size counted up front for the estimates; the driver never holds a
-whole model's requests.
+Serving (one pool abstraction for the whole run): each job's ready replicas are the members of one
+`cluster.actor_pool.ActorPool` (the judge stage's pool is the same class): at most `per_replica_inflight`
+batches in flight per replica, the least loaded first, results to `finish`, batches that keep failing to
+`fail`, requests queued and in flight counted by the pool.
+
+Work arrives lazily: a job's `batches` is a `Backlog` over an iterator (the model's plan), and it is the
+pool's queue, pulled one batch at a time as replicas take work, with its size counted up front for the
+estimates; the driver never holds a whole model's requests.
 
 Failures: a replica that fails to load, or whose batches fail `max_attempts` times in a row (OOM, crash loop),
-is ended and replaced while the model's replica failures stay below `max_attempts`; after that the model's
-remaining batches are recorded through `Job.fail` (infra_error), the job ends `failed` with its reason, and
-the rest of the run goes on. A batch whose actor died is requeued until `max_attempts`, then failed alone.
+is ended and replaced while the model's replica failures stay below `max_attempts` (the pool reports the crash
+loop); after that the model's remaining batches are recorded through `Job.fail` (infra_error), the job ends
+`failed` with its reason, and the rest of the run goes on. A batch whose actor died is requeued by the pool
+until `max_attempts`, then failed alone.
 """
 
 from __future__ import annotations
@@ -45,19 +51,16 @@ from typing import Any, Protocol
 import ray
 from ray.exceptions import RayActorError, RayError, RayTaskError
 
+from cluster.actor_pool import ActorPool, Batch, Member, first_line
+
+__all__ = ["AUTO", "ActorPool", "Backlog", "Batch", "Job", "Replica", "Scheduler", "Stage"]
+
 AUTO = "auto"
 
 
 # What one score task asks (`cluster.pipeline.score_batch`): the reserve gives each model's batches room to be
 # scored side by side.
 SCORE_TASK_CPUS = 0.25
-
-
-@dataclass
-class Batch:
-    payload: Any  # whatever the job's submit/finish understand (work items; a request count in the bench)
-    size: int  # requests in the batch (for work estimates)
-    attempt: int = 1
 
 
 class Backlog:
@@ -122,11 +125,17 @@ class Replica:
     placement: dict[str, Any]
     gpus: float
     ready_ref: Any = None
-    ready: bool = False
+    member: Member | None = None  # its place in the job's pool, once it is ready
     ended: bool = False
-    inflight: int = 0
-    consecutive_failures: int = 0
     started_at: float = field(default_factory=time.monotonic)
+
+    @property
+    def ready(self) -> bool:
+        return self.member is not None
+
+    @property
+    def inflight(self) -> int:
+        return self.member.inflight if self.member is not None else 0
 
 
 @dataclass
@@ -137,6 +146,7 @@ class Job:
     placement group's) and returns (actor, placement options); `submit(actor, payload)` returns
     the ref of the batch's finished records; `finish(batch, result)` writes them; `fail(batch, message)`
     records the batch as infra_error; `release(actor, placement)` ends a replica and frees its resources.
+    `pool` serves `batches` (its queue) on the ready replicas with those callbacks.
     """
 
     name: str
@@ -157,25 +167,39 @@ class Job:
     live: list[Replica] = field(default_factory=list)
     started: int = 0
     replica_failures: int = 0
-    retries: int = 0
     status: str = "pending"  # pending | running | complete | failed
     error: str | None = None
     first_start: float | None = None
     last_done: float | None = None
-    inflight_requests: int = 0
-    queued_requests: int = 0  # kept in step with `batches` by the scheduler (summing each turn is too slow)
+    pool: ActorPool = field(init=False)
+    replica_of: dict[Member, Replica] = field(default_factory=dict)  # the pool's members, as replicas
 
     def __post_init__(self) -> None:
         if not isinstance(self.batches, Backlog):
             self.batches = Backlog.of(self.batches)
-        self.queued_requests = self.batches.requests
+        # the pool's queue is the backlog itself: it pulls batches lazily, and requeues retries after them
+        self.pool = ActorPool(self.submit, self.finish, self.fail, max_inflight=self.per_replica_inflight,
+                              max_attempts=self.max_attempts, queue=self.batches,
+                              queued_requests=self.batches.requests)
+
+    @property
+    def queued_requests(self) -> int:
+        return self.pool.queued_requests
+
+    @property
+    def inflight_requests(self) -> int:
+        return self.pool.inflight_requests
+
+    @property
+    def retries(self) -> int:
+        return self.pool.retries
 
     def remaining_work(self) -> float:
         """Estimated replica-seconds of work not yet finished (queued and in flight)."""
         return (self.queued_requests + self.inflight_requests) * self.request_s
 
     def done(self) -> bool:
-        return not self.batches and not any(r.inflight for r in self.live) and self.inflight_requests == 0
+        return self.pool.idle()
 
 
 class Stage(Protocol):
@@ -188,11 +212,6 @@ class Stage(Protocol):
     def handle(self, ref: Any) -> None: ...
 
     def idle(self) -> bool: ...
-
-
-def _first_line(e: BaseException) -> str:
-    s = str(e).strip()
-    return f"{type(e).__name__}: {s.splitlines()[0] if s else ''}"[:300]
 
 
 class Scheduler:
@@ -211,7 +230,9 @@ class Scheduler:
         self.reserve_cpus = reserve_cpus
         self._grant_cpus()
         self.used_gpus = 0.0
-        self._refs: dict[Any, tuple[str, Any]] = {}  # ref -> ("ready", replica) | ("batch", (replica, batch))
+        for j in self.jobs:
+            j.pool.on_crash_loop = lambda m, why, j=j: self._replica_failed(j.replica_of[m], f"crash loop: {why}")
+        self._loading: dict[Any, Replica] = {}  # a replica's `ready` ref -> the replica
         self.events: list[tuple[float, str, str]] = []  # (monotonic time, job, event): the bench reads these
 
     # ------------------------------------------------------------------ placement
@@ -241,7 +262,7 @@ class Scheduler:
             actor, placement = job.start(job.started, job.cpu_grant or 0.0)
         except (TimeoutError, ValueError, RayError) as e:  # the placement group never fit, or start refused
             job.replica_failures += 1
-            self._give_up_if_failing(job, _first_line(e))
+            self._give_up_if_failing(job, first_line(e))
             return False
         rep = Replica(job, job.started, actor, placement, job.gpus)
         job.started += 1
@@ -250,13 +271,15 @@ class Scheduler:
         job.first_start = job.first_start or time.monotonic()
         self.used_gpus += job.gpus if job.gpus >= 1 else 0.0
         rep.ready_ref = actor.ready.remote()
-        self._refs[rep.ready_ref] = ("ready", rep)
+        self._loading[rep.ready_ref] = rep
         self.events.append((time.monotonic(), job.name, f"start replica {rep.index}"))
         return True
 
     def _end_replica(self, rep: Replica) -> None:
         job = rep.job
         rep.ended = True
+        if rep.member is not None:
+            job.pool.remove_member(rep.member)  # its batches in flight still resolve (retried if killed)
         if rep in job.live:
             job.live.remove(rep)
             if rep.gpus >= 1:
@@ -313,17 +336,7 @@ class Scheduler:
     # ------------------------------------------------------------------ dispatch
     def _dispatch(self) -> None:
         for j in self.jobs:
-            ready = [r for r in j.live if r.ready]
-            while j.batches and ready:
-                rep = min(ready, key=lambda r: r.inflight)
-                if rep.inflight >= j.per_replica_inflight:
-                    break
-                batch = j.batches.popleft()
-                j.queued_requests -= batch.size
-                ref = j.submit(rep.actor, batch.payload)
-                rep.inflight += 1
-                j.inflight_requests += batch.size
-                self._refs[ref] = ("batch", (rep, batch))
+            j.pool.dispatch()
 
     def _retire_idle(self) -> None:
         """End replicas with nothing left to do: a finished model frees its GPUs for the others at once."""
@@ -350,10 +363,7 @@ class Scheduler:
             return
         # the model cannot be served: its remaining samples are infra errors, the run goes on
         job.error = f"replicas failed {job.replica_failures} times; last: {why}"[:400]
-        while job.batches:
-            batch = job.batches.popleft()
-            job.queued_requests -= batch.size
-            job.fail(batch, job.error)
+        job.pool.fail_queued(job.error)
         job.status = "failed"
         job.last_done = time.monotonic()
         self.events.append((job.last_done, job.name, "failed"))
@@ -364,34 +374,38 @@ class Scheduler:
         try:
             ray.get(ref)
         except (RayActorError, RayTaskError) as e:
-            self._replica_failed(rep, f"load failed: {_first_line(e)}")
+            self._replica_failed(rep, f"load failed: {first_line(e)}")
             return
-        rep.ready = True
+        rep.member = rep.job.pool.add_member(rep.actor)
+        rep.job.replica_of[rep.member] = rep
         self.events.append((time.monotonic(), rep.job.name, f"ready replica {rep.index}"))
-
-    def _on_batch(self, rep: Replica, batch: Batch, ref: Any) -> None:
-        job = rep.job
-        rep.inflight -= 1
-        job.inflight_requests -= batch.size
-        try:
-            result = ray.get(ref)
-        except (RayActorError, RayTaskError) as e:
-            rep.consecutive_failures += 1
-            if batch.attempt < job.max_attempts:
-                job.retries += 1
-                job.batches.append(Batch(batch.payload, batch.size, batch.attempt + 1))
-                job.queued_requests += batch.size
-            else:
-                job.fail(batch, _first_line(e))
-            if rep.consecutive_failures >= job.max_attempts and not rep.ended:
-                self._replica_failed(rep, f"crash loop: {_first_line(e)}")
-            return
-        rep.consecutive_failures = 0
-        job.finish(batch, result)
 
     # ------------------------------------------------------------------ loop
     def busy(self) -> bool:
         return any(j.status in ("pending", "running") for j in self.jobs) or not all(s.idle() for s in self.stages)
+
+    def _own_refs(self) -> list[Any]:
+        """Refs of the replicas loading and of every job's batches in flight."""
+        return list(self._loading) + [r for j in self.jobs for r in j.pool.refs()]
+
+    def _wait_s(self) -> float:
+        """How long to wait for a ref: at most 5 s, less when a paused replica may take a batch sooner."""
+        wakes = [w for j in self.jobs if (w := j.pool.wake_in()) is not None]
+        return max(0.01, min([5.0, *wakes]))
+
+    def _handle(self, ref: Any) -> None:
+        rep = self._loading.pop(ref, None)
+        if rep is not None:
+            self._on_ready(rep, ref)
+            return
+        for j in self.jobs:
+            if j.pool.owns(ref):
+                j.pool.handle(ref)  # -> finish | a retry | fail, and a crash loop -> _replica_failed
+                return
+        for s in self.stages:
+            if ref in s.refs():
+                s.handle(ref)
+                return
 
     def run(self) -> None:
         try:
@@ -400,26 +414,15 @@ class Scheduler:
                 self._dispatch()
                 for s in self.stages:
                     s.pump()
-                refs = list(self._refs) + [r for s in self.stages for r in s.refs()]
+                refs = self._own_refs() + [r for s in self.stages for r in s.refs()]
                 if not refs:
                     self._retire_idle()
-                    if self.busy() and not self._refs and not any(s.refs() for s in self.stages):
+                    if self.busy() and not self._own_refs() and not any(s.refs() for s in self.stages):
                         self._stalled()
                     continue
-                ready, _ = ray.wait(refs, num_returns=1, timeout=5.0)
+                ready, _ = ray.wait(refs, num_returns=1, timeout=self._wait_s())
                 for ref in ready:
-                    owner = self._refs.pop(ref, None)
-                    if owner is None:
-                        for s in self.stages:
-                            if ref in s.refs():
-                                s.handle(ref)
-                                break
-                        continue
-                    kind, what = owner
-                    if kind == "ready":
-                        self._on_ready(what, ref)
-                    else:
-                        self._on_batch(*what, ref)
+                    self._handle(ref)
                 self._retire_idle()
         except BaseException:
             # an interrupt: free every replica, and let nothing here hide the interrupt itself; batches in
@@ -439,5 +442,5 @@ class Scheduler:
                     j.replica_failures = j.max_attempts
                     self._give_up_if_failing(j, f"one replica needs {j.gpus:g} GPU(s), the cluster has "
                                                 f"{self.total_gpus:g}")
-        if self.busy() and not self._refs and not any(s.refs() for s in self.stages):
+        if self.busy() and not self._own_refs() and not any(s.refs() for s in self.stages):
             time.sleep(0.05)  # placement is retried on the next turn

@@ -146,3 +146,25 @@ def test_cpu_replicas_leave_the_reserve_free():
     tight = [_cpu_job("a", 4.0, replicas=3), _cpu_job("b", 4.0)]
     s = Scheduler(tight, total_gpus=8, total_cpus=16)
     assert 3 * tight[0].cpu_grant + tight[1].cpu_grant <= s.cpu_budget() + 1e-9
+
+
+def test_the_job_pool_serves_its_backlog_lazily():
+    # one pool for model replicas and judges: a job's backlog is its pool's queue, pulled one batch at a time
+    made: list[int] = []
+
+    def source():
+        for i in range(100):
+            made.append(i)
+            yield Batch(i, 2)
+
+    sent: list[int] = []
+    job = Job(name="lazy", gpus=0.0, replicas=1, load_s=0.0, request_s=1e-4,
+              batches=Backlog(source(), batches=100, requests=200), start=lambda i, c: (None, {}),
+              submit=lambda a, p: sent.append(p) or f"ref{p}", finish=lambda b, r: None, fail=lambda b, m: None,
+              release=lambda a, p: None, per_replica_inflight=3)
+    assert job.pool.queue is job.batches and made == [] and job.queued_requests == 200
+    job.pool.add_member("actor")
+    assert job.pool.dispatch() == 3 and sent == [0, 1, 2]
+    assert len(made) <= 4, "only the batches sent, and one peeked ahead, are made"
+    assert (job.queued_requests, job.inflight_requests) == (194, 6) and not job.done()
+    assert sorted(job.pool.refs()) == ["ref0", "ref1", "ref2"]
