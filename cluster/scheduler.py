@@ -401,6 +401,10 @@ class Scheduler:
         for j in self.jobs:
             if j.pool.owns(ref):
                 j.pool.handle(ref)  # -> finish | a retry | fail, and a crash loop -> _replica_failed
+                if j.status == "failed":
+                    # a batch that was in flight when the model gave up came back for a retry: record it as
+                    # an infra error now rather than leave it queued and unwritten
+                    j.pool.fail_queued(j.error or "model failed")
                 return
         for s in self.stages:
             if ref in s.refs():
