@@ -21,7 +21,7 @@ from functools import lru_cache
 from pathlib import Path
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError
+from pydantic import ValidationError
 
 from nphe4v.core import llm_client, secrets
 from nphe4v.core.llm_client import CallFailed, ClientOptions, GenerateConfig, LLMClient, clean_error
@@ -31,46 +31,15 @@ from nphe4v.core.schema import ModelRequest, ModelResponse
 log = logging.getLogger(__name__)
 
 
-class LiteLLMOptions(BaseModel):
-    """`options:` of a model with `backend: litellm`."""
-
-    model_config = ConfigDict(extra="forbid")
-
-    model: str | None = Field(
-        None, description="litellm model string, e.g. 'openai/gpt-4o'; default: the name"
-    )
-    api_base: str | None = Field(None, description="endpoint, e.g. http://host:8000/v1 for hosted_vllm/...")
-    api_key_env: str | None = Field(None, description="environment variable holding the key")
-    max_concurrency: int = Field(8, ge=1, description="requests in flight per provider key, all replicas")
-    rpm: float | None = Field(None, gt=0, description="requests per minute per provider key")
-    timeout_s: float = Field(120.0, gt=0, description="per HTTP call")
-    max_attempts: int = Field(3, ge=1, description="tries on transient errors (5xx, timeout, bad JSON)")
-    max_rate_limited: int = Field(30, ge=1, description="429s tolerated per request before infra_error")
-    backoff_base_s: float = Field(1.0, ge=0)
-    backoff_max_s: float = Field(60.0, ge=0)
-    limiter: Literal["auto", "shared", "local"] = Field(
-        "auto", description="shared = one Ray actor per key; auto = shared inside a Ray actor, else local"
-    )
-    drop_params: bool = Field(True, description="let litellm drop sampling params a provider rejects")
-    seed: int = Field(0, description="seed of the retry jitter")
-    extra: dict[str, Any] = Field(default_factory=dict, description="passed to litellm.acompletion as is")
-
-
-def parse_options(name: str, options: dict[str, Any]) -> LiteLLMOptions:
+def client_options(name: str, options: dict[str, Any]) -> ClientOptions:
+    """The LLM client's options of a model with `backend: litellm`: its `options:` are the client's fields
+    (`nphe4v.core.llm_client.ClientOptions`), the model string defaulting to the model's name."""
     try:
-        opts = LiteLLMOptions.model_validate(options)
+        return ClientOptions.model_validate({**options, "model": options.get("model") or name})
     except ValidationError as e:
         err = e.errors()[0]
         loc = ".".join(str(p) for p in err["loc"]) or "options"
         raise ValueError(f"model {name!r}: options.{loc}: {err['msg']}") from None
-    if opts.model is None:
-        opts = opts.model_copy(update={"model": name})
-    return opts
-
-
-def client_options(name: str, options: dict[str, Any]) -> ClientOptions:
-    """The LLM client's options of a litellm model (its `options:`, the model string defaulting to the name)."""
-    return ClientOptions.model_validate(parse_options(name, options).model_dump())
 
 
 def preflight(name: str, options: dict[str, Any]) -> None:
