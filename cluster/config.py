@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Any, Literal
 
+import yaml
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
 from judge.schema import RULE_JUDGE
@@ -202,3 +204,19 @@ class RunConfig(Strict):
                 m.pop(k, None)
             m["options"] = {k: v for k, v in m["options"].items() if k not in OPERATIONAL_OPTIONS}
         return d
+
+
+def read_yaml_mapping(path: Path, shown: str, error: type[ConfigError] = ConfigError, what: str = "config"
+                      ) -> dict[str, Any]:
+    """A YAML file whose top level is a mapping; any problem is one `error` line naming the file (as `shown`)."""
+    try:
+        raw = yaml.safe_load(path.read_text())
+    except FileNotFoundError:
+        raise error(f"{shown}: {what} file not found") from None
+    except yaml.YAMLError as e:
+        mark = getattr(e, "problem_mark", None)
+        where = f"line {mark.line + 1}" if mark else "syntax"
+        raise error(f"{shown}: {where}: invalid YAML ({getattr(e, 'problem', e)})") from None
+    if not isinstance(raw, dict):
+        raise error(f"{shown}: top level must be a mapping")
+    return raw

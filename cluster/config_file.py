@@ -7,25 +7,15 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-import yaml
 from pydantic import ValidationError
 
-from cluster.config import ConfigError, RunConfig
+from cluster.config import ConfigError, RunConfig, read_yaml_mapping
 from cluster.registry import expand_models
 
 
 def load_config(path: str | Path, overrides: dict[str, Any] | None = None) -> RunConfig:
     path = Path(path)
-    try:
-        raw = yaml.safe_load(path.read_text())
-    except FileNotFoundError:
-        raise ConfigError(f"{path}: config file not found") from None
-    except yaml.YAMLError as e:
-        mark = getattr(e, "problem_mark", None)
-        where = f"line {mark.line + 1}" if mark else "syntax"
-        raise ConfigError(f"{path}: {where}: invalid YAML ({getattr(e, 'problem', e)})") from None
-    if not isinstance(raw, dict):
-        raise ConfigError(f"{path}: top level must be a mapping")
+    raw = read_yaml_mapping(path, str(path))
     raw.update({k: v for k, v in (overrides or {}).items() if v is not None})
     # registry names and groups (cluster/models.yaml) become full model specs
     raw = expand_models(raw, source=path)

@@ -20,10 +20,9 @@ from functools import lru_cache
 from pathlib import Path
 from typing import Any, Literal
 
-import yaml
 from pydantic import BaseModel, ConfigDict, Field, PrivateAttr, ValidationError, model_validator
 
-from cluster.config import ConfigError, ModelSpec
+from cluster.config import ConfigError, ModelSpec, read_yaml_mapping
 
 DEFAULT_PATH = Path(__file__).with_name("models.yaml")
 NAME_PATTERN = r"^[A-Za-z0-9][A-Za-z0-9._:@/+-]*$"
@@ -211,16 +210,7 @@ def load_registry(path: str | Path | None = None) -> Registry:
     """Read and validate a registry file (default: cluster/models.yaml); errors are one `RegistryError` line."""
     p = Path(path) if path is not None else DEFAULT_PATH
     shown = "cluster/models.yaml" if p.resolve() == DEFAULT_PATH.resolve() else str(p)
-    try:
-        raw = yaml.safe_load(p.read_text())
-    except FileNotFoundError:
-        raise RegistryError(f"{shown}: registry file not found") from None
-    except yaml.YAMLError as e:
-        mark = getattr(e, "problem_mark", None)
-        where = f"line {mark.line + 1}" if mark else "syntax"
-        raise RegistryError(f"{shown}: {where}: invalid YAML ({getattr(e, 'problem', e)})") from None
-    if not isinstance(raw, dict):
-        raise RegistryError(f"{shown}: top level must be a mapping")
+    raw = read_yaml_mapping(p, shown, RegistryError, "registry")
     try:
         reg = Registry.model_validate(raw)
     except ValidationError as e:
