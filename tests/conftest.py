@@ -1,4 +1,9 @@
-"""Shared fixtures: a small generated dataset and one local Ray cluster for the whole session."""
+"""Shared fixtures (a small generated dataset, one local Ray cluster per test process) and the tiers' rules.
+
+Tiers: the README's test command runs everything; `bash scripts/test.sh --fast` leaves out tests marked
+`slow` and fails when a test without the mark takes longer than `--slow-limit` seconds, so a test that grew slow
+is marked (and moved out of the fast tier) the day it grows, not found later. A `slow` mark must say why.
+"""
 
 from __future__ import annotations
 
@@ -25,6 +30,62 @@ def shared_or_skip(*parts: str) -> Path:
     return p
 
 
+def pytest_addoption(parser):
+    parser.addoption("--slow-limit", type=float, default=None, metavar="S",
+                     help="fail the session when a test not marked slow takes more than S seconds "
+                          "(setup + call + teardown); the fast tier sets 30")
+
+
+def pytest_collection_modifyitems(config, items):
+    # "slow" is a promise to the reader: what makes the test slow. A bare mark is refused at collection.
+    bare = [it.nodeid for it in items
+            if (m := it.get_closest_marker("slow")) is not None and not m.kwargs.get("reason")]
+    if bare:
+        raise pytest.UsageError("@pytest.mark.slow needs reason=\"what makes it slow\": " + ", ".join(bare[:5]))
+    # Longest first: files holding a slow test go to the workers before the rest (scripts/test.sh keeps this
+    # order with --no-loadscope-reorder), the longest known ones first, so a long end-to-end test starts early
+    # instead of becoming the run's tail.
+    slow_files = {it.path.name for it in items if it.get_closest_marker("slow") is not None}
+
+    def rank(it) -> tuple[int, int]:
+        name = it.path.name
+        if name not in slow_files:
+            return (2, 0)
+        return (0, LONGEST_FIRST.index(name)) if name in LONGEST_FIRST else (1, 0)
+
+    items.sort(key=rank)
+
+
+# The slowest files of the suite, longest first (from `--durations` of full runs on 2 cores)
+LONGEST_FIRST = ("test_packaging.py", "test_judge_recipe.py", "test_run_faults.py", "test_ray_job.py",
+                 "test_scheduler.py", "test_judge_vllm.py", "test_demo_job.py", "test_pipeline.py")
+
+
+_TOOK: dict[str, float] = {}
+_SLOW: set[str] = set()
+
+
+def pytest_runtest_logreport(report):
+    # under xdist this runs in the controller for every worker's report, so the check sees the whole run
+    _TOOK[report.nodeid] = _TOOK.get(report.nodeid, 0.0) + report.duration
+    if "slow" in report.keywords:
+        _SLOW.add(report.nodeid)
+
+
+def pytest_sessionfinish(session, exitstatus):
+    limit = session.config.getoption("--slow-limit")
+    if limit is None or hasattr(session.config, "workerinput"):
+        return
+    over = sorted(((s, n) for n, s in _TOOK.items() if s > limit and n not in _SLOW), reverse=True)
+    if over:
+        tr = session.config.pluginmanager.get_plugin("terminalreporter")
+        lines = [f"{len(over)} test(s) not marked slow took more than {limit:.0f} s: mark them "
+                 "@pytest.mark.slow(reason=...) or make them faster"] + [f"  {s:6.1f} s  {n}" for s, n in over]
+        for line in lines:
+            tr.write_line(line, red=True) if tr else print(line)
+        session.exitstatus = pytest.ExitCode.TESTS_FAILED
+
+
 @pytest.fixture(scope="session")
 def small_dataset(tmp_path_factory) -> Path:
     """All nine tasks, all ten levels, two instances per level (180 instances)."""
@@ -40,6 +101,7 @@ def ray_local():
     import ray
 
     if not ray.is_initialized():
-        ray.init(num_cpus=2, include_dashboard=False, log_to_driver=False)
+        # address="local": always a private cluster, never one that `ray start` left on the machine
+        ray.init(address="local", num_cpus=2, include_dashboard=False, log_to_driver=False)
     yield ray
     ray.shutdown()

@@ -24,7 +24,7 @@ import pytest
 ROOT = Path(__file__).resolve().parents[1]
 SETUP = "bash scripts/setup.sh && "
 
-pytestmark = [pytest.mark.ray, pytest.mark.slow]
+pytestmark = [pytest.mark.ray, pytest.mark.slow(reason="the README's main command end to end: generation, a local Ray, four baselines, the report")]
 
 
 def readme_main_command() -> str:

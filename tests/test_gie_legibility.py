@@ -1,40 +1,26 @@
 """Legible drawings at both levels: no two labels overlap and no edge passes through a foreign node,
 checked with `gie.legibility.legibility_problems` on the node positions the renderer itself used.
 
-The slow test walks every image of the whole testmini split (1,060 instances, easy and hard)."""
+The suite checks a stratified sample (every task x edit cell, both levels); `bench/bench_legibility.py` walks
+every image of a whole split (testmini: 1,060 instances, easy and hard) and exits non-zero on any problem."""
 
 from __future__ import annotations
 
-import io
 from pathlib import Path
 
 import networkx as nx
-import pytest
-from PIL import Image
 
 from gie import dataset as gd
 from gie.legibility import legibility_problems
+from gie.legibility_audit import instance_legibility_problems
 from gie.style import NODE_RADIUS
-from gie.tasks import get_config, get_task
-from gie.tasks.drawing import render_images
 from nphe4v.core.dataset import load_dataset
 
 SEED = 2026
 
 
 def image_problems(inst, root: Path) -> list[str]:
-    """Every legibility problem of every image of one instance, prefixed by the image path."""
-    cfg = get_config(inst.task)
-    data = get_task(inst.task).load(inst.data)
-    graphs = data.image_graphs()
-    rendered = render_images(cfg, data.edit, graphs, data.layout_seed, final=False)
-    out = []
-    for g, (_, pos, _), ref in zip(graphs, rendered, inst.images, strict=True):
-        weighted = not cfg.complete and any("weight" in d for _, _, d in g.edges(data=True))
-        with Image.open(io.BytesIO((root / ref.path).read_bytes())) as img:
-            w, h = img.size
-        out += [f"{ref.path}: {p}" for p in legibility_problems(g, pos, weighted=weighted, width=w, height=h)]
-    return out
+    return instance_legibility_problems(inst, root)
 
 
 def test_check_flags_overlaps_and_edges_through_nodes():
@@ -69,13 +55,3 @@ def test_every_image_of_a_both_level_sample_is_legible(tmp_path: Path):
     assert {i.level for i in ds.instances} == {1, 2}
     problems = [p for inst in ds.instances for p in image_problems(inst, out)]
     assert problems == []
-
-
-@pytest.mark.slow
-def test_every_testmini_image_is_legible(tmp_path: Path):
-    out = tmp_path / "testmini"
-    gd.generate_split(out, "testmini", SEED, workers=2)
-    ds = load_dataset(out)
-    assert len(ds.instances) == gd.TESTMINI_TOTAL
-    problems = [p for inst in ds.instances for p in image_problems(inst, out)]
-    assert problems == [], f"{len(problems)} problems, first: {problems[:5]}"

@@ -51,6 +51,7 @@ def _free_port() -> int:
         return s.getsockname()[1]
 
 
+@pytest.mark.slow(reason="the doc's recipe: a generation, an eval_all run, a vLLM server on the CPU, judge_rerun")
 def test_recipe_runs_as_written(tmp_path):
     script = "set -euo pipefail\n" + "\n".join(recipe_blocks(DOC.read_text()))
     run_root = tmp_path / "recipe"

@@ -85,6 +85,7 @@ def vllm_server(tmp_path_factory):
                 proc.wait(10)
 
 
+@pytest.mark.slow(reason="starts a vLLM OpenAI server with the tiny model on the CPU")
 def test_real_vllm_judge_schema_parse_cache_aggregate(vllm_server, tmp_path):
     insts = [i for i in load_instances() if (i.task, i.meta["edit"]) == ("SD", "recolor")]
     ds = write_dataset_folder(tmp_path / "ds", insts)

@@ -125,6 +125,7 @@ def test_killed_model_actor_loses_nothing(small_dataset, ray_local, tmp_path):
     assert set(df["verdict"]) == {"correct"}
 
 
+@pytest.mark.slow(reason="eval_all twice in subprocesses (each its own Ray): SIGKILLed mid-run, then resumed")
 def test_killed_driver_resumes_only_missing_keys(small_dataset, tmp_path):
     """SIGKILL the driver mid-run, rerun the same command: only missing keys are computed, none twice."""
     import json

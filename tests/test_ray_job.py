@@ -26,7 +26,7 @@ from ray_head import BIN, start_head, stop_head, wait_for_jobs_api
 ROOT = Path(__file__).resolve().parents[1]
 MARKER = "<!-- recipe: ray job submit"
 
-pytestmark = [pytest.mark.ray, pytest.mark.slow]
+pytestmark = [pytest.mark.ray, pytest.mark.slow(reason="`ray start --head` with token auth, then the demo through `ray job submit`")]
 
 
 def readme_recipe() -> list[str]:

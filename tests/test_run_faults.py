@@ -128,6 +128,7 @@ def test_two_grades_at_once_never_write_a_sample_twice(small_dataset, tmp_path):
 # --- 7. SIGINT / SIGTERM -------------------------------------------------------------------------------------------
 
 @pytest.mark.ray
+@pytest.mark.slow(reason="eval_all in a subprocess (its own Ray), interrupted mid-run, then resumed")
 @pytest.mark.parametrize("sig, code", [(signal.SIGINT, 130), (signal.SIGTERM, 143)])
 def test_interrupt_keeps_samples_says_one_line_and_resumes(small_dataset, tmp_path, sig, code):
     cfg = tmp_path / "slow.yaml"
@@ -169,7 +170,7 @@ def test_interrupt_keeps_samples_says_one_line_and_resumes(small_dataset, tmp_pa
 # --- 3. a private local Ray beside another local cluster; joining one when asked ----------------------------------
 
 @pytest.mark.ray
-@pytest.mark.slow
+@pytest.mark.slow(reason="a `ray start` head beside two eval_all runs, one private and one joining it")
 def test_eval_all_starts_its_own_ray_beside_another_and_joins_when_asked(small_dataset, tmp_path):
     # the other cluster has token auth on, its token given by value (nothing written to ~/.ray)
     auth = {"RAY_AUTH_MODE": "token", "RAY_AUTH_TOKEN": secrets.token_hex(32)}

@@ -12,6 +12,7 @@ from __future__ import annotations
 import json
 import logging
 import os
+import re
 import secrets as pysecrets
 import subprocess
 import sys
@@ -61,6 +62,8 @@ def _env(monkeypatch):
         (f"Bearer {HDR_KEY}", HDR_KEY),
         ("key sk-live-abcdef123456 in prose", "sk-live-abcdef123456"),  # key-shaped, value unknown
     ],
+    # ids without the random keys: every pytest-xdist worker must collect the same test names
+    ids=lambda v: re.sub(r"(EnvKey|UrlKey|HdrKey)[0-9a-f]{20}", r"<\1>", str(v)),
 )
 def test_secret_in_text_is_removed(text, secret):
     secrets.register_env(ENV)
@@ -267,7 +270,7 @@ def _scan_run(out: Path, keys: list[str]) -> tuple[list[str], int]:
     return found, files
 
 
-@pytest.mark.slow
+@pytest.mark.slow(reason="a whole eval_all run of both benchmarks with the LLM judge against a fake provider")
 def test_eval_all_writes_no_key_anywhere(tmp_path):
     from gie.dataset import generate_split
     from nphe4v.generate import generate_version

