@@ -6,7 +6,7 @@ from pathlib import Path
 from typing import Any, Literal
 
 import yaml
-from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
 from judge.schema import RULE_JUDGE
 from nphe4v.baselines import BASELINES
@@ -106,6 +106,18 @@ class DatasetSpec(Strict):
         return self
 
 
+class SamplingOverrides(Strict):
+    """`options.request_args` of a model: the model's own limits merged over the run's sampling for every
+    request it gets (e.g. a lower max_tokens for a short-context model); recognition asks keep their own."""
+
+    max_tokens: int | None = Field(None, ge=1)
+    temperature: float | None = Field(None, ge=0)
+
+    def apply(self, temperature: float, max_tokens: int) -> tuple[float, int]:
+        return (temperature if self.temperature is None else self.temperature,
+                max_tokens if self.max_tokens is None else self.max_tokens)
+
+
 class ModelSpec(Strict):
     name: str = Field(pattern=MODEL_NAME_PATTERN)
     backend: Literal["baseline", "vllm", "litellm", "caption-chain"] = "baseline"
@@ -122,6 +134,21 @@ class ModelSpec(Strict):
         if isinstance(self.replicas, int) and self.replicas < 1:
             raise ValueError("replicas must be at least 1 (or 'auto')")
         return self
+
+    @model_validator(mode="after")
+    def _request_args(self) -> ModelSpec:
+        ra = self.options.get("request_args")
+        if ra is not None:
+            try:
+                SamplingOverrides.model_validate(ra)
+            except ValidationError as e:
+                err = e.errors()[0]
+                loc = ".".join(str(x) for x in err["loc"])
+                raise ValueError(f"options.request_args{'.' + loc if loc else ''}: {err['msg']}") from None
+        return self
+
+    def sampling_overrides(self) -> SamplingOverrides:
+        return SamplingOverrides.model_validate(self.options.get("request_args") or {})
 
     @model_validator(mode="after")
     def _baseline_kind(self) -> ModelSpec:
