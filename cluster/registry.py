@@ -191,7 +191,8 @@ class Registry(Strict):
                 options["hf_overrides"] = e.hf_overrides
             if e.chat_template:
                 options["chat_template"] = self.chat_templates[e.chat_template]
-            options.update(e.engine_args)
+            if e.engine_args:  # vllm.LLM arguments the backend has no option of its own for
+                options["engine_kwargs"] = dict(e.engine_args)
             # the replica's placement group reserves gpus_per_replica bundles (cluster/replicas.py)
             extra["num_gpus"] = e.gpus_per_replica
         elif e.backend == "litellm":

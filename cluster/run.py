@@ -188,21 +188,13 @@ def _generate_graphverse(spec: DatasetSpec, path: Path) -> Dataset:
 
 def preflight_models(cfg: RunConfig) -> None:
     """Fail before any work on what would fail later: a missing API key, a bad backend option."""
-    from cluster.backends.litellm_api import preflight
-
-    def check(name: str, backend: str, options: dict[str, Any]) -> None:
-        if backend == "litellm":
-            try:
-                preflight(name, options)
-            except ValueError as e:
-                raise ConfigError(f"model {name}: {e}") from None
-        elif backend == "caption-chain":
-            for part in ("captioner", "solver"):
-                sub = options.get(part, {})
-                check(sub.get("name", f"{name}:{part}"), sub.get("backend", "baseline"), sub.get("options", {}))
+    from cluster.backends.factory import check_options
 
     for m in cfg.models:
-        check(m.name, m.backend, m.options)
+        try:
+            check_options(m.backend, m.name, m.options)
+        except ValueError as e:
+            raise ConfigError(f"model {m.name}: {e}") from None
     from cluster.replicas import check_fits, gpus_per_replica
 
     if any(gpus_per_replica(m) >= 1 for m in cfg.models):

@@ -88,6 +88,40 @@ def test_every_registry_api_model_validates_with_its_options(monkeypatch):
             assert opts.drop_params is e.request_args["drop_params"]
 
 
+def test_every_registry_vllm_model_validates_and_its_options_reach_the_engine():
+    """vLLM entries: every option the registry sets is known to the backend's schema and reaches vllm.LLM
+    (trust_remote_code and hf_overrides were once dropped without a word), and the per-request image check
+    is the engine's limit."""
+    from cluster.backends.vllm_engine import engine_kwargs, parse_options
+
+    entries = [e for e in REG.models if e.backend == "vllm"]
+    assert entries
+    for e in entries:
+        spec = REG.spec(e)
+        opts = parse_options(e.name, spec.options)
+        assert opts.image_limit() == e.max_images
+        kw = engine_kwargs(spec.options, on_cpu=False)
+        assert kw["limit_mm_per_prompt"] == {"image": e.max_images}
+        assert kw["tensor_parallel_size"] == e.gpus_per_replica
+        assert kw.get("trust_remote_code", False) is e.trust_remote_code
+        assert kw.get("hf_overrides") == e.hf_overrides
+        for k, v in e.engine_args.items():
+            assert kw[k] == v
+    assert any(e.trust_remote_code for e in entries) and any(e.hf_overrides for e in entries)
+
+
+def test_a_misspelt_vllm_option_is_refused_by_the_plan(tmp_path):
+    cfg = tmp_path / "c.yaml"
+    cfg.write_text("datasets: [{generate: {version: v, per_level: 1, tasks: [BSP], levels: [1]}}]\n"
+                   "models: [{name: big, backend: vllm, options: {model: some/model, tensor_paralel_size: 2}}]\n")
+    out = subprocess.run([sys.executable, "jobs/eval_all.py", "--config", str(cfg), "--plan", "--data-root",
+                          str(tmp_path / "data")], cwd=ROOT, env=all_keys_env(), capture_output=True, text=True,
+                         timeout=120)
+    plan = json.loads(out.stdout)
+    assert plan["models"][0]["missing_api_keys"] == [
+        "model 'big': options.tensor_paralel_size: Extra inputs are not permitted"]
+
+
 @pytest.mark.parametrize("options, fragment", [
     ({"model": "openai/x", "max_imagez": 2}, "options.max_imagez: Extra inputs are not permitted"),
     ({"model": "openai/x", "max_images": -1}, "options.max_images: Input should be greater than or equal to 0"),
