@@ -6,7 +6,7 @@ from pathlib import Path
 from typing import Any, Literal
 
 import yaml
-from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
 from judge.schema import RULE_JUDGE
 from nphe4v.baselines import BASELINES
@@ -61,11 +61,24 @@ class GenerateSpec(Strict):
         return v
 
     def normalized(self, benchmark: str) -> dict[str, Any]:
-        """The spec with defaults made explicit: two specs asking for the same dataset compare equal."""
+        """The spec in one canonical form: two specs asking for the same dataset compare equal (and share a
+        cache folder), whether they write a default out or leave it implicit.
+
+        NPHardEval4V: tasks and levels written out (all when omitted, in the canonical order). GraphVerse: the
+        dataset is fixed by split, seed, limit and sources, so the canonical form names the split through the
+        version (`graphverse-<split>`, `split` left empty) and drops what GraphVerse does not use
+        (`per_level`): it is the form a config that omits the defaults already had, so their folders keep
+        their names."""
         d = self.model_dump(mode="json")
         if benchmark == "nphardeval4v":
             d["tasks"] = [t for t in TASK_MODULES if t in set(self.tasks or TASK_MODULES)]
             d["levels"] = sorted(set(self.levels or LEVELS))
+        else:
+            split = self.split or self.version.removeprefix("graphverse-")
+            if split in ("full", "testmini", "train"):  # otherwise refused where the split is used
+                d["version"], d["split"] = f"graphverse-{split}", None
+            d["per_level"] = GenerateSpec.model_fields["per_level"].default
+            d["sources"] = self.sources or None
         return {"benchmark": benchmark, **d}
 
     def cache_key(self, benchmark: str) -> str:
@@ -95,6 +108,10 @@ class DatasetSpec(Strict):
                 if getattr(g, f) is not None:
                     raise ValueError(f"generate.{f} is not used by graphverse (use generate.limit or split)")
             return self
+        for f in ("split", "limit", "sources"):
+            if getattr(g, f) is not None:
+                raise ValueError(f"generate.{f} is used by graphverse only (nphardeval4v takes tasks, levels, "
+                                 "per_level)")
         for t in g.tasks or ():
             if t not in TASK_MODULES:
                 raise ValueError(f"generate.tasks: unknown task {t!r}; known: {', '.join(TASK_MODULES)}")
@@ -104,6 +121,18 @@ class DatasetSpec(Strict):
         if g.tasks == [] or g.levels == []:
             raise ValueError("generate.tasks and generate.levels must not be empty (omit them for all)")
         return self
+
+
+class SamplingOverrides(Strict):
+    """`options.request_args` of a model: the model's own limits merged over the run's sampling for every
+    request it gets (e.g. a lower max_tokens for a short-context model); recognition asks keep their own."""
+
+    max_tokens: int | None = Field(None, ge=1)
+    temperature: float | None = Field(None, ge=0)
+
+    def apply(self, temperature: float, max_tokens: int) -> tuple[float, int]:
+        return (temperature if self.temperature is None else self.temperature,
+                max_tokens if self.max_tokens is None else self.max_tokens)
 
 
 class ModelSpec(Strict):
@@ -122,6 +151,21 @@ class ModelSpec(Strict):
         if isinstance(self.replicas, int) and self.replicas < 1:
             raise ValueError("replicas must be at least 1 (or 'auto')")
         return self
+
+    @model_validator(mode="after")
+    def _request_args(self) -> ModelSpec:
+        ra = self.options.get("request_args")
+        if ra is not None:
+            try:
+                SamplingOverrides.model_validate(ra)
+            except ValidationError as e:
+                err = e.errors()[0]
+                loc = ".".join(str(x) for x in err["loc"])
+                raise ValueError(f"options.request_args{'.' + loc if loc else ''}: {err['msg']}") from None
+        return self
+
+    def sampling_overrides(self) -> SamplingOverrides:
+        return SamplingOverrides.model_validate(self.options.get("request_args") or {})
 
     @model_validator(mode="after")
     def _baseline_kind(self) -> ModelSpec:
@@ -206,17 +250,93 @@ class RunConfig(Strict):
         return d
 
 
+# A config or registry is a few thousand values; YAML aliases may share a subtree, but a document whose
+# aliases expand past this many values is refused before anything walks it (an "alias bomb" makes every
+# consumer -- validation, the secrets walker, JSON dumps -- do exponential work).
+MAX_YAML_VALUES = 100_000
+
+
+class _StrictLoader(yaml.SafeLoader):
+    """safe_load that refuses duplicate mapping keys (YAML says keys are unique; PyYAML keeps the last) and
+    documents whose aliases expand past MAX_YAML_VALUES values (or into themselves)."""
+
+    def construct_document(self, node: yaml.Node) -> Any:
+        _check_expansion(node)
+        return super().construct_document(node)
+
+    def construct_mapping(self, node: yaml.MappingNode, deep: bool = False) -> dict[Any, Any]:
+        if isinstance(node, yaml.MappingNode):
+            seen: set[tuple[str, str]] = set()
+            for key_node, _ in node.value:
+                if not isinstance(key_node, yaml.ScalarNode) or key_node.tag == "tag:yaml.org,2002:merge":
+                    continue  # `<<: *base` merges may be overridden by the mapping's own keys
+                k = (key_node.tag, key_node.value)
+                if k in seen:
+                    raise yaml.constructor.ConstructorError(
+                        None, None, f"duplicate key {key_node.value!r}", key_node.start_mark)
+                seen.add(k)
+        return super().construct_mapping(node, deep=deep)
+
+
+def _check_expansion(root: yaml.Node) -> None:
+    """Count the values the node graph expands to (an alias counts its whole subtree again), without
+    expanding it: sizes are memoised per node; a node reached from inside itself is a cycle."""
+    size: dict[int, int] = {}
+    on_path: set[int] = set()
+    stack: list[tuple[yaml.Node, bool]] = [(root, False)]
+    while stack:
+        node, done = stack.pop()
+        nid = id(node)
+        if done:
+            on_path.discard(nid)
+            kids = _children(node)
+            total = 1 + sum(size[id(k)] for k in kids)
+            if total > MAX_YAML_VALUES:
+                raise yaml.constructor.ConstructorError(
+                    None, None, f"aliases expand to more than {MAX_YAML_VALUES} values", node.start_mark)
+            size[nid] = total
+            continue
+        if nid in size:
+            continue
+        if nid in on_path:
+            raise yaml.constructor.ConstructorError(None, None, "an alias refers to itself", node.start_mark)
+        on_path.add(nid)
+        stack.append((node, True))
+        stack.extend((k, False) for k in _children(node) if id(k) not in size)
+
+
+def _children(node: yaml.Node) -> list[yaml.Node]:
+    if isinstance(node, yaml.SequenceNode):
+        return list(node.value)
+    if isinstance(node, yaml.MappingNode):
+        return [x for pair in node.value for x in pair]
+    return []
+
+
 def read_yaml_mapping(path: Path, shown: str, error: type[ConfigError] = ConfigError, what: str = "config"
                       ) -> dict[str, Any]:
-    """A YAML file whose top level is a mapping; any problem is one `error` line naming the file (as `shown`)."""
+    """A YAML file whose top level is a mapping; any problem is one `error` line naming the file (as `shown`):
+    missing or unreadable file, a folder, bytes that are not UTF-8, invalid YAML, a duplicate key, aliases
+    expanding past MAX_YAML_VALUES values, nesting too deep."""
     try:
-        raw = yaml.safe_load(path.read_text())
+        text = path.read_text(encoding="utf-8")
     except FileNotFoundError:
         raise error(f"{shown}: {what} file not found") from None
+    except IsADirectoryError:
+        raise error(f"{shown}: is a folder, not a {what} file") from None
+    except UnicodeDecodeError as e:
+        raise error(f"{shown}: not UTF-8 text (byte {e.start})") from None
+    except OSError as e:
+        raise error(f"{shown}: cannot read the {what} file: {e.strerror or e}") from None
+    try:
+        raw = yaml.load(text, Loader=_StrictLoader)  # noqa: S506 (a SafeLoader subclass)
     except yaml.YAMLError as e:
         mark = getattr(e, "problem_mark", None)
         where = f"line {mark.line + 1}" if mark else "syntax"
-        raise error(f"{shown}: {where}: invalid YAML ({getattr(e, 'problem', e)})") from None
+        problem = " ".join(str(getattr(e, "problem", None) or e).split())
+        raise error(f"{shown}: {where}: invalid YAML ({problem})") from None
+    except RecursionError:
+        raise error(f"{shown}: invalid YAML (nested too deeply)") from None
     if not isinstance(raw, dict):
         raise error(f"{shown}: top level must be a mapping")
     return raw

@@ -36,12 +36,14 @@ MAX_REPEAT = 1_000_000
 
 
 class ResponseLine(BaseModel):
-    model_config = ConfigDict(extra="ignore")
+    # strict: `repeat: true`, `"1"` or `1.5` are mistakes, not the sample 1; other keys of the line are the
+    # user's own (an export's `sampling`, notes) and are ignored
+    model_config = ConfigDict(extra="ignore", strict=True)
 
     model: str = Field(pattern=MODEL_NAME_PATTERN)
     instance_id: str
     prompt_mode: str
-    response: str | None
+    response: str = Field(description="the model's text; \"\" for a model that answered nothing")
     repeat: int = Field(0, ge=0, le=MAX_REPEAT)
     variant: str = ""
     # the text the recognition question showed, when it was another instance (mismatched control)
@@ -55,7 +57,7 @@ def grade_file(dataset_dir: Path, responses: Path, out: Path) -> tuple[int, int]
 
     ds = load_dataset(dataset_dir)
     by_id = ds.by_id()
-    lines = _read_lines(responses, by_id)
+    lines = _read_lines_or_fail(responses, by_id)
     run_id = "grade-" + sha256_json([ds.manifest.dataset_sha256, sha256_file(responses)])[:12]
     try:
         check_out_folder(out)
@@ -105,8 +107,7 @@ def _grade_locked(ds: Any, by_id: dict[str, Any], lines: list[ResponseLine], res
             variant=line.variant, prompt_mode=line.prompt_mode, repeat=line.repeat,
         )
         req = ModelRequest(key=key, task=inst.task, level=inst.level, prompt=prompt, sampling=SamplingParams())
-        resp = ModelResponse(text=line.response, status="ok" if line.response is not None else "model_error",
-                             error=None if line.response is not None else "no response")
+        resp = ModelResponse(text=line.response, status="ok")
         records.append(score_sample(run_id, ds.manifest.version, inst, req, resp))
     new = sink.add(records)
     sink.flush()
@@ -134,20 +135,21 @@ def _read_lines(path: Path, by_id: dict[str, Any]) -> list[ResponseLine]:
     Rule for duplicates: a sample key (model, instance, variant, prompt mode, repeat) may appear once; a
     second line with the same key is refused, naming both lines, whatever its response.
     """
+    if path.is_dir():
+        raise GradeError(f"{path}: is a folder, not a responses file")
     if not path.is_file():
         raise GradeError(f"{path}: responses file not found")
     out = []
     seen: dict[tuple[str, str, str, str, int], int] = {}
-    with open(path, encoding="utf-8", errors="replace") as f:
-        for n, raw in enumerate(f, start=1):
+    with open(path, "rb") as f:
+        for n, raw_bytes in enumerate(f, start=1):
+            try:
+                raw = raw_bytes.decode("utf-8")
+            except UnicodeDecodeError as e:
+                raise GradeError(f"{path}:{n}: not UTF-8 (byte {e.start} of the line)") from None
             if not raw.strip():
                 continue
-            try:
-                line = ResponseLine.model_validate_json(raw)
-            except ValidationError as e:
-                err = e.errors()[0]
-                field = ".".join(map(str, err["loc"])) or "(line)"
-                raise GradeError(f"{path}:{n}: field {field}: {err['msg']}") from None
+            line = _parse_line(path, n, raw)
             try:
                 line = _as_live_run(line, by_id)
             except ValueError as e:
@@ -159,6 +161,44 @@ def _read_lines(path: Path, by_id: dict[str, Any]) -> list[ResponseLine]:
             seen[key] = n
             out.append(line)
     return out
+
+
+def _read_lines_or_fail(path: Path, by_id: dict[str, Any]) -> list[ResponseLine]:
+    try:
+        return _read_lines(path, by_id)
+    except OSError as e:
+        raise GradeError(f"{path}: cannot read the responses file: {e.strerror or e}") from None
+
+
+def _unique_keys(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
+    d: dict[str, Any] = {}
+    for k, v in pairs:
+        if k in d:
+            raise ValueError(f"duplicate key {k!r}")
+        d[k] = v
+    return d
+
+
+def _parse_line(path: Path, n: int, raw: str) -> ResponseLine:
+    """One JSON line as a ResponseLine; JSON that a lenient reader would silently repair (a key given twice:
+    which one counts?) or a field of the wrong type is one GradeError line naming file, line and field."""
+    try:
+        obj = json.loads(raw, object_pairs_hook=_unique_keys)
+    except json.JSONDecodeError as e:
+        raise GradeError(f"{path}:{n}: invalid JSON ({e.msg} at column {e.colno})") from None
+    except ValueError as e:  # a duplicate key
+        raise GradeError(f"{path}:{n}: invalid JSON ({e})") from None
+    except RecursionError:
+        raise GradeError(f"{path}:{n}: invalid JSON (nested too deeply)") from None
+    if isinstance(obj, dict) and "response" in obj and obj["response"] is None:
+        raise GradeError(f"{path}:{n}: field response: null (not filled in); give the model's text, \"\" for a "
+                         "model that answered nothing")
+    try:
+        return ResponseLine.model_validate(obj)
+    except ValidationError as e:
+        err = e.errors()[0]
+        field = ".".join(map(str, err["loc"])) or "(line)"
+        raise GradeError(f"{path}:{n}: field {field}: {err['msg']}") from None
 
 
 def _as_live_run(line: ResponseLine, by_id: dict[str, Any]) -> ResponseLine:

@@ -39,7 +39,7 @@ def main(argv: list[str] | None = None) -> int:
 def _main(args: argparse.Namespace) -> int:
     from cluster.config import ConfigError, DatasetSpec
     from cluster.config_file import load_config
-    from cluster.run import RunFolderError, RunInterrupted, execute
+    from cluster.run import RunFolderError, RunInterrupted, check_folder_path, execute
     from cluster.runlock import RunLockError, printable
     from nphe4v.core.dataset import DatasetError
     from nphe4v.core.shards import ShardError
@@ -60,6 +60,7 @@ def _main(args: argparse.Namespace) -> int:
                 raise ConfigError(f"{args.config}: field models: unknown model {unknown[0]!r} "
                                   f"(config has {', '.join(known)})")
             cfg.models = [known[m] for m in wanted]
+        check_folder_path(Path(args.data_root), "--data-root")
         if args.plan:
             import json
 

@@ -105,6 +105,7 @@ def plan_model(cfg: RunConfig, model: ModelSpec, dataset: Dataset, version: str,
     by_id = dataset.by_id()
     image_root = str(dataset.root.resolve())
     with_reference = needs_reference(model.backend, model.options)
+    overrides = model.sampling_overrides()  # the registry's request_args (e.g. short-context max_tokens)
 
     def text(iid: str) -> TaskText:
         # built when needed, not kept: a cache of every instance's text per model would live as long as the plan
@@ -128,8 +129,8 @@ def plan_model(cfg: RunConfig, model: ModelSpec, dataset: Dataset, version: str,
             else:
                 seed = (derive_seed(cfg.sampling.seed, version, key.as_str()) if cfg.repeats > 1
                         else cfg.sampling.seed)
-                sampling = SamplingParams(temperature=cfg.sampling.temperature,
-                                          max_tokens=cfg.sampling.max_tokens, seed=seed)
+                temperature, max_tokens = overrides.apply(cfg.sampling.temperature, cfg.sampling.max_tokens)
+                sampling = SamplingParams(temperature=temperature, max_tokens=max_tokens, seed=seed)
             yield WorkItem(
                 ModelRequest(key=key, task=inst.task, level=inst.level, prompt=prompt, sampling=sampling,
                              image_root=image_root, reference=ref),

@@ -82,6 +82,10 @@ class ModelEntry(Strict):
                 raise ValueError("`repo`, `gpus_per_replica` and `engine_args` are for vllm models")
         elif self.repo or self.model or self.api_key_env or self.gpus_per_replica:
             raise ValueError("a baseline takes no repo, model, api_key_env or GPUs")
+        allowed = {"max_tokens", "temperature"} | ({"drop_params"} if self.backend == "litellm" else set())
+        bad = sorted(set(self.request_args) - allowed)
+        if bad:
+            raise ValueError(f"request_args: unknown {bad[0]!r}; allowed here: {', '.join(sorted(allowed))}")
         if self.text_only:
             self.max_images = 0
         return self
@@ -187,18 +191,22 @@ class Registry(Strict):
                 options["hf_overrides"] = e.hf_overrides
             if e.chat_template:
                 options["chat_template"] = self.chat_templates[e.chat_template]
-            options.update(e.engine_args)
+            if e.engine_args:  # vllm.LLM arguments the backend has no option of its own for
+                options["engine_kwargs"] = dict(e.engine_args)
             # the replica's placement group reserves gpus_per_replica bundles (cluster/replicas.py)
             extra["num_gpus"] = e.gpus_per_replica
         elif e.backend == "litellm":
             options = {"model": e.model, "api_key_env": e.api_key_env}
             if not e.text_only:
-                options["max_images"] = e.max_images
+                options["max_images"] = e.max_images  # the backend refuses a request with more images
+            if "drop_params" in e.request_args:  # a client option (litellm's), not a sampling override
+                options["drop_params"] = bool(e.request_args["drop_params"])
         else:
             options = {}
             extra["baseline"] = e.name
-        if e.request_args:
-            options["request_args"] = dict(e.request_args)
+        sampling_args = {k: v for k, v in e.request_args.items() if k != "drop_params"}
+        if sampling_args:
+            options["request_args"] = sampling_args
         if e.batch_size:
             extra["batch_size"] = e.batch_size
         if e.num_cpus:

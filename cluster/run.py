@@ -50,7 +50,11 @@ def resolve_dataset(spec: DatasetSpec, data_root: Path) -> Dataset:
         ds = load_dataset(path)
         check_dataset_matches(ds, spec)
         return ds
-    path.parent.mkdir(parents=True, exist_ok=True)
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+    except OSError as e:
+        raise DatasetError(f"{path.parent}: cannot create the dataset cache folder (--data-root {data_root}): "
+                           f"{e.strerror or e}") from None
     # two runs sharing a data root may ask for the same new dataset at once: one generates, the other waits
     # and then loads it (the lock is the OS's, so a generator that dies frees it)
     lock = FileLock(path.parent / f".{path.name}.lock")
@@ -184,21 +188,13 @@ def _generate_graphverse(spec: DatasetSpec, path: Path) -> Dataset:
 
 def preflight_models(cfg: RunConfig) -> None:
     """Fail before any work on what would fail later: a missing API key, a bad backend option."""
-    from cluster.backends.litellm_api import preflight
-
-    def check(name: str, backend: str, options: dict[str, Any]) -> None:
-        if backend == "litellm":
-            try:
-                preflight(name, options)
-            except ValueError as e:
-                raise ConfigError(f"model {name}: {e}") from None
-        elif backend == "caption-chain":
-            for part in ("captioner", "solver"):
-                sub = options.get(part, {})
-                check(sub.get("name", f"{name}:{part}"), sub.get("backend", "baseline"), sub.get("options", {}))
+    from cluster.backends.factory import check_options
 
     for m in cfg.models:
-        check(m.name, m.backend, m.options)
+        try:
+            check_options(m.backend, m.name, m.options)
+        except ValueError as e:
+            raise ConfigError(f"model {m.name}: {e}") from None
     from cluster.replicas import check_fits, gpus_per_replica
 
     if any(gpus_per_replica(m) >= 1 for m in cfg.models):
@@ -237,11 +233,17 @@ def prepare_run_dir(out: Path, run_id: str, *, locked: bool = True) -> dict[str,
 
 def check_out_folder(out: Path) -> None:
     """A run folder path that cannot be a folder (a file, or a file on the way) is refused in one line."""
-    for p in (out, *out.parents):
+    check_folder_path(out, "--out", RunFolderError)
+
+
+def check_folder_path(path: Path, flag: str, error: type[Exception] = DatasetError) -> None:
+    """A folder path given by `flag` that cannot be a folder (a file, or a file on the way) is refused in one
+    line, without creating anything (so --plan may call it)."""
+    for p in (path, *path.parents):
         if p.exists():
             if not p.is_dir():
-                what = "--out" if p == out else f"--out's parent {p}"
-                raise RunFolderError(f"{out}: {what} is a file, not a folder; choose another --out")
+                what = flag if p == path else f"{flag}'s parent {p}"
+                raise error(f"{path}: {what} is a file, not a folder; choose another {flag}")
             return
 
 

@@ -90,17 +90,13 @@ def _count_samples(cfg: RunConfig, model: ModelSpec, d: dict[str, Any]) -> int:
 
 
 def _missing_keys(name: str, backend: str, options: dict[str, Any]) -> list[str]:
-    if backend == "litellm":
-        from cluster.backends.litellm_api import preflight
+    """What would stop the model before any work: a missing API key or a bad backend option (one line each)."""
+    from cluster.backends.factory import check_options
 
-        try:
-            preflight(name, options)
-        except ValueError as e:
-            return [str(e)]
-    elif backend == "caption-chain":
-        return [k for part in ("captioner", "solver") for k in _missing_keys(
-            options.get(part, {}).get("name", f"{name}:{part}"), options.get(part, {}).get("backend", "baseline"),
-            options.get(part, {}).get("options", {}))]
+    try:
+        check_options(backend, name, options)
+    except ValueError as e:
+        return [str(e)]
     return []
 
 

@@ -21,6 +21,23 @@ def fail(msg: str) -> None:
     raise typer.Exit(2)
 
 
+def _out_folder(out: Path, flag: str = "--out") -> None:
+    """Refuse, in one line, a folder path that cannot be a folder (a file on the way)."""
+    from cluster.run import check_folder_path
+    from nphe4v.core.dataset import DatasetError
+
+    try:
+        check_folder_path(out, flag)
+    except DatasetError as e:
+        fail(str(e))
+
+
+def _os_fail(e: OSError, out: Path) -> None:
+    """An OS error (a folder that cannot be created, no permission, no space) as one line naming the path."""
+    where = f"{e.filename}: " if e.filename else ""
+    fail(f"{where}{e.strerror or e} (writing --out {out})")
+
+
 @app.command()
 def generate(
     out: Annotated[Path, typer.Option(help="dataset folder to create")],
@@ -52,9 +69,17 @@ def generate(
         fail(f"--seed {seed}: must not be negative")
     if limit is not None and limit < 1:
         fail(f"--limit {limit}: must be at least 1")
+    _out_folder(out)
+    try:  # fail before the work, not after it
+        out.parent.mkdir(parents=True, exist_ok=True)
+    except OSError as e:
+        _os_fail(e, out)
     if benchmark == "graphverse":
         _use_sources(source or [])
-        _generate_graphverse(out, split, seed, limit, workers)
+        try:
+            _generate_graphverse(out, split, seed, limit, workers)
+        except OSError as e:
+            _os_fail(e, out)
         return
     if source:
         fail("--source applies to --benchmark graphverse only")
@@ -70,6 +95,8 @@ def generate(
             )
     except (DatasetError, KeyError) as e:
         fail(str(e).strip("'\""))
+    except OSError as e:
+        _os_fail(e, out)
     typer.echo(f"wrote {sum(t.count for t in m.tasks.values())} instances to {out} (dataset {m.dataset_sha256[:16]})")
 
 
@@ -123,10 +150,13 @@ def import_peer(
 
     if kind not in ("nphardeval", "nphardeval4v"):
         fail(f"KIND {kind!r}: expected nphardeval or nphardeval4v")
+    _out_folder(out)
     try:
         m, warnings = import_peer_dataset(kind, peer_data_dir, out)  # type: ignore[arg-type]
-    except (DatasetError, ValueError, FileNotFoundError) as e:
+    except (DatasetError, ValueError) as e:
         fail(str(e))
+    except OSError as e:
+        _os_fail(e, out)
     for w in warnings:
         typer.echo(f"warning: {w}", err=True)
     typer.echo(f"imported {sum(t.count for t in m.tasks.values())} instances to {out}")
@@ -170,10 +200,13 @@ def grade(
     from nphe4v.core.dataset import DatasetError
     from nphe4v.core.shards import ShardError
 
+    _out_folder(out)
     try:
         n, new = grade_file(dataset, responses, out)
     except (DatasetError, GradeError, RunLockError, ShardError) as e:
         fail(str(e))
+    except OSError as e:
+        _os_fail(e, out)
     typer.echo(f"graded {n} responses ({new} new) into {out}")
     _report(out)
 
@@ -228,6 +261,8 @@ def export(
             typer.echo(f"wrote {n} requests to {out / REQUESTS}")
     except (DatasetError, ExportError) as e:
         fail(str(e))
+    except OSError as e:
+        _os_fail(e, out)
 
 
 @app.command()

@@ -1,4 +1,12 @@
-"""A local OpenAI-compatible `/v1/chat/completions` server for backend tests (loopback only).
+"""A local model provider for backend tests (loopback only), speaking the wire formats litellm uses:
+
+* OpenAI-compatible `POST .../chat/completions` (openai, xai, moonshot, deepseek, dashscope, together, mistral,
+  hosted_vllm, ...: any path that is none of the two below);
+* Anthropic `POST .../messages` (images as `{"type": "image", "source": {"type": "base64", ...}}`);
+* Gemini `POST .../models/<model>:generateContent` (images as `inline_data` parts).
+
+Each hit records its `wire` ("openai", "anthropic" or "gemini"), and its images as data: URIs whatever the
+format, so a test can check that an image reached the server intact.
 
 Behaviour is scripted per request, deterministically even under concurrency:
 
@@ -46,6 +54,8 @@ class Hit:
     t_end: float = 0.0
     path_qs: str = ""
     headers: dict[str, str] = field(default_factory=dict)
+    wire: str = "openai"
+    model: str = ""
 
 
 @dataclass
@@ -165,11 +175,15 @@ class FakeProvider:
     async def _handle(self, request: web.Request) -> web.StreamResponse:
         raw = await request.read()
         body: dict[str, Any] = json.loads(raw)
-        prompt = _prompt_text(body)
+        wire = wire_of(request.path)
+        prompt = _prompt_text(body, wire)
         action = self._pick(prompt)
+        auth = (request.headers.get("Authorization") or request.headers.get("x-api-key")
+                or request.headers.get("x-goog-api-key") or "")
+        model = str(body.get("model") or request.path.rpartition("/models/")[2].partition(":")[0] or self.model)
         hit = Hit(
-            time.monotonic(), prompt, action, request.headers.get("Authorization", ""), image_parts(body),
-            path_qs=request.path_qs, headers=dict(request.headers),
+            time.monotonic(), prompt, action, auth, image_parts(body, wire),
+            path_qs=request.path_qs, headers=dict(request.headers), wire=wire, model=model,
         )
         with self._lock:
             over = len(self.hits) >= self.max_requests
@@ -189,26 +203,26 @@ class FakeProvider:
         kind, _, arg = action.partition(":")
         if kind == "slow":
             await asyncio.sleep(min(float(arg or 5), self.max_sleep_s))
-            return web.json_response(self._completion(body, prompt))
+            return self._reply(hit, self._completion(body, prompt))
         if kind == "gate":
             deadline = time.monotonic() + float(arg or 60)
             while not self._gate.is_set() and time.monotonic() < deadline:
                 await asyncio.sleep(0.05)
-            return web.json_response(self._completion(body, prompt))
+            return self._reply(hit, self._completion(body, prompt))
         if kind == "ok":
             text = None
             if self.echo_secrets:
                 text = f"ok {prompt}\n[echo] url={hit.path_qs} headers={json.dumps(hit.headers)}"
-            return web.json_response(self._completion(body, prompt, text=text))
+            return self._reply(hit, self._completion(body, prompt, text=text))
         if kind == "filter":
-            return web.json_response(self._completion(body, prompt, text="", finish="content_filter"))
+            return self._reply(hit, self._completion(body, prompt, text="", finish="content_filter"))
         if kind == "429":
             headers = {"Retry-After": arg} if arg else {}
             return _error(429, "Rate limit reached for requests", "rate_limit_exceeded", headers)
         if kind in ("500", "503"):
             return _error(int(kind), "The server had an error while processing your request")
         if kind == "trunc":
-            text = json.dumps(self._completion(body, prompt))
+            text = json.dumps(self._shape(hit, self._completion(body, prompt)))
             return web.Response(body=text[: len(text) // 2].encode(), content_type="application/json")
         if kind == "400ctx":
             return _error(
@@ -227,10 +241,34 @@ class FakeProvider:
             return _error(400, msg, "invalid_request_error")
         raise ValueError(f"fake provider: unknown action {action!r}")
 
+    def _reply(self, hit: Hit, completion: dict[str, Any]) -> web.Response:
+        return web.json_response(self._shape(hit, completion))
+
+    @staticmethod
+    def _shape(hit: Hit, c: dict[str, Any]) -> dict[str, Any]:
+        """An OpenAI-shaped completion in the wire format of the hit's provider."""
+        text = c["choices"][0]["message"]["content"]
+        finish = c["choices"][0]["finish_reason"]
+        n_in, n_out = c["usage"]["prompt_tokens"], c["usage"]["completion_tokens"]
+        if hit.wire == "anthropic":
+            stop = {"stop": "end_turn", "content_filter": "refusal"}.get(finish, finish)
+            return {"id": f"msg_{c['id']}", "type": "message", "role": "assistant", "model": hit.model,
+                    "content": [{"type": "text", "text": text}], "stop_reason": stop, "stop_sequence": None,
+                    "usage": {"input_tokens": n_in, "output_tokens": n_out}}
+        if hit.wire == "gemini":
+            reason = {"stop": "STOP", "content_filter": "SAFETY"}.get(finish, "STOP")
+            return {"candidates": [{"content": {"role": "model", "parts": [{"text": text}]},
+                                    "finishReason": reason, "index": 0}],
+                    "usageMetadata": {"promptTokenCount": n_in, "candidatesTokenCount": n_out,
+                                      "totalTokenCount": n_in + n_out},
+                    "modelVersion": hit.model}
+        return c
+
     def _completion(
         self, body: dict[str, Any], prompt: str, text: str | None = None, finish: str = "stop"
     ) -> dict[str, Any]:
         text = f"ok {prompt}" if text is None else text
+        n_in, n_out = 10 + len(prompt) // 4, 3 + len(text) // 4
         return {
             "id": f"chatcmpl-{len(self.hits)}",
             "object": "chat.completion",
@@ -239,23 +277,37 @@ class FakeProvider:
             "choices": [
                 {"index": 0, "message": {"role": "assistant", "content": text}, "finish_reason": finish}
             ],
-            "usage": {
-                "prompt_tokens": 10 + len(prompt) // 4,
-                "completion_tokens": 3 + len(text) // 4,
-                "total_tokens": 13 + len(prompt) // 4 + len(text) // 4,
-            },
+            "usage": {"prompt_tokens": n_in, "completion_tokens": n_out, "total_tokens": n_in + n_out},
         }
 
 
-def _prompt_text(body: dict[str, Any]) -> str:
-    parts = []
+def wire_of(path: str) -> str:
+    """Which provider's wire format a request path speaks."""
+    if path.endswith(":generateContent") or path.endswith(":streamGenerateContent"):
+        return "gemini"
+    if path.endswith("/messages"):
+        return "anthropic"
+    return "openai"
+
+
+def _parts(body: dict[str, Any], wire: str) -> list[dict[str, Any]]:
+    if wire == "gemini":
+        return [p for c in body.get("contents", []) for p in c.get("parts", [])]
+    out: list[dict[str, Any]] = []
     for msg in body.get("messages", []):
         content = msg.get("content")
         if isinstance(content, str):
-            parts.append(content)
+            out.append({"type": "text", "text": content})
         elif isinstance(content, list):
-            parts.extend(c.get("text", "") for c in content if c.get("type") == "text")
-    return "\n".join(parts)
+            out.extend(c for c in content if isinstance(c, dict))
+    return out
+
+
+def _prompt_text(body: dict[str, Any], wire: str = "openai") -> str:
+    parts = _parts(body, wire)
+    if wire == "gemini":
+        return "\n".join(p["text"] for p in parts if "text" in p)
+    return "\n".join(c.get("text", "") for c in parts if c.get("type") == "text")
 
 
 def _error(status: int, message: str, code: str = "server_error", headers: dict[str, str] | None = None):
@@ -263,10 +315,17 @@ def _error(status: int, message: str, code: str = "server_error", headers: dict[
     return web.json_response(payload, status=status, headers=headers)
 
 
-def image_parts(body: dict[str, Any]) -> list[str]:
-    """The image URLs of a recorded request body (helper for tests)."""
+def image_parts(body: dict[str, Any], wire: str = "openai") -> list[str]:
+    """The images of a recorded request body as data: URIs (or the URLs sent), in any wire format."""
     out = []
-    for msg in body.get("messages", []):
-        if isinstance(msg.get("content"), list):
-            out.extend(c["image_url"]["url"] for c in msg["content"] if c.get("type") == "image_url")
+    for c in _parts(body, wire):
+        if wire == "gemini" and "inline_data" in c:
+            d = c["inline_data"]
+            out.append(f"data:{d.get('mime_type')};base64,{d.get('data')}")
+        elif wire == "anthropic" and c.get("type") == "image":
+            src = c.get("source", {})
+            out.append(f"data:{src.get('media_type')};base64,{src.get('data')}" if src.get("type") == "base64"
+                       else str(src.get("url")))
+        elif c.get("type") == "image_url":
+            out.append(c["image_url"]["url"])
     return out

@@ -20,7 +20,7 @@ def make_backend(backend: str, name: str, baseline: str | None, options: dict[st
     if backend == "baseline":
         return BaselineBackend(baseline or name, latency_s=float(options.get("latency_s", 0.0)))
     if backend == "vllm":
-        return VLLMBackend(options)
+        return VLLMBackend(options, name)
     if backend == "litellm":
         return LiteLLMBackend(name, options)
     if backend == "caption-chain":
@@ -30,3 +30,20 @@ def make_backend(backend: str, name: str, baseline: str | None, options: dict[st
     if backend == "simulated":  # bench/bench_schedule.py only; refused without options.benchmark_only
         return SimulatedBackend(name, options)
     raise ValueError(f"model {name!r}: unknown backend {backend!r}")
+
+
+def check_options(backend: str, name: str, options: dict[str, Any]) -> None:
+    """Validate a model's backend options against its backend's one schema, in the driver, before any work;
+    a bad option is one ValueError line. API keys are checked too (`litellm_api.preflight`)."""
+    if backend == "litellm":
+        from cluster.backends.litellm_api import preflight
+
+        preflight(name, options)
+    elif backend == "vllm":
+        from cluster.backends.vllm_engine import parse_options
+
+        parse_options(name, options)
+    elif backend == "caption-chain":
+        chain = parse_chain(name, options)
+        for s in (chain.captioner, chain.solver):
+            check_options(s.backend, s.name, s.options)

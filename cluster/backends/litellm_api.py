@@ -5,6 +5,7 @@ The calls, their retry policy, the shared per-key limiter, usage and cost and th
 typed responses:
 
 * image missing or sha256 mismatch     -> infra_error before any call
+* more images than `max_images`        -> model_error before any call (the model's limit, as with vLLM)
 * client kind `model` (400, context window, content policy), finish_reason content_filter -> model_error
 * client kind `config` (401/403/404/402, unsupported params) or `infra` (retries spent) -> infra_error
 
@@ -21,7 +22,7 @@ from functools import lru_cache
 from pathlib import Path
 from typing import Any, Literal
 
-from pydantic import ValidationError
+from pydantic import Field, ValidationError
 
 from nphe4v.core import llm_client, secrets
 from nphe4v.core.llm_client import CallFailed, ClientOptions, GenerateConfig, LLMClient, clean_error
@@ -31,11 +32,26 @@ from nphe4v.core.schema import ModelRequest, ModelResponse
 log = logging.getLogger(__name__)
 
 
-def client_options(name: str, options: dict[str, Any]) -> ClientOptions:
-    """The LLM client's options of a model with `backend: litellm`: its `options:` are the client's fields
-    (`nphe4v.core.llm_client.ClientOptions`), the model string defaulting to the model's name."""
+class LiteLLMOptions(ClientOptions):
+    """`options:` of a model with `backend: litellm`: the LLM client's fields (`ClientOptions`, unknown fields
+    refused) plus what only a model backend needs. These are every option the registry (cluster/registry.py)
+    sets on an API model; the one schema, used by the driver's preflight and by the replica alike."""
+
+    max_images: int | None = Field(
+        None, ge=0, description="most images one request may carry (the provider's limit); more -> model_error "
+        "before any call; None: no limit of ours"
+    )
+    request_args: dict[str, Any] | None = Field(
+        None, description="sampling overrides (max_tokens, temperature), applied by the planner to every "
+        "request (cluster.config.SamplingOverrides); validated with the ModelSpec"
+    )
+
+
+def client_options(name: str, options: dict[str, Any]) -> LiteLLMOptions:
+    """The options of a model with `backend: litellm` (`LiteLLMOptions`), the model string defaulting to the
+    model's name; a bad option is one ValueError line."""
     try:
-        return ClientOptions.model_validate({**options, "model": options.get("model") or name})
+        return LiteLLMOptions.model_validate({**options, "model": options.get("model") or name})
     except ValidationError as e:
         err = e.errors()[0]
         loc = ".".join(str(p) for p in err["loc"]) or "options"
@@ -88,7 +104,8 @@ class LiteLLMBackend:
 
     def __init__(self, name: str, options: dict[str, Any]) -> None:
         self.name = name
-        self.client = LLMClient(name, client_options(name, options))
+        self.opts = client_options(name, options)
+        self.client = LLMClient(name, self.opts)
         self.model = self.client.opts.model
         self.key_id = self.client.key_id
 
@@ -108,6 +125,9 @@ class LiteLLMBackend:
             return self._fail("infra_error", f"unexpected: {llm_client.describe(e)}", attempts=1)
 
     async def _one(self, req: ModelRequest) -> ModelResponse:
+        n_images, limit = len(req.prompt.images), self.opts.max_images
+        if limit is not None and n_images > limit:
+            return self._fail("model_error", f"too many images: {n_images} > max_images={limit}", attempts=0)
         try:
             messages = build_messages(req)
         except ImageError as e:

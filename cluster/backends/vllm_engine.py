@@ -13,11 +13,16 @@ Options (ModelSpec.options):
                        (default path data/models/tiny-idefics3): for CPU-only and offline machines
   revision, tensor_parallel_size, max_model_len, dtype, enforce_eager, seed
                        passed to vllm.LLM as given
+  trust_remote_code, hf_overrides
+                       passed to vllm.LLM as given (the registry sets them for models that need them)
   limit_mm_per_prompt  {"image": n} (or n); defaults to {"image": max_images}
-  max_images           most images one request may carry (default 4); more -> model_error
+  max_images           most images one request may carry (default: limit_mm_per_prompt's, else 4); more ->
+                       model_error
+  request_args         sampling overrides (max_tokens, temperature) the planner applies to every request
   chat_template        Jinja text, or a path to a template file; default: the model's own
   engine_kwargs        any further vllm.LLM keyword arguments (e.g. structured_outputs_config,
                        gpu_memory_utilization, distributed_executor_backend)
+Any other option is refused in one line (`VLLMOptions`).
 
 Statuses: a request the engine rejects on its own (prompt too long, too many images, bad input) ->
 `model_error` for that request only; an image missing or not matching its manifest hash -> `infra_error`
@@ -41,11 +46,61 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
+
 from nphe4v.core.schema import ModelRequest, ModelResponse, Usage
 
 DEFAULT_TINY_PATH = "data/models/tiny-idefics3"
 DEFAULT_MAX_IMAGES = 4
-ENGINE_ARGS = ("revision", "tensor_parallel_size", "max_model_len", "dtype", "enforce_eager", "seed")
+ENGINE_ARGS = ("revision", "tensor_parallel_size", "max_model_len", "dtype", "enforce_eager", "seed",
+               "trust_remote_code", "hf_overrides")
+
+
+class VLLMOptions(BaseModel):
+    """`options:` of a model with `backend: vllm`: every option this backend reads and every one the registry
+    (cluster/registry.py) sets; anything else is refused (a misspelt engine argument would otherwise be
+    dropped without a word). Checked in the driver before any work (`cluster.backends.factory.check_options`)
+    and again by the replica."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    model: str | None = None
+    build_tiny: bool = False
+    tiny_seed: int = 0
+    revision: str | None = None
+    tensor_parallel_size: int | None = Field(None, ge=1)
+    max_model_len: int | None = Field(None, ge=1)
+    dtype: str | None = None
+    enforce_eager: bool | None = None
+    seed: int | None = None
+    trust_remote_code: bool | None = None
+    hf_overrides: dict[str, Any] | None = None
+    limit_mm_per_prompt: int | dict[str, int] | None = None
+    max_images: int | None = Field(None, ge=0)
+    chat_template: str | None = None
+    engine_kwargs: dict[str, Any] = Field(default_factory=dict)
+    request_args: dict[str, Any] | None = Field(None, description="sampling overrides, applied by the planner")
+
+    def image_limit(self) -> int:
+        """Most images one request may carry: max_images, else the engine's limit_mm_per_prompt, else 4."""
+        if self.max_images is not None:
+            return self.max_images
+        limit = self.limit_mm_per_prompt
+        if isinstance(limit, int):
+            return limit
+        if isinstance(limit, dict) and "image" in limit:
+            return int(limit["image"])
+        return DEFAULT_MAX_IMAGES
+
+
+def parse_options(name: str, options: dict[str, Any]) -> VLLMOptions:
+    """A vllm model's options, or one ValueError line naming the field."""
+    try:
+        return VLLMOptions.model_validate(options)
+    except ValidationError as e:
+        err = e.errors()[0]
+        loc = ".".join(str(p) for p in err["loc"]) or "options"
+        raise ValueError(f"model {name!r}: options.{loc}: {err['msg']}") from None
 
 
 def cpu_build() -> bool:
@@ -209,10 +264,10 @@ _STOP = object()
 class VLLMBackend:
     needs_reference = False
 
-    def __init__(self, options: dict[str, Any]) -> None:
+    def __init__(self, options: dict[str, Any], name: str = "vllm") -> None:
         self.options = dict(options)
+        self.max_images = parse_options(name, self.options).image_limit()
         self.on_cpu = set_cpu_env_defaults()
-        self.max_images = int(self.options.get("max_images", DEFAULT_MAX_IMAGES))
         self.chat_template = self._chat_template(self.options.get("chat_template"))
         self._llm: Any = None
         self._start_error: str | None = None
