@@ -17,7 +17,7 @@ import polars as pl
 from nphe4v import metrics
 from nphe4v.core.schema import PROMPT_MODES, RECOGNITION_MODE
 from nphe4v.core.stats import wilson_interval_exprs
-from nphe4v.metrics import COMPLEXITY_CLASSES, POOLED
+from nphe4v.metrics import COMPLEXITY_CLASSES, POOLED, TEXT_ONLY_MODES
 from nphe4v.tasks import TASK_CLASS, TASK_MODULES
 from report.bootstrap import AA_COLUMNS, _bootstrap
 from report.runs import Source, empty_table, frame_of, nph_rows, per_version, runs_of
@@ -76,6 +76,11 @@ def _leaderboard_one(part: pl.DataFrame, n_boot: int, seed: int) -> pl.DataFrame
         .join(rec, on="model", how="left")
         .join(ci, on=["model", "prompt_mode"], how="left")
         .with_columns(pl.col(c).fill_null(0) for c in ("n_rec", "recognised", "n_control", "false_yes"))
+        # a text-only mode sends no picture: no recognition counts, hence no RA interval (RA is null there)
+        .with_columns(
+            pl.when(pl.col("prompt_mode").is_in(list(TEXT_ONLY_MODES))).then(0).otherwise(pl.col(c)).alias(c)
+            for c in ("n_rec", "recognised", "n_control", "false_yes")
+        )
         .with_columns(*wilson_columns("parsable", "n", "ER"), *wilson_columns("recognised", "n_rec", "RA"))
     )
     cols = ["model", "prompt_mode"]
@@ -97,7 +102,8 @@ def leaderboard(src: Source, *, n_boot: int = DEFAULT_BOOT, seed: int = DEFAULT_
     beside each number (``X_lo``/``X_hi``: Wilson for ER and RA, instance bootstrap for RA_corrected and AA)
     and the counts they rest on: ``n`` answer questions, ``parsable``, ``correct``, ``n_instances``, ``n_rec``
     instances with recognition data (``recognised`` of them by majority), ``n_control`` with a mismatched
-    control (``false_yes`` of them)."""
+    control (``false_yes`` of them). full_text_only sends no picture: its RA columns are null, its recognition
+    counts 0, and its AA has no RA factor (``RA_NOTE``)."""
     df = nph_rows(frame_of(src))
     out = per_version(df, lambda p: _leaderboard_one(p, n_boot, seed))
     return empty_table(LEADERBOARD_COLUMNS) if out is None else out.select(LEADERBOARD_COLUMNS)

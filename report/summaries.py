@@ -70,11 +70,15 @@ def write_summaries(run_dir: str | Path, group_by: str = "none",
 def print_leaderboard(board: pl.DataFrame, title: str = "NPHardEval4V leaderboard", console: Console | None = None) -> None:
     # Logs (ray job logs, CI) report a narrow width; a leaderboard must not be truncated there.
     console = console or Console(width=max(Console().width, 132))
-    table = Table(title=title)
+    nph = "RA" in board.columns and "prompt_mode" in board.columns
+    table = Table(title=title, caption=metrics.RA_NOTE if nph else None, caption_justify="left")
     for col in board.columns:
         table.add_column(col, justify="left" if col in ("model", "prompt_mode") else "right")
-    for row in board.iter_rows():
-        table.add_row(*[_fmt(v) for v in row])
+    for row in board.iter_rows(named=True):
+        # a text-only mode has no picture: its RA columns are "n/a", not a missing number
+        text_only = nph and row["prompt_mode"] in metrics.TEXT_ONLY_MODES
+        table.add_row(*["n/a" if text_only and col.startswith("RA") and v is None else _fmt(v)
+                        for col, v in row.items()])
     console.print(table)
 
 

@@ -175,8 +175,10 @@ def test_leaderboard_values_intervals_counts(runs) -> None:
     assert b["ER"] == pytest.approx(8 / 12)
     assert (b["ER_lo"], b["ER_hi"]) == (pytest.approx(0.3906, abs=1e-4), pytest.approx(0.8619, abs=1e-4))
     assert b["AA_All"] == pytest.approx(3 / 9) and b["AA_NPC"] == 0 and b["AA_NPH"] == 0
-    # no recognition data: RA falls back to 1 and has no interval, and says so through n_rec = 0
-    assert b["RA"] == 1 and b["n_rec"] == 0 and b["RA_lo"] is None and b["RA_hi"] is None
+    # text-only model on full_text_only: no picture, nothing to recognise: RA is null (n/a), no interval, n_rec 0
+    assert b["RA"] is None and b["n_rec"] == 0 and b["RA_lo"] is None and b["RA_hi"] is None
+    t = one(lb, version="v1", model="alpha", prompt_mode="full_text_only")
+    assert (t["RA"], t["RA_lo"], t["RA_corrected"], t["n_rec"], t["n_control"]) == (None, None, None, 0, 0)
 
     g = one(lb, version="v1", model="gamma", prompt_mode="pooled")
     assert g["n"] == 10  # the 2 infra_error rows are not questions

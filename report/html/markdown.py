@@ -7,6 +7,7 @@ from pathlib import Path
 
 import polars as pl
 
+from nphe4v import metrics
 from report import analysis
 from report.graphverse_tables import table2_labels
 from report.html.format import drop_single_version, md_table
@@ -29,7 +30,8 @@ def render_markdown(title: str, runs: Sequence[analysis.Run], t: Tables, result:
     else:
         view = board_view(t.board, True).drop("n_instances")
         out += ["ER, RA: Wilson 95% intervals; RA_corrected, AA: instance bootstrap. n = answer questions, "
-                "n_rec = instances with recognition data.", "", md_table(view, ci=BOARD_CI), ""]
+                "n_rec = instances with recognition data.", "", md_table(view, ci=BOARD_CI), "",
+                f"Note: {metrics.RA_NOTE}", ""]
         out += ["## Prompt-mode ablation (AA_All)", "", md_table(ablation_wide(t.ablation)), ""]
         llm = t.llm.filter(pl.col("model") == "mean") if not t.llm.is_empty() else t.llm
         out += ["## LVLMs vs text-only LLMs (means per kind)", ""]

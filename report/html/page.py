@@ -6,6 +6,7 @@ from collections.abc import Sequence
 
 import polars as pl
 
+from nphe4v import metrics
 from nphe4v.core.schema import PROMPT_MODES
 from nphe4v.metrics import POOLED
 from report import analysis, figures
@@ -174,13 +175,14 @@ def render_page(title: str, runs: Sequence[analysis.Run], t: Tables, figs: dict[
     lb_body = no_nph
     if nph:
         lb_body = "\n".join([
-            "<p class='note'>All prompt modes pooled, as in the paper. RA: the paper's rule (YES in at least 3 of "
+            "<p class='note'>All prompt modes pooled, as the papers' summary notebook pools them (the papers' Figure 6 "
+            "shows figure+limited_text alone: see the per-mode table). RA: the paper's rule (YES in at least 3 of "
             "the 5 asks; an unparsable ask is not a YES); RA_var: the variance of the asks' outcomes, mean over "
             "instances; RA_corrected: RA minus the false-YES rate on mismatched controls (not in the paper). "
             "ER and RA: Wilson 95% intervals of the "
             "pooled counts; RA_corrected and AA: percentile bootstrap over instances (resampled within each task "
             "and level, fixed seed). n = answer questions (infra errors excluded), n_rec = instances with "
-            "recognition data (RA = 1 without).</p>",
+            "recognition data (RA = 1 without). " + esc(metrics.RA_NOTE) + "</p>",
             html_table(board_view(t.board, True), ci=BOARD_CI, table_id="leaderboard"),
             "<details><summary>Per prompt mode</summary>",
             html_table(board_view(t.board, False), ci=BOARD_CI, table_id="leaderboard-modes"),
