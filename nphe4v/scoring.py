@@ -98,6 +98,7 @@ def score_sample(
         attempts=response.attempts,
         trace=json.dumps(list(response.trace), default=str) if response.trace else None,
         witness_valid=verdict.witness_valid if verdict else None,
+        value_consistent=verdict.value_consistent if verdict else None,
     )
 
 

@@ -660,3 +660,37 @@ def test_only_the_example_is_no_answer():
     # A truncated tail that is only the example does not hide the complete answer before it.
     cut = '<final_answer>{"Position": 4}</final_answer> format: <final_answer>{"Position": "<POSITION>"}'
     assert extract_final_answer(cut) == {"Position": 4}
+
+
+# --------------------------------------------------------------------------------------------------------
+# Decision answers (issue 19 item 5): one reading for TSP-D and GCP-D
+
+
+@pytest.mark.parametrize(("raw", "want"), [
+    ("YES", True), ("no", False), ("True", True), ("false", False), (True, True), (0, False), ("No.", False),
+    ("Yes, such a tour exists.", True), ("No - every tour is longer than the limit", False),
+    ("  **Yes** it can be coloured", True), ('"No", because of the clique', False), ("TRUE: a tour fits", True),
+    ("YES_OR_NO", None), ("Yes or No", None), ("yes/no", None), ("yesterday", None), ("Not feasible at all", None),
+    ("none", None), ("maybe yes", None), ("", None), (None, None), (2, None), ([True], None),
+])
+def test_as_decision_reads_words_and_leading_words(raw: Any, want: bool | None) -> None:
+    from nphe4v.core.coerce import as_decision
+
+    assert as_decision(raw) is want
+
+
+def test_read_decision_keys_and_unrequested_keys() -> None:
+    from nphe4v.tasks.decision import read_decision
+
+    assert read_decision({"Feasible": "Yes, such a tour exists"}) is True
+    assert read_decision({"answer": "NO"}) is False
+    assert read_decision({"final_answer": "NO"}) == ParseError(kind="missing_key", detail="Feasible")
+    assert read_decision({"Feasible": "NO", "Answer": "YES"}) is False  # Feasible first
+    assert read_decision({"Feasible": "?", "Answer": "YES"}) is True  # unreadable Feasible: Answer decides
+    assert read_decision({"Feasible": "NO", "NumColors": "three", "Path": [None]}) is False
+    err = read_decision({"Feasible": "perhaps"})
+    assert isinstance(err, ParseError) and err.kind == "bad_value"
+    assert read_decision(["YES"]) == ParseError(kind="not_a_mapping", detail="list")
+    # through the extractor: a bare sentence in the Answer key of a final_answer block
+    assert read_decision(extract_final_answer(
+        "<root><final_answer>{'Answer': 'No, no 3-colouring exists'}</final_answer></root>")) is False
