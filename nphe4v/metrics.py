@@ -49,7 +49,12 @@ RA_NOTE = ("RA is n/a on full_text_only: that mode sends no picture, so there is
 
 LEADERBOARD_COLUMNS: tuple[str, ...] = (
     "model", "prompt_mode", "ER", "RA", "RA_corrected", "AA_P", "AA_NPC", "AA_NPH", "AA_All", "RA_var", "n",
+    "ER_paper", "AA_paper",
 )
+
+PARSERS: tuple[str, ...] = ("tolerant", "paper")
+"""Which parse of an answer is primary (a run config's ``parser``): our tolerant extractor (the default) or the
+papers' rule (``nphe4v.core.paper_parse``). Both are always computed; the other one stays in its own columns."""
 
 _REC_KEY = ["model", "task", "level", "instance_id"]
 _MODE_ORDER: dict[str, int] = {m: i for i, m in enumerate((*PROMPT_MODES, POOLED))}
@@ -300,6 +305,48 @@ def _with_pooled(levels: pl.LazyFrame, by: Sequence[str]) -> pl.LazyFrame:
     return _sorted(pl.concat([per_mode, pooled], how="diagonal"), [*by, "prompt_mode"])
 
 
+def _answer_row() -> pl.Expr:
+    return (pl.col("prompt_mode") != RECOGNITION_MODE) & (pl.col("status") != "infra_error")
+
+
+def _with_paper_columns(samples: Frame) -> pl.LazyFrame:
+    """The frame with ``verdict_paper`` / ``parsed_paper`` (null where a run predates them)."""
+    lf = _lazy(samples)
+    names = lf.collect_schema().names()
+    return lf.with_columns(pl.lit(None, pl.String).alias(c) for c in ("verdict_paper", "parsed_paper")
+                           if c not in names)
+
+
+def primary_parse(samples: Frame, parser: str = "tolerant") -> pl.LazyFrame:
+    """The samples as the metrics should read them under a run's ``parser`` (``PARSERS``): unchanged for
+    "tolerant"; for "paper", every answer row's ``verdict`` / ``parsed_answer`` is the papers' parse
+    (``verdict_paper`` / ``parsed_paper``; a row without it counts as unparsable). Recognition rows never change."""
+    if parser not in PARSERS:
+        raise ValueError(f"parser must be one of {', '.join(PARSERS)}, not {parser!r}")
+    lf = _with_paper_columns(samples)
+    if parser == "tolerant":
+        return lf
+    return lf.with_columns(
+        pl.when(_answer_row()).then(pl.col(paper)).otherwise(pl.col(ours)).alias(ours)
+        for ours, paper in (("verdict", "verdict_paper"), ("parsed_answer", "parsed_paper"))
+    )
+
+
+def _paper_board(samples: Frame) -> pl.LazyFrame:
+    """ER_paper, AA_paper per (model, prompt_mode) incl. pooled: ER and AA_All with the papers' parse; null for
+    a group with an answer row that has no papers' verdict (a run that predates the column)."""
+    lf = _with_paper_columns(samples)
+    board = _with_pooled(_level_lazy(primary_parse(lf, "paper")), ["model"]).select(
+        "model", "prompt_mode", pl.col("ER").alias("ER_paper"), pl.col("AA").alias("AA_paper"))
+    gaps = lf.filter(_answer_row()).select("model", "prompt_mode", _gap=pl.col("verdict_paper").is_null())
+    per_mode = gaps.group_by("model", "prompt_mode").agg(pl.col("_gap").any())
+    pooled = gaps.group_by("model").agg(pl.col("_gap").any()).with_columns(prompt_mode=pl.lit(POOLED))
+    complete = pl.concat([per_mode, pooled.select(per_mode.collect_schema().names())])
+    return board.join(complete, on=["model", "prompt_mode"], how="left").with_columns(
+        pl.when(pl.col("_gap").fill_null(True)).then(None).otherwise(pl.col(c)).alias(c)
+        for c in ("ER_paper", "AA_paper")).drop("_gap")
+
+
 def leaderboard(samples: Frame) -> pl.DataFrame:
     """One row per (model, prompt_mode) plus one per model with prompt_mode "pooled" (all modes pooled, as the
     peer summary notebook does), columns exactly ``LEADERBOARD_COLUMNS``: ER, RA, RA_corrected, RA_var = plain means over the
@@ -307,12 +354,15 @@ def leaderboard(samples: Frame) -> pl.DataFrame:
     columns are null on full_text_only, which sends no picture, and the pooled row's RA averages the picture
     modes only);
     AA_P/AA_NPC/AA_NPH/AA_All = level-weighted AA over the class's / all tasks (null for a class
-    without rows); n = #answer questions (infra excluded). Sorted by model, then limited, text, full, pooled.
+    without rows); n = #answer questions (infra excluded); ER_paper / AA_paper = ER and AA_All with the papers'
+    parse of every answer (``verdict_paper``; null where a run predates it). Sorted by model, then limited,
+    text, full, pooled.
     """
     levels = _level_lazy(samples)
     return (
         _with_pooled(levels, ["model"])
         .rename({"AA": "AA_All", "n_questions": "n"})
+        .join(_paper_board(samples), on=["model", "prompt_mode"], how="left", maintain_order="left")
         .select(LEADERBOARD_COLUMNS)
         .collect()
     )

@@ -86,14 +86,15 @@ def _leaderboard_one(part: pl.DataFrame, n_boot: int, seed: int) -> pl.DataFrame
     cols = ["model", "prompt_mode"]
     for c in ("ER", "RA", "RA_corrected", *AA_COLUMNS):
         cols += [c, f"{c}_lo", f"{c}_hi"]
-    cols += ["RA_var", "n", "parsable", "correct", "n_instances", "n_rec", "recognised", "n_control", "false_yes"]
+    cols += ["ER_paper", "AA_paper", "RA_var", "n", "parsable", "correct", "n_instances", "n_rec", "recognised",
+             "n_control", "false_yes"]
     return out.select(cols)
 
 
 LEADERBOARD_COLUMNS: tuple[str, ...] = (
     "version", "model", "prompt_mode",
     *(f"{c}{s}" for c in ("ER", "RA", "RA_corrected", *AA_COLUMNS) for s in ("", "_lo", "_hi")),
-    "RA_var", "n", "parsable", "correct", "n_instances", "n_rec", "recognised", "n_control", "false_yes",
+    "ER_paper", "AA_paper", "RA_var", "n", "parsable", "correct", "n_instances", "n_rec", "recognised", "n_control", "false_yes",
 )
 
 
@@ -103,7 +104,8 @@ def leaderboard(src: Source, *, n_boot: int = DEFAULT_BOOT, seed: int = DEFAULT_
     and the counts they rest on: ``n`` answer questions, ``parsable``, ``correct``, ``n_instances``, ``n_rec``
     instances with recognition data (``recognised`` of them by majority), ``n_control`` with a mismatched
     control (``false_yes`` of them). full_text_only sends no picture: its RA columns are null, its recognition
-    counts 0, and its AA has no RA factor (``RA_NOTE``)."""
+    counts 0, and its AA has no RA factor (``RA_NOTE``). ``ER_paper`` / ``AA_paper``: ER and AA_All with the
+    papers' parse of every answer (``metrics.leaderboard``; no interval; null for runs that predate it)."""
     df = nph_rows(frame_of(src))
     out = per_version(df, lambda p: _leaderboard_one(p, n_boot, seed))
     return empty_table(LEADERBOARD_COLUMNS) if out is None else out.select(LEADERBOARD_COLUMNS)

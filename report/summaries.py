@@ -27,8 +27,17 @@ def _light_samples(run_dir: str | Path) -> pl.LazyFrame:
     return scan_run_samples(run_dir).select([c for c in SAMPLE_SCHEMA if c not in HEAVY_COLUMNS])
 
 
+def run_parser(run_dir: str | Path) -> str:
+    """The run config's ``parser`` (which parse the headline ER/AA use); "tolerant" for runs without one."""
+    from report.analysis import load_runs
+
+    runs = load_runs(run_dir)
+    return str((runs[0].config if runs else {}).get("parser") or "tolerant")
+
+
 def run_leaderboard(run_dir: str | Path) -> pl.DataFrame:
-    return metrics.leaderboard(_light_samples(run_dir).filter(pl.col("benchmark") == "nphardeval4v"))
+    samples = _light_samples(run_dir).filter(pl.col("benchmark") == "nphardeval4v")
+    return metrics.leaderboard(metrics.primary_parse(samples, run_parser(run_dir)))
 
 
 def write_leaderboard(run_dir: str | Path) -> tuple[pl.DataFrame, Path]:

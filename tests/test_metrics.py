@@ -476,3 +476,41 @@ def test_lazyframe_and_parquet_inputs(tmp_path: Any) -> None:
         assert_frame_equal(fn(df.lazy()), fn(df))
         assert_frame_equal(fn(scanned), fn(df))
     assert_frame_equal(aggregate(level_table(df).lazy(), by=["model"]), aggregate(level_table(df), by=["model"]))
+
+
+# ----------------------------------------------------------------------------------------------- papers' parser
+
+
+def test_paper_parser_columns_beside_ours() -> None:
+    """ER_paper / AA_paper: ER and AA_All with the papers' parse; n/a for runs that predate the column."""
+    from nphe4v.metrics import primary_parse
+
+    schema = {**SCHEMA, "verdict_paper": pl.String, "parsed_paper": pl.String}
+    # level 2, 4 questions per mode; ours: correct, correct, correct, wrong (ER 1, AA 3/4)
+    # papers': correct, parse_error (e.g. JSON `true`), wrong, wrong -> ER 3/4, A' = 1/3, AA = 1/4
+    ours = ["correct", "correct", "correct", "wrong"]
+    paper = ["correct", "parse_error", "wrong", "wrong"]
+    rows = [_record(level=2, instance_id=f"BSP-2-{i}", prompt_mode=m, verdict=o, verdict_paper=p)
+            for m in (LIM, TXT) for i, (o, p) in enumerate(zip(ours, paper, strict=True))]
+    rows += rec(2, [True] * 5, inst=0)  # only inst 0 has recognition data; the rest count as recognised
+    df = pl.DataFrame(rows, schema=schema)
+    lb = leaderboard(df)
+    for mode in (LIM, TXT, "pooled"):
+        r = one(lb, prompt_mode=mode)
+        assert (r["ER"], r["AA_All"]) == (pytest.approx(1.0), pytest.approx(0.75)), mode
+        assert (r["ER_paper"], r["AA_paper"]) == (pytest.approx(0.75), pytest.approx(0.25)), mode
+    # parser: paper makes the papers' parse primary: the headline columns equal the paper columns
+    swapped = leaderboard(primary_parse(df, "paper"))
+    assert swapped["ER"].to_list() == pytest.approx(lb["ER_paper"].to_list())
+    assert swapped["AA_All"].to_list() == pytest.approx(lb["AA_paper"].to_list())
+    # recognition rows never change (their verdict_paper is null)
+    assert_frame_equal(recognition_table(primary_parse(df, "paper")), recognition_table(df))
+    with pytest.raises(ValueError, match="parser must be one of"):
+        primary_parse(df, "strict")
+    # a run written before the column: n/a (null), not 0; a group mixing old and new rows: n/a too
+    old = leaderboard(frame([_record(level=1, verdict="correct")]))
+    assert (old["ER_paper"].to_list(), old["AA_paper"].to_list()) == ([None, None], [None, None])
+    mixed = pl.concat([df, pl.DataFrame([_record(level=3, verdict="correct", prompt_mode=LIM)], schema=schema)])
+    m = leaderboard(mixed)
+    assert one(m, prompt_mode=LIM)["ER_paper"] is None and one(m, prompt_mode="pooled")["AA_paper"] is None
+    assert one(m, prompt_mode=TXT)["ER_paper"] == pytest.approx(0.75)

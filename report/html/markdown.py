@@ -31,7 +31,8 @@ def render_markdown(title: str, runs: Sequence[analysis.Run], t: Tables, result:
         view = board_view(t.board, True).drop("n_instances")
         out += ["ER, RA: Wilson 95% intervals; RA_corrected, AA: instance bootstrap. n = answer questions, "
                 "n_rec = instances with recognition data.", "", md_table(view, ci=BOARD_CI), "",
-                f"Note: {metrics.RA_NOTE}", ""]
+                "ER_paper / AA_paper: ER and AA_All with the papers' parsing rule (first final_answer block, "
+                "Python literal, the papers' keys).", "", f"Note: {metrics.RA_NOTE}", ""]
         out += ["## Prompt-mode ablation (AA_All)", "", md_table(ablation_wide(t.ablation)), ""]
         llm = t.llm.filter(pl.col("model") == "mean") if not t.llm.is_empty() else t.llm
         out += ["## LVLMs vs text-only LLMs (means per kind)", ""]

@@ -182,7 +182,10 @@ def render_page(title: str, runs: Sequence[analysis.Run], t: Tables, figs: dict[
             "ER and RA: Wilson 95% intervals of the "
             "pooled counts; RA_corrected and AA: percentile bootstrap over instances (resampled within each task "
             "and level, fixed seed). n = answer questions (infra errors excluded), n_rec = instances with "
-            "recognition data (RA = 1 without). " + esc(metrics.RA_NOTE) + "</p>",
+            "recognition data (RA = 1 without). ER_paper / AA_paper: ER and AA_All with the papers' parsing rule "
+            "(first &lt;final_answer&gt; block read as a Python literal, the papers' keys spelt exactly; "
+            "docs/metrics.md), to place a model among the papers' tables; empty for runs that predate it. "
+            + esc(metrics.RA_NOTE) + "</p>",
             html_table(board_view(t.board, True), ci=BOARD_CI, table_id="leaderboard"),
             "<details><summary>Per prompt mode</summary>",
             html_table(board_view(t.board, False), ci=BOARD_CI, table_id="leaderboard-modes"),
