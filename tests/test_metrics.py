@@ -514,3 +514,21 @@ def test_paper_parser_columns_beside_ours() -> None:
     m = leaderboard(mixed)
     assert one(m, prompt_mode=LIM)["ER_paper"] is None and one(m, prompt_mode="pooled")["AA_paper"] is None
     assert one(m, prompt_mode=TXT)["ER_paper"] == pytest.approx(0.75)
+
+
+def test_a_run_written_before_the_issue_19_columns_still_loads(tmp_path: Any) -> None:
+    """Shards without value_consistent / parsed_paper / verdict_paper read back with them null; the leaderboard
+    shows the papers'-parser columns as n/a."""
+    from nphe4v.core.records import SAMPLE_SCHEMA, read_samples
+
+    rows = [ans(lv, "correct") for lv in (1, 2)]
+    old = pl.DataFrame(rows, schema=SCHEMA)  # the schema of an old run: no new columns
+    assert "verdict_paper" not in old.columns
+    (tmp_path / "samples" / "nphardeval4v" / "m").mkdir(parents=True)
+    old.write_parquet(tmp_path / "samples" / "nphardeval4v" / "m" / "part-0.parquet")
+    df = read_samples(tmp_path)
+    assert df.columns == list(SAMPLE_SCHEMA)
+    assert df["verdict_paper"].to_list() == [None, None] and df["value_consistent"].to_list() == [None, None]
+    lb = leaderboard(df)
+    assert lb["AA_All"].to_list() == pytest.approx([1.0, 1.0])
+    assert lb["ER_paper"].to_list() == [None, None] and lb["AA_paper"].to_list() == [None, None]
