@@ -333,3 +333,43 @@ def lvlm_vs_llm(src: Source, *, lvlm_mode: str = DEFAULT_LVLM_MODE, text_only: s
         "model",
         pl.col("complexity").replace_strict(corder, default=9, return_dtype=pl.Int64),
     )
+
+
+ANSWER_CHECK_COLUMNS: tuple[str, ...] = (
+    "version", "model", "task", "n", "n_stated", "inconsistent", "inconsistent_share", "n_paper",
+    "parsable", "parsable_paper", "verdict_differs",
+)
+
+
+def answer_checks(src: Source) -> pl.DataFrame:
+    """Per version, model and task, over the answer samples (infra excluded): how often a stated value disagrees
+    with the answer's own witness, and how often the papers' parse grades differently from ours.
+
+    ``n_stated`` = answers whose stated value was compared with a valid witness (``value_consistent`` not
+    null), ``inconsistent`` = those with ``value_consistent`` false (the witness decided the verdict anyway),
+    ``inconsistent_share`` = inconsistent / n_stated (null for 0); ``n_paper`` = answers with a papers' verdict
+    (0 for runs that predate it), ``parsable`` / ``parsable_paper`` = answers each parse could read,
+    ``verdict_differs`` = answers whose two verdicts differ."""
+    df = nph_rows(frame_of(src))
+    for c, dtype in (("value_consistent", pl.Boolean), ("verdict_paper", pl.String)):
+        if c not in df.columns:
+            df = df.with_columns(pl.lit(None, dtype).alias(c))
+    answers = df.filter((pl.col("prompt_mode") != RECOGNITION_MODE) & (pl.col("status") != "infra_error"))
+    readable = ("correct", "wrong")
+    out = answers.group_by("version", "model", "task").agg(
+        n=pl.len().cast(pl.Int64),
+        n_stated=pl.col("value_consistent").is_not_null().sum().cast(pl.Int64),
+        inconsistent=(pl.col("value_consistent") == False).fill_null(False).sum().cast(pl.Int64),  # noqa: E712
+        n_paper=pl.col("verdict_paper").is_not_null().sum().cast(pl.Int64),
+        parsable=((pl.col("status") == "ok") & pl.col("verdict").is_in(readable)).fill_null(False).sum()
+        .cast(pl.Int64),
+        parsable_paper=pl.col("verdict_paper").is_in(readable).fill_null(False).sum().cast(pl.Int64),
+        verdict_differs=(pl.col("verdict_paper").is_not_null() & (pl.col("verdict") != pl.col("verdict_paper")))
+        .fill_null(False).sum().cast(pl.Int64),
+    ).with_columns(inconsistent_share=pl.when(pl.col("n_stated") > 0)
+                   .then(pl.col("inconsistent") / pl.col("n_stated")).otherwise(None))
+    if out.is_empty():
+        return empty_table(ANSWER_CHECK_COLUMNS)
+    order = {t: i for i, t in enumerate(TASK_MODULES)}
+    return out.select(ANSWER_CHECK_COLUMNS).sort(
+        "version", "model", pl.col("task").replace_strict(order, default=99, return_dtype=pl.Int64), "task")

@@ -35,6 +35,7 @@ from cluster.registry import load_registry
 from nphe4v.core.records import SAMPLE_SCHEMA
 from report import analysis, bootstrap, figures
 from report.html_report import build_report, self_contained_violations
+from report.nphardeval4v_tables import ANSWER_CHECK_COLUMNS
 
 TASKS = ["BSP", "KSP", "TSP"]
 LEVELS = (1, 2)
@@ -611,3 +612,27 @@ def test_browser_text_budget_and_table_row_cap(tmp_path, monkeypatch) -> None:
     page = build_report(run, tmp_path / "t.html", n_boot=0, max_chars=1000).html.read_text()
     assert "B" * 250 in page and "B" * 251 not in page
     assert html.escape(html_report.TRUNCATION_MARK.format(shown=250, total=5000), quote=True) in page
+
+
+def test_answer_checks_stated_values_and_papers_parse() -> None:
+    rows = [
+        {**_row("A", "v1", "m", "tsp-L01-000", "TSP", 1, "figure+limited_text"), "value_consistent": True,
+         "verdict_paper": "correct"},
+        {**_row("A", "v1", "m", "tsp-L01-001", "TSP", 1, "figure+limited_text"), "value_consistent": False,
+         "verdict_paper": "parse_error"},
+        {**_row("A", "v1", "m", "tsp-L01-001", "TSP", 1, "full_text_only", verdict="wrong"),
+         "value_consistent": None, "verdict_paper": "wrong"},
+        {**_row("A", "v1", "m", "bsp-L01-000", "BSP", 1, "full_text_only", verdict="parse_error"),
+         "value_consistent": None, "verdict_paper": "correct"},
+        {**_row("A", "v1", "m", "bsp-L01-000", "BSP", 1, "figure+limited_text", status="infra_error"),
+         "value_consistent": None, "verdict_paper": None},
+    ]
+    checks = analysis.answer_checks(pl.DataFrame(rows))
+    assert tuple(checks.columns) == ANSWER_CHECK_COLUMNS
+    bsp, tsp = one(checks, task="BSP"), one(checks, task="TSP")
+    assert (tsp["n"], tsp["n_stated"], tsp["inconsistent"], tsp["inconsistent_share"]) == (3, 2, 1, 0.5)
+    assert (tsp["parsable"], tsp["parsable_paper"], tsp["verdict_differs"]) == (3, 2, 1)
+    assert (bsp["n"], bsp["n_stated"], bsp["inconsistent_share"], bsp["verdict_differs"]) == (1, 0, None, 1)
+    # a run that predates the columns: counts 0, not a crash
+    old = analysis.answer_checks(pl.DataFrame([_row("A", "v1", "m", "bsp-L01-000", "BSP", 1, "full_text_only")]))
+    assert (one(old, task="BSP")["n_paper"], one(old, task="BSP")["n_stated"]) == (0, 0)

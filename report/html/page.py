@@ -190,6 +190,14 @@ def render_page(title: str, runs: Sequence[analysis.Run], t: Tables, figs: dict[
             "<details><summary>Per prompt mode</summary>",
             html_table(board_view(t.board, False), ci=BOARD_CI, table_id="leaderboard-modes"),
             "</details>",
+            "<details><summary>Stated values and the papers' parse, per task</summary>",
+            "<p class='note'>The witness (path, tour, selection, colouring, schedule) decides the verdict; "
+            "inconsistent = answers whose stated value (total, count) disagrees with their own witness "
+            "(value_consistent false), of n_stated compared. parsable / parsable_paper: answers our parse and "
+            "the papers' parse could read; verdict_differs: answers the two grade differently.</p>",
+            html_table(drop_single_version(t.answer_checks) if t.answer_checks is not None else pl.DataFrame(),
+                       table_id="answer-checks"),
+            "</details>",
         ])
     sec.append(_section("leaderboard", "Leaderboard", lb_body))
     if nph:
