@@ -636,3 +636,36 @@ def test_answer_checks_stated_values_and_papers_parse() -> None:
     # a run that predates the columns: counts 0, not a crash
     old = analysis.answer_checks(pl.DataFrame([_row("A", "v1", "m", "bsp-L01-000", "BSP", 1, "full_text_only")]))
     assert (one(old, task="BSP")["n_paper"], one(old, task="BSP")["n_stated"]) == (0, 0)
+
+
+def test_parser_paper_makes_the_papers_parse_the_headline(tmp_path) -> None:
+    """`parser: paper` in a run's config: the printed leaderboard and the report lead with the papers' parse;
+    the default leads with ours; ER_paper / AA_paper are shown either way, and RA is n/a on full_text_only."""
+    import io
+
+    from rich.console import Console
+
+    from report.summaries import print_leaderboard, run_leaderboard
+
+    rows = []
+    for i in range(2):
+        for mode in ("figure+limited_text", "full_text_only"):
+            r = _row("P", "v1", "m", f"bsp-L01-00{i}", "BSP", 1, mode)
+            rows.append({**r, "verdict_paper": "correct" if i == 0 else "parse_error"})
+    boards = {}
+    for parser in ("tolerant", "paper"):
+        run = _write_run(tmp_path / parser, "P", "v1", tmp_path / "no-dataset", rows, [{"name": "m"}], "complete")
+        manifest = json.loads((run / "manifest.json").read_text())
+        manifest["config"]["parser"] = parser
+        (run / "manifest.json").write_text(json.dumps(manifest))
+        boards[parser] = run_leaderboard(run)
+        lb = analysis.leaderboard([run], n_boot=0)
+        assert one(lb, prompt_mode="pooled")["ER"] == (1.0 if parser == "tolerant" else 0.5)
+    for parser, er in (("tolerant", 1.0), ("paper", 0.5)):
+        b = boards[parser]
+        assert b["ER"].to_list() == pytest.approx([er] * 3) and b["ER_paper"].to_list() == pytest.approx([0.5] * 3)
+    out = io.StringIO()
+    print_leaderboard(boards["tolerant"], console=Console(file=out, width=200))
+    text = out.getvalue()
+    txt_line = next(line for line in text.splitlines() if "full_text_only" in line)
+    assert "n/a" in txt_line and "visual prompts" in text
