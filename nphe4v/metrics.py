@@ -4,7 +4,8 @@ Aggregated Accuracy (AA) — pure functions over a run's per-sample table.
 Every public function accepts a polars ``DataFrame`` or ``LazyFrame`` holding ``SampleRecord`` rows (e.g.
 ``pl.scan_parquet(f"{run}/samples/**/*.parquet")``) and returns a collected ``DataFrame`` with stable column
 names. Only the columns model, task, level, instance_id, variant, prompt_mode, status, verdict and
-parsed_answer are read.
+parsed_answer are read, plus verdict_paper / parsed_paper for the papers'-parser columns (absent or null in runs
+that predate them: those columns are then null).
 
 Conventions (shared by every function):
 
