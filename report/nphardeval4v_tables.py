@@ -202,11 +202,14 @@ def heatmap_table(src: Source, prompt_mode: str = POOLED) -> pl.DataFrame:
             correct=pl.col("correct").sum().cast(pl.Int64),
             parsable=pl.col("parsable").sum().cast(pl.Int64),
             wa=pl.col("wa").mean(),
-            RA=pl.col("RA").first(),
-            false_yes_rate=pl.col("false_yes_rate").first(),
-            RA_corrected=pl.col("RA_corrected").first(),
+            # the picture modes share one RA; full_text_only has none (null), so skip it
+            RA=pl.col("RA").drop_nulls().first(),
+            false_yes_rate=pl.col("false_yes_rate").drop_nulls().first(),
+            RA_corrected=pl.col("RA_corrected").drop_nulls().first(),
         )
         rec = _rec_counts(part, ["model", "task", "level"]).select("model", "task", "level", "n_rec", "recognised")
+        if prompt_mode in TEXT_ONLY_MODES:  # no picture in this mode: nothing was recognised
+            rec = rec.clear()
         return (
             cells.join(rec, on=["model", "task", "level"], how="left")
             .with_columns(pl.col("n_rec").fill_null(0), pl.col("recognised").fill_null(0))

@@ -243,7 +243,10 @@ def test_heatmap_table(runs) -> None:
     k = one(hm, model="alpha", task="KSP", level=1)
     assert (k["n"], k["correct"]) == (6, 4) and k["wa"] == pytest.approx(2 / 3)
     only_text = analysis.heatmap_table(runs[0], prompt_mode="full_text_only")
-    assert one(only_text, model="alpha", task="KSP", level=1)["accuracy"] == 0
+    t = one(only_text, model="alpha", task="KSP", level=1)
+    assert t["accuracy"] == 0
+    # no picture in full_text_only: no RA and no recognition counts there
+    assert (t["RA"], t["RA_lo"], t["n_rec"], t["RA_corrected"]) == (None, None, 0, None)
 
 
 def test_class_profile_prompt_mode_ablation_lvlm_vs_llm(runs) -> None:
