@@ -230,6 +230,9 @@ class RunConfig(Strict):
     max_inflight_batches: int = Field(4, ge=1)
     max_attempts: int = Field(3, ge=1, description="tries of a batch whose model actor died")
     judge: JudgeConfig = Field(default_factory=JudgeConfig, description="GraphVerse process scoring (VGR-Score)")
+    parser: Literal["tolerant", "paper"] = Field(
+        "tolerant", description="NPHardEval4V: which parse of an answer the headline ER/AA use; both are always "
+        "computed (tolerant = our extractor, paper = the papers' first-block Python-literal rule, ER_paper/AA_paper)")
 
     @model_validator(mode="after")
     def _unique_models(self) -> RunConfig:
@@ -242,7 +245,9 @@ class RunConfig(Strict):
     def fingerprint_fields(self) -> dict[str, Any]:
         """What makes two runs the same run (resumable into one folder); where and how it runs does not."""
         # the judge is a later stage with its own cache and identity: changing it is not another run
-        d = self.model_dump(mode="json", exclude={"out", "ray", "max_inflight_batches", "max_attempts", "judge"})
+        # `parser` only chooses which recorded parse the tables lead with: every sample carries both
+        d = self.model_dump(mode="json", exclude={"out", "ray", "max_inflight_batches", "max_attempts", "judge",
+                                                  "parser"})
         for m in d["models"]:
             for k in ("replicas", "num_cpus", "num_gpus", "batch_size"):
                 m.pop(k, None)

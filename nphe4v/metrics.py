@@ -4,7 +4,8 @@ Aggregated Accuracy (AA) — pure functions over a run's per-sample table.
 Every public function accepts a polars ``DataFrame`` or ``LazyFrame`` holding ``SampleRecord`` rows (e.g.
 ``pl.scan_parquet(f"{run}/samples/**/*.parquet")``) and returns a collected ``DataFrame`` with stable column
 names. Only the columns model, task, level, instance_id, variant, prompt_mode, status, verdict and
-parsed_answer are read.
+parsed_answer are read, plus verdict_paper / parsed_paper for the papers'-parser columns (absent or null in runs
+that predate them: those columns are then null).
 
 Conventions (shared by every function):
 
@@ -16,6 +17,10 @@ Conventions (shared by every function):
 * Recognition samples have ``prompt_mode == "recognition"``, ``variant`` ``"match"`` or ``"mismatch"`` and
   ``parsed_answer`` the JSON string ``"true"`` (model said YES) / ``"false"`` / None (unparsable).
 * Level weights are ``w_l = l`` (1..10, Σ = 55 for a full group), as in the paper and the peer notebook.
+* Recognition applies only where there is a picture: the papers define RA as the recognition "of the problems
+  in the visual prompts". Rows of a prompt mode that sends no image (``TEXT_ONLY_MODES``: full_text_only) get
+  RA (and RA_mean, RA_var, false_yes_rate, RA_corrected) null, every question counts as recognised, and their
+  ``wa`` has no RA factor (factor 1).
 """
 
 from __future__ import annotations
@@ -30,13 +35,27 @@ from nphe4v.tasks import TASK_CLASS, TASK_MODULES
 Frame = pl.DataFrame | pl.LazyFrame
 
 POOLED = "pooled"
-"""``prompt_mode`` label of rows that pool all prompt modes (the paper's aggregation)."""
+"""``prompt_mode`` label of rows that pool all prompt modes (the peer summary notebook's aggregation; the papers'
+Figure 6 shows figure+limited_text alone)."""
 
 COMPLEXITY_CLASSES: tuple[str, ...] = ("P", "NPC", "NPH")
 
+TEXT_ONLY_MODES: tuple[str, ...] = ("full_text_only",)
+"""Prompt modes that send no picture: nothing to recognise, so no RA factor and no recognised-only filter."""
+
+RA_NOTE = ("RA is n/a on full_text_only: that mode sends no picture, so there is nothing to recognise (the papers "
+           "define RA as the recognition \"of the problems in the visual prompts\"); its AA has no RA factor and "
+           "no recognised-only filter, and a pooled row's RA averages the picture modes.")
+"""The footnote every printed leaderboard carries."""
+
 LEADERBOARD_COLUMNS: tuple[str, ...] = (
     "model", "prompt_mode", "ER", "RA", "RA_corrected", "AA_P", "AA_NPC", "AA_NPH", "AA_All", "RA_var", "n",
+    "ER_paper", "AA_paper",
 )
+
+PARSERS: tuple[str, ...] = ("tolerant", "paper")
+"""Which parse of an answer is primary (a run config's ``parser``): our tolerant extractor (the default) or the
+papers' rule (``nphe4v.core.paper_parse``). Both are always computed; the other one stays in its own columns."""
 
 _REC_KEY = ["model", "task", "level", "instance_id"]
 _MODE_ORDER: dict[str, int] = {m: i for i, m in enumerate((*PROMPT_MODES, POOLED))}
@@ -136,6 +155,10 @@ def recognition_table(samples: Frame) -> pl.DataFrame:
 # --------------------------------------------------------------------------------------------------------
 
 
+def _text_only() -> pl.Expr:
+    return pl.col("prompt_mode").is_in(list(TEXT_ONLY_MODES))
+
+
 def _level_lazy(samples: Frame) -> pl.LazyFrame:
     lf = _lazy(samples)
     rec = _recognition_lazy(lf)
@@ -147,8 +170,8 @@ def _level_lazy(samples: Frame) -> pl.LazyFrame:
         .with_columns(_parsable=parsable)
         .with_columns(_correct=pl.col("_parsable") & (verdict == "correct"))
         .join(rec.select(*_REC_KEY, "recognised"), on=_REC_KEY, how="left")
-        # no recognition evidence for this instance -> counted as recognised
-        .with_columns(_rec=pl.col("recognised").fill_null(True))
+        # no recognition evidence for this instance, or no picture in this mode -> counted as recognised
+        .with_columns(_rec=pl.col("recognised").fill_null(True) | _text_only())
     )
     keys = ["model", "task", "prompt_mode", "level"]
     per_level = questions.group_by(keys).agg(
@@ -167,22 +190,32 @@ def _level_lazy(samples: Frame) -> pl.LazyFrame:
     )
     ra = pl.col("_ra").fill_null(1.0)
     rp = pl.col("recognised_parsable")
+
+    def pictured(expr: pl.Expr) -> pl.Expr:
+        """`expr` in a mode that sends a picture, null in a text-only mode (nothing was there to recognise)."""
+        return pl.when(_text_only()).then(None).otherwise(expr)
+
     out = (
         per_level.join(rec_level, on=["model", "task", "level"], how="left")
         .with_columns(
             complexity=pl.col("task").replace_strict(TASK_CLASS, default=None, return_dtype=pl.String),
-            n_rec=pl.col("n_rec").fill_null(0),
+            n_rec=pl.when(_text_only()).then(0).otherwise(pl.col("n_rec").fill_null(0)),
             ER=pl.col("parsable") / pl.col("n"),
-            RA=ra,
-            RA_mean=pl.col("_ra_mean").fill_null(1.0),
-            RA_corrected=pl.when(pl.col("false_yes_rate").is_not_null())
-            .then(pl.max_horizontal(pl.lit(0.0), ra - pl.col("false_yes_rate")))
-            .otherwise(None),
+            RA=pictured(ra),
+            RA_mean=pictured(pl.col("_ra_mean").fill_null(1.0)),
+            RA_var=pictured(pl.col("RA_var")),
+            false_yes_rate=pictured(pl.col("false_yes_rate")),
+            RA_corrected=pictured(
+                pl.when(pl.col("false_yes_rate").is_not_null())
+                .then(pl.max_horizontal(pl.lit(0.0), ra - pl.col("false_yes_rate")))
+                .otherwise(None)
+            ),
             A_prime=pl.when(rp > 0).then(pl.col("correct_recognised") / rp).otherwise(0.0),
         )
         .with_columns(
-            wa=pl.col("A_prime") * pl.col("RA") * pl.col("ER"),
-            wa_peer=pl.col("correct") / pl.col("n") * pl.col("RA_mean"),
+            # a text-only mode has no RA factor (RA is null there)
+            wa=pl.col("A_prime") * pl.col("RA").fill_null(1.0) * pl.col("ER"),
+            wa_peer=pl.col("correct") / pl.col("n") * pl.col("RA_mean").fill_null(1.0),
         )
         .select(
             "model", "task", "complexity", "prompt_mode", "level",
@@ -203,13 +236,17 @@ def level_table(samples: Frame) -> pl.DataFrame:
       ``var_yes_match`` (the variance over the asks; null without recognition data). ``n_rec`` = #instances
       with recognition data. **If the model has no recognition rows for this task/level, RA = RA_mean = 1 and
       every question counts as recognised** (the notebook's fallback). An instance without recognition rows
-      inside a level that has some also counts as recognised.
+      inside a level that has some also counts as recognised. **In a text-only mode (full_text_only) RA, RA_mean,
+      RA_var, false_yes_rate and RA_corrected are null, n_rec = 0 and every question counts as recognised**:
+      no picture was sent, so there was nothing to recognise.
     * ``false_yes_rate`` = share of instances with ``false_yes`` on the mismatched control;
       ``RA_corrected = max(0, RA - false_yes_rate)`` (an always-YES model gets 0); null without a control.
     * ``A_prime = #(correct ∧ recognised) / #(recognised ∧ parsable)``, 0 when the denominator is 0
       (recognised = the paper's rule, per instance, shared by the instance's questions in every mode).
-    * ``wa = A_prime · RA · ER``. When everything is recognised, ``A_prime · ER = correct / n``.
-    * ``wa_peer = correct / n · RA_mean`` — the peer notebook's level score (its A'·ER = C/10, mean-rule RA).
+    * ``wa = A_prime · RA · ER`` (RA taken as 1 in a text-only mode). When everything is recognised,
+      ``A_prime · ER = correct / n``.
+    * ``wa_peer = correct / n · RA_mean`` — the peer notebook's level score (its A'·ER = C/10, mean-rule RA;
+      RA_mean taken as 1 in a text-only mode).
     * ``complexity`` = P | NPC | NPH from ``TASK_CLASS`` (null for unknown tasks).
     """
     return _level_lazy(samples).collect()
@@ -269,17 +306,64 @@ def _with_pooled(levels: pl.LazyFrame, by: Sequence[str]) -> pl.LazyFrame:
     return _sorted(pl.concat([per_mode, pooled], how="diagonal"), [*by, "prompt_mode"])
 
 
+def _answer_row() -> pl.Expr:
+    return (pl.col("prompt_mode") != RECOGNITION_MODE) & (pl.col("status") != "infra_error")
+
+
+def _with_paper_columns(samples: Frame) -> pl.LazyFrame:
+    """The frame with ``verdict_paper`` / ``parsed_paper`` (null where a run predates them)."""
+    lf = _lazy(samples)
+    names = lf.collect_schema().names()
+    return lf.with_columns(pl.lit(None, pl.String).alias(c) for c in ("verdict_paper", "parsed_paper")
+                           if c not in names)
+
+
+def primary_parse(samples: Frame, parser: str = "tolerant") -> pl.LazyFrame:
+    """The samples as the metrics should read them under a run's ``parser`` (``PARSERS``): unchanged for
+    "tolerant"; for "paper", every answer row's ``verdict`` / ``parsed_answer`` is the papers' parse
+    (``verdict_paper`` / ``parsed_paper``; a row without it counts as unparsable). Recognition rows never change."""
+    if parser not in PARSERS:
+        raise ValueError(f"parser must be one of {', '.join(PARSERS)}, not {parser!r}")
+    lf = _with_paper_columns(samples)
+    if parser == "tolerant":
+        return lf
+    return lf.with_columns(
+        pl.when(_answer_row()).then(pl.col(paper)).otherwise(pl.col(ours)).alias(ours)
+        for ours, paper in (("verdict", "verdict_paper"), ("parsed_answer", "parsed_paper"))
+    )
+
+
+def _paper_board(samples: Frame) -> pl.LazyFrame:
+    """ER_paper, AA_paper per (model, prompt_mode) incl. pooled: ER and AA_All with the papers' parse; null for
+    a group with an answer row that has no papers' verdict (a run that predates the column)."""
+    lf = _with_paper_columns(samples)
+    board = _with_pooled(_level_lazy(primary_parse(lf, "paper")), ["model"]).select(
+        "model", "prompt_mode", pl.col("ER").alias("ER_paper"), pl.col("AA").alias("AA_paper"))
+    gaps = lf.filter(_answer_row()).select("model", "prompt_mode", _gap=pl.col("verdict_paper").is_null())
+    per_mode = gaps.group_by("model", "prompt_mode").agg(pl.col("_gap").any())
+    pooled = gaps.group_by("model").agg(pl.col("_gap").any()).with_columns(prompt_mode=pl.lit(POOLED))
+    complete = pl.concat([per_mode, pooled.select(per_mode.collect_schema().names())])
+    return board.join(complete, on=["model", "prompt_mode"], how="left").with_columns(
+        pl.when(pl.col("_gap").fill_null(True)).then(None).otherwise(pl.col(c)).alias(c)
+        for c in ("ER_paper", "AA_paper")).drop("_gap")
+
+
 def leaderboard(samples: Frame) -> pl.DataFrame:
-    """One row per (model, prompt_mode) plus one per model with prompt_mode "pooled" (all modes pooled, as in
-    the paper), columns exactly ``LEADERBOARD_COLUMNS``: ER, RA, RA_corrected, RA_var = plain means over the
-    group's level rows (RA_var: the variance over the recognition asks, null without recognition data);
+    """One row per (model, prompt_mode) plus one per model with prompt_mode "pooled" (all modes pooled, as the
+    peer summary notebook does), columns exactly ``LEADERBOARD_COLUMNS``: ER, RA, RA_corrected, RA_var = plain means over the
+    group's level rows (RA_var: the variance over the recognition asks, null without recognition data; the RA
+    columns are null on full_text_only, which sends no picture, and the pooled row's RA averages the picture
+    modes only);
     AA_P/AA_NPC/AA_NPH/AA_All = level-weighted AA over the class's / all tasks (null for a class
-    without rows); n = #answer questions (infra excluded). Sorted by model, then limited, text, full, pooled.
+    without rows); n = #answer questions (infra excluded); ER_paper / AA_paper = ER and AA_All with the papers'
+    parse of every answer (``verdict_paper``; null where a run predates it). Sorted by model, then limited,
+    text, full, pooled.
     """
     levels = _level_lazy(samples)
     return (
         _with_pooled(levels, ["model"])
         .rename({"AA": "AA_All", "n_questions": "n"})
+        .join(_paper_board(samples), on=["model", "prompt_mode"], how="left", maintain_order="left")
         .select(LEADERBOARD_COLUMNS)
         .collect()
     )

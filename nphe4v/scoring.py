@@ -1,6 +1,8 @@
 """Turn one model response into one sample record: extract, parse, verify. Pure; never raises.
 
-Used by the live pipeline's score stage and by `nphe4v grade`, so both score identically.
+Used by the live pipeline's score stage and by `nphe4v grade`, so both score identically. An NPHardEval4V answer
+is parsed twice: by our tolerant extractor (verdict, parsed_answer) and by the papers' rule (verdict_paper,
+parsed_paper; `score_answer_paper`), both graded by the same exact verifier.
 """
 
 from __future__ import annotations
@@ -10,6 +12,7 @@ from typing import Any
 
 from nphe4v.core.extract import extract_final_answer, extract_yes_no
 from nphe4v.core.hashing import sha256_bytes
+from nphe4v.core.paper_parse import extract_paper_answer
 from nphe4v.core.schema import (
     RECOGNITION_MODE,
     Instance,
@@ -18,7 +21,19 @@ from nphe4v.core.schema import (
     ParseError,
     SampleRecord,
     Verdict,
+    VerdictKind,
 )
+
+PAPER_BENCHMARK = "nphardeval4v"
+# The answer keys the papers' checkers read, spelt exactly (case-sensitive): our prompts ask for the same keys,
+# except GCP and MSP, whose answers here carry a wrapper ("Coloring", "NumScheduled"/"Schedule") the papers'
+# prompts did not have; for those the keys our prompt asks for count, and GCP also takes the papers' bare
+# {vertex: colour}. KSP's papers' "Feasible" (always YES) is not asked for and is ignored.
+PAPER_KEYS: dict[str, tuple[str, ...]] = {
+    "BSP": ("Position",), "EDP": ("Operations",), "SPP": ("Path", "TotalDistance"),
+    "KSP": ("TotalValue", "SelectedItemIds"), "TSP-D": ("Feasible",), "GCP-D": ("Feasible",),
+    "TSP": ("Path", "TotalDistance"), "GCP": ("Coloring", "NumColors"), "MSP": ("NumScheduled", "Schedule"),
+}
 
 
 def score_answer(instance: Instance, text: str | None) -> tuple[Verdict, str | None]:
@@ -43,6 +58,33 @@ def score_answer(instance: Instance, text: str | None) -> tuple[Verdict, str | N
         return Verdict(verdict="wrong", reason=f"verifier_crash: {type(e).__name__}: {e}"[:300]), parsed
 
 
+def score_answer_paper(instance: Instance, text: str | None) -> tuple[VerdictKind | None, str | None]:
+    """The papers' parse of an NPHardEval4V answer (`nphe4v.core.paper_parse`: first block, Python literal, the
+    papers' keys spelt exactly) and the verdict our exact verifier gives it: (parse_error | correct | wrong,
+    canonical answer as JSON). A literal mapping without the papers' keys is parsable but wrong, as the papers'
+    checkers grade it. (None, None) for another benchmark."""
+    if instance.benchmark != PAPER_BENCHMARK or instance.task not in PAPER_KEYS:
+        return None, None
+    from nphe4v.core.benchmarks import task_for
+
+    literal = extract_paper_answer(text)
+    if isinstance(literal, ParseError):
+        return "parse_error", None
+    keys = PAPER_KEYS[instance.task]
+    picked = {k: literal[k] for k in keys if k in literal}
+    if instance.task == "GCP" and "Coloring" not in literal:
+        picked = literal  # the papers' own shape: the colouring itself, {vertex: colour}
+    spec = task_for(instance.benchmark, instance.task)
+    try:
+        canonical = spec.parse(picked)
+        if isinstance(canonical, ParseError):
+            return "wrong", None
+        return spec.verify(spec.load(instance.data), instance.gold, canonical).verdict, json.dumps(
+            canonical, sort_keys=True, default=str)
+    except Exception:  # a task bug must not lose the sample: graded wrong, as the verifier crash above
+        return "wrong", None
+
+
 def score_recognition(is_match: bool, text: str | None) -> tuple[Verdict, str | None]:
     said = extract_yes_no(text)
     if isinstance(said, ParseError):
@@ -61,15 +103,19 @@ def score_sample(
     run_id: str, version: str, instance: Instance, request: ModelRequest, response: ModelResponse
 ) -> SampleRecord:
     key = request.key
+    paper: tuple[VerdictKind | None, str | None] = (None, None)
     if response.status == "infra_error":
         verdict: Verdict | None = None
         parsed = None
     elif response.status == "model_error":
         verdict, parsed = Verdict(verdict="parse_error", reason=f"model_error: {response.error}"[:300]), None
+        if instance.benchmark == PAPER_BENCHMARK:
+            paper = ("parse_error", None)
     elif key.prompt_mode == RECOGNITION_MODE:
         verdict, parsed = score_recognition(key.variant == "match", response.text)
     else:
         verdict, parsed = score_answer(instance, response.text)
+        paper = score_answer_paper(instance, response.text)
     return SampleRecord(
         run_id=run_id,
         model=key.model,
@@ -98,6 +144,9 @@ def score_sample(
         attempts=response.attempts,
         trace=json.dumps(list(response.trace), default=str) if response.trace else None,
         witness_valid=verdict.witness_valid if verdict else None,
+        value_consistent=verdict.value_consistent if verdict else None,
+        parsed_paper=paper[1],
+        verdict_paper=paper[0],
     )
 
 

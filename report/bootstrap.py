@@ -19,7 +19,7 @@ import polars as pl
 
 from nphe4v import metrics
 from nphe4v.core.schema import RECOGNITION_MODE
-from nphe4v.metrics import COMPLEXITY_CLASSES, POOLED
+from nphe4v.metrics import COMPLEXITY_CLASSES, POOLED, TEXT_ONLY_MODES
 from nphe4v.tasks import TASK_CLASS
 
 AA_COLUMNS: tuple[str, ...] = ("AA_P", "AA_NPC", "AA_NPH", "AA_All")
@@ -78,7 +78,8 @@ def _instance_stats(base: pl.DataFrame) -> tuple[pl.DataFrame, pl.DataFrame]:
         .with_columns(_p=parsable)
         .with_columns(_c=pl.col("_p") & (verdict == "correct"))
         .join(rec.select(*keys, "recognised"), on=keys, how="left")
-        .with_columns(_r=pl.col("recognised").fill_null(True))
+        # a text-only mode sends no picture: every question counts as recognised (metrics._level_lazy)
+        .with_columns(_r=pl.col("recognised").fill_null(True) | pl.col("prompt_mode").is_in(list(TEXT_ONLY_MODES)))
         .group_by(["model", "prompt_mode", "task", "level", "instance_id"])
         .agg(
             n=pl.len().cast(pl.Float64),
@@ -159,7 +160,8 @@ def _bootstrap_uncached(part: pl.DataFrame, n_boot: int, seed: int) -> tuple[pl.
         c[cnt["b"].to_numpy(), np.array([col_of[i] for i in cnt["instance_id"].to_list()])] = cnt["len"].to_numpy()
         gkeys, m = _dense(rows, col_of, len(ids), ["model", "prompt_mode"], ("n", "p", "c", "rp", "cr"))
         n, p, cr, rp = (c @ m[k] for k in ("n", "p", "cr", "rp"))
-        # recognition per model: RA = 1 and no control where the replicate drew no instance with data
+        # recognition per model: RA = 1 and no control where the replicate drew no instance with data, or
+        # where the mode sends no picture
         ra = np.ones_like(n)
         fyr = np.full_like(n, np.nan)
         frows = flg_by.get((task, level))
@@ -168,7 +170,7 @@ def _bootstrap_uncached(part: pl.DataFrame, n_boot: int, seed: int) -> tuple[pl.
             mcol = {mk[0]: j for j, mk in enumerate(mkeys)}
             nrec, rec, nctl, fy = (c @ f[k] for k in ("has_rec", "rec", "has_ctl", "fy"))
             for j, (model, _mode) in enumerate(gkeys):
-                if model in mcol:
+                if model in mcol and _mode not in TEXT_ONLY_MODES:
                     q = mcol[model]
                     with np.errstate(invalid="ignore", divide="ignore"):
                         ra[:, j] = np.where(nrec[:, q] > 0, rec[:, q] / np.where(nrec[:, q] > 0, nrec[:, q], 1), 1.0)

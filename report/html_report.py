@@ -131,6 +131,7 @@ without it every model is "unregistered". The output is deterministic for the sa
         "prompt_mode_ablation": t.ablation,
         "lvlm_vs_llm": t.llm,
         "version_consistency": t.consistency,
+        **({"answer_checks": t.answer_checks} if t.answer_checks is not None else {}),
         **({"consistency_summary": t.consistency_summary} if t.consistency_summary is not None else {}),
         **({"open_closed": t.open_closed} if t.open_closed is not None else {}),
         **{f"failures_{k}": v for k, v in t.failures.items()},

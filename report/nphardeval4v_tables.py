@@ -17,7 +17,7 @@ import polars as pl
 from nphe4v import metrics
 from nphe4v.core.schema import PROMPT_MODES, RECOGNITION_MODE
 from nphe4v.core.stats import wilson_interval_exprs
-from nphe4v.metrics import COMPLEXITY_CLASSES, POOLED
+from nphe4v.metrics import COMPLEXITY_CLASSES, POOLED, TEXT_ONLY_MODES
 from nphe4v.tasks import TASK_CLASS, TASK_MODULES
 from report.bootstrap import AA_COLUMNS, _bootstrap
 from report.runs import Source, empty_table, frame_of, nph_rows, per_version, runs_of
@@ -76,19 +76,25 @@ def _leaderboard_one(part: pl.DataFrame, n_boot: int, seed: int) -> pl.DataFrame
         .join(rec, on="model", how="left")
         .join(ci, on=["model", "prompt_mode"], how="left")
         .with_columns(pl.col(c).fill_null(0) for c in ("n_rec", "recognised", "n_control", "false_yes"))
+        # a text-only mode sends no picture: no recognition counts, hence no RA interval (RA is null there)
+        .with_columns(
+            pl.when(pl.col("prompt_mode").is_in(list(TEXT_ONLY_MODES))).then(0).otherwise(pl.col(c)).alias(c)
+            for c in ("n_rec", "recognised", "n_control", "false_yes")
+        )
         .with_columns(*wilson_columns("parsable", "n", "ER"), *wilson_columns("recognised", "n_rec", "RA"))
     )
     cols = ["model", "prompt_mode"]
     for c in ("ER", "RA", "RA_corrected", *AA_COLUMNS):
         cols += [c, f"{c}_lo", f"{c}_hi"]
-    cols += ["RA_var", "n", "parsable", "correct", "n_instances", "n_rec", "recognised", "n_control", "false_yes"]
+    cols += ["ER_paper", "AA_paper", "RA_var", "n", "parsable", "correct", "n_instances", "n_rec", "recognised",
+             "n_control", "false_yes"]
     return out.select(cols)
 
 
 LEADERBOARD_COLUMNS: tuple[str, ...] = (
     "version", "model", "prompt_mode",
     *(f"{c}{s}" for c in ("ER", "RA", "RA_corrected", *AA_COLUMNS) for s in ("", "_lo", "_hi")),
-    "RA_var", "n", "parsable", "correct", "n_instances", "n_rec", "recognised", "n_control", "false_yes",
+    "ER_paper", "AA_paper", "RA_var", "n", "parsable", "correct", "n_instances", "n_rec", "recognised", "n_control", "false_yes",
 )
 
 
@@ -97,7 +103,9 @@ def leaderboard(src: Source, *, n_boot: int = DEFAULT_BOOT, seed: int = DEFAULT_
     beside each number (``X_lo``/``X_hi``: Wilson for ER and RA, instance bootstrap for RA_corrected and AA)
     and the counts they rest on: ``n`` answer questions, ``parsable``, ``correct``, ``n_instances``, ``n_rec``
     instances with recognition data (``recognised`` of them by majority), ``n_control`` with a mismatched
-    control (``false_yes`` of them)."""
+    control (``false_yes`` of them). full_text_only sends no picture: its RA columns are null, its recognition
+    counts 0, and its AA has no RA factor (``RA_NOTE``). ``ER_paper`` / ``AA_paper``: ER and AA_All with the
+    papers' parse of every answer (``metrics.leaderboard``; no interval; null for runs that predate it)."""
     df = nph_rows(frame_of(src))
     out = per_version(df, lambda p: _leaderboard_one(p, n_boot, seed))
     return empty_table(LEADERBOARD_COLUMNS) if out is None else out.select(LEADERBOARD_COLUMNS)
@@ -194,11 +202,14 @@ def heatmap_table(src: Source, prompt_mode: str = POOLED) -> pl.DataFrame:
             correct=pl.col("correct").sum().cast(pl.Int64),
             parsable=pl.col("parsable").sum().cast(pl.Int64),
             wa=pl.col("wa").mean(),
-            RA=pl.col("RA").first(),
-            false_yes_rate=pl.col("false_yes_rate").first(),
-            RA_corrected=pl.col("RA_corrected").first(),
+            # the picture modes share one RA; full_text_only has none (null), so skip it
+            RA=pl.col("RA").drop_nulls().first(),
+            false_yes_rate=pl.col("false_yes_rate").drop_nulls().first(),
+            RA_corrected=pl.col("RA_corrected").drop_nulls().first(),
         )
         rec = _rec_counts(part, ["model", "task", "level"]).select("model", "task", "level", "n_rec", "recognised")
+        if prompt_mode in TEXT_ONLY_MODES:  # no picture in this mode: nothing was recognised
+            rec = rec.clear()
         return (
             cells.join(rec, on=["model", "task", "level"], how="left")
             .with_columns(pl.col("n_rec").fill_null(0), pl.col("recognised").fill_null(0))
@@ -325,3 +336,43 @@ def lvlm_vs_llm(src: Source, *, lvlm_mode: str = DEFAULT_LVLM_MODE, text_only: s
         "model",
         pl.col("complexity").replace_strict(corder, default=9, return_dtype=pl.Int64),
     )
+
+
+ANSWER_CHECK_COLUMNS: tuple[str, ...] = (
+    "version", "model", "task", "n", "n_stated", "inconsistent", "inconsistent_share", "n_paper",
+    "parsable", "parsable_paper", "verdict_differs",
+)
+
+
+def answer_checks(src: Source) -> pl.DataFrame:
+    """Per version, model and task, over the answer samples (infra excluded): how often a stated value disagrees
+    with the answer's own witness, and how often the papers' parse grades differently from ours.
+
+    ``n_stated`` = answers whose stated value was compared with a valid witness (``value_consistent`` not
+    null), ``inconsistent`` = those with ``value_consistent`` false (the witness decided the verdict anyway),
+    ``inconsistent_share`` = inconsistent / n_stated (null for 0); ``n_paper`` = answers with a papers' verdict
+    (0 for runs that predate it), ``parsable`` / ``parsable_paper`` = answers each parse could read,
+    ``verdict_differs`` = answers whose two verdicts differ."""
+    df = nph_rows(frame_of(src))
+    for c, dtype in (("value_consistent", pl.Boolean), ("verdict_paper", pl.String)):
+        if c not in df.columns:
+            df = df.with_columns(pl.lit(None, dtype).alias(c))
+    answers = df.filter((pl.col("prompt_mode") != RECOGNITION_MODE) & (pl.col("status") != "infra_error"))
+    readable = ("correct", "wrong")
+    out = answers.group_by("version", "model", "task").agg(
+        n=pl.len().cast(pl.Int64),
+        n_stated=pl.col("value_consistent").is_not_null().sum().cast(pl.Int64),
+        inconsistent=(pl.col("value_consistent") == False).fill_null(False).sum().cast(pl.Int64),  # noqa: E712
+        n_paper=pl.col("verdict_paper").is_not_null().sum().cast(pl.Int64),
+        parsable=((pl.col("status") == "ok") & pl.col("verdict").is_in(readable)).fill_null(False).sum()
+        .cast(pl.Int64),
+        parsable_paper=pl.col("verdict_paper").is_in(readable).fill_null(False).sum().cast(pl.Int64),
+        verdict_differs=(pl.col("verdict_paper").is_not_null() & (pl.col("verdict") != pl.col("verdict_paper")))
+        .fill_null(False).sum().cast(pl.Int64),
+    ).with_columns(inconsistent_share=pl.when(pl.col("n_stated") > 0)
+                   .then(pl.col("inconsistent") / pl.col("n_stated")).otherwise(None))
+    if out.is_empty():
+        return empty_table(ANSWER_CHECK_COLUMNS)
+    order = {t: i for i, t in enumerate(TASK_MODULES)}
+    return out.select(ANSWER_CHECK_COLUMNS).sort(
+        "version", "model", pl.col("task").replace_strict(order, default=99, return_dtype=pl.Int64), "task")

@@ -41,6 +41,7 @@ class Tables:
     failures: dict[str, pl.DataFrame] = field(default_factory=dict)  # analysis.failure_categories (§5.3)
     open_closed: pl.DataFrame | None = None  # analysis.open_closed (Figure 4), with --group-by open_closed
     gv_families: pl.DataFrame | None = None  # analysis.graphverse_families (GraphVerse Table 2)
+    answer_checks: pl.DataFrame | None = None  # analysis.answer_checks (stated values, the papers' parse)
 
 
 GROUP_BY = ("none", "open_closed")
@@ -72,4 +73,5 @@ def compute_tables(run_dirs: Sequence[str | Path], df: pl.DataFrame, *, n_boot: 
         failures=analysis.failure_categories(list(run_dirs), df),
         open_closed=analysis.open_closed(board, catalogue) if group_by == "open_closed" else None,
         gv_families=analysis.graphverse_families(df, judged, catalogue),
+        answer_checks=analysis.answer_checks(df),
     )

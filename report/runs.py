@@ -18,6 +18,7 @@ from typing import Any
 
 import polars as pl
 
+from nphe4v import metrics
 from nphe4v.core.records import KEY_COLUMNS, SAMPLE_SCHEMA, read_samples
 
 NPH_BENCHMARK = "nphardeval4v"
@@ -98,7 +99,10 @@ def samples(run_dirs: str | Path | Sequence[str | Path], *, light: bool = False)
     ``HEAVY_COLUMNS`` (responses, errors, traces), which no table needs; the report reads them for the rows it
     shows only (``long_texts``)."""
     cols = list(LIGHT_COLUMNS) if light else list(SAMPLE_SCHEMA)
-    frames = [read_run_samples(r.path, cols if light else None).with_columns(run=pl.lit(r.label))
+    # each run's answers are graded with the parse its config leads with (`parser`, metrics.primary_parse)
+    frames = [metrics.primary_parse(read_run_samples(r.path, cols if light else None),
+                                    str(r.config.get("parser") or "tolerant")).collect().with_columns(
+                  run=pl.lit(r.label))
               for r in load_runs(run_dirs)]
     if not frames:
         return pl.DataFrame(schema={**{c: SAMPLE_SCHEMA[c] for c in cols}, "run": pl.String()})

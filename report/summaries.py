@@ -27,8 +27,17 @@ def _light_samples(run_dir: str | Path) -> pl.LazyFrame:
     return scan_run_samples(run_dir).select([c for c in SAMPLE_SCHEMA if c not in HEAVY_COLUMNS])
 
 
+def run_parser(run_dir: str | Path) -> str:
+    """The run config's ``parser`` (which parse the headline ER/AA use); "tolerant" for runs without one."""
+    from report.analysis import load_runs
+
+    runs = load_runs(run_dir)
+    return str((runs[0].config if runs else {}).get("parser") or "tolerant")
+
+
 def run_leaderboard(run_dir: str | Path) -> pl.DataFrame:
-    return metrics.leaderboard(_light_samples(run_dir).filter(pl.col("benchmark") == "nphardeval4v"))
+    samples = _light_samples(run_dir).filter(pl.col("benchmark") == "nphardeval4v")
+    return metrics.leaderboard(metrics.primary_parse(samples, run_parser(run_dir)))
 
 
 def write_leaderboard(run_dir: str | Path) -> tuple[pl.DataFrame, Path]:
@@ -70,11 +79,15 @@ def write_summaries(run_dir: str | Path, group_by: str = "none",
 def print_leaderboard(board: pl.DataFrame, title: str = "NPHardEval4V leaderboard", console: Console | None = None) -> None:
     # Logs (ray job logs, CI) report a narrow width; a leaderboard must not be truncated there.
     console = console or Console(width=max(Console().width, 132))
-    table = Table(title=title)
+    nph = "RA" in board.columns and "prompt_mode" in board.columns
+    table = Table(title=title, caption=metrics.RA_NOTE if nph else None, caption_justify="left")
     for col in board.columns:
         table.add_column(col, justify="left" if col in ("model", "prompt_mode") else "right")
-    for row in board.iter_rows():
-        table.add_row(*[_fmt(v) for v in row])
+    for row in board.iter_rows(named=True):
+        # a text-only mode has no picture: its RA columns are "n/a", not a missing number
+        text_only = nph and row["prompt_mode"] in metrics.TEXT_ONLY_MODES
+        table.add_row(*["n/a" if text_only and col.startswith("RA") and v is None else _fmt(v)
+                        for col, v in row.items()])
     console.print(table)
 
 

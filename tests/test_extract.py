@@ -660,3 +660,121 @@ def test_only_the_example_is_no_answer():
     # A truncated tail that is only the example does not hide the complete answer before it.
     cut = '<final_answer>{"Position": 4}</final_answer> format: <final_answer>{"Position": "<POSITION>"}'
     assert extract_final_answer(cut) == {"Position": 4}
+
+
+# --------------------------------------------------------------------------------------------------------
+# Decision answers (issue 19 item 5): one reading for TSP-D and GCP-D
+
+
+@pytest.mark.parametrize(("raw", "want"), [
+    ("YES", True), ("no", False), ("True", True), ("false", False), (True, True), (0, False), ("No.", False),
+    ("Yes, such a tour exists.", True), ("No - every tour is longer than the limit", False),
+    ("  **Yes** it can be coloured", True), ('"No", because of the clique', False), ("TRUE: a tour fits", True),
+    ("YES_OR_NO", None), ("Yes or No", None), ("yes/no", None), ("yesterday", None), ("Not feasible at all", None),
+    ("none", None), ("maybe yes", None), ("", None), (None, None), (2, None), ([True], None),
+])
+def test_as_decision_reads_words_and_leading_words(raw: Any, want: bool | None) -> None:
+    from nphe4v.core.coerce import as_decision
+
+    assert as_decision(raw) is want
+
+
+def test_read_decision_keys_and_unrequested_keys() -> None:
+    from nphe4v.tasks.decision import read_decision
+
+    assert read_decision({"Feasible": "Yes, such a tour exists"}) is True
+    assert read_decision({"answer": "NO"}) is False
+    assert read_decision({"final_answer": "NO"}) == ParseError(kind="missing_key", detail="Feasible")
+    assert read_decision({"Feasible": "NO", "Answer": "YES"}) is False  # Feasible first
+    assert read_decision({"Feasible": "?", "Answer": "YES"}) is True  # unreadable Feasible: Answer decides
+    assert read_decision({"Feasible": "NO", "NumColors": "three", "Path": [None]}) is False
+    err = read_decision({"Feasible": "perhaps"})
+    assert isinstance(err, ParseError) and err.kind == "bad_value"
+    assert read_decision(["YES"]) == ParseError(kind="not_a_mapping", detail="list")
+    # through the extractor: a bare sentence in the Answer key of a final_answer block
+    assert read_decision(extract_final_answer(
+        "<root><final_answer>{'Answer': 'No, no 3-colouring exists'}</final_answer></root>")) is False
+
+
+# --------------------------------------------------------------------------------------------------------
+# The papers' parsing rule (issue 19 item 4), beside ours
+
+
+def test_paper_parser_rule() -> None:
+    from nphe4v.core.paper_parse import extract_paper_answer
+
+    assert extract_paper_answer("<final_answer>{'Position': 3}</final_answer>") == {"Position": 3}
+    # the FIRST block decides (ours: the last non-example block)
+    two = "<final_answer>{'Position': 1}</final_answer> wait, <final_answer>{'Position': 2}</final_answer>"
+    assert extract_paper_answer(two) == {"Position": 1}
+    assert extract_final_answer(two) == {"Position": 2}
+    # a Python literal: JSON's true/false/null fail; the hard checkers' {}-wrap retry is kept
+    assert extract_paper_answer('<final_answer>{"Feasible": true}</final_answer>').kind == "bad_literal"
+    assert extract_paper_answer("<final_answer>'Path': '0->1', 'TotalDistance': 3</final_answer>") == {
+        "Path": "0->1", "TotalDistance": 3}
+    # exact tags only, nothing stripped; both tags needed; a mapping needed
+    for text, kind in [
+        ("{'Position': 3}", "no_final_answer"),  # ours takes a bare mapping
+        ("<Final_Answer>{'Position': 3}</Final_Answer>", "no_final_answer"),
+        ("<final_answer>{'Position': 3}", "no_final_answer"),
+        ("<final_answer>```python\n{'Position': 3}\n```</final_answer>", "bad_literal"),
+        ("<final_answer>{'Position': 3} because the target is there</final_answer>", "bad_literal"),
+        ("<final_answer>3</final_answer>", "not_a_mapping"),
+        ("<final_answer>" + "[" * 5000 + "</final_answer>", "bad_literal"),
+        ("<final_answer>" + "1" * 30_000 + "</final_answer>", "too_large"),
+        ("", "empty"),
+        (None, "empty"),
+    ]:
+        out = extract_paper_answer(text)
+        assert isinstance(out, ParseError) and out.kind == kind, (text and text[:60], out)
+    # a think block restating the format comes first: the papers' rule reads it
+    think = ("<think>format: <final_answer>{'Position': '<POSITION>'}</final_answer></think>"
+             "<final_answer>{'Position': 3}</final_answer>")
+    assert extract_paper_answer(think) == {"Position": "<POSITION>"}
+
+
+@settings(max_examples=200, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(st.text(max_size=300))
+def test_paper_parser_never_raises(text: str) -> None:
+    from nphe4v.core.paper_parse import extract_paper_answer
+
+    for t in (text, f"<final_answer>{text}</final_answer>", f"<final_answer>{{{text}}}</final_answer>"):
+        out = extract_paper_answer(t)
+        assert isinstance(out, ParseError | dict)
+
+
+def test_score_answer_paper_keys_and_verdicts() -> None:
+    """The papers' parse, graded by the same exact verifier: the papers' keys spelt exactly."""
+    import random as _random
+
+    from nphe4v.core.schema import Instance
+    from nphe4v.scoring import score_answer, score_answer_paper
+    from nphe4v.tasks import get_task
+
+    def inst(task: str) -> Instance:
+        spec = get_task(task)
+        data = spec.generate(2, _random.Random(5))
+        return Instance(instance_id="i", benchmark="nphardeval4v", task=task, level=2, index=0,
+                        data=data.model_dump(mode="json"), gold=spec.solve(data))
+
+    bsp = inst("BSP")
+    pos = bsp.gold.answer["Position"]
+    for text, ours, paper in [
+        (f"<final_answer>{{'Position': {pos}}}</final_answer>", "correct", "correct"),
+        (f"<final_answer>{{'position': {pos}}}</final_answer>", "correct", "wrong"),  # key spelling
+        (f"<final_answer>{{'Position': {pos}, 'Note': 'x'}}</final_answer>", "correct", "correct"),
+        (f"{{'Position': {pos}}}", "correct", "parse_error"),  # no tags
+        (f"<final_answer>{{'Position': {pos + 1}}}</final_answer><final_answer>{{'Position': {pos}}}</final_answer>",
+         "correct", "wrong"),  # first block
+        ("<final_answer>{'Answer': 'none'}</final_answer>", "parse_error", "wrong"),
+    ]:
+        assert score_answer(bsp, text)[0].verdict == ours, text
+        assert score_answer_paper(bsp, text)[0] == paper, text
+    gcp = inst("GCP")
+    bare = {int(v): c for v, c in gcp.gold.answer["Coloring"].items()}
+    assert score_answer_paper(gcp, f"<final_answer>{bare}</final_answer>")[0] == "correct"  # the papers' shape
+    assert score_answer_paper(gcp, f"<final_answer>{gcp.gold.answer}</final_answer>")[0] == "correct"
+    tspd = inst("TSP-D")
+    assert score_answer_paper(tspd, '<final_answer>{"Feasible": true}</final_answer>')[0] == "parse_error"
+    other = Instance(instance_id="g", benchmark="graphverse", task="BSP", level=1, index=0, data={}, gold=bsp.gold)
+    assert score_answer_paper(other, "<final_answer>{}</final_answer>") == (None, None)

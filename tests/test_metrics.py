@@ -351,15 +351,52 @@ def test_missing_recognition_set_gives_ra_one() -> None:
     assert one(level_table(frame(other)).filter(pl.col("model") == "m"), level=2)["RA"] == pytest.approx(1.0)
 
 
-def test_recognition_shared_by_all_prompt_modes() -> None:
-    # one instance, unrecognised (1 YES of 5), answered correctly in two modes -> RA = 0, wa = 0 in both modes
-    rows = rec(1, [True, False, False, False, False]) + [ans(1, "correct", mode=LIM), ans(1, "correct", mode=TXT)]
+def test_recognition_shared_by_the_picture_modes() -> None:
+    # one instance, unrecognised (1 YES of 5), answered correctly in both picture modes -> RA = 0, wa = 0 in both
+    rows = rec(1, [True, False, False, False, False]) + [ans(1, "correct", mode=LIM), ans(1, "correct", mode=FULL)]
     lv = level_table(frame(rows))
-    assert lv["prompt_mode"].to_list() == [LIM, TXT]
+    assert lv["prompt_mode"].to_list() == [LIM, FULL]
     assert lv["RA"].to_list() == pytest.approx([0.0, 0.0])
     assert lv["RA_mean"].to_list() == pytest.approx([0.2, 0.2])
     assert lv["wa"].to_list() == pytest.approx([0.0, 0.0])
     assert lv["wa_peer"].to_list() == pytest.approx([0.2, 0.2])  # C/n * RA_mean = 1 * 0.2
+
+
+def test_text_only_mode_has_nothing_to_recognise() -> None:
+    # The papers' RA is the recognition "of the problems in the visual prompts"; full_text_only sends none.
+    # Level 2, instances 0..3: recognised 1 of 4 (inst 0); one false YES on the controls (inst 1).
+    # Answers: all four correct in every mode.
+    # picture modes: A' = 1/1 (only inst 0 recognised), RA = 1/4, ER = 1 -> wa = 0.25
+    # text-only:     every question counts (no filter), no RA factor -> A' = 4/4, wa = 1; RA columns null
+    rows = []
+    for i in range(4):
+        rows += rec(2, [i == 0] * 5, inst=i) + rec(2, [i == 1] * 5, inst=i, variant="mismatch")
+        rows += [ans(2, "correct", inst=i, mode=m) for m in PROMPT_MODES]
+    lv = level_table(frame(rows))
+    lim, txt, full = (one(lv, prompt_mode=m) for m in PROMPT_MODES)
+    for r in (lim, full):
+        assert (r["RA"], r["wa"], r["recognised_parsable"], r["n_rec"]) == (
+            pytest.approx(0.25), pytest.approx(0.25), 1, 4)
+        assert r["RA_corrected"] == pytest.approx(0.0)  # max(0, 0.25 - 0.25)
+    assert (txt["RA"], txt["RA_mean"], txt["RA_var"], txt["false_yes_rate"], txt["RA_corrected"]) == (
+        None, None, None, None, None)
+    assert (txt["n_rec"], txt["recognised_parsable"], txt["correct_recognised"]) == (0, 4, 4)
+    assert txt["A_prime"] == pytest.approx(1.0)
+    assert txt["wa"] == pytest.approx(1.0)
+    assert txt["wa_peer"] == pytest.approx(1.0)
+    lb = leaderboard(frame(rows))
+    t = one(lb, prompt_mode=TXT)
+    assert (t["RA"], t["RA_corrected"], t["RA_var"]) == (None, None, None)
+    assert t["AA_All"] == pytest.approx(1.0)
+    # pooled: RA averages the picture modes only; AA pools wa over the three modes: (0.25 + 1 + 0.25) / 3
+    p = one(lb, prompt_mode="pooled")
+    assert p["RA"] == pytest.approx(0.25)
+    assert p["AA_All"] == pytest.approx(1.5 / 3)
+    # the text-only AA does not move whatever the recognition outcome
+    never = [r for r in rows if r["prompt_mode"] != "recognition"]
+    never += [x for i in range(4) for x in rec(2, [False] * 5, inst=i)]
+    assert one(leaderboard(frame(never)), prompt_mode=TXT)["AA_All"] == pytest.approx(1.0)
+    assert one(leaderboard(frame(never)), prompt_mode=LIM)["AA_All"] == pytest.approx(0.0)
 
 
 # ----------------------------------------------------------------------------------------------- leaderboard
@@ -378,8 +415,10 @@ def _perfect_run(model: str = "m") -> list[dict[str, Any]]:
 def test_perfect_model() -> None:
     lb = leaderboard(frame(_perfect_run()))
     assert lb.height == 4
-    for col in ("ER", "RA", "RA_corrected", "AA_P", "AA_NPC", "AA_NPH", "AA_All"):
+    for col in ("ER", "AA_P", "AA_NPC", "AA_NPH", "AA_All"):
         assert lb[col].to_list() == pytest.approx([1.0] * 4), col
+    for col in ("RA", "RA_corrected"):  # full_text_only has no picture to recognise: null there
+        assert lb[col].to_list() == [pytest.approx(1.0), None, pytest.approx(1.0), pytest.approx(1.0)], col
     # 9 tasks x 10 levels per mode; 270 pooled
     assert lb["n"].to_list() == [90, 90, 90, 270]
 
@@ -437,3 +476,59 @@ def test_lazyframe_and_parquet_inputs(tmp_path: Any) -> None:
         assert_frame_equal(fn(df.lazy()), fn(df))
         assert_frame_equal(fn(scanned), fn(df))
     assert_frame_equal(aggregate(level_table(df).lazy(), by=["model"]), aggregate(level_table(df), by=["model"]))
+
+
+# ----------------------------------------------------------------------------------------------- papers' parser
+
+
+def test_paper_parser_columns_beside_ours() -> None:
+    """ER_paper / AA_paper: ER and AA_All with the papers' parse; n/a for runs that predate the column."""
+    from nphe4v.metrics import primary_parse
+
+    schema = {**SCHEMA, "verdict_paper": pl.String, "parsed_paper": pl.String}
+    # level 2, 4 questions per mode; ours: correct, correct, correct, wrong (ER 1, AA 3/4)
+    # papers': correct, parse_error (e.g. JSON `true`), wrong, wrong -> ER 3/4, A' = 1/3, AA = 1/4
+    ours = ["correct", "correct", "correct", "wrong"]
+    paper = ["correct", "parse_error", "wrong", "wrong"]
+    rows = [_record(level=2, instance_id=f"BSP-2-{i}", prompt_mode=m, verdict=o, verdict_paper=p)
+            for m in (LIM, TXT) for i, (o, p) in enumerate(zip(ours, paper, strict=True))]
+    rows += rec(2, [True] * 5, inst=0)  # only inst 0 has recognition data; the rest count as recognised
+    df = pl.DataFrame(rows, schema=schema)
+    lb = leaderboard(df)
+    for mode in (LIM, TXT, "pooled"):
+        r = one(lb, prompt_mode=mode)
+        assert (r["ER"], r["AA_All"]) == (pytest.approx(1.0), pytest.approx(0.75)), mode
+        assert (r["ER_paper"], r["AA_paper"]) == (pytest.approx(0.75), pytest.approx(0.25)), mode
+    # parser: paper makes the papers' parse primary: the headline columns equal the paper columns
+    swapped = leaderboard(primary_parse(df, "paper"))
+    assert swapped["ER"].to_list() == pytest.approx(lb["ER_paper"].to_list())
+    assert swapped["AA_All"].to_list() == pytest.approx(lb["AA_paper"].to_list())
+    # recognition rows never change (their verdict_paper is null)
+    assert_frame_equal(recognition_table(primary_parse(df, "paper")), recognition_table(df))
+    with pytest.raises(ValueError, match="parser must be one of"):
+        primary_parse(df, "strict")
+    # a run written before the column: n/a (null), not 0; a group mixing old and new rows: n/a too
+    old = leaderboard(frame([_record(level=1, verdict="correct")]))
+    assert (old["ER_paper"].to_list(), old["AA_paper"].to_list()) == ([None, None], [None, None])
+    mixed = pl.concat([df, pl.DataFrame([_record(level=3, verdict="correct", prompt_mode=LIM)], schema=schema)])
+    m = leaderboard(mixed)
+    assert one(m, prompt_mode=LIM)["ER_paper"] is None and one(m, prompt_mode="pooled")["AA_paper"] is None
+    assert one(m, prompt_mode=TXT)["ER_paper"] == pytest.approx(0.75)
+
+
+def test_a_run_written_before_the_issue_19_columns_still_loads(tmp_path: Any) -> None:
+    """Shards without value_consistent / parsed_paper / verdict_paper read back with them null; the leaderboard
+    shows the papers'-parser columns as n/a."""
+    from nphe4v.core.records import SAMPLE_SCHEMA, read_samples
+
+    rows = [ans(lv, "correct") for lv in (1, 2)]
+    old = pl.DataFrame(rows, schema=SCHEMA)  # the schema of an old run: no new columns
+    assert "verdict_paper" not in old.columns
+    (tmp_path / "samples" / "nphardeval4v" / "m").mkdir(parents=True)
+    old.write_parquet(tmp_path / "samples" / "nphardeval4v" / "m" / "part-0.parquet")
+    df = read_samples(tmp_path)
+    assert df.columns == list(SAMPLE_SCHEMA)
+    assert df["verdict_paper"].to_list() == [None, None] and df["value_consistent"].to_list() == [None, None]
+    lb = leaderboard(df)
+    assert lb["AA_All"].to_list() == pytest.approx([1.0, 1.0])
+    assert lb["ER_paper"].to_list() == [None, None] and lb["AA_paper"].to_list() == [None, None]

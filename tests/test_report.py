@@ -35,6 +35,7 @@ from cluster.registry import load_registry
 from nphe4v.core.records import SAMPLE_SCHEMA
 from report import analysis, bootstrap, figures
 from report.html_report import build_report, self_contained_violations
+from report.nphardeval4v_tables import ANSWER_CHECK_COLUMNS
 
 TASKS = ["BSP", "KSP", "TSP"]
 LEVELS = (1, 2)
@@ -175,8 +176,10 @@ def test_leaderboard_values_intervals_counts(runs) -> None:
     assert b["ER"] == pytest.approx(8 / 12)
     assert (b["ER_lo"], b["ER_hi"]) == (pytest.approx(0.3906, abs=1e-4), pytest.approx(0.8619, abs=1e-4))
     assert b["AA_All"] == pytest.approx(3 / 9) and b["AA_NPC"] == 0 and b["AA_NPH"] == 0
-    # no recognition data: RA falls back to 1 and has no interval, and says so through n_rec = 0
-    assert b["RA"] == 1 and b["n_rec"] == 0 and b["RA_lo"] is None and b["RA_hi"] is None
+    # text-only model on full_text_only: no picture, nothing to recognise: RA is null (n/a), no interval, n_rec 0
+    assert b["RA"] is None and b["n_rec"] == 0 and b["RA_lo"] is None and b["RA_hi"] is None
+    t = one(lb, version="v1", model="alpha", prompt_mode="full_text_only")
+    assert (t["RA"], t["RA_lo"], t["RA_corrected"], t["n_rec"], t["n_control"]) == (None, None, None, 0, 0)
 
     g = one(lb, version="v1", model="gamma", prompt_mode="pooled")
     assert g["n"] == 10  # the 2 infra_error rows are not questions
@@ -240,7 +243,10 @@ def test_heatmap_table(runs) -> None:
     k = one(hm, model="alpha", task="KSP", level=1)
     assert (k["n"], k["correct"]) == (6, 4) and k["wa"] == pytest.approx(2 / 3)
     only_text = analysis.heatmap_table(runs[0], prompt_mode="full_text_only")
-    assert one(only_text, model="alpha", task="KSP", level=1)["accuracy"] == 0
+    t = one(only_text, model="alpha", task="KSP", level=1)
+    assert t["accuracy"] == 0
+    # no picture in full_text_only: no RA and no recognition counts there
+    assert (t["RA"], t["RA_lo"], t["n_rec"], t["RA_corrected"]) == (None, None, 0, None)
 
 
 def test_class_profile_prompt_mode_ablation_lvlm_vs_llm(runs) -> None:
@@ -609,3 +615,60 @@ def test_browser_text_budget_and_table_row_cap(tmp_path, monkeypatch) -> None:
     page = build_report(run, tmp_path / "t.html", n_boot=0, max_chars=1000).html.read_text()
     assert "B" * 250 in page and "B" * 251 not in page
     assert html.escape(html_report.TRUNCATION_MARK.format(shown=250, total=5000), quote=True) in page
+
+
+def test_answer_checks_stated_values_and_papers_parse() -> None:
+    rows = [
+        {**_row("A", "v1", "m", "tsp-L01-000", "TSP", 1, "figure+limited_text"), "value_consistent": True,
+         "verdict_paper": "correct"},
+        {**_row("A", "v1", "m", "tsp-L01-001", "TSP", 1, "figure+limited_text"), "value_consistent": False,
+         "verdict_paper": "parse_error"},
+        {**_row("A", "v1", "m", "tsp-L01-001", "TSP", 1, "full_text_only", verdict="wrong"),
+         "value_consistent": None, "verdict_paper": "wrong"},
+        {**_row("A", "v1", "m", "bsp-L01-000", "BSP", 1, "full_text_only", verdict="parse_error"),
+         "value_consistent": None, "verdict_paper": "correct"},
+        {**_row("A", "v1", "m", "bsp-L01-000", "BSP", 1, "figure+limited_text", status="infra_error"),
+         "value_consistent": None, "verdict_paper": None},
+    ]
+    checks = analysis.answer_checks(pl.DataFrame(rows))
+    assert tuple(checks.columns) == ANSWER_CHECK_COLUMNS
+    bsp, tsp = one(checks, task="BSP"), one(checks, task="TSP")
+    assert (tsp["n"], tsp["n_stated"], tsp["inconsistent"], tsp["inconsistent_share"]) == (3, 2, 1, 0.5)
+    assert (tsp["parsable"], tsp["parsable_paper"], tsp["verdict_differs"]) == (3, 2, 1)
+    assert (bsp["n"], bsp["n_stated"], bsp["inconsistent_share"], bsp["verdict_differs"]) == (1, 0, None, 1)
+    # a run that predates the columns: counts 0, not a crash
+    old = analysis.answer_checks(pl.DataFrame([_row("A", "v1", "m", "bsp-L01-000", "BSP", 1, "full_text_only")]))
+    assert (one(old, task="BSP")["n_paper"], one(old, task="BSP")["n_stated"]) == (0, 0)
+
+
+def test_parser_paper_makes_the_papers_parse_the_headline(tmp_path) -> None:
+    """`parser: paper` in a run's config: the printed leaderboard and the report lead with the papers' parse;
+    the default leads with ours; ER_paper / AA_paper are shown either way, and RA is n/a on full_text_only."""
+    import io
+
+    from rich.console import Console
+
+    from report.summaries import print_leaderboard, run_leaderboard
+
+    rows = []
+    for i in range(2):
+        for mode in ("figure+limited_text", "full_text_only"):
+            r = _row("P", "v1", "m", f"bsp-L01-00{i}", "BSP", 1, mode)
+            rows.append({**r, "verdict_paper": "correct" if i == 0 else "parse_error"})
+    boards = {}
+    for parser in ("tolerant", "paper"):
+        run = _write_run(tmp_path / parser, "P", "v1", tmp_path / "no-dataset", rows, [{"name": "m"}], "complete")
+        manifest = json.loads((run / "manifest.json").read_text())
+        manifest["config"]["parser"] = parser
+        (run / "manifest.json").write_text(json.dumps(manifest))
+        boards[parser] = run_leaderboard(run)
+        lb = analysis.leaderboard([run], n_boot=0)
+        assert one(lb, prompt_mode="pooled")["ER"] == (1.0 if parser == "tolerant" else 0.5)
+    for parser, er in (("tolerant", 1.0), ("paper", 0.5)):
+        b = boards[parser]
+        assert b["ER"].to_list() == pytest.approx([er] * 3) and b["ER_paper"].to_list() == pytest.approx([0.5] * 3)
+    out = io.StringIO()
+    print_leaderboard(boards["tolerant"], console=Console(file=out, width=200))
+    text = out.getvalue()
+    txt_line = next(line for line in text.splitlines() if "full_text_only" in line)
+    assert "n/a" in txt_line and "visual prompts" in text

@@ -84,6 +84,7 @@ BASE = "datasets: [{generate: {version: v, per_level: 1}}]\nmodels: [{name: orac
     (BASE + "sampling: {temperature: -0.5}\n", "field sampling.temperature"),
     (BASE + "sampling: {max_tokens: -1}\n", "field sampling.max_tokens"),
     (BASE + "sampling: {seed: -3}\n", "field sampling.seed"),
+    (BASE + "parser: strict\n", "field parser"),
     ("datasets: [{generate: {version: v}}]\nmodels: []\n", "field models"),
     ("datasets: [{generate: {version: ../../etc}}]\nmodels: [{name: oracle}]\n", "field datasets.0.generate.version"),
     ("datasets: [{generate: {version: a/b}}]\nmodels: [{name: oracle}]\n", "field datasets.0.generate.version"),

@@ -345,8 +345,26 @@ def test_gcp_rejects_wrong_answers_with_reasons() -> None:
     zero_based = {str(int(v) - 1): c for v, c in C5_GOLD.answer["Coloring"].items()}
     verdict, reason = grade({"NumColors": 3, "Coloring": zero_based})
     assert verdict == "wrong" and "unknown vertex 0" in reason
+    # the colouring decides: an optimal colouring with a wrong stated count is correct, reported apart
     verdict, reason = grade({"NumColors": 2, "Coloring": C5_GOLD.answer["Coloring"]})
-    assert verdict == "wrong" and "NumColors=2" in reason
+    assert verdict == "correct" and "stated NumColors 2, the colouring uses 3" in reason
+
+
+def test_gcp_the_colouring_decides_and_the_stated_count_is_reported_apart() -> None:
+    letters = {"1": "A", "2": "B", "3": "A", "4": "B", "5": "C", "6": "A"}
+    for data in (C5, C5_MIN):
+        for num, consistent in ((3, True), ("3", True), (2, False), (4, False), ("three", None), (None, None)):
+            parsed = gcp.parse({"NumColors": num, "Coloring": letters})
+            assert not isinstance(parsed, ParseError), num  # an unreadable count never makes it unparsable
+            v = gcp.verify(data, C5_GOLD, parsed)
+            assert (v.verdict, v.value_consistent) == ("correct", consistent), (data.objective, num)
+    # a proper but non-optimal colouring: wrong, its stated count still compared with it
+    six = {str(v): v for v in range(1, 7)}
+    assert gcp.verify(C5, C5_GOLD, gcp.parse({"NumColors": 6, "Coloring": six})).value_consistent is True
+    # an improper colouring has no count to compare with
+    clash = {"1": 1, "2": 1, "3": 2, "4": 1, "5": 2, "6": 1}
+    v = gcp.verify(C5, C5_GOLD, gcp.parse({"NumColors": 2, "Coloring": clash}))
+    assert (v.verdict, v.value_consistent) == ("wrong", None)
 
 
 def test_gcp_paper_objective_states_k_and_accepts_any_colouring_within_k() -> None:
@@ -361,7 +379,7 @@ def test_gcp_paper_objective_states_k_and_accepts_any_colouring_within_k() -> No
     verdict, reason = grade({str(v): v for v in range(1, 7)}, C5)
     assert verdict == "wrong" and "at most 3 are allowed" in reason
     verdict, reason = grade({"NumColors": 2, "Coloring": letters}, C5)
-    assert verdict == "wrong" and "NumColors=2" in reason
+    assert verdict == "correct" and "stated NumColors 2" in reason
     # A stored K from the peer file's comment wins over recomputing chi (the papers' K); a larger K admits more.
     loose = C5.model_copy(update={"k": 4})
     four = {**letters, "6": "D"}
@@ -369,13 +387,13 @@ def test_gcp_paper_objective_states_k_and_accepts_any_colouring_within_k() -> No
     assert grade(four, C5)[0] == "wrong"
 
 
-def test_gcp_minimum_objective_hides_k_and_needs_num_colors() -> None:
+def test_gcp_minimum_objective_hides_k() -> None:
     t = gcp.text(C5_MIN)
     assert "smallest possible number of colours" in t.question and "3 colors" not in t.question
     assert C5_MIN.k is None
     assert gcp.with_objective(C5_MIN, "k_colors").k == 3
-    verdict, reason = grade({"Coloring": C5_GOLD.answer["Coloring"]})
-    assert verdict == "wrong" and "NumColors not stated" in reason
+    # the colouring decides even where the question asks for the count too (value_consistent None)
+    assert grade({"Coloring": C5_GOLD.answer["Coloring"]}) == ("correct", "")
 
 
 def test_gcp_generator_stores_k_equal_to_exact_chi() -> None:
@@ -391,7 +409,7 @@ def test_gcp_parse_errors() -> None:
     good = C5_GOLD.answer["Coloring"]
     assert grade({"NumColors": 3})[1].startswith("missing_key")
     assert grade({"colors": "x", "NumColors": 3})[1].startswith("bad_value")
-    assert grade({"NumColors": "three", "Coloring": good})[1].startswith("bad_value")
+    assert grade({"NumColors": "three", "Coloring": good}) == ("correct", "")  # an unreadable count: not compared
     assert grade({"NumColors": 3, "Coloring": [1, 2, 1]})[1].startswith("bad_value")
     assert grade({"NumColors": 3, "Coloring": {**good, "x": 1}})[1].startswith("bad_value")
     assert grade({"NumColors": 3, "Coloring": {**good, "1": None}})[1].startswith("bad_value")

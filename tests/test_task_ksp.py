@@ -139,7 +139,6 @@ def test_verify_rejects_each_kind_of_wrong_answer_with_a_reason():
         "exceeds the capacity": {"TotalValue": 12, "SelectedItemIds": [0, 2]},
         "unknown item": {"TotalValue": 11, "SelectedItemIds": [2, 3, 9]},
         "more than once": {"TotalValue": 10, "SelectedItemIds": [3, 3]},
-        "stated TotalValue": {"TotalValue": 12, "SelectedItemIds": [2, 3]},
     }
     for needle, raw in cases.items():
         ans = TASK.parse(raw)
@@ -147,23 +146,37 @@ def test_verify_rejects_each_kind_of_wrong_answer_with_a_reason():
         verdict = TASK.verify(data, gold, ans)
         assert verdict.verdict == "wrong", raw
         assert needle in verdict.reason, (needle, verdict.reason)
-    # a fractional total is not rounded into a correct answer
-    frac = TASK.parse({"TotalValue": 11.4, "SelectedItemIds": [2, 3]})
-    assert TASK.verify(data, gold, frac).verdict == "wrong"
     for sel in ([0, 3], [1, 2], [3, 2], ["2", "3"], "2, 3", "[3, 0]"):
         ans = TASK.parse({"TotalValue": "11", "SelectedItemIds": sel})
-        assert TASK.verify(data, gold, ans).verdict == "correct", sel
+        v = TASK.verify(data, gold, ans)
+        assert (v.verdict, v.value_consistent) == ("correct", True), sel
+
+
+def test_the_selection_decides_and_the_stated_value_is_reported_apart():
+    data = _data()
+    gold = TASK.solve(data)
+    for stated, verdict, consistent in ((11, "correct", True), (12, "correct", False), (11.4, "correct", False),
+                                        ("eleven", "correct", None), (None, "correct", None)):
+        v = TASK.verify(data, gold, TASK.parse({"TotalValue": stated, "SelectedItemIds": [2, 3]}))
+        assert (v.verdict, v.value_consistent) == (verdict, consistent), stated
+    assert "stated TotalValue 12" in TASK.verify(data, gold, TASK.parse(
+        {"TotalValue": 12, "SelectedItemIds": [2, 3]})).reason
+    # a suboptimal selection is wrong whatever it states; its stated value is still checked against it
+    v = TASK.verify(data, gold, TASK.parse({"TotalValue": 11, "SelectedItemIds": [1, 3]}))
+    assert (v.verdict, v.value_consistent) == ("wrong", False)
+    # an infeasible selection has no value to compare with
+    assert TASK.verify(data, gold, TASK.parse({"TotalValue": 12, "SelectedItemIds": [0, 2]})).value_consistent is None
 
 
 def test_parse_missing_keys_and_bad_values():
     assert TASK.parse({"TotalValue": 3}) == ParseError(kind="missing_key", detail="SelectedItemIds")
-    missing_value = TASK.parse({"SelectedItemIds": [1]})
-    assert isinstance(missing_value, ParseError) and missing_value.kind == "missing_key"
+    # the selection is the answer: a missing or unreadable stated value is None, never a parse error
+    for raw in ({"SelectedItemIds": [1]}, {"TotalValue": "many", "SelectedItemIds": [1]},
+                {"TotalValue": None, "SelectedItemIds": [1]}):
+        assert TASK.parse(raw) == {"TotalValue": None, "SelectedItemIds": [1]}, raw
     for raw in (
-        {"TotalValue": "many", "SelectedItemIds": [1]},
         {"TotalValue": 3, "SelectedItemIds": ["a", 1]},
         {"TotalValue": 3, "SelectedItemIds": {"0": 1}},
-        {"TotalValue": None, "SelectedItemIds": [1]},
         {"TotalValue": 3, "SelectedItemIds": [1.5]},
     ):
         err = TASK.parse(raw)
@@ -203,7 +216,8 @@ def test_hostile_answers_never_raise(obj):
 def test_verify_never_raises_on_malformed_canonical_answers():
     data = _data()
     gold = TASK.solve(data)
-    for ans in ({}, {"TotalValue": "x", "SelectedItemIds": [1]}, {"TotalValue": 1, "SelectedItemIds": "1"}):
+    for ans in ({}, {"TotalValue": "x", "SelectedItemIds": [1]}, {"TotalValue": 1, "SelectedItemIds": "1"},
+                {"TotalValue": 11, "SelectedItemIds": [True, 3]}):
         assert TASK.verify(data, gold, ans).verdict == "wrong"
     assert TASK.verify(data, Gold(answer={}, value=None), {"TotalValue": 11, "SelectedItemIds": [2, 3]}).verdict == (
         "correct"

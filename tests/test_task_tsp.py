@@ -209,17 +209,25 @@ def test_verify_rejects_bad_tours_with_reasons():
         "missing: [3]": {"Path": "0->1->2->0", "TotalDistance": 14},
         "entries ": {"Path": "0->1->2->3->0->1", "TotalDistance": 14},
         "empty": {"Path": [], "TotalDistance": 0},
-        "stated TotalDistance": {"Path": "0->1->2->3->0", "TotalDistance": 14.2},
     }
     for needle, raw in cases.items():
         ans = TSP.parse(raw)
         assert not isinstance(ans, ParseError), raw
         v = TSP.verify(data, gold, ans)
         assert v.verdict == "wrong" and needle.strip() in v.reason, (raw, v)
-    # stated totals within the rounding slack are accepted; the tour itself decides
-    for stated in (14, "14.0", 14.04, 13.96):
+    # a valid but longer tour: wrong; its stated total is checked against the tour's own length
+    assert TSP.verify(data, gold, TSP.parse(cases["exceeds the optimum"])).value_consistent is False  # 16 vs 18
+    assert TSP.verify(data, gold, TSP.parse({"Path": "0->2->1->3->0", "TotalDistance": 18})).value_consistent
+    # the tour decides: stated totals within the rounding slack are consistent, others are not, all correct
+    for stated, consistent in ((14, True), ("14.0", True), (14.04, True), (13.96, True), (14.2, False),
+                               (34, False), ("fourteen", None), (None, None)):
         ans = TSP.parse({"Path": "3->2->1->0->3", "TotalDistance": stated})
-        assert TSP.verify(data, gold, ans).verdict == "correct", stated
+        v = TSP.verify(data, gold, ans)
+        assert (v.verdict, v.value_consistent) == ("correct", consistent), stated
+    assert "stated TotalDistance 14.2" in TSP.verify(data, gold, TSP.parse(
+        {"Path": "0->1->2->3->0", "TotalDistance": 14.2})).reason
+    # an invalid tour has no length to compare the stated value with
+    assert TSP.verify(data, gold, TSP.parse(cases["more than once"])).value_consistent is None
     # a wrong gold value cannot make a longer tour correct: the recomputed length is compared
     missing_value = Gold(answer=gold.answer, value=None)
     assert TSP.verify(data, missing_value, TSP.parse(cases["exceeds the optimum"])).verdict == "wrong"
@@ -233,19 +241,22 @@ def test_peer_style_two_decimal_totals_rounded_to_one_decimal_are_accepted():
         gold = TSP.solve(data)
         ans = TSP.parse({"Path": gold.answer["Path"], "TotalDistance": f"{gold.value:.1f}"})
         assert TSP.verify(data, gold, ans).verdict == "correct"
+        assert TSP.verify(data, gold, ans).value_consistent is True
         off = TSP.parse({"Path": gold.answer["Path"], "TotalDistance": gold.value + 0.06 + 0.001 * gold.value})
-        assert TSP.verify(data, gold, off).verdict == "wrong"
+        v = TSP.verify(data, gold, off)
+        assert (v.verdict, v.value_consistent) == ("correct", False)
 
 
 def test_tsp_parse_missing_keys_and_bad_values():
-    assert TSP.parse({"Path": "0->1->0"}) == ParseError(kind="missing_key", detail="TotalDistance")
+    # the tour is the answer: a missing or unreadable stated total is None, never a parse error
+    assert TSP.parse({"Path": "0->1->0"}) == {"Path": [0, 1, 0], "TotalDistance": None}
+    assert TSP.parse({"Path": "0->1->0", "TotalDistance": "short"}) == {"Path": [0, 1, 0], "TotalDistance": None}
+    assert TSP.parse({"Path": "0->1->0", "TotalDistance": float("inf")})["TotalDistance"] is None
     assert TSP.parse({"TotalDistance": 3}) == ParseError(kind="missing_key", detail="Path")
     for raw in (
         {"Path": "A->B->A", "TotalDistance": 3},
-        {"Path": "0->1->0", "TotalDistance": "short"},
         {"Path": None, "TotalDistance": 3},
         {"Path": [0, 1.5, 0], "TotalDistance": 3},
-        {"Path": "0->1->0", "TotalDistance": float("inf")},
     ):
         err = TSP.parse(raw)
         assert isinstance(err, ParseError) and err.kind == "bad_value", raw
@@ -307,8 +318,11 @@ def test_hostile_answers_never_raise(obj):
 def test_verify_never_raises_on_malformed_canonical_answers():
     data = _square()
     gold = TSP.solve(data)
-    for ans in ({}, {"Path": "0->1", "TotalDistance": 1}, {"Path": [0, 1, 2, 3, 0], "TotalDistance": "x"}):
+    for ans in ({}, {"Path": "0->1", "TotalDistance": 1}, {"Path": [0, 1, 2, 4, 0], "TotalDistance": "x"}):
         assert TSP.verify(data, gold, ans).verdict == "wrong"
+    # a non-numeric stated total beside an optimal tour is not compared
+    v = TSP.verify(data, gold, {"Path": [0, 1, 2, 3, 0], "TotalDistance": "x"})
+    assert (v.verdict, v.value_consistent) == ("correct", None)
     ddata = TSPDData(**data.model_dump(), threshold=15.0)
     assert TSPD.verify(ddata, TSPD.solve(ddata), {"Feasible": True}).verdict == "wrong"
 

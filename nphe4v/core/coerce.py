@@ -50,6 +50,21 @@ def as_yes_no(v: Any) -> bool | None:
     return None
 
 
+# yes/no/true/false as the first word of a sentence ("Yes, such a tour exists."), after quotes or markdown;
+# "yes or no" / "yes/no" (a restated placeholder) decides nothing, nor do "yesterday", "not", "none".
+_LEADING_WORD = re.compile(r"[\s*_\"'`(\[]*(yes|no|true|false)\b(?!\s*(?:or|/)\s*(?:yes|no|true|false)\b)",
+                           re.IGNORECASE)
+
+
+def as_decision(v: Any) -> bool | None:
+    """A decision answer: whatever `as_yes_no` reads, or a sentence whose first word is yes/no/true/false."""
+    said = as_yes_no(v)
+    if said is not None or not isinstance(v, str):
+        return said
+    m = _LEADING_WORD.match(v[:200])
+    return None if m is None else m.group(1).lower() in ("yes", "true")
+
+
 def as_int_list(v: Any) -> list[int] | None:
     """[1, 2], ['1', '2'], '1, 2', '[1, 2]', '1->2', '1 -> 2', (1, 2) -> [1, 2]."""
     if isinstance(v, str):

@@ -145,6 +145,10 @@ class Verdict(Frozen):
     # Whether the path / set / tour / mapping the answer gives is valid, apart from the verdict (GraphVerse
     # scores some tasks by their value alone); None when no witness was given or the task has none.
     witness_valid: bool | None = None
+    # Whether a value the answer states (a total distance, value, colour or meeting count) agrees with the
+    # answer's own witness (path, tour, selection, colouring, schedule). The witness decides the verdict; this
+    # only reports the stated value. None when no value was stated or there is no valid witness to check it on.
+    value_consistent: bool | None = None
 
 
 class SampleRecord(BaseModel):
@@ -180,3 +184,8 @@ class SampleRecord(BaseModel):
     schema_version: str = SCHEMA_VERSION
     trace: str | None = None
     witness_valid: bool | None = None
+    # Appended in issue 19 (older runs read back with them null): `Verdict.value_consistent`, and the
+    # papers' parser's reading of the same response (`nphe4v.paper_parse`) with the verdict it leads to.
+    value_consistent: bool | None = None
+    parsed_paper: str | None = None
+    verdict_paper: VerdictKind | None = None

@@ -126,18 +126,15 @@ def _vertex_lists(mapping: dict[Any, Any]) -> bool:
 def parse_coloring(obj: dict[str, Any]) -> dict[str, Any] | ParseError:
     """{"NumColors": k, "Coloring": {vertex: colour}} -> canonical {"NumColors": int | None, "Coloring": {"v": "label"}}.
 
-    NumColors is optional (None when absent: the papers' prompt asks for the colouring only). Also accepts the
-    inverted spelling {"Coloring": {colour: [vertices]}} and the papers' bare {vertex: colour}. A vertex named twice (e.g. "1" and 1,
-    or in two colour classes) makes the colouring ambiguous: bad_value.
+    NumColors is optional and never makes the answer unparsable (None when absent or not an integer, e.g.
+    "three": the papers' prompt asks for the colouring only, and the colouring decides). Also accepts the
+    inverted spelling {"Coloring": {colour: [vertices]}} and the papers' bare {vertex: colour}. A vertex named
+    twice (e.g. "1" and 1, or in two colour classes) makes the colouring ambiguous: bad_value.
     """
     if not isinstance(obj, dict):
         return ParseError(kind="not_a_mapping", detail=type(obj).__name__)
-    found, raw_num = get_key(obj, *_NUM_KEYS)
-    num: int | None = None
-    if found and raw_num is not None:
-        num = as_int(raw_num)
-        if num is None:
-            return ParseError(kind="bad_value", detail=f"NumColors={raw_num!r:.60}")
+    _, raw_num = get_key(obj, *_NUM_KEYS)
+    num = as_int(raw_num)
     found, raw = get_key(obj, *_COLORING_KEYS)
     if not found:
         if obj and all(as_int(key) is not None or is_ellipsis(key) for key in obj):
@@ -176,8 +173,9 @@ def parse_coloring(obj: dict[str, Any]) -> dict[str, Any] | ParseError:
 def check_coloring(
     num_vertices: int, edges: Sequence[Edge], answer: dict[str, Any]
 ) -> tuple[int | None, str]:
-    """(number of colours used, "") for a proper colouring of all of 1..N whose stated count is right,
-    else (None, why not). `answer` is a canonical answer from `parse_coloring` (re-parsed, so never raises)."""
+    """(number of colours used, "") for a proper colouring of all of 1..N, else (None, why not); a stated
+    NumColors is not checked here (`stated_count_consistent`). `answer` is a canonical answer from
+    `parse_coloring` (re-parsed, so never raises)."""
     canon = parse_coloring(answer)
     if isinstance(canon, ParseError):
         return None, f"malformed answer: {canon.kind} {canon.detail}"
@@ -191,10 +189,16 @@ def check_coloring(
     for u, v in edges:
         if coloring[u] == coloring[v]:
             return None, f"edge ({u}, {v}) joins two vertices of colour {coloring[u]!r}"
-    used = len(set(coloring.values()))
-    if canon["NumColors"] is not None and canon["NumColors"] != used:
-        return None, f"states NumColors={canon['NumColors']} but the colouring uses {used} colours"
-    return used, ""
+    return len(set(coloring.values())), ""
+
+
+def stated_count_consistent(answer: dict[str, Any], used: int | None) -> bool | None:
+    """Whether the answer's stated NumColors equals the colours its colouring uses; None when it states none
+    or the colouring is not a proper colouring (no count to compare with)."""
+    canon = parse_coloring(answer)
+    if used is None or isinstance(canon, ParseError) or canon["NumColors"] is None:
+        return None
+    return canon["NumColors"] == used
 
 
 def coloring_answer(coloring: dict[int, int]) -> dict[str, Any]:

@@ -5,12 +5,14 @@ Two objectives (`GCPData.objective`):
   alphabets from A, B, C,... to color the graph", K = chi. Correct iff a proper colouring of every vertex with at
   most K colours (K = chi, so exactly the optimal colourings pass).
 - "minimum" (ours, an option): the prompt does not give K and asks for the smallest number of colours, so the model
-  must find chi itself; correct iff proper and using chi colours, and the stated NumColors matches.
+  must find chi itself; correct iff proper and using chi colours (the colouring decides; a stated NumColors is
+  reported apart as `value_consistent`).
 
 Deviations from the peer benchmark (docs/deviations.md):
 - The answer gives a colour for every vertex 1..N (isolated ones included) and it is correct only if the colouring
   is proper AND uses at most K = chi colours (the peer checker never compared the count with K, so "one colour per
-  vertex" passed); a stated NumColors must match the colouring.
+  vertex" passed); a stated NumColors does not decide, it sets `value_consistent`, and an unreadable one
+  ("three") does not make the answer unparsable.
 - Gold is the exact chromatic number (backtracking), not the peer answer files' greedy count.
 - Vertices are 1..N in the prompt, the example and the picture alike (the peer example used 0-based keys).
 - N = L+5 and 4+2L edges with a spread of -1..+2 (the peer files drift above 4+2L at high levels).
@@ -35,6 +37,7 @@ from nphe4v.tasks.coloring import (
     parse_coloring,
     random_edges,
     render_graph,
+    stated_count_consistent,
 )
 
 Objective = Literal["k_colors", "minimum"]
@@ -134,21 +137,21 @@ def parse(obj: dict[str, Any]) -> dict[str, Any] | ParseError:
 
 
 def verify(data: GCPData, gold: Gold, answer: dict[str, Any]) -> Verdict:
+    """The colouring decides; a stated NumColors only sets `value_consistent`."""
     used, why = check_coloring(data.num_vertices, data.edges, answer)
+    consistent = stated_count_consistent(answer, used)
     if used is None:
         return Verdict(verdict="wrong", reason=why)
+    note = "" if consistent is not False else f"stated NumColors {answer.get('NumColors')}, the colouring uses {used}"
     if data.objective == "k_colors":
         k = allowed_colors(data)
-        if used > k:
-            return Verdict(verdict="wrong", reason=f"proper colouring with {used} colours; at most {k} are allowed")
-        return Verdict(verdict="correct")
-    if answer.get("NumColors") is None:
-        return Verdict(verdict="wrong", reason="NumColors not stated (the question asks for the number of colours)")
-    chi = int(gold.value) if gold.value is not None else chromatic_number(data.num_vertices, data.edges)[0]
-    # A proper colouring with fewer colours than gold would refute gold; the solver is exact, so only '>' occurs.
-    if used > chi:
-        return Verdict(verdict="wrong", reason=f"proper colouring with {used} colours; the minimum is {chi}")
-    return Verdict(verdict="correct")
+        why = f"proper colouring with {used} colours; at most {k} are allowed" if used > k else ""
+    else:
+        chi = int(gold.value) if gold.value is not None else chromatic_number(data.num_vertices, data.edges)[0]
+        # A proper colouring with fewer colours than gold would refute gold; the solver is exact: only '>' occurs.
+        why = f"proper colouring with {used} colours; the minimum is {chi}" if used > chi else ""
+    return Verdict(verdict="wrong" if why else "correct", value_consistent=consistent,
+                   reason="; ".join(x for x in (why, note) if x))
 
 
 def heuristic(data: GCPData) -> dict[str, Any]:

@@ -20,12 +20,13 @@ from typing import Any
 
 from pydantic import BaseModel, Field, model_validator
 
-from nphe4v.core.coerce import as_yes_no, get_key
+from nphe4v.core.coerce import as_yes_no
 from nphe4v.core.graph_solvers import check_graph, chromatic_number, greedy_largest_first, k_coloring
 from nphe4v.core.prompting import example_literal
 from nphe4v.core.schema import Gold, ParseError, Verdict
 from nphe4v.core.task import TaskSpec, TaskText
 from nphe4v.tasks.coloring import edge_count_range, edge_lines, render_graph
+from nphe4v.tasks.decision import decision_answer, read_decision
 
 DEFAULT_K = 3
 # A 4-chromatic graph has at least 6 edges (K4), so no level offers fewer: both answers stay possible at every
@@ -134,15 +135,8 @@ def text(data: GCPDData) -> TaskText:
 
 
 def parse(obj: dict[str, Any]) -> dict[str, Any] | ParseError:
-    if not isinstance(obj, dict):
-        return ParseError(kind="not_a_mapping", detail=type(obj).__name__)
-    found, raw = get_key(obj, "Feasible")
-    if not found:
-        return ParseError(kind="missing_key", detail="Feasible")
-    yes = as_yes_no(raw)
-    if yes is None:
-        return ParseError(kind="bad_value", detail=f"Feasible={raw!r:.60}")
-    return {"Feasible": "YES" if yes else "NO"}
+    said = read_decision(obj)  # the reading shared with TSP-D
+    return said if isinstance(said, ParseError) else decision_answer(said)
 
 
 def _truth(data: GCPDData, gold: Gold) -> bool:

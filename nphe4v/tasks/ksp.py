@@ -8,7 +8,10 @@ Deviations from the peer benchmark (docs/deviations.md):
 - the picture prints each item's id, weight and value (the peer picture shows only ids and box widths,
   although its prompt says the weights are printed);
 - the answer has no "Feasible" key (always YES in the peer checker); SelectedItemIds is required and a
-  missing one is a parse error (the peer silently reads it as [] and marks the answer wrong).
+  missing one is a parse error (the peer silently reads it as [] and marks the answer wrong);
+- the selection decides the verdict; the stated TotalValue is reported apart as `value_consistent` (the peer
+  checker also demands it equal the selection's value), and a missing or unreadable TotalValue does not make
+  the answer unparsable.
 """
 
 from __future__ import annotations
@@ -153,28 +156,28 @@ def text(data: KSPData) -> TaskText:
 def parse(obj: dict[str, Any]) -> dict[str, Any] | ParseError:
     if not isinstance(obj, dict):
         return ParseError(kind="bad_value", detail=f"not a mapping: {type(obj).__name__}")
-    has_value, raw_value = get_key(obj, "TotalValue", "Value", "MaxValue")
+    _, raw_value = get_key(obj, "TotalValue", "Value", "MaxValue")
     has_ids, raw_ids = get_key(obj, "SelectedItemIds", "SelectedItems", "SelectedIds", "ItemIds")
-    if not has_value:
-        return ParseError(kind="missing_key", detail="TotalValue")
     if not has_ids:
         return ParseError(kind="missing_key", detail="SelectedItemIds")
-    total = as_number(raw_value)
-    if total is None:
-        return ParseError(kind="bad_value", detail=f"TotalValue={raw_value!r:.60}")
     ids = as_int_list(raw_ids)
     if ids is None:
         return ParseError(kind="bad_value", detail=f"SelectedItemIds={raw_ids!r:.60}")
-    # a fractional total is kept as stated (and then fails the sum check) rather than being rounded
-    return {"TotalValue": int(total) if total == int(total) else total, "SelectedItemIds": ids}
+    # The selection is the answer; the stated total (None when missing or not a number) is only compared with
+    # it, and a fractional one is kept as stated (then inconsistent) rather than rounded.
+    total = as_number(raw_value)
+    return {"TotalValue": int(total) if total is not None and total == int(total) else total,
+            "SelectedItemIds": ids}
 
 
 def verify(data: KSPData, gold: Gold, answer: dict[str, Any]) -> Verdict:
+    """The selection decides (its value against the optimum); the stated TotalValue only sets
+    `value_consistent`."""
     ids, stated = answer.get("SelectedItemIds"), answer.get("TotalValue")
     if not isinstance(ids, list) or not all(isinstance(i, int) for i in ids):
         return Verdict(verdict="wrong", reason="SelectedItemIds is not a list of item ids")
-    if not isinstance(stated, int | float):
-        return Verdict(verdict="wrong", reason="TotalValue is not a number")
+    if isinstance(stated, bool) or not isinstance(stated, int | float):
+        stated = None  # not stated: nothing to compare
     by_id = {it.id: it for it in data.items}
     unknown = [i for i in ids if i not in by_id]
     if unknown:
@@ -186,16 +189,16 @@ def verify(data: KSPData, gold: Gold, answer: dict[str, Any]) -> Verdict:
     if weight > data.capacity:
         return Verdict(verdict="wrong", reason=f"total weight {weight} exceeds the capacity {data.capacity}")
     value = sum(by_id[i].value for i in ids)
-    if stated != value:
-        return Verdict(
-            verdict="wrong", reason=f"stated TotalValue {stated:g} but the selected items are worth {value}"
-        )
+    consistent = None if stated is None else stated == value
+    note = "" if consistent is not False else f"stated TotalValue {stated:g} but the selected items are worth {value}"
     opt = gold.value if gold.value is not None else knapsack(data)[0]
+    why = ""
     if value < opt:
-        return Verdict(verdict="wrong", reason=f"total value {value} is below the optimum {opt:g}")
-    if value > opt:  # cannot happen with a correct gold; reported rather than raised
-        return Verdict(verdict="wrong", reason=f"total value {value} above the recorded optimum {opt:g}")
-    return Verdict(verdict="correct")
+        why = f"total value {value} is below the optimum {opt:g}"
+    elif value > opt:  # cannot happen with a correct gold; reported rather than raised
+        why = f"total value {value} above the recorded optimum {opt:g}"
+    return Verdict(verdict="wrong" if why else "correct", value_consistent=consistent,
+                   reason="; ".join(x for x in (why, note) if x))
 
 
 def heuristic(data: KSPData) -> dict[str, Any]:

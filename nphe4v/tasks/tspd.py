@@ -18,11 +18,11 @@ from typing import Any, Literal
 
 from pydantic import Field
 
-from nphe4v.core.coerce import as_yes_no, get_key
 from nphe4v.core.graph_solvers import held_karp, tour_length
 from nphe4v.core.prompting import example_literal
 from nphe4v.core.schema import Gold, ParseError, Verdict
 from nphe4v.core.task import TaskSpec, TaskText
+from nphe4v.tasks.decision import read_decision
 from nphe4v.tasks.tsp_common import (
     LENGTH_TOL,
     TSPData,
@@ -114,15 +114,8 @@ def text(data: TSPDData) -> TaskText:
 
 
 def parse(obj: dict[str, Any]) -> dict[str, Any] | ParseError:
-    if not isinstance(obj, dict):
-        return ParseError(kind="bad_value", detail=f"not a mapping: {type(obj).__name__}")
-    found, raw = get_key(obj, "Feasible", "Answer")
-    if not found:
-        return ParseError(kind="missing_key", detail="Feasible")
-    yes = as_yes_no(raw)
-    if yes is None:
-        return ParseError(kind="bad_value", detail=f"Feasible={raw!r:.60}")
-    return _answer(yes)
+    said = read_decision(obj)  # the reading shared with GCP-D
+    return said if isinstance(said, ParseError) else _answer(said)
 
 
 def verify(data: TSPDData, gold: Gold, answer: dict[str, Any]) -> Verdict:

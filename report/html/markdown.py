@@ -7,6 +7,7 @@ from pathlib import Path
 
 import polars as pl
 
+from nphe4v import metrics
 from report import analysis
 from report.graphverse_tables import table2_labels
 from report.html.format import drop_single_version, md_table
@@ -29,7 +30,14 @@ def render_markdown(title: str, runs: Sequence[analysis.Run], t: Tables, result:
     else:
         view = board_view(t.board, True).drop("n_instances")
         out += ["ER, RA: Wilson 95% intervals; RA_corrected, AA: instance bootstrap. n = answer questions, "
-                "n_rec = instances with recognition data.", "", md_table(view, ci=BOARD_CI), ""]
+                "n_rec = instances with recognition data.", "", md_table(view, ci=BOARD_CI), "",
+                "ER_paper / AA_paper: ER and AA_All with the papers' parsing rule (first final_answer block, "
+                "Python literal, the papers' keys).", "", f"Note: {metrics.RA_NOTE}", ""]
+        if t.answer_checks is not None:
+            out += ["## Stated values and the papers' parse", "",
+                    "inconsistent: stated value disagrees with the answer's own witness (which decides); "
+                    "verdict_differs: the papers' parse grades differently.", "",
+                    md_table(drop_single_version(t.answer_checks)), ""]
         out += ["## Prompt-mode ablation (AA_All)", "", md_table(ablation_wide(t.ablation)), ""]
         llm = t.llm.filter(pl.col("model") == "mean") if not t.llm.is_empty() else t.llm
         out += ["## LVLMs vs text-only LLMs (means per kind)", ""]

@@ -6,6 +6,7 @@ from collections.abc import Sequence
 
 import polars as pl
 
+from nphe4v import metrics
 from nphe4v.core.schema import PROMPT_MODES
 from nphe4v.metrics import POOLED
 from report import analysis, figures
@@ -174,16 +175,28 @@ def render_page(title: str, runs: Sequence[analysis.Run], t: Tables, figs: dict[
     lb_body = no_nph
     if nph:
         lb_body = "\n".join([
-            "<p class='note'>All prompt modes pooled, as in the paper. RA: the paper's rule (YES in at least 3 of "
+            "<p class='note'>All prompt modes pooled, as the papers' summary notebook pools them (the papers' Figure 6 "
+            "shows figure+limited_text alone: see the per-mode table). RA: the paper's rule (YES in at least 3 of "
             "the 5 asks; an unparsable ask is not a YES); RA_var: the variance of the asks' outcomes, mean over "
             "instances; RA_corrected: RA minus the false-YES rate on mismatched controls (not in the paper). "
             "ER and RA: Wilson 95% intervals of the "
             "pooled counts; RA_corrected and AA: percentile bootstrap over instances (resampled within each task "
             "and level, fixed seed). n = answer questions (infra errors excluded), n_rec = instances with "
-            "recognition data (RA = 1 without).</p>",
+            "recognition data (RA = 1 without). ER_paper / AA_paper: ER and AA_All with the papers' parsing rule "
+            "(first &lt;final_answer&gt; block read as a Python literal, the papers' keys spelt exactly; "
+            "docs/metrics.md), to place a model among the papers' tables; empty for runs that predate it. "
+            + esc(metrics.RA_NOTE) + "</p>",
             html_table(board_view(t.board, True), ci=BOARD_CI, table_id="leaderboard"),
             "<details><summary>Per prompt mode</summary>",
             html_table(board_view(t.board, False), ci=BOARD_CI, table_id="leaderboard-modes"),
+            "</details>",
+            "<details><summary>Stated values and the papers' parse, per task</summary>",
+            "<p class='note'>The witness (path, tour, selection, colouring, schedule) decides the verdict; "
+            "inconsistent = answers whose stated value (total, count) disagrees with their own witness "
+            "(value_consistent false), of n_stated compared. parsable / parsable_paper: answers our parse and "
+            "the papers' parse could read; verdict_differs: answers the two grade differently.</p>",
+            html_table(drop_single_version(t.answer_checks) if t.answer_checks is not None else pl.DataFrame(),
+                       table_id="answer-checks"),
             "</details>",
         ])
     sec.append(_section("leaderboard", "Leaderboard", lb_body))

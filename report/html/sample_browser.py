@@ -134,6 +134,16 @@ def _judge_lookup(judge: pl.DataFrame | None) -> dict[str, dict[str, Any]]:
 _JUDGMENT_FIELDS = ("judge", "judge_template", "vgr_score", "status", "steps")
 
 
+def _checks(row: dict) -> str:
+    """The stated value's consistency with the witness and the papers' parse, when the run recorded them."""
+    parts = []
+    if row.get("value_consistent") is not None:
+        parts.append(f"stated value consistent with the witness: {'yes' if row['value_consistent'] else 'no'}")
+    if row.get("verdict_paper") is not None:
+        parts.append(f"papers' parse: {row['verdict_paper']}")
+    return "; ".join(parts)
+
+
 def _judgment_html(j: dict[str, Any]) -> str:
     """A judge-service judgment (judge.schema): VGR-Score, judge identity and the step labels, all escaped
     (claims and errors are model/judge text)."""
@@ -235,6 +245,7 @@ def sample_browser(df: pl.DataFrame, runs: Sequence[analysis.Run], judge: pl.Dat
             f'<p class="note">{esc(rb["note"])}</p>' if rb["note"] else "",
             _pre("raw response", _cut(row, "raw_response", max_chars)),
             _pre("parsed answer", _cut(row, "parsed_answer", max_chars)),
+            _pre("checks", _checks(row)),
             _pre("gold", truncate(rb["gold"], None, max_chars)),
             _pre("reason", _cut(row, "reason", max_chars)),
             _pre("error", _cut(row, "error", max_chars)),
