@@ -168,11 +168,11 @@ def grade(
     from cluster.grading import GradeError, grade_file
     from cluster.runlock import RunLockError
     from nphe4v.core.dataset import DatasetError
-    from nphe4v.core.shards import ShardError
+    from nphe4v.core.shards import ShardError, StorageError
 
     try:
         n, new = grade_file(dataset, responses, out)
-    except (DatasetError, GradeError, RunLockError, ShardError) as e:
+    except (DatasetError, GradeError, RunLockError, ShardError, StorageError) as e:
         fail(str(e))
     typer.echo(f"graded {n} responses ({new} new) into {out}")
     _report(out)
