@@ -124,3 +124,38 @@ def test_crash_loop_with_two_replicas_gives_up_naming_the_key_missing_on_the_nod
     assert stats["nokey"]["replica_failures"] == 4 and stats["nokey"]["replicas_started"] <= 5, stats["nokey"]
     assert stats["oracle"]["status"] == "complete"
     assert took < 300, took
+
+
+@pytest.mark.ray
+def test_a_replica_never_recreates_the_drivers_limiter(ray_local):
+    """The limiter dies with its owner, the driver: a replica still running then gets no slot (no call leaves)
+    rather than starting a limiter of its own and carrying on."""
+    ray = ray_local
+    from nphe4v.core.ratelimit import NAMESPACE, get_or_create_limiter_actor, limiter_actor_name
+
+    settings = LimitSettings(max_concurrency=2)
+    key = f"owner-test-{time.time_ns()}"
+    limiter = get_or_create_limiter_actor(key, settings)
+
+    @ray.remote(num_cpus=0)
+    class Caller:
+        def __init__(self) -> None:
+            from nphe4v.core.ratelimit import SharedLimiter
+
+            self.lim = SharedLimiter(key, settings)
+
+        async def call(self) -> str:
+            try:
+                async with self.lim.slot():
+                    return "granted"
+            except RuntimeError as e:
+                return str(e)
+
+    caller = Caller.remote()
+    assert ray.get(caller.call.remote(), timeout=60) == "granted"
+    ray.kill(limiter, no_restart=True)  # as when the driver that owns it dies
+    said = ray.get(caller.call.remote(), timeout=60)
+    assert "is gone" in said and "no further call is made" in said, said
+    with pytest.raises(ValueError):  # and nobody re-created it under its name
+        ray.get_actor(limiter_actor_name(key), namespace=NAMESPACE)
+    ray.kill(caller)
