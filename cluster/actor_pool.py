@@ -71,7 +71,11 @@ class Member:
 
 
 def first_line(e: BaseException) -> str:
-    """An exception as one short line (Ray task errors carry whole remote tracebacks)."""
+    """An exception as one short line (Ray task errors carry whole remote tracebacks: the remote exception,
+    their cause, is what is named, not the `ray::Actor.method()` header line)."""
+    cause = getattr(e, "cause", None) if isinstance(e, RayTaskError) else None
+    if isinstance(cause, BaseException):
+        e = cause
     s = str(e).strip()
     return f"{type(e).__name__}: {s.splitlines()[0] if s else ''}"[:300]
 

@@ -42,7 +42,7 @@ def _main(args: argparse.Namespace) -> int:
     from cluster.run import RunFolderError, RunInterrupted, check_folder_path, execute
     from cluster.runlock import RunLockError, printable
     from nphe4v.core.dataset import DatasetError
-    from nphe4v.core.shards import ShardError
+    from nphe4v.core.shards import ShardError, StorageError
 
     try:
         cfg = load_config(args.config, {"out": args.out})
@@ -73,7 +73,7 @@ def _main(args: argparse.Namespace) -> int:
     except RunInterrupted as e:
         print(str(e), file=sys.stderr)
         return e.exit_code
-    except (ConfigError, DatasetError, RunFolderError, RunLockError, ShardError) as e:
+    except (ConfigError, DatasetError, RunFolderError, RunLockError, ShardError, StorageError) as e:
         msg = str(e)
         if isinstance(e, ConfigError) and not msg.startswith(str(args.config)):
             msg = f"{args.config}: {msg}"

@@ -8,6 +8,7 @@ resubmitted; after `max_attempts` its samples are recorded as `infra_error`, nev
 
 from __future__ import annotations
 
+import socket
 import time
 import uuid
 from collections.abc import Callable
@@ -16,6 +17,7 @@ from typing import Any
 
 import ray
 
+from cluster.actor_pool import first_line
 from cluster.backends.factory import make_backend
 from cluster.backends.litellm_api import ensure_shared_limiter
 from cluster.config import ModelSpec, RunConfig
@@ -26,6 +28,7 @@ from cluster.scheduler import Backlog, Batch, Job, Scheduler, Stage
 from nphe4v.core.dataset import Dataset
 from nphe4v.core.records import SampleSink
 from nphe4v.core.schema import Instance, ModelRequest, ModelResponse, SampleRecord
+from nphe4v.core.secrets import MissingKey
 from nphe4v.progress import Bar
 from nphe4v.scoring import score_sample
 
@@ -35,7 +38,18 @@ class ModelActor:
     """Hosts one model replica (a baseline, a vLLM engine, or an API client)."""
 
     def __init__(self, backend: str, name: str, baseline: str | None, options: dict[str, Any]) -> None:
-        self.backend = make_backend(backend, name, baseline, options)
+        # a backend that cannot start is reported by `ready` as one line naming the cause, and the scheduler
+        # ends the replica (an exception here would only say that the actor died in its constructor)
+        self._init_error: str | None = None
+        try:
+            self.backend = make_backend(backend, name, baseline, options)
+        except MissingKey as e:
+            self._init_error = (
+                f"model {name!r}: API key {e.env} is not set on node {_node()} (the run's driver has it, this "
+                f"node does not): set it in every node's environment, or {e.env}_FILE naming a secret file "
+                "mounted on every node (docs/api-models.md)")
+        except Exception as e:
+            self._init_error = f"model {name!r}: backend failed to start: {first_line(e)}"
 
     async def generate(self, requests: list[ModelRequest]) -> list[ModelResponse]:
         responses = await self.backend.generate(requests)
@@ -47,6 +61,8 @@ class ModelActor:
     def ready(self) -> bool:
         """Returns once the replica can serve; raises when its engine failed to load (the scheduler then
         replaces the replica, or ends the model as infra_error), instead of failing every batch."""
+        if self._init_error:
+            raise RuntimeError(self._init_error)
         loaded = getattr(self.backend, "ready", None)
         if loaded is not None and hasattr(loaded, "wait"):
             loaded.wait()
@@ -54,6 +70,15 @@ class ModelActor:
         if err:
             raise RuntimeError(err)
         return True
+
+
+def _node() -> str:
+    """This process's node, as an operator finds it: host name and Ray node IP."""
+    try:
+        ip = ray.util.get_node_ip_address()
+    except Exception:
+        ip = "?"
+    return f"{socket.gethostname()} ({ip})"
 
 
 @ray.remote(num_cpus=0.25)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import shutil
@@ -23,6 +24,7 @@ from nphe4v.core.hashing import sha256_json
 from nphe4v.core.provenance import git_sha, package_versions
 from nphe4v.core.records import SampleSink, read_samples
 from nphe4v.core.secrets import redact
+from nphe4v.core.shards import storage_error
 from nphe4v.generate import generate_version
 from nphe4v.progress import Bar
 from nphe4v.tasks import TASK_MODULES
@@ -333,6 +335,17 @@ def _execute_locked(cfg: RunConfig, out: Path, run_id: str, datasets: list[Datas
                 stream[0].flush()
                 stream[0].close()
         raise RunInterrupted(kept, interrupts.exit_code(e)) from None
+    except Exception as e:
+        err = storage_error(e, None)
+        if err is None:
+            raise
+        # disk full (or another OS error) writing the run: the shard's temporary is already removed; record
+        # why in the manifest (small: it fits where the shard did not) and stop with one line
+        _save_failed(out, manifest, stats or [asdict(s) for s in live], t0, str(err))
+        if stream:
+            with contextlib.suppress(Exception):
+                stream[0].close()
+        raise err from None
     failed = {s["model"]: s["error"] for s in stats if s.get("status") == "infra_error"}
     manifest.update(
         judge=asdict(judged),
@@ -401,6 +414,13 @@ def _save_interrupted(out: Path, manifest: dict[str, Any], sink: SampleSink,
     return kept
 
 
+def _save_failed(out: Path, manifest: dict[str, Any], stats: list[dict[str, Any]], t0: float, error: str) -> None:
+    manifest.update(status="failed", error=error, failed_at=datetime.now(UTC).isoformat(timespec="seconds"),
+                    seconds=round(time.monotonic() - t0, 3), models=stats)
+    with contextlib.suppress(OSError):  # the disk may not take even this; the error line still says why
+        _write_manifest(out, manifest)
+
+
 def _totals(out: Path) -> dict[str, Any]:
     import polars as pl
 
@@ -419,5 +439,9 @@ def _totals(out: Path) -> dict[str, Any]:
 
 def _write_manifest(out: Path, manifest: dict[str, Any]) -> None:
     tmp = out / f".{RUN_MANIFEST}.tmp"
-    tmp.write_text(json.dumps(manifest, indent=2, sort_keys=True, default=str) + "\n")
-    os.replace(tmp, out / RUN_MANIFEST)
+    try:
+        tmp.write_text(json.dumps(manifest, indent=2, sort_keys=True, default=str) + "\n")
+        os.replace(tmp, out / RUN_MANIFEST)
+    except OSError as e:
+        tmp.unlink(missing_ok=True)
+        raise (storage_error(e, out / RUN_MANIFEST) or e) from None

@@ -30,11 +30,14 @@ Work arrives lazily: a job's `batches` is a `Backlog` over an iterator (the mode
 pool's queue, pulled one batch at a time as replicas take work, with its size counted up front for the
 estimates; the driver never holds a whole model's requests.
 
-Failures: a replica that fails to load, or whose batches fail `max_attempts` times in a row (OOM, crash loop),
-is ended and replaced while the model's replica failures stay below `max_attempts` (the pool reports the crash
-loop); after that the model's remaining batches are recorded through `Job.fail` (infra_error), the job ends
-`failed` with its reason, and the rest of the run goes on. A batch whose actor died is requeued by the pool
-until `max_attempts`, then failed alone.
+Failures: a replica that fails to load, or whose batches fail `max_attempts` times in a row (OOM, crash loop,
+its node lost), is ended and replaced while the model's replica failures stay below its failure budget,
+`max_attempts` x its most replicas (`replicas`, or for `auto` the most it had live at once), whatever number
+of them is still live (a model whose every replica dies at load would otherwise be replaced for ever). Past
+the budget the model gives up: its live replicas are ended, its remaining batches are recorded through
+`Job.fail` (infra_error), batches still in flight are written (or failed) as they come back, the job ends
+`failed` with one line naming the last cause, and the rest of the run goes on. A batch whose actor died is
+requeued by the pool until `max_attempts`, then failed alone.
 """
 
 from __future__ import annotations
@@ -167,6 +170,7 @@ class Job:
     live: list[Replica] = field(default_factory=list)
     started: int = 0
     replica_failures: int = 0
+    peak_live: int = 0  # the most replicas live at once (an `auto` job's failure budget)
     status: str = "pending"  # pending | running | complete | failed
     error: str | None = None
     first_start: float | None = None
@@ -200,6 +204,11 @@ class Job:
 
     def done(self) -> bool:
         return self.pool.idle()
+
+    def failure_budget(self) -> int:
+        """Replica failures after which the model gives up: `max_attempts` per replica it may run."""
+        most = int(self.replicas) if self.replicas != AUTO else self.peak_live
+        return self.max_attempts * max(1, most)
 
 
 class Stage(Protocol):
@@ -267,6 +276,7 @@ class Scheduler:
         rep = Replica(job, job.started, actor, placement, job.gpus)
         job.started += 1
         job.live.append(rep)
+        job.peak_live = max(job.peak_live, len(job.live))
         job.status = "running"
         job.first_start = job.first_start or time.monotonic()
         self.used_gpus += job.gpus if job.gpus >= 1 else 0.0
@@ -359,12 +369,15 @@ class Scheduler:
         self._give_up_if_failing(job, why)
 
     def _give_up_if_failing(self, job: Job, why: str) -> None:
-        if job.replica_failures < job.max_attempts or job.live:
+        if job.replica_failures < job.failure_budget() or job.status == "failed":
             return
         # the model cannot be served: its remaining samples are infra errors, the run goes on
         job.error = f"replicas failed {job.replica_failures} times; last: {why}"[:400]
-        job.pool.fail_queued(job.error)
         job.status = "failed"
+        job.pool.fail_queued(job.error)
+        # its other replicas go too (their batches in flight come back written, or failed as infra errors)
+        for rep in list(job.live):
+            self._end_replica(rep)
         job.last_done = time.monotonic()
         self.events.append((job.last_done, job.name, "failed"))
 
@@ -382,7 +395,9 @@ class Scheduler:
 
     # ------------------------------------------------------------------ loop
     def busy(self) -> bool:
-        return any(j.status in ("pending", "running") for j in self.jobs) or not all(s.idle() for s in self.stages)
+        # a failed job's batches still in flight are awaited: each is written or recorded as an infra error
+        return (any(j.status in ("pending", "running") or j.pool.inflight for j in self.jobs)
+                or not all(s.idle() for s in self.stages))
 
     def _own_refs(self) -> list[Any]:
         """Refs of the replicas loading and of every job's batches in flight."""
@@ -443,7 +458,7 @@ class Scheduler:
         for j in self.jobs:
             if j.status in ("pending", "running") and j.batches and not j.live:
                 if j.gpus > self.total_gpus:
-                    j.replica_failures = j.max_attempts
+                    j.replica_failures = j.failure_budget()
                     self._give_up_if_failing(j, f"one replica needs {j.gpus:g} GPU(s), the cluster has "
                                                 f"{self.total_gpus:g}")
         if self.busy() and not self._own_refs() and not any(s.refs() for s in self.stages):

@@ -198,12 +198,12 @@ def grade(
     from cluster.grading import GradeError, grade_file
     from cluster.runlock import RunLockError
     from nphe4v.core.dataset import DatasetError
-    from nphe4v.core.shards import ShardError
+    from nphe4v.core.shards import ShardError, StorageError
 
     _out_folder(out)
     try:
         n, new = grade_file(dataset, responses, out)
-    except (DatasetError, GradeError, RunLockError, ShardError) as e:
+    except (DatasetError, GradeError, RunLockError, ShardError, StorageError) as e:
         fail(str(e))
     except OSError as e:
         _os_fail(e, out)

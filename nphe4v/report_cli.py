@@ -63,6 +63,7 @@ def report(
 ) -> None:
     """Print the leaderboard and write RUN_DIR/leaderboard.csv; with --html/--md/--csv-dir, also the full
     report (tables with confidence intervals, figures, what is missing, a sample browser)."""
+    from nphe4v.core.shards import ShardError, StorageError, writing
     from report.summaries import print_summaries
 
     if group_by not in GROUP_BY:
@@ -73,18 +74,23 @@ def report(
         if not (run_dir / "samples").is_dir():
             _fail(f"{run_dir}/samples: not found (is {run_dir} a run folder?)")
     catalogue = _model_catalogue()
-    for run_dir in run_dirs:
-        for path in print_summaries(run_dir, group_by=group_by, catalogue=catalogue):
-            typer.echo(f"wrote {path}")
-    if html is None and md is None and csv_dir is None:
-        return
-    from report.html_report import build_report
+    try:
+        for run_dir in run_dirs:
+            for path in print_summaries(run_dir, group_by=group_by, catalogue=catalogue):
+                typer.echo(f"wrote {path}")
+        if html is None and md is None and csv_dir is None:
+            return
+        from report.html_report import build_report
 
-    res = build_report(
-        run_dirs, html, md, csv_dir, samples_per_group=samples_per_group, max_images=max_images,
-        thumb_px=thumb_px, n_boot=n_boot, seed=seed, group_by=group_by, max_chars=max_chars,
-        catalogue=catalogue,
-    )
+        # a full disk while writing the report's files: one line naming where it was writing
+        with writing((html or md or csv_dir).parent if (html or md) else csv_dir):
+            res = build_report(
+                run_dirs, html, md, csv_dir, samples_per_group=samples_per_group, max_images=max_images,
+                thumb_px=thumb_px, n_boot=n_boot, seed=seed, group_by=group_by, max_chars=max_chars,
+                catalogue=catalogue,
+            )
+    except (StorageError, ShardError) as e:
+        _fail(str(e))
     if res.html:
         typer.echo(f"html report: {res.html}")
     if res.markdown:

@@ -20,6 +20,7 @@ import polars as pl
 
 from nphe4v import metrics
 from nphe4v.core.records import KEY_COLUMNS, SAMPLE_SCHEMA, read_samples
+from nphe4v.core.shards import read_shards, shard_files
 
 NPH_BENCHMARK = "nphardeval4v"
 GV_BENCHMARK = "graphverse"
@@ -74,11 +75,23 @@ LIGHT_COLUMNS: tuple[str, ...] = tuple(c for c in SAMPLE_SCHEMA if c not in HEAV
 
 def scan_run_samples(run_dir: str | Path) -> pl.LazyFrame:
     """The run's per-sample Parquet as a lazy frame (``SAMPLE_SCHEMA``; a column appended to the schema after a
-    shard was written reads as null there)."""
-    files = sorted(Path(run_dir, "samples").glob("**/*.parquet"))
+    shard was written reads as null there), each sample key once: a key found in several shards (a shard copied
+    by hand) is counted from the first shard only, and each shard whose rows were dropped is named on stderr."""
+    files = shard_files(Path(run_dir, "samples"))
     if not files:
         return pl.LazyFrame(schema=SAMPLE_SCHEMA)
-    return pl.scan_parquet(files, schema=SAMPLE_SCHEMA, hive_partitioning=False, missing_columns="insert")
+    lf = pl.scan_parquet(files, schema=SAMPLE_SCHEMA, hive_partitioning=False, missing_columns="insert")
+    if _has_duplicates(Path(run_dir, "samples"), tuple(files)):
+        lf = lf.unique(subset=KEY_COLUMNS, keep="first", maintain_order=True)
+    return lf
+
+
+@lru_cache(maxsize=64)
+def _has_duplicates(root: Path, files: tuple[Path, ...]) -> bool:
+    """Whether some key is in two shards (read from the key columns only; the lines naming the shards whose
+    rows are dropped go to stderr, once)."""
+    return read_shards(root, SAMPLE_SCHEMA, KEY_COLUMNS, what="sample", columns=KEY_COLUMNS).height < sum(
+        pl.scan_parquet(f).select(pl.len()).collect().item() for f in files)
 
 
 def read_run_samples(run_dir: str | Path, columns: Sequence[str] | None = None) -> pl.DataFrame:

@@ -12,6 +12,7 @@ from rich.table import Table
 
 from nphe4v import metrics
 from nphe4v.core.records import SAMPLE_SCHEMA
+from nphe4v.core.shards import writing
 from report.model_groups import ModelCatalogue
 
 LEADERBOARD_CSV = "leaderboard.csv"
@@ -43,7 +44,8 @@ def run_leaderboard(run_dir: str | Path) -> pl.DataFrame:
 def write_leaderboard(run_dir: str | Path) -> tuple[pl.DataFrame, Path]:
     board = run_leaderboard(run_dir)
     path = Path(run_dir) / LEADERBOARD_CSV
-    board.write_csv(path, float_precision=4)
+    with writing(path):  # a full disk: one line naming the file
+        board.write_csv(path, float_precision=4)
     return board, path
 
 
@@ -64,14 +66,16 @@ def write_summaries(run_dir: str | Path, group_by: str = "none",
 
             grouped = open_closed(board.with_columns(version=pl.lit("")), catalogue).drop("version")
             gpath = run_dir / OPEN_CLOSED_CSV
-            grouped.write_csv(gpath, float_precision=4)
+            with writing(gpath):  # a full disk: one line naming the file
+                grouped.write_csv(gpath, float_precision=4)
             out.append((f"Closed vs open models (Figure 4) — {run_dir.name}", grouped, gpath))
     if "graphverse" in benchmarks:
         from gie import metrics as gv_metrics
 
         acc = gv_metrics.acc_table(samples)
         path = run_dir / GRAPHVERSE_CSV
-        acc.write_csv(path, float_precision=2)
+        with writing(path):  # a full disk: one line naming the file
+            acc.write_csv(path, float_precision=2)
         out.append((f"GraphVerse accuracy (%) — {run_dir.name}", acc, path))
     return out
 

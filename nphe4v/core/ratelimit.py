@@ -14,7 +14,17 @@ Interface (both versions):
 
 `Limiter` is the in-process version (tests, one process). `SharedLimiter` talks to one named Ray actor per key
 (`nphe4v-limiter/<key id>` in namespace `nphe4v-limits`), so every model replica and judge actor on the cluster
-sees every 429. Slots held through the actor are leases with a TTL, so a caller that dies cannot leak one.
+sees every 429.
+
+Slots held through the actor are leases tied to the holder's liveness: a lease expires `lease_ttl_s` (15 s)
+after it was granted or last renewed, and every `SharedLimiter` renews the leases it holds every
+`lease_ttl_s / 5` seconds from a heartbeat thread. A holder that dies (its process, or its node) stops
+renewing, so its slots are reclaimed at most `lease_ttl_s` + 1 s (a waiter's re-check) after its death,
+instead of blocking the key. The in-process `Limiter` never expires leases: its holders share its process.
+
+The limiter actor is owned by the driver (created from it before any replica) and dies with it. A replica
+never re-creates it: with the driver gone, no further slot is granted, so no provider call leaves (a
+limiter that restarts after its node died is waited for, not replaced).
 """
 
 from __future__ import annotations
@@ -48,7 +58,7 @@ class LimitSettings:
     backoff_base_s: float = 1.0
     backoff_max_s: float = 60.0
     max_pause_s: float = 300.0
-    lease_ttl_s: float = 1800.0
+    lease_ttl_s: float = 15.0  # a shared lease not renewed for this long is reclaimed (holder dead)
     seed: int = 0
 
 
@@ -61,8 +71,9 @@ class RateLimiter(Protocol):
 class _State:
     """The limiter's arithmetic; time is passed in, so it is a plain, testable state machine."""
 
-    def __init__(self, s: LimitSettings, now: float) -> None:
+    def __init__(self, s: LimitSettings, now: float, lease_ttl_s: float | None = None) -> None:
         self.s = s
+        self.ttl = math.inf if lease_ttl_s is None else lease_ttl_s  # inf: leases never expire
         self.limit = s.max_concurrency
         self.leases: dict[str, float] = {}  # lease id -> expiry (monotonic)
         self.paused_until = 0.0
@@ -79,6 +90,7 @@ class _State:
             "max_in_flight": 0,
             "paused_s": 0.0,
             "min_limit": self.limit,
+            "reclaimed": 0,
         }
         self.sources: dict[str, int] = {}
 
@@ -86,8 +98,9 @@ class _State:
         """0.0 when the lease is granted, else how long to wait at most before trying again."""
         expired = [k for k, t in self.leases.items() if t <= now]
         for k in expired:
-            log.warning("limiter: lease %s expired (holder died?); slot reclaimed", k)
+            log.warning("limiter: lease %s not renewed for %gs (its holder died); slot reclaimed", k, self.ttl)
             del self.leases[k]
+            self.stats["reclaimed"] += 1
         if now < self.paused_until:
             return self.paused_until - now
         if len(self.leases) >= self.limit:
@@ -98,10 +111,17 @@ class _State:
             if self.tokens < 1.0:
                 return (1.0 - self.tokens) * 60.0 / self.s.rpm
             self.tokens -= 1.0
-        self.leases[lease] = now + self.s.lease_ttl_s
+        self.leases[lease] = now + self.ttl
         self.stats["granted"] += 1
         self.stats["max_in_flight"] = max(self.stats["max_in_flight"], len(self.leases))
         return 0.0
+
+    def renew(self, leases: list[str], now: float) -> int:
+        """Extend the leases still held (a holder's heartbeat); returns how many were."""
+        held = [k for k in leases if k in self.leases]
+        for k in held:
+            self.leases[k] = now + self.ttl
+        return len(held)
 
     def release(self, lease: str, ok: bool) -> bool:
         if self.leases.pop(lease, None) is None:
@@ -148,11 +168,15 @@ class _State:
 class Limiter:
     """In-process limiter: usable from any event loop (and thread) of this process."""
 
-    def __init__(self, settings: LimitSettings | None = None, name: str = "local") -> None:
+    def __init__(self, settings: LimitSettings | None = None, name: str = "local",
+                 expire_leases: bool = False) -> None:
+        """`expire_leases`: leases lapse after `settings.lease_ttl_s` unless renewed (the shared actor's, whose
+        holders live in other processes); in-process holders cannot die apart from the limiter."""
         self.settings = settings or LimitSettings()
         self.name = name
         self._lock = threading.Lock()
-        self._state = _State(self.settings, time.monotonic())
+        ttl = self.settings.lease_ttl_s if expire_leases else None
+        self._state = _State(self.settings, time.monotonic(), ttl)
         self._waiters: list[asyncio.Future[None]] = []
         self._abandoned: set[str] = set()
 
@@ -186,6 +210,10 @@ class Limiter:
                 with self._lock:
                     if fut in self._waiters:
                         self._waiters.remove(fut)
+
+    def renew(self, leases: list[str]) -> int:
+        with self._lock:
+            return self._state.renew(leases, time.monotonic())
 
     def release(self, lease: str, ok: bool = True) -> None:
         with self._lock:
@@ -247,10 +275,13 @@ class _LimiterActor:
     """The shared state of one provider key; every method is short except `acquire`, which waits."""
 
     def __init__(self, settings: dict[str, Any], name: str) -> None:
-        self._lim = Limiter(LimitSettings(**settings), name=name)
+        self._lim = Limiter(LimitSettings(**settings), name=name, expire_leases=True)
 
     async def acquire(self, lease: str) -> bool:
         return await self._lim.acquire(lease)
+
+    def renew(self, leases: list[str]) -> int:
+        return self._lim.renew(leases)
 
     def release(self, lease: str, ok: bool) -> None:
         self._lim.release(lease, ok)
@@ -295,7 +326,10 @@ def get_or_create_limiter_actor(key: str, settings: LimitSettings, detached: boo
 
 
 class SharedLimiter:
-    """Client of the per-key limiter actor; the same interface as `Limiter`."""
+    """Client of the per-key limiter actor; the same interface as `Limiter`.
+
+    The leases it holds are renewed by a heartbeat thread (see the module doc), so they end with this process.
+    """
 
     def __init__(self, key: str, settings: LimitSettings | None = None, detached: bool = False) -> None:
         self.key = key
@@ -303,6 +337,9 @@ class SharedLimiter:
         self.detached = detached
         self.source = _whoami()
         self._actor = get_or_create_limiter_actor(key, self.settings, detached)
+        self._held: set[str] = set()
+        self._held_lock = threading.Lock()
+        self._beat: threading.Thread | None = None
 
     @contextlib.asynccontextmanager
     async def slot(self) -> AsyncIterator[None]:
@@ -315,11 +352,14 @@ class SharedLimiter:
             raise
         if not granted:
             raise RuntimeError("limiter lease abandoned")
+        self._hold(lease)
         ok = False
         try:
             yield
             ok = True
         finally:
+            with self._held_lock:
+                self._held.discard(lease)
             self._fire("release", lease, ok)
 
     async def report_rate_limited(self, retry_after_s: float | None = None) -> float:
@@ -328,16 +368,45 @@ class SharedLimiter:
     async def stats(self) -> dict[str, Any]:
         return await self._call("stats")
 
-    async def _call(self, method: str, *args: Any) -> Any:
-        from ray.exceptions import RayActorError
+    def _hold(self, lease: str) -> None:
+        with self._held_lock:
+            self._held.add(lease)
+            if self._beat is None or not self._beat.is_alive():
+                self._beat = threading.Thread(target=self._heartbeat, name=f"limiter-heartbeat-{self.key[:8]}",
+                                              daemon=True)
+                self._beat.start()
 
-        try:
-            return await getattr(self._actor, method).remote(*args)
-        except RayActorError:
-            # the actor died with its creator: re-create it once (fresh state; the next 429 restores a pause)
-            log.warning("limiter %s: actor lost; re-creating it", self.key)
-            self._actor = get_or_create_limiter_actor(self.key, self.settings, self.detached)
-            return await getattr(self._actor, method).remote(*args)
+    def _heartbeat(self) -> None:
+        """Renew the held leases every `lease_ttl_s / 5` s; ends once none is held (the next grant restarts it)."""
+        every = max(0.05, self.settings.lease_ttl_s / 5)
+        while True:
+            time.sleep(every)
+            with self._held_lock:
+                held = list(self._held)
+                if not held:
+                    self._beat = None
+                    return
+            self._fire("renew", held)
+
+    async def _call(self, method: str, *args: Any) -> Any:
+        from ray.exceptions import ActorUnavailableError, RayActorError
+
+        for attempt in range(20):
+            try:
+                return await getattr(self._actor, method).remote(*args)
+            except ActorUnavailableError:
+                # the limiter is restarting (its node died): it comes back with fresh state; wait for it
+                await asyncio.sleep(min(0.1 * 2 ** attempt, 2.0))
+            except RayActorError:
+                if in_ray_actor():
+                    # a replica never re-creates the limiter: it dies with its owner, the driver, and then
+                    # no slot may be granted any more (no provider call leaves after the driver's death)
+                    raise RuntimeError(f"limiter {self.key[:12]} is gone (the run's driver ended?); "
+                                       "no further call is made") from None
+                # the driver: the limiter ran out of restarts; start a fresh one (the next 429 restores a pause)
+                log.warning("limiter %s: actor lost; re-creating it", self.key)
+                self._actor = get_or_create_limiter_actor(self.key, self.settings, self.detached)
+        raise RuntimeError(f"limiter {self.key[:12]} unavailable for too long")
 
     def _fire(self, method: str, *args: Any) -> None:
         with contextlib.suppress(Exception):

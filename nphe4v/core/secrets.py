@@ -146,11 +146,18 @@ def get_key(provider: str, api_key_env: str | None = None) -> str | None:
     return value or None
 
 
+class MissingKey(ValueError):
+    """A model's API key is not in this process's environment; `env` names the variable."""
+
+    def __init__(self, model_name: str, env: str | None) -> None:
+        super().__init__(f"model {model_name!r}: API key missing: set the environment variable {env}")
+        self.model_name, self.env = model_name, env
+
+
 def require_key(model_name: str, provider: str, api_key_env: str | None = None) -> None:
-    """Raise ValueError (one line naming the model and the variable) when the model's key is missing."""
+    """Raise MissingKey (one line naming the model and the variable) when the model's key is missing."""
     if get_key(provider, api_key_env) is None and (api_key_env or provider not in KEY_OPTIONAL):
-        env = key_env(provider, api_key_env)
-        raise ValueError(f"model {model_name!r}: API key missing: set the environment variable {env}")
+        raise MissingKey(model_name, key_env(provider, api_key_env))
 
 
 def register_secret(value: str) -> None:

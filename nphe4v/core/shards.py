@@ -12,15 +12,23 @@
   on `flush()`; text cells are redacted (`secrets.redact_frame`), key columns never.
 * A shard that cannot be read stops the writer (and `read_shards`) with one line naming the file
   (`ShardError`): its rows are recomputed once it is moved away.
+* An OS error writing a shard (disk full, quota, read-only) stops the writer with one line naming the path and
+  the cause (`StorageError`), its temporary removed; a writer starting on a table removes the temporaries a
+  killed or failed writer left (one writer per table: the run folder's lock).
+* A key found in two shards (a shard copied by hand under another name) is read once: `read_shards` drops the
+  later copies and says so (`duplicates`), and the writer counts each key once.
 """
 
 from __future__ import annotations
 
+import contextlib
+import errno
 import os
 import re
+import sys
 import time
 import uuid
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Iterator, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -32,6 +40,46 @@ from nphe4v.core.secrets import redact_frame
 
 class ShardError(ValueError):
     """A shard that cannot be read; one line naming the file."""
+
+
+class StorageError(Exception):
+    """An OS error writing (or reading) a run's files: one line naming the path and the cause."""
+
+
+_CAUSES = {errno.ENOSPC: "no space left on device", errno.EDQUOT: "disk quota exceeded",
+           errno.EROFS: "read-only file system", errno.EACCES: "permission denied", errno.EPERM: "permission denied",
+           errno.EFBIG: "file too large", errno.EIO: "I/O error", errno.ENOENT: "no such file or folder"}
+_OS_ERROR = re.compile(r"\(os error (\d+)\)")
+
+
+def storage_error(e: BaseException, path: str | Path | None, doing: str = "writing") -> StorageError | None:
+    """`e` as one line (`<cause> <doing> <path>`, e.g. "no space left on device writing runs/x/part-1.parquet")
+    when it is an OS error, raised as such or wrapped by Polars ("... (os error 28)"); None otherwise."""
+    if isinstance(e, StorageError):
+        return e
+    code: int | None = None
+    if isinstance(e, OSError):
+        code = e.errno
+        path = path or e.filename
+    if code is None:  # Polars raises OSError (errno unset) or ComputeError with the OS's message inside
+        m = _OS_ERROR.search(str(e))
+        if m is None:
+            return None
+        code = int(m.group(1))
+    cause = _CAUSES.get(code) or os.strerror(code).lower()
+    return StorageError(f"{cause} {doing} {path}" if path else f"{cause} ({doing})")
+
+
+@contextlib.contextmanager
+def writing(path: str | Path) -> Iterator[None]:
+    """Turn an OS error raised inside (disk full ...) into a `StorageError` naming `path`."""
+    try:
+        yield
+    except Exception as e:
+        err = storage_error(e, path)
+        if err is None:
+            raise
+        raise err from None
 
 
 def slug(name: str) -> str:
@@ -49,19 +97,48 @@ def shard_files(root: str | Path) -> list[Path]:
     return sorted(Path(root).glob("**/*.parquet"))
 
 
+def temporaries(root: str | Path) -> list[Path]:
+    """Temporaries a writer left (killed mid-write, or stopped by a full disk)."""
+    return sorted(Path(root).glob("**/.part-*.parquet.tmp"))
+
+
+_said: set[str] = set()
+
+
 def read_shards(root: str | Path, schema: dict[str, pl.DataType], key_columns: Sequence[str], *, what: str,
-                columns: Sequence[str] | None = None) -> pl.DataFrame:
-    """Every row under `root` (only `columns` when given), or ShardError naming the damaged shard."""
+                columns: Sequence[str] | None = None, duplicates: list[str] | None = None) -> pl.DataFrame:
+    """Every row under `root` (only `columns` when given), each key once, or ShardError naming the damaged shard.
+
+    A key in several shards (a shard copied by hand under another name) is kept from the first shard in name
+    order (shards are named by their write time) and dropped from the others: one line per shard holding
+    dropped rows goes to `duplicates` when given, else to stderr."""
     files = shard_files(root)
     if not files:
         frame = pl.DataFrame(schema=schema)
         return frame.select(columns) if columns is not None else frame
     try:
         # shards written before a column was appended read back with that column null
-        lf = pl.scan_parquet(files, schema=schema, hive_partitioning=False, missing_columns="insert")
-        return (lf.select(columns) if columns is not None else lf).collect()
+        lf = pl.scan_parquet(files, schema=schema, hive_partitioning=False, missing_columns="insert",
+                             include_file_paths="__shard")
+        cols = list(columns) if columns is not None else list(schema)
+        frame = lf.select(*dict.fromkeys([*cols, *key_columns]), "__shard").collect()
     except Exception as e:  # polars raises several unrelated types for a damaged file
         raise _corrupt_shard(Path(root), files, key_columns, what, e) from None
+    dup = frame.select(key_columns).is_duplicated()
+    if dup.any():
+        first = frame.with_row_index("__row").filter(dup).unique(subset=list(key_columns), keep="first")
+        dropped = frame.with_row_index("__row").filter(dup & ~pl.col("__row").is_in(first["__row"].implode()))
+        lines = [f"{shard}: {n} {what}(s) already in another shard, counted once (dropped here)"
+                 for shard, n in dropped.group_by("__shard", maintain_order=True).len().iter_rows()]
+        if duplicates is not None:
+            duplicates.extend(lines)
+        else:
+            for line in lines:
+                if line not in _said:  # once per process: a run and its report read the table several times
+                    _said.add(line)
+                    print(f"warning: {line}", file=sys.stderr)
+        frame = frame.unique(subset=list(key_columns), keep="first", maintain_order=True)
+    return frame.select(cols)
 
 
 def _corrupt_shard(root: Path, files: list[Path], key_columns: Sequence[str], what: str,
@@ -90,7 +167,12 @@ class ShardWriter:
         self.flush_rows, self.flush_seconds = flush_rows, flush_seconds
         # read before the folder is touched: a damaged shard stops the writer before any change
         existing = read_shards(self.root, schema, self.key_columns, what=what, columns=self.key_columns)
-        self.root.mkdir(parents=True, exist_ok=True)
+        for tmp in temporaries(self.root):  # left by a writer that was killed or met a full disk
+            tmp.unlink(missing_ok=True)
+        try:
+            self.root.mkdir(parents=True, exist_ok=True)
+        except OSError as e:
+            raise (storage_error(e, self.root, "creating") or e) from None
         self.done: set[str] = {"|".join(str(v) for v in row) for row in existing.iter_rows()}
         self.resumed = len(self.done)
         self.written = 0
@@ -121,11 +203,18 @@ class ShardWriter:
         self._pending = []
         for values, part in frame.group_by(self.partition_by, maintain_order=True):
             folder = self.root.joinpath(*(slug(str(v)) for v in values))
-            folder.mkdir(parents=True, exist_ok=True)
             name = f"part-{time.time_ns():020d}-{uuid.uuid4().hex[:8]}.parquet"
             tmp = folder / f".{name}.tmp"
-            part.write_parquet(tmp, compression="zstd")
-            with open(tmp, "rb") as f:
-                os.fsync(f.fileno())
-            os.replace(tmp, folder / name)
+            try:
+                folder.mkdir(parents=True, exist_ok=True)
+                part.write_parquet(tmp, compression="zstd")
+                with open(tmp, "rb") as f:
+                    os.fsync(f.fileno())
+                os.replace(tmp, folder / name)
+            except Exception as e:
+                err = storage_error(e, folder / name)
+                if err is None:
+                    raise
+                tmp.unlink(missing_ok=True)  # a partial shard is never left behind (and frees what it held)
+                raise err from None
             self.written += part.height

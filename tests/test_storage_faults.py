@@ -1,0 +1,126 @@
+"""A full disk and hand-copied shards: one line naming the path and the cause, the manifest `failed`, no
+temporary left (a resume removes stale ones and completes); a key in two shards is counted once, by the run
+that resumes and by the report, which names the shard it dropped rows from."""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import polars as pl
+import pytest
+
+from nphe4v.core.records import KEY_COLUMNS, read_samples
+from nphe4v.core.shards import StorageError, shard_files, temporaries
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def _env() -> dict[str, str]:
+    env = {**os.environ, "PYTHONPATH": str(ROOT)}
+    env.pop("RAY_ADDRESS", None)
+    return env
+
+
+def _cli(*args: str) -> subprocess.CompletedProcess:
+    return subprocess.run([sys.executable, "-m", "nphe4v.cli", *args], env=_env(), capture_output=True, text=True,
+                          timeout=300)
+
+
+def _grade(small_dataset: Path, tmp_path: Path, out: Path) -> subprocess.CompletedProcess:
+    from nphe4v.core.dataset import load_dataset
+
+    resp = tmp_path / "r.jsonl"
+    resp.write_text("".join(json.dumps({"model": "ext", "instance_id": i.instance_id, "prompt_mode": "full_text_only",
+                                        "response": "42"}) + "\n" for i in load_dataset(small_dataset).instances))
+    return _cli("grade", "--dataset", str(small_dataset), "--responses", str(resp), "--out", str(out))
+
+
+@pytest.fixture
+def small_disk(tmp_path):
+    """A real 400 KiB tmpfs (ENOSPC from the kernel, not a simulation); skipped where mounting is not allowed."""
+    mnt = tmp_path / "disk"
+    mnt.mkdir()
+    r = subprocess.run(["mount", "-t", "tmpfs", "-o", "size=400k", "tmpfs", str(mnt)], capture_output=True, text=True)
+    if r.returncode != 0:
+        pytest.skip(f"cannot mount a small tmpfs here (needs root): {r.stderr.strip()}")
+    try:
+        yield mnt
+    finally:
+        subprocess.run(["umount", "-l", str(mnt)], check=False)
+
+
+def fill(disk: Path, leave: int = 0) -> Path:
+    """Fill the disk up to `leave` bytes free (0: completely)."""
+    filler = disk / "filler"
+    with open(filler, "ab") as f:
+        try:
+            while True:
+                free = shutil.disk_usage(disk).free
+                if free <= leave:
+                    break
+                f.write(b"\0" * min(4096, free - leave))
+                f.flush()
+        except OSError:
+            pass
+    return filler
+
+
+def test_duplicate_shard_is_counted_once_by_the_report_and_the_resume(small_dataset, tmp_path):
+    run = tmp_path / "run"
+    assert _grade(small_dataset, tmp_path, run).returncode == 0
+    shard = shard_files(run / "samples")[0]
+    copy = shard.with_name("part-99999999999999999999-copy0000.parquet")
+    shutil.copy(shard, copy)  # a shard copied by hand under another name
+    rep = _cli("report", str(run))
+    assert rep.returncode == 0, rep.stderr
+    board = pl.read_csv(run / "leaderboard.csv")
+    assert board.filter(pl.col("prompt_mode") == "full_text_only")["n"].to_list() == [180], board  # not 360
+    line = f"{copy}: 180 sample(s) already in another shard, counted once (dropped here)"
+    assert line in rep.stderr, rep.stderr
+    assert read_samples(run).height == 180
+    # the resume counts each key once: nothing new, nothing written twice
+    again = _grade(small_dataset, tmp_path, run)
+    assert again.returncode == 0 and "(0 new)" in again.stdout, again.stderr
+    assert read_samples(run).select(KEY_COLUMNS).unique().height == 180 and len(shard_files(run / "samples")) == 2
+
+
+@pytest.mark.ray
+@pytest.mark.slow  # two runs on Ray (about 60 s on a loaded 2-core machine)
+def test_disk_full_fails_in_one_line_cleans_up_and_the_resume_completes(small_dataset, small_disk, ray_local,
+                                                                        tmp_path):
+    from cluster.config import DatasetSpec, ModelSpec, RunConfig
+    from cluster.run import execute
+
+    out = small_disk / "run"
+    cfg = RunConfig(name="full", out=str(out), datasets=[DatasetSpec(path=str(small_dataset))],
+                    models=[ModelSpec(name="oracle", num_cpus=0.25)], prompt_modes=["figure+limited_text"],
+                    recognition={"enabled": False})
+    filler = fill(small_disk, leave=24 * 1024)  # room for the manifest, not for the samples' shard
+    with pytest.raises(StorageError) as err:
+        execute(cfg)
+    line = str(err.value)
+    assert "\n" not in line and line.startswith(f"no space left on device writing {out}/samples/"), line
+    assert line.endswith(".parquet"), line
+    assert json.loads((out / "manifest.json").read_text())["status"] == "failed"
+    assert json.loads((out / "manifest.json").read_text())["error"] == line
+    assert not temporaries(out) and not list(out.glob("**/*.tmp")), "a temporary was left behind"
+    # the report on the full disk: one line naming the file, exit 2
+    fill(small_disk)
+    rep = _cli("report", str(out))
+    assert rep.returncode == 2 and rep.stderr.strip().splitlines() == [
+        f"error: no space left on device writing {out}/leaderboard.csv"], rep.stderr
+    # a stale temporary (as a SIGKILLed writer leaves) is removed by the resume, which completes
+    filler.unlink()
+    stale = out / "samples" / "nphardeval4v" / "oracle" / ".part-00000000000000000001-dead.parquet.tmp"
+    stale.parent.mkdir(parents=True, exist_ok=True)
+    stale.write_bytes(b"PAR1 cut short")
+    execute(cfg)
+    assert not stale.exists()
+    df = read_samples(out)
+    assert df.height == 180 and df.select(KEY_COLUMNS).unique().height == 180
+    assert json.loads((out / "manifest.json").read_text())["status"] == "complete"
