@@ -24,7 +24,7 @@ from nphe4v.generate import generate_version
 ROOT = Path(__file__).resolve().parents[1]
 ENV = "NPHE4V_DRIVER_DEATH_KEY"
 
-pytestmark = [pytest.mark.ray, pytest.mark.slow]
+pytestmark = [pytest.mark.ray, pytest.mark.slow(reason="a `ray start` head and an eval_all joined to it, SIGKILLed mid-run")]
 
 
 def _replicas(sid: int) -> list[psutil.Process]:

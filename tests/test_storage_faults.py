@@ -90,7 +90,7 @@ def test_duplicate_shard_is_counted_once_by_the_report_and_the_resume(small_data
 
 
 @pytest.mark.ray
-@pytest.mark.slow  # two runs on Ray (about 60 s on a loaded 2-core machine)
+@pytest.mark.slow(reason="two eval_all runs on Ray against a 400 KiB tmpfs, the second a resume")
 def test_disk_full_fails_in_one_line_cleans_up_and_the_resume_completes(small_dataset, small_disk, ray_local,
                                                                         tmp_path):
     from cluster.config import DatasetSpec, ModelSpec, RunConfig
