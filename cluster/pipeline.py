@@ -215,7 +215,7 @@ def run_models(
     start_ray()
     with Bar("samples", sum(j.queued_requests for j in jobs)) as b:
         bar.append(b)
-        Scheduler(jobs, side).run()
+        Scheduler(jobs, side, tick=sink.flush_if_due).run()
     sink.flush()
     for j, s in zip(jobs, stats, strict=True):
         s.seconds = round((s.finished_at or 0) - (s.started_at or 0), 3) if s.started_at else 0.0

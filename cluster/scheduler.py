@@ -225,7 +225,9 @@ class Stage(Protocol):
 
 class Scheduler:
     def __init__(self, jobs: list[Job], stages: list[Stage] | None = None, *, total_gpus: float | None = None,
-                 total_cpus: float | None = None, reserve_cpus: float | None = None) -> None:
+                 total_cpus: float | None = None, reserve_cpus: float | None = None,
+                 tick: Callable[[], None] | None = None) -> None:
+        self.tick = tick  # called on every turn of the loop (the sink's time-based flush)
         self.jobs = [j for j in jobs if j.batches]
         for j in jobs:
             if not j.batches:
@@ -443,6 +445,8 @@ class Scheduler:
                 for ref in ready:
                     self._handle(ref)
                 self._retire_idle()
+                if self.tick is not None:
+                    self.tick()
         except BaseException:
             # an interrupt: free every replica, and let nothing here hide the interrupt itself; batches in
             # flight fail with the killed actors, which is expected and not worth a log line each

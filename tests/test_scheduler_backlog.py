@@ -168,3 +168,30 @@ def test_the_job_pool_serves_its_backlog_lazily():
     assert len(made) <= 4, "only the batches sent, and one peeked ahead, are made"
     assert (job.queued_requests, job.inflight_requests) == (194, 6) and not job.done()
     assert sorted(job.pool.refs()) == ["ref0", "ref1", "ref2"]
+
+
+def test_queued_samples_reach_disk_in_a_quiet_spell(two_datasets, tmp_path, monkeypatch):
+    """Rows queued below the row threshold are written once `flush_seconds` pass, even when no new row comes
+    (the scheduler's loop calls `flush_if_due` while it waits): a reader of the run folder, or a crash, never
+    finds finished samples only in the driver's memory. The clock is the module's, advanced by hand."""
+    import nphe4v.core.shards as shards
+    from nphe4v.core.records import read_samples
+
+    now = [1000.0]
+    monkeypatch.setattr(shards.time, "monotonic", lambda: now[0])
+    out = tmp_path / "run"
+    cfg = _cfg(two_datasets, out)
+    ds = load_dataset(two_datasets[0])
+    version = ds.manifest.version
+    by_id = ds.by_id()
+    work = list(plan_model(cfg, cfg.models[0], ds, version))[:5]
+    sink = SampleSink(out, flush_rows=10_000, flush_seconds=2.0)
+    sink.add([score_sample("r", version, by_id[w.instance_id], w.request, ModelResponse(text="x", status="ok"))
+              for w in work])
+    sink.flush_if_due()
+    assert not (out / "samples").exists() or read_samples(out).height == 0  # not due yet: still queued
+    now[0] += 2.5
+    sink.flush_if_due()
+    assert read_samples(out).height == 5
+    sink.flush_if_due()  # nothing queued: no empty shard
+    assert len(list((out / "samples").glob("**/*.parquet"))) == 1

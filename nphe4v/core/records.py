@@ -96,3 +96,6 @@ class SampleSink:
 
     def flush(self) -> None:
         self.shards.flush()
+
+    def flush_if_due(self) -> None:
+        self.shards.flush_if_due()

@@ -8,8 +8,9 @@
   so a crash leaves whole shards only.
 * On start the writer reads the keys already on disk (`done`); callers plan around them and `add` drops
   them, so a rerun writes only what is missing, whatever the worker count.
-* Rows are queued and written every `flush_rows` rows or `flush_seconds` seconds (checked on `add`), and
-  on `flush()`; text cells are redacted (`secrets.redact_frame`), key columns never.
+* Rows are queued and written every `flush_rows` rows or `flush_seconds` seconds (checked on `add` and on
+  `flush_if_due()`, which the run's event loop calls while it waits, so rows never sit unwritten through a
+  quiet spell), and on `flush()`; text cells are redacted (`secrets.redact_frame`), key columns never.
 * A shard that cannot be read stops the writer (and `read_shards`) with one line naming the file
   (`ShardError`): its rows are recomputed once it is moved away.
 * An OS error writing a shard (disk full, quota, read-only) stops the writer with one line naming the path and
@@ -194,6 +195,13 @@ class ShardWriter:
                 self.flush_seconds is not None and time.monotonic() - self._last_flush >= self.flush_seconds):
             self.flush()
         return added
+
+    def flush_if_due(self) -> None:
+        """Write the queued rows once `flush_seconds` have passed since the last write, even with no new row:
+        what a run finished stays on disk (for a reader, and against a crash) however quiet the run is now."""
+        if self._pending and self.flush_seconds is not None and \
+                time.monotonic() - self._last_flush >= self.flush_seconds:
+            self.flush()
 
     def flush(self) -> None:
         self._last_flush = time.monotonic()
