@@ -271,9 +271,8 @@ def _drive(pool, refs_bound: int) -> None:
             pool.handle(ref)
 
 
-def test_actor_pool_bounds_retries_and_fails_after_max_attempts(ray_local, tmp_path):
-    import ray
-
+def _pool_run(ray_local, tmp_path, modes: dict[int, str]):
+    """30 batches through a pool of two restartable actors; the batches' results, failures and the pool."""
     from cluster.actor_pool import ActorPool, Batch
 
     worker = _pool_worker(max_restarts=-1, max_task_retries=0, max_concurrency=16)
@@ -284,17 +283,20 @@ def test_actor_pool_bounds_retries_and_fails_after_max_attempts(ray_local, tmp_p
     actors = [worker.options(num_cpus=0).remote(str(tmp_path / "died")) for _ in range(2)]
     for a in actors:
         pool.add_member(a)
-    modes = {7: "die-once", 11: "bad"}
     for n in range(30):
         pool.put(Batch((n, modes.get(n, "ok"))))
     _drive(pool, refs_bound=4)
+    return results, failed, pool, actors
+
+
+def test_actor_pool_retries_the_batches_of_a_dead_actor(ray_local, tmp_path):
+    import ray
+
+    results, failed, pool, actors = _pool_run(ray_local, tmp_path, {7: "die-once"})
     assert (tmp_path / "died").exists(), "no actor died: the retry path was not exercised"
-    # every good batch exactly once, the one whose actor died included (it was resubmitted)
-    assert results == {n: 2 * n for n in range(30) if n != 11}
-    # a batch that always raises is retried, then failed with its attempt count and a one-line reason
-    attempts, msg = failed[11]
-    assert list(failed) == [11] and attempts == 3 and "ValueError" in msg and "\n" not in msg
-    assert pool.retries >= 3  # two for the bad batch, one or more for the batches on the dead actor
+    # every batch exactly once, the ones in flight on the actor that died included (they were resubmitted)
+    assert results == {n: 2 * n for n in range(30)} and not failed
+    assert pool.retries >= 1
     # what the actors saw themselves (the one that died counts since its restart, which may still be going on)
     peaks = []
     for a in actors:
@@ -305,6 +307,17 @@ def test_actor_pool_bounds_retries_and_fails_after_max_attempts(ray_local, tmp_p
             except ray.exceptions.ActorUnavailableError:
                 time.sleep(0.2)
     assert len(peaks) == 2 and max(peaks) <= 2
+
+
+def test_actor_pool_fails_a_batch_after_max_attempts(ray_local, tmp_path):
+    # kept apart from the dead-actor case: a retry of the bad batch landing on a restarting actor would fail
+    # for that reason instead, and the reason is what this test reads
+    results, failed, pool, _ = _pool_run(ray_local, tmp_path, {11: "bad"})
+    assert results == {n: 2 * n for n in range(30) if n != 11}
+    # a batch that always raises is retried, then failed with its attempt count and a one-line reason
+    attempts, msg = failed[11]
+    assert list(failed) == [11] and attempts == 3 and "ValueError" in msg and "\n" not in msg
+    assert pool.retries == 2
 
 
 def test_actor_pool_reports_a_crash_loop_to_its_owner(ray_local, tmp_path):
