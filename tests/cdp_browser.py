@@ -84,7 +84,7 @@ class Browser:
         t0 = time.monotonic()
         while not port_file.is_file() or not port_file.read_text().strip():
             assert self.proc.poll() is None, self.proc.stderr.read().decode(errors="replace")[-2000:]
-            assert time.monotonic() - t0 < 60, "chromium did not open its DevTools port"
+            assert time.monotonic() - t0 < 180, "chromium did not open its DevTools port"
             time.sleep(0.2)
         port = int(port_file.read_text().split()[0])
         targets = json.loads(urllib.request.urlopen(f"http://127.0.0.1:{port}/json/list", timeout=10).read())

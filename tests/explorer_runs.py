@@ -61,7 +61,7 @@ def build_explorer_runs(root: Path) -> tuple[Path, Path]:
 
     np_ds, gv_ds = root / "np", root / "gv"
     generate_version(np_ds, version="xv", seed=5, per_level=1, tasks=["SPP", "BSP"], levels=[1, 2], workers=1)
-    generate_split(gv_ds, "testmini", 0, limit=6, workers=1)
+    generate_split(gv_ds, "testmini", 0, limit=6, workers=0)
     runs = []
     for ds_dir, modes, bench in ((np_ds, ["figure+limited_text", "full_text_only"], "nphardeval4v"),
                                  (gv_ds, ["vision"], "graphverse")):

@@ -41,7 +41,7 @@ def tiny_graphverse(tmp_path_factory) -> Path:
     from gie.dataset import generate_split
 
     out = tmp_path_factory.mktemp("export") / "gv"
-    generate_split(out, "testmini", 2026, limit=6, workers=1)  # SD: every edit, one instance with two images
+    generate_split(out, "testmini", 2026, limit=6, workers=0)  # SD: every edit, one instance with two images
     return out
 
 

@@ -181,22 +181,22 @@ def test_a_user_source_changes_the_dataset_identity(tmp_path: Path) -> None:
     from gie.dataset import generate_split
     from nphe4v.core.dataset import load_dataset
 
-    base = generate_split(tmp_path / "base", "testmini", 0, limit=1, workers=1)
+    base = generate_split(tmp_path / "base", "testmini", 0, limit=1, workers=0)
     folder = write_openflights(tmp_path / "of")
     use_user_sources({"openflights": str(folder)})
-    mine = generate_split(tmp_path / "mine", "testmini", 0, limit=1, workers=1)
+    mine = generate_split(tmp_path / "mine", "testmini", 0, limit=1, workers=0)
     assert base.dataset_sha256 != mine.dataset_sha256
     recorded = load_dataset(tmp_path / "mine").manifest.extra["sources"]
     for f in ("airports.dat", "routes.dat"):
         assert f"{f} sha256 {user_copies.file_sha256(folder / f)}" in recorded["openflights"]
     # the same copies give the same bytes again
-    again = generate_split(tmp_path / "again", "testmini", 0, limit=1, workers=1)
+    again = generate_split(tmp_path / "again", "testmini", 0, limit=1, workers=0)
     assert again.dataset_sha256 == mine.dataset_sha256
     # another copy (one route fewer) gives another dataset
     routes = (folder / "routes.dat").read_text().splitlines()
     (folder / "routes.dat").write_text("\n".join(routes[:-1]) + "\n")
     use_user_sources({"openflights": str(folder)})
-    other = generate_split(tmp_path / "other", "testmini", 0, limit=1, workers=1)
+    other = generate_split(tmp_path / "other", "testmini", 0, limit=1, workers=0)
     assert other.dataset_sha256 != mine.dataset_sha256
 
 

@@ -343,7 +343,7 @@ def test_shared_limiter_sees_429s_from_two_model_actors(fp, ray_local):
             a.generate.remote([req(f"<a{j}r{i}> [[script:429:0.3,ok]]", i) for i in range(3)])
             for j, a in enumerate(actors)
         ]
-        outs = ray.get(refs, timeout=120)
+        outs = ray.get(refs, timeout=600)  # a safety net only: two actors start (imports) on a possibly loaded machine
         assert all(r.status == "ok" and r.attempts == 2 for out in outs for r in out)
         lim = ray.get_actor(limiter_actor_name(kid), namespace=NAMESPACE)
         stats = ray.get(lim.stats.remote(), timeout=30)

@@ -184,6 +184,6 @@ def test_fresh_install_without_extras_generates_both_benchmarks(tmp_path):
     assert {"GED", "MCS"} <= set(gv_df["task"]) and gv_df.height == n_cells
     from gie.dataset import generate_split
 
-    here = generate_split(tmp_path / "gv-here", "testmini", 0, limit=n_cells, workers=1)
+    here = generate_split(tmp_path / "gv-here", "testmini", 0, limit=n_cells, workers=0)
     there = (tmp_path / "gv" / "manifest.json").read_text()
     assert here.dataset_sha256 in there

@@ -170,7 +170,7 @@ def test_refused_input_is_one_line(name, entry, argv, expected, tmp_path, tiny_d
         r = runner.invoke(app, args)
         rc, err, out = r.exit_code, r.output, ""
         assert r.exception is None or isinstance(r.exception, SystemExit), repr(r.exception)
-    assert time.monotonic() - t0 < 20, "refused quickly (no exponential work before the refusal)"
+    assert time.monotonic() - t0 < 60, "refused quickly (no exponential work before the refusal)"
     lines = [ln for ln in err.splitlines() if ln.strip() and not ln.startswith("[generate")]
     assert rc == 2 and len(lines) == 1, (rc, err)
     assert "Traceback" not in err + out

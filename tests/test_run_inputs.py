@@ -234,7 +234,7 @@ def test_grade_graphverse_lines_take_the_live_run_mode_and_edit(tmp_path):
     from gie.dataset import generate_split
 
     gv = tmp_path / "gv"
-    generate_split(gv, "testmini", 2026, limit=3, workers=1)
+    generate_split(gv, "testmini", 2026, limit=3, workers=0)
     inst = load_dataset(gv).instances[0]
     edit = inst.meta["edit"]
     base = {"model": "m", "instance_id": inst.instance_id, "response": "x"}

@@ -146,7 +146,7 @@ def test_judge_streams_beside_the_models_and_resumes_exactly_once(tmp_path, ray_
     from gie.dataset import generate_split
     from judge.vgr import read_judgments
 
-    generate_split(tmp_path / "gv", "testmini", 0, limit=8, workers=1)
+    generate_split(tmp_path / "gv", "testmini", 0, limit=8, workers=0)
     # one batch of 2 samples in flight at a time, 4 s each: the model writes for about 16 s (long enough for the
     # judge actor to start on a loaded machine)
     slow = ModelSpec(name="oracle", batch_size=2, num_cpus=0.25, options={"latency_s": 4.0})

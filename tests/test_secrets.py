@@ -277,7 +277,7 @@ def test_eval_all_writes_no_key_anywhere(tmp_path):
 
     generate_version(tmp_path / "np", version="sec", seed=3, per_level=1, tasks=["SPP", "GCP-D"], levels=[1],
                      workers=1)
-    generate_split(tmp_path / "gv", "testmini", 0, limit=2, workers=1)
+    generate_split(tmp_path / "gv", "testmini", 0, limit=2, workers=0)
     keys = [ENV_KEY, URL_KEY, HDR_KEY]
     # the provider's first answer is a 400 quoting the key and the request (as some providers do)
     # the judge has its own provider: with the judge streaming beside the models, it could otherwise be the one
