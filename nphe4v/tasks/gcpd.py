@@ -3,12 +3,20 @@
 Deviations from the peer benchmark (docs/deviations.md):
 - Gold is exact k-colourability (backtracking), not networkx's greedy `largest_first` count (wrong on 15 % of the
   peer 4V instances).
-- Labels are balanced by design: k = 3 as in the peer files; the edge count is drawn first (uniform over the
-  level's range), then a coin decides YES/NO, and the generator plants a graph of chromatic number exactly 3
-  (YES: an odd cycle in a 3-class partition) or exactly 4 (NO: K4, an odd wheel or the Moser spindle in a
-  4-class partition) with exactly that many edges. Both answers are tight (chi = k or chi = k + 1) and neither
-  the stated edge count nor the vertex count predicts the answer. The peer data was 74 % YES, and NO graphs
-  were denser. Level 1 has at least 6 edges (peer: 5..8), the fewest a 4-chromatic graph has.
+- Instances come in matched pairs, so no surface statistic predicts the answer (issue 19): each instance first
+  builds a NO graph (chi = k + 1) and a YES graph (chi = k) with the same sorted degree sequence, triangle count
+  and degeneracy (hence the same vertex, edge and isolated-vertex counts, density and degree statistics), then a
+  fair coin picks one. The NO graph is planted (k = 3: K4, an odd wheel or the Moser spindle inside a 4-class
+  partition; k = 2: a triangle-free graph with a 5- or 7-cycle); its YES twin is found by a random walk of
+  degree-keeping edge swaps held to the same triangle count and degeneracy. Only a certificate decides: a
+  k-colouring, or a clique, odd wheel or odd cycle that rules one out. The edge count is drawn from the level's
+  range (`coloring.edge_count_range`, the paper's 4 + 2L with spread); a draw whose seed graph has no twin is
+  drawn again, so the edge counts that occur are the ones where both answers exist (level 1: 6 and 7).
+  `bench/bench_decision_leaks.py` prints the leave-one-out accuracy of a logistic regression on all those
+  statistics per level. The peer data was 74 % YES, and its NO graphs were denser.
+- k = 3 as in the peer files from level 3; k = 2 at levels 1 and 2. With at most 10 edges on 6 or 7 vertices a
+  4-chromatic graph must contain K4 or be the 5-wheel, and no 3-colourable graph that small matches their
+  triangle counts and degrees, so with k = 3 the triangle count alone would give the answer away there.
 - k is stated in the question (every prompt mode); the picture shows only the graph, as in the peer images.
 """
 
@@ -16,12 +24,20 @@ from __future__ import annotations
 
 import itertools
 import random
+from collections.abc import Sequence
 from typing import Any
 
 from pydantic import BaseModel, Field, model_validator
 
 from nphe4v.core.coerce import as_yes_no
-from nphe4v.core.graph_solvers import check_graph, chromatic_number, greedy_largest_first, k_coloring
+from nphe4v.core.graph_solvers import (
+    Edge,
+    adjacency,
+    check_graph,
+    chromatic_number,
+    greedy_largest_first,
+    k_coloring,
+)
 from nphe4v.core.prompting import example_literal
 from nphe4v.core.schema import Gold, ParseError, Verdict
 from nphe4v.core.task import TaskSpec, TaskText
@@ -29,9 +45,12 @@ from nphe4v.tasks.coloring import edge_count_range, edge_lines, render_graph
 from nphe4v.tasks.decision import decision_answer, read_decision
 
 DEFAULT_K = 3
-# A 4-chromatic graph has at least 6 edges (K4), so no level offers fewer: both answers stay possible at every
-# edge count and the edge count can be drawn before the answer.
-MIN_EDGES = 6
+# Levels up to this one ask for k = 2 (see the module docstring).
+SMALL_LEVELS = 2
+# Swap steps per twin search and seed graphs per instance (a level-3 seed finds a twin ~1 time in 8; no level
+# has come near the cap).
+TWIN_STEPS = 400
+MAX_DRAWS = 2000
 
 
 class GCPDData(BaseModel):
@@ -47,7 +66,8 @@ class GCPDData(BaseModel):
 
 def params(level: int) -> dict[str, Any]:
     lo, hi = edge_count_range(level)
-    return {"num_vertices": level + 5, "min_edges": max(lo, MIN_EDGES), "max_edges": hi, "k": DEFAULT_K}
+    k = 2 if level <= SMALL_LEVELS else DEFAULT_K
+    return {"num_vertices": level + 5, "min_edges": lo, "max_edges": hi, "k": k}
 
 
 def _cycle(c: int) -> list[tuple[int, int]]:
@@ -60,30 +80,27 @@ def _wheel(rim: int) -> list[tuple[int, int]]:
 
 _MOSER_SPINDLE = [(0, 1), (0, 2), (1, 2), (1, 3), (2, 3), (0, 4), (0, 5), (4, 5), (4, 6), (5, 6), (3, 6)]
 
-# Small graphs whose chromatic number is exactly 3 (odd cycles) or exactly 4 (K4, odd wheels, the Moser
-# spindle). Planting one inside a graph whose every edge respects a 3- or 4-class partition pins chi exactly,
-# with no solver in the loop, so the edge count can be fixed before the answer is drawn.
-_CORES: dict[int, list[list[tuple[int, int]]]] = {
-    3: [_cycle(3), _cycle(5), _cycle(7)],
-    4: [list(itertools.combinations(range(4), 2)), _wheel(5), _MOSER_SPINDLE, _wheel(7)],
-}
+# Small 4-chromatic graphs (K4, odd wheels, the Moser spindle). Planting one inside a graph whose every edge
+# respects a 4-class partition pins chi = 4 with no solver in the loop.
+_CORES_4 = [list(itertools.combinations(range(4), 2)), _wheel(5), _MOSER_SPINDLE, _wheel(7)]
 
 
 def _core_size(core: list[tuple[int, int]]) -> int:
     return 1 + max(max(e) for e in core)
 
 
-def _planted_chi(n: int, m: int, chi: int, rng: random.Random) -> list[tuple[int, int]]:
-    """m random edges on vertices 1..n with chromatic number exactly `chi` (3 or 4): a core forcing chi
-    colours, and every other edge between different classes of a chi-class partition that extends the
-    core's colouring."""
-    fits = [c for c in _CORES[chi] if _core_size(c) <= n and len(c) <= m]
+def _planted_chi4(n: int, m: int, rng: random.Random) -> list[tuple[int, int]] | None:
+    """m random edges on vertices 1..n with chromatic number exactly 4: a core forcing 4 colours, and every
+    other edge between different classes of a 4-class partition that extends the core's colouring."""
+    fits = [c for c in _CORES_4 if _core_size(c) <= n and len(c) <= m]
+    if not fits:
+        return None
     core = rng.choice(fits)
     size = _core_size(core)
-    colours = k_coloring(size, [(u + 1, v + 1) for u, v in core], chi)
-    assert colours is not None  # every core is chi-colourable by construction
+    colours = k_coloring(size, [(u + 1, v + 1) for u, v in core], 4)
+    assert colours is not None  # every core is 4-colourable by construction
     place = rng.sample(range(1, n + 1), size)
-    label = {v: rng.randrange(chi) for v in range(1, n + 1)}
+    label = {v: rng.randrange(4) for v in range(1, n + 1)}
     for i, v in enumerate(place):
         label[v] = colours[i + 1]
     edges = {tuple(sorted((place[u], place[v]))) for u, v in core}
@@ -93,18 +110,110 @@ def _planted_chi(n: int, m: int, chi: int, rng: random.Random) -> list[tuple[int
         for v in range(u + 1, n + 1)
         if label[u] != label[v] and (u, v) not in edges
     ]
-    edges |= set(rng.sample(free, min(m - len(edges), len(free))))
+    if m - len(edges) > len(free):
+        return None
+    edges |= set(rng.sample(free, m - len(edges)))
     return sorted(edges)  # type: ignore[arg-type]
 
 
-def generate(level: int, rng: random.Random) -> GCPDData:
+def _triangle_free_odd(n: int, m: int, rng: random.Random) -> list[tuple[int, int]] | None:
+    """m random edges on vertices 1..n with no triangle and an odd cycle (C5 or C7): chromatic number 3."""
+    length = rng.choice([c for c in (5, 7) if c <= n])
+    ring = rng.sample(range(1, n + 1), length)
+    edges = {tuple(sorted((ring[i], ring[(i + 1) % length]))) for i in range(length)}
+    adj = adjacency(n, sorted(edges))  # type: ignore[arg-type]
+    pairs = [(u, v) for u in range(1, n + 1) for v in range(u + 1, n + 1) if (u, v) not in edges]
+    rng.shuffle(pairs)
+    for u, v in pairs:
+        if len(edges) >= m:
+            break
+        if adj[u - 1] & adj[v - 1]:
+            continue  # a common neighbour would close a triangle
+        edges.add((u, v))
+        adj[u - 1] |= 1 << (v - 1)
+        adj[v - 1] |= 1 << (u - 1)
+    return sorted(edges) if len(edges) == m else None  # type: ignore[arg-type]
+
+
+def triangle_count(num_vertices: int, edges: Sequence[Edge]) -> int:
+    adj = adjacency(num_vertices, edges)
+    return sum((adj[u - 1] & adj[v - 1]).bit_count() for u, v in edges) // 3
+
+
+def degeneracy(num_vertices: int, edges: Sequence[Edge]) -> int:
+    """The largest minimum degree of any subgraph (repeatedly remove a vertex of minimum degree)."""
+    adj = adjacency(num_vertices, edges)
+    alive = (1 << num_vertices) - 1
+    best = 0
+    while alive:
+        v = min((i for i in range(num_vertices) if alive >> i & 1), key=lambda i: (adj[i] & alive).bit_count())
+        best = max(best, (adj[v] & alive).bit_count())
+        alive &= ~(1 << v)
+    return best
+
+
+def surface_profile(num_vertices: int, edges: Sequence[Edge]) -> tuple[tuple[int, ...], int, int]:
+    """(sorted degree sequence, triangle count, degeneracy). Every surface statistic the leak check uses -
+    vertex and edge counts, density, degree min / max / mean / sd, isolated vertices, triangles,
+    degeneracy - is a function of it."""
+    adj = adjacency(num_vertices, edges)
+    degrees = tuple(sorted(a.bit_count() for a in adj))
+    return degrees, triangle_count(num_vertices, edges), degeneracy(num_vertices, edges)
+
+
+def _twin(
+    n: int, edges: list[Edge], k: int, rng: random.Random
+) -> list[Edge] | None:
+    """A k-colourable graph with the same surface profile as `edges`, or None: a random walk of degree-keeping
+    edge swaps (uv, xy -> ux, vy), drawn towards the triangle count and degeneracy of `edges` (a swap that
+    moves d further away is taken with probability 4^-d)."""
+    _, tri0, degen0 = surface_profile(n, edges)
+    current = set(edges)
+    listed = sorted(current)
+    energy = 0
+    for _ in range(TWIN_STEPS):
+        a, b = rng.sample(listed, 2)
+        (u, v), (x, y) = a, b
+        if rng.random() < 0.5:
+            x, y = y, x
+        if len({u, v, x, y}) < 4:
+            continue
+        e1, e2 = (min(u, x), max(u, x)), (min(v, y), max(v, y))
+        if e1 in current or e2 in current:
+            continue
+        proposal = sorted((current - {a, b}) | {e1, e2})
+        _, tri, degen = surface_profile(n, proposal)
+        new_energy = abs(tri - tri0) + abs(degen - degen0)
+        if new_energy > energy and rng.random() >= 0.25 ** (new_energy - energy):
+            continue
+        current, listed, energy = set(proposal), proposal, new_energy
+        if energy == 0 and k_coloring(n, listed, k) is not None:
+            return listed
+    return None
+
+
+def twin_pair(level: int, rng: random.Random) -> tuple[list[Edge], list[Edge]]:
+    """(NO graph, YES graph) of the level with the same surface profile: chi = k + 1 and chi = k."""
     p = params(level)
     n, k = p["num_vertices"], p["k"]
-    # The edge count is drawn before the answer, from the same range for both answers, so neither the stated
-    # edge count nor the vertex count tells YES from NO (tests/test_task_gcp.py measures it).
-    m = rng.randint(p["min_edges"], p["max_edges"])
+    for _ in range(MAX_DRAWS):
+        m = rng.randint(p["min_edges"], p["max_edges"])
+        no = _planted_chi4(n, m, rng) if k == 3 else _triangle_free_odd(n, m, rng)
+        if no is None:
+            continue
+        yes = _twin(n, no, k, rng)
+        if yes is not None:
+            return no, yes
+    raise ValueError(f"GCP-D level {level}: no matched pair in {MAX_DRAWS} draws")  # pragma: no cover
+
+
+def generate(level: int, rng: random.Random) -> GCPDData:
+    # The pair is built before the coin is read, so both answers come from the same distribution of
+    # surface profiles (tests/test_task_gcp.py and bench/bench_decision_leaks.py measure it).
+    no, yes = twin_pair(level, rng)
     feasible = rng.random() < 0.5
-    return GCPDData(num_vertices=n, edges=_planted_chi(n, m, k if feasible else k + 1, rng), k=k)
+    k = params(level)["k"]
+    return GCPDData(num_vertices=params(level)["num_vertices"], edges=yes if feasible else no, k=k)
 
 
 def solve(data: GCPDData, max_steps: int | None = None) -> Gold:
