@@ -13,6 +13,7 @@ from judge.rule_grammar import (
     ADJ_PREFIX,
     ADJ_PREFIX_GAP,
     ARITH,
+    ASSIGN,
     COLOR_CLAIM,
     COLOR_GROUP_BEFORE,
     COLOR_PAREN,
@@ -21,6 +22,7 @@ from judge.rule_grammar import (
     DIST_AFTER,
     DIST_BEFORE,
     DIST_MID,
+    HOP_NUMBER,
     HOPS_AFTER,
     KEYWORD_KINDS,
     KEYWORDS,
@@ -92,14 +94,30 @@ class ClaimScanner(ClaimChecks):
             return
         total = None
         tend = end
+        hops: dict[int, float] = {}
+        if kind == ">":
+            for k in range(len(ms) - 1):
+                gap = COLOR_PAREN.sub("", self.text[ms[k][1] : ms[k + 1][0]], count=1)
+                mh = HOP_NUMBER.match(gap)
+                if mh:
+                    hops[k] = float(mh.group(1))
+            mh = HOP_NUMBER.match(after)
+            if mh:
+                hops[len(ms) - 1] = float(mh.group(1))
+                after = after[mh.end() :]
+                tend = end = end + mh.end()
         m = TOTAL_EQ.match(after) or TOTAL_AFTER.match(after) or HOPS_AFTER.match(after)
         if m:
             total, tend = float(m.group(1)), end + m.end()
-        self.path_claim(pos, tend, toks, total)
+        self.path_claim(pos, tend, toks, total, hops)
 
     def _node_facts(self) -> None:
-        """Claims about single nodes: colours, degrees (one pass of each pattern over the text)."""
+        """Claims about single nodes: colours, degrees, COL colour assignments (one pass of each pattern)."""
         names = self.ctx.names
+        if self.f.task == "COL":
+            for m in ASSIGN.finditer(self.text):
+                if m.group(1) in names:
+                    self.assign_claim(m.start(), m.end(), m.group(1), str(int(m.group(2))))
         for m in COLOR_CLAIM.finditer(self.text):
             if m.group(1) in names:
                 self.color_claim(m.start(), m.end(), m.group(1), m.group(2) or m.group(3))

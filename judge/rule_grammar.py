@@ -84,6 +84,13 @@ SET_AFTER = re.compile(
 SET_BEFORE = re.compile(
     r"(?i)\b(clique|independent\s+set|vertex\s+cover|common\s+neighbou?rs?)\b[^.\n]{0,30}?(?::|=|\bis\b|\bare\b)\s*[\[{(]?\s*$"
 )
+# a number in brackets after a path node: that hop's weight or the running total (`A -> B (1200 km) -> C`)
+HOP_NUMBER = re.compile(r"(?i)^\s*[(\[]\s*(?:total\s*[:=]?\s*|d\s*=\s*)?(\d+(?:\.\d+)?)\s*(?:km|mi|miles|hops?|edges?)?\s*[)\]]")
+# a COL colour assignment: `C1: 1`, `C1 = color 2`, `C1 -> colour 3`, `C1 gets color 2`, `C1 (color 1)`
+ASSIGN = re.compile(
+    r"(?<![A-Za-z0-9_])([A-Z][A-Za-z0-9]{1,3})(?![A-Za-z0-9_])\s*(?::|=|->|→|\(|\s(?:gets|is\s+assigned|receives|takes))\s*"
+    r"(?i:colou?r|class|c)?\s*#?\s*(\d{1,2})(?![\d.])"
+)
 ARITH = re.compile(r"(?<![\d.])(\d+(?:\.\d+)?)((?:\s*\+\s*\d+(?:\.\d+)?)+)\s*=\s*(\d+(?:\.\d+)?)")
 
 
@@ -113,11 +120,15 @@ def adj_gap(gap: str) -> bool:
 
 
 def gap_kind(gap: str) -> str:
-    """'>' arrow, '-' edge dash, ',' list separator, 'x' anything else (memoised: gaps repeat a lot)."""
+    """'>' arrow, '-' edge dash, ',' list separator, 'x' anything else (memoised: gaps repeat a lot). An
+    arrow may carry the hop's number first (`A (1200 km) -> B`): `hop_number` reads it."""
     k = _GAP_KINDS.get(gap)
     if k is not None:
         return k
     g = COLOR_PAREN.sub("", gap.replace("*", "").replace("`", ""), count=1)
+    m = HOP_NUMBER.match(g)
+    if m and _ARROW_GAP.fullmatch(g[m.end():]):
+        g = g[m.end():]
     if len(g) > 40 or "\n" in g:  # a line break ends a list, path or edge ("B--E\nB, G form a clique")
         k = "x"
     elif _ARROW_GAP.fullmatch(g):
