@@ -170,9 +170,10 @@ class ClaimScanner(ClaimChecks):
                 j = self._list_after(i + 1, mentions, kinds)
                 listed = [t for _, _, t in mentions[i + 1 : j + 1]]
                 known = [t for t in listed if t in self.ctx.names]
-                if known and len(known) == len(listed) and tok not in listed:
+                bare_colon = gap.strip() == ":"
+                same_name_pair = self.f.paired and bare_colon and listed == [tok]  # "C1: C1" maps C1 onto C1
+                if known and len(known) == len(listed) and (tok not in listed or same_name_pair):
                     complete = prefix or bool(ADJ_COMPLETE.search(gap))
-                    bare_colon = gap.strip() == ":"
                     if bare_colon and self.f.paired and len(known) == 1:
                         self.mapping_claim(start, mentions[j][1], tok, known[0])  # "C1: C4" pairs graphs
                     elif not (bare_colon and self.f.task == "COL"):
@@ -191,7 +192,7 @@ class ClaimScanner(ClaimChecks):
                 sstart = start - (len(before) - m.start()) if m else start
                 if prop is None:
                     m2 = SET_AFTER.match(text[lend : lend + 60]) if self.near("set", lend, lend + 60) else None
-                    if m2 and len(listed) >= 2:
+                    if m2 and listed:
                         prop = m2.group(1)
                         lend = lend + m2.end()
                 if prop is not None:

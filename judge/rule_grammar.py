@@ -46,7 +46,7 @@ ADJ_PREFIX = re.compile(r"(?i)(?:neighbou?rs?\s+of|N\s*\()\s*$")
 ADJ_PREFIX_GAP = re.compile(r"\s*(?:\)\s*)?(?::|=|are|is)\s*[\[{(]?\s*")
 WEIGHT_AFTER = re.compile(
     r"(?i)\s*(?:\(\s*|\[\s*|:\s*|=\s*|,\s*(?=w)|\s(?:with\s+)?)(?:(?:weight|w|cost|distance)\s*(?:of\s*)?[:=]?\s*)?"
-    r"(\d+(?:\.\d+)?)(?![\d.])"
+    r"(\d+(?:\.\d+)?)(?!\d|\.\d)"
 )
 TOTAL_AFTER = re.compile(
     r"(?i)^[^\n.;]{0,40}?(?:total(?:\s+(?:weight|distance|length|cost))?|length|distance|cost|weight|sum|hops?)\s*"
@@ -89,7 +89,7 @@ HOP_NUMBER = re.compile(r"(?i)^\s*[(\[]\s*(?:total\s*[:=]?\s*|d\s*=\s*)?(\d+(?:\
 # a COL colour assignment: `C1: 1`, `C1 = color 2`, `C1 -> colour 3`, `C1 gets color 2`, `C1 (color 1)`
 ASSIGN = re.compile(
     r"(?<![A-Za-z0-9_])([A-Z][A-Za-z0-9]{1,3})(?![A-Za-z0-9_])\s*(?::|=|->|→|\(|\s(?:gets|is\s+assigned|receives|takes))\s*"
-    r"(?i:colou?r|class|c)?\s*#?\s*(\d{1,2})(?![\d.])"
+    r"(?i:colou?r|class)?\s*#?\s*(\d{1,2})(?!\d|\.\d)"
 )
 ARITH = re.compile(r"(?<![\d.])(\d+(?:\.\d+)?)((?:\s*\+\s*\d+(?:\.\d+)?)+)\s*=\s*(\d+(?:\.\d+)?)")
 
