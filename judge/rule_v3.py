@@ -39,7 +39,9 @@ def _atoms(ctx: Context, key: tuple[Any, ...], paths: list[tuple[list[str], floa
                 out.add(("E", a, b))  # "d(A, B) = 1" / the edge's own weight: the edge, read as a distance
         return out
     if what == "map":
-        return {("P", key[1], key[2])}
+        return {("P", key[1], key[2])} if key[2] is not None else set()
+    if what == "nonedge":
+        return {("N", *edge_key(*key[2]))}
     if what == "assign":
         coloring.setdefault(key[1], key[2])
         return set()
@@ -95,6 +97,8 @@ def _error_key(ctx: Context, key: tuple[Any, ...]) -> tuple[Any, ...]:
                 return ("node", n)
     if what == "dist":
         return ("D", *key[2], num(key[3]))
+    if what == "nonedge":
+        return ("N", *edge_key(*key[2]))
     return key
 
 

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import pytest
 from test_judge_helpers import load_instances, wrong_answer
-from vgr_responses import NOTATIONS, pieces, render
+from vgr_responses import NOTATIONS, as_facts, pieces, render
 
 from judge.evidence import build_evidence
 from judge.rule_scorer import score_response
@@ -151,3 +151,62 @@ def test_padding_wrong_answer_scores_low():
         v = score_response(ev, text, final_match=False, gold=inst.gold.answer, gold_value=inst.gold.value)
         # arrows over true edges may hit critical edges; what they earn is bounded by the share they state
         assert v.v3 is not None and v.vgr <= 80 * v.v3.share + 1e-9, (inst.instance_id, v.v3)
+
+
+# ------------------------------------------------------------------------------ structured facts (LLM path)
+
+
+def _facts(chosen):
+    from judge.facts import Fact
+
+    return [Fact.from_dict(d) for p in chosen for d in as_facts(p)]
+
+
+@pytest.mark.parametrize("task", TASKS)
+def test_structured_facts_score_like_the_rule_reader(task):
+    """The facts an LLM judge would return for the same reasoning score as the rule reader scores the text;
+    a flood of paraphrases (the same fact 8 times) counts once; invented facts cost; every property holds."""
+    from judge.facts import score_facts
+
+    for inst in (i for i in load_instances() if i.task == task):
+        ev = build_evidence(inst.task, inst.data)
+        gen = pieces(inst, ev)
+        gold, value = inst.gold.answer, inst.gold.value
+        for ok in (True, False):
+            full = score_facts(ev, gold, value, _facts(gen.critical), ok)
+            text = render(inst, gen.critical, dict(gold), "arrow", ev.facts.weighted)
+            rule = score_response(ev, text, final_match=ok, gold=gold, gold_value=value)
+            assert abs(full.vgr - rule.vgr) <= 5, (inst.instance_id, full, rule.v3)
+            flood = score_facts(ev, gold, value, _facts(gen.critical) * 8 + _facts(gen.noncritical) * 8, ok)
+            assert flood.vgr == full.vgr, inst.instance_id
+            bare = score_facts(ev, gold, value, [], ok)
+            assert bare.vgr <= full.vgr
+            prev = full.vgr
+            for k in range(1, len(gen.false) + 1):
+                s = score_facts(ev, gold, value, _facts(gen.critical + gen.false[:k]), ok).vgr
+                assert s < prev or prev == 0.0 == s, (inst.instance_id, k, s, prev)
+                prev = s
+            if not ok:
+                assert bare.vgr <= 10 and (not gen.critical or full.vgr >= 60), (inst.instance_id, full)
+
+
+def test_check_fact_truth_and_ambiguity():
+    from judge.facts import Fact, check_fact
+
+    for inst in load_instances():
+        ev = build_evidence(inst.task, inst.data)
+        gs = ev.facts.graphs
+        g = gs[0].asked
+        for a, b in list(g.edges)[:3]:
+            assert check_fact(Fact.from_dict({"type": "edge", "nodes": [a, b], "graph": 1 if len(gs) > 1 else None}),
+                              ev)[0] == "true"
+        assert check_fact(Fact.from_dict({"type": "edge", "nodes": ["ZZZ9", "QQQ9"]}), ev)[0] == "false"
+        if len(gs) > 1:  # paired: an edge of one molecule only, no molecule named -> unknown
+            only1 = [(a, b) for a, b in gs[0].graph.edges if not gs[1].graph.has_edge(a, b)
+                     and a in gs[1].graph and b in gs[1].graph]
+            for a, b in only1[:2]:
+                assert check_fact(Fact.from_dict({"type": "edge", "nodes": [a, b]}), ev)[0] == "unknown"
+                assert check_fact(Fact.from_dict({"type": "edge", "nodes": [a, b], "graph": 2}), ev)[0] == "false"
+    assert Fact.from_dict({"type": "nonsense", "nodes": ["A"]}) is None
+    assert Fact.from_dict({"type": "edge", "nodes": ["A"]}) is None
+    assert Fact.from_dict({"type": "edge", "nodes": ["B", "A"]}) == Fact.from_dict({"type": "edge", "nodes": ["A", "B"]})

@@ -279,3 +279,30 @@ def render(inst, chosen: list[tuple], answer: dict[str, Any] | None, notation: s
 def gold_candidate(inst, ev: Evidence) -> Candidate | None:
     crit = critical_facts(ev, inst.gold.answer, inst.gold.value)
     return crit.candidates[0] if crit.candidates else None
+
+
+def as_facts(piece: tuple, src: str | None = None) -> list[dict[str, Any]]:
+    """The structured facts (judge.facts schema) a piece states, as an LLM judge would return them."""
+    kind = piece[0]
+    if kind == "hop":
+        _, s, a, b, _before, run, w = piece
+        return [{"type": "edge", "nodes": [a, b], "value": w}, {"type": "distance", "nodes": [s, b], "value": run}]
+    if kind == "edge":
+        return [{"type": "edge", "nodes": [piece[1], piece[2]], "value": piece[3]}]
+    if kind == "gedge":
+        return [{"type": "edge", "nodes": [piece[2], piece[3]], "graph": piece[1]}]
+    if kind == "dist":
+        return [{"type": "distance", "nodes": [piece[1], piece[2]], "value": piece[3]}]
+    if kind == "tour":
+        return [{"type": "path", "nodes": piece[1], "value": piece[2]}]
+    if kind == "set":
+        return [{"type": "set", "nodes": piece[2], "value": piece[1].replace(" ", "_")}]
+    if kind == "map":
+        return [{"type": "mapping", "nodes": [piece[1], piece[2]]}]
+    if kind == "assign":
+        return [{"type": "assign", "nodes": [piece[1]], "value": piece[2]}]
+    if kind == "color":
+        return [{"type": "color", "nodes": [piece[1]], "value": piece[2]}]
+    if kind == "ghost":
+        return [{"type": "edge", "nodes": [piece[1], piece[2]]}]
+    raise ValueError(kind)
