@@ -154,7 +154,18 @@ def demo_response(evidence: Evidence, gold_answer: Mapping[str, Any], *, mistake
     if path and len(path) >= 2:
         total = gold_answer.get("Distance", gold_answer.get("Length", gold_answer.get("Diameter")))
         chain = " -> ".join(str(p) for p in path)
+        if gold_answer.get("Path") and evidence.facts.weighted and total is not None:
+            # the running distance at every node: what a shortest-path argument establishes
+            g = evidence.facts.graphs[0].asked
+            run, parts = 0.0, [str(path[0])]
+            for a, b in zip(path, path[1:], strict=False):
+                w = g.edges[a, b].get("weight", 1) if g.has_edge(a, b) else 0
+                run += float(w)
+                parts.append(f"{b} ({run:g})")
+            chain = " -> ".join(parts)
         lines.append(f"Path: {chain}" + (f", total {total}" if total is not None else "") + ".")
+    if isinstance(gold_answer.get("Coloring"), dict):
+        lines += [f"{n}: color {c}" for n, c in sorted(gold_answer["Coloring"].items())]
     for key in ("Clique", "IndependentSet", "Cover"):
         if gold_answer.get(key):
             word = {"Clique": "clique", "IndependentSet": "independent set", "Cover": "vertex cover"}[key]
