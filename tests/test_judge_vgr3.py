@@ -210,3 +210,68 @@ def test_check_fact_truth_and_ambiguity():
     assert Fact.from_dict({"type": "nonsense", "nodes": ["A"]}) is None
     assert Fact.from_dict({"type": "edge", "nodes": ["A"]}) is None
     assert Fact.from_dict({"type": "edge", "nodes": ["B", "A"]}) == Fact.from_dict({"type": "edge", "nodes": ["A", "B"]})
+
+
+# ------------------------------------------------------------------------------ the issue's notations
+
+
+def _first(task, edit="none"):
+    return next(i for i in load_instances() if i.task == task and i.data["edit"]["kind"] == edit)
+
+
+def _steps(inst, reasoning):
+    ev = build_evidence(inst.task, inst.data)
+    text = f"<root><reasoning>\n{reasoning}\n</reasoning><final_answer>{{}}</final_answer></root>"
+    v = score_response(ev, text, final_match=False, gold=inst.gold.answer, gold_value=inst.gold.value)
+    return v, [(s.key[0], s.correct) for s in v.steps]
+
+
+def test_the_issues_notations_are_read():
+    """Each notation the issue lists as ignored or misread is read as the fact it states."""
+    sd = _first("SD")
+    ev = build_evidence(sd.task, sd.data)
+    g = ev.facts.graphs[0].asked
+    p = [str(x) for x in sd.gold.answer["Path"]]
+    w = [g.edges[a, b]["weight"] for a, b in zip(p, p[1:], strict=False)]
+    total = sum(w)
+    chain = " -> ".join(p)
+    for text in (f"Path: {', '.join(p)}", " to ".join(p), f"{chain} ({total} km)", f"({p[0]}, {p[1]})",
+                 f"| Pair | Weight |\n|---|---|\n| {p[0]}–{p[1]} | {w[0]} |", f'{{"path": {p!r}}}'.replace("'", '"'),
+                 f"{p[0]}'s neighbors include {p[1]}", f"I can see lines from {p[0]} to {p[1]}"):
+        v, steps = _steps(sd, text)
+        assert steps and all(ok for _, ok in steps), (text, steps)
+        assert v.v3.n_stated >= 1, (text, v.v3)
+    # a wrong weight inside "A -> B -> C (X km)" is caught
+    v, steps = _steps(sd, f"{chain} ({total + 100} km)")
+    assert steps and not any(ok for _, ok in steps), steps
+    v, steps = _steps(sd, f"{p[0]} -> {p[1]} ({w[0] + 13} km) -> {p[-1]}" if len(p) > 2 else f"{p[0]} -> {p[1]} ({w[0] + 13} km)")
+    assert not all(ok for _, ok in steps), steps
+    # "k hops apart" and table distances (unweighted DIAM)
+    dm = _first("DIAM")
+    dp = [str(x) for x in dm.gold.answer["Path"]]
+    d = int(dm.gold.value)
+    for text in (f"{dp[0]} and {dp[-1]} are {d} hops apart", f"| Pair | Hops |\n|---|---|\n| {dp[0]}–{dp[-1]} | {d} |"):
+        v, steps = _steps(dm, text)
+        assert steps == [("dist", True)], (text, steps)
+    v, steps = _steps(dm, f"{dp[0]} and {dp[-1]} are {d + 1} hops apart")
+    assert steps == [("dist", False)]
+    # N(S) ∩ N(T) = {...} is a common-neighbour claim, not a wrong adjacency list
+    cn = _first("CN")
+    s, t = cn.data["query"]["source"], cn.data["query"]["target"]
+    common = ", ".join(cn.gold.answer["CommonNeighbors"])
+    v, steps = _steps(cn, f"N({s}) ∩ N({t}) = {{{common}}}")
+    assert steps == [("set", True)], steps
+    # GED: "A = X" and "A ↔ X" are mapping pairs; an edge without its molecule is never true by luck
+    ged = _first("GED")
+    a, x = next(iter(sorted((k, v) for k, v in ged.gold.answer["Mapping"].items() if v is not None)))
+    for text in (f"{a} = {x}", f"{a} ↔ {x}", f"Mapping: {a} -> {x}"):
+        v, steps = _steps(ged, text)
+        assert steps == [("map", True)], (text, steps)
+    evg = build_evidence(ged.task, ged.data)
+    g1, g2 = evg.facts.graphs[0].graph, evg.facts.graphs[1].graph
+    only = [(u, v2) for u, v2 in g2.edges if u in g1 and v2 in g1 and not g1.has_edge(u, v2)]
+    for u, v2 in only[:1]:
+        _, steps = _steps(ged, f"{u}--{v2}")
+        assert steps == [("ambiguous", True)], steps
+        _, steps = _steps(ged, f"In graph 1, {u}--{v2}")
+        assert steps == [("edge", False)], steps
