@@ -50,7 +50,7 @@ class ClaimScanner(ClaimChecks):
         mentions: list[tuple[int, int, str]] = []
         for m in LABEL_TOKEN.finditer(text):
             tok = m.group(0)
-            if tok in names or (tok not in STOP_WORDS and shape(tok) in shapes):
+            if tok in names or (tok not in STOP_WORDS and not tok.isdigit() and shape(tok) in shapes):
                 mentions.append((m.start(), m.end(), tok))
         self._arith()
         n = len(mentions)

@@ -21,7 +21,9 @@ from __future__ import annotations
 import re
 from collections.abc import Callable
 
-_L = r"[A-Z][A-Za-z0-9]{1,3}"
+from judge.rule_grammar import LABEL
+
+_L = LABEL
 _QUOTED = re.compile(r"[\"'“”‘’`](" + _L + r")[\"'“”‘’`]")
 _BULLET = re.compile(r"^[ \t]*(?:[-*•+]|\d+[.)])[ \t]*(" + _L + r")[ \t]*[,.;]?[ \t]*$")
 _KEYED_LIST = re.compile(
