@@ -18,7 +18,6 @@ Facts are compared as *atoms*, tuples that do not depend on notation:
 from __future__ import annotations
 
 import itertools
-import json
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any
@@ -255,7 +254,7 @@ _CACHE: dict[str, Critical] = {}
 def critical_facts(ev: Evidence, gold: Mapping[str, Any] | None, value: float | None) -> Critical:
     """The critical-fact candidates (one per optimum found) of an instance; cached per evidence + gold."""
     gold = dict(gold or {})
-    key = ev.sha256 + json.dumps(gold, sort_keys=True, default=str) + repr(value)
+    key = ev.sha256 + repr(sorted(gold.items())) + repr(value)
     hit = _CACHE.get(key)
     if hit is not None:
         return hit

@@ -54,6 +54,7 @@ class Context:
     graphs: list[_G]
     names: frozenset[str]
     shapes: frozenset[str]
+    digit_names: bool = False  # some node is named by digits only (an airport "101")
 
     @classmethod
     def of(cls, facts: Facts) -> Context:
@@ -63,7 +64,8 @@ class Context:
                          drawn_edges=frozenset(edge_key(u, v) for u, v in lg.graph.edges()),
                          asked_edges=frozenset(edge_key(u, v) for u, v in lg.asked.edges())))
         names = frozenset(n for g in gs for n in (*g.drawn.nodes, *g.asked.nodes))
-        return cls(facts=facts, graphs=gs, names=names, shapes=frozenset(shape(n) for n in names))
+        return cls(facts=facts, graphs=gs, names=names, shapes=frozenset(shape(n) for n in names),
+                   digit_names=any(n.isdigit() for n in names))
 
 
 _CTX_CACHE: dict[str, Context] = {}

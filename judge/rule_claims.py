@@ -27,6 +27,7 @@ from judge.rule_grammar import (
     KEYWORD_KINDS,
     KEYWORDS,
     LABEL_TOKEN,
+    LABEL_TOKEN_DIGITS,
     SET_AFTER,
     SET_BEFORE,
     STOP_WORDS,
@@ -48,7 +49,8 @@ class ClaimScanner(ClaimChecks):
         names = self.ctx.names
         shapes = self.ctx.shapes
         mentions: list[tuple[int, int, str]] = []
-        for m in LABEL_TOKEN.finditer(text):
+        token = LABEL_TOKEN_DIGITS if self.ctx.digit_names else LABEL_TOKEN
+        for m in token.finditer(text):
             tok = m.group(0)
             if tok in names or (tok not in STOP_WORDS and not tok.isdigit() and shape(tok) in shapes):
                 mentions.append((m.start(), m.end(), tok))

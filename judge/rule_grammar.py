@@ -33,7 +33,10 @@ G1 G2 V1 V2 E1 E2 P1 P2
 # letter (airport codes such as 1MP), or 2-4 digits (a few airports are named 101): an all-digit token is a
 # node only when the instance has a node of exactly that name (`judge.rule_claims`), never by its shape.
 LABEL = r"(?:[A-Z][A-Za-z0-9]{1,3}|[0-9][A-Z][A-Za-z0-9]{0,2}|[0-9]{2,4}(?![.,][0-9]))"
-LABEL_TOKEN = re.compile(r"(?<![A-Za-z0-9_])" + LABEL + r"(?![A-Za-z0-9_])")
+# the scan's token: without all-digit names unless the instance has one (numbers are frequent, names like
+# 101 rare), so the common case never visits every number
+LABEL_TOKEN = re.compile(r"(?<![A-Za-z0-9_])(?:[A-Z][A-Za-z0-9]{1,3}|[0-9][A-Z][A-Za-z0-9]{0,2})(?![A-Za-z0-9_])")
+LABEL_TOKEN_DIGITS = re.compile(r"(?<![A-Za-z0-9_])" + LABEL + r"(?![A-Za-z0-9_])")
 GRAPH_CTX = re.compile(
     r"(?i)\b(?:graph|molecule|image|picture)\s*(1|2|one|two)\b|\bG\s*_?\s*([12])\b|\b(first|second)\s+(?:graph|molecule|image|picture)"
 )

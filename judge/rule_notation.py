@@ -50,6 +50,10 @@ _HOPS_APART = re.compile(
 )
 _MAP_GAP = re.compile(r"(?<![A-Za-z0-9])(" + _L + r")\s*(?:↔|<->|⟷|<=>|=(?!=))\s*(" + _L + r")(?![A-Za-z0-9])")
 _SET_KEY = re.compile(r"(?i)(?:clique|independent|cover|common|set|members?)\W{0,6}$")
+_NUMBERED = re.compile(r"\n[ \t]*\d+[.)][ \t]")
+_KEYED_WORDS = ("path", "tour", "cycle", "route", "walk", "order")
+_TO_HINT = re.compile(r" to \S{2,4} to ")
+_TUPLE_HINT = re.compile(r"[(\[]\s*" + _L + r"\s*,")
 _MAP_WORD = re.compile(r"(?i)map|match|pair|correspond|align")
 _TABLE_ROW = re.compile(r"^\s*\|.*\|\s*$")
 _SEP_ROW = re.compile(r"^\s*\|?\s*:?-{2,}")
@@ -80,19 +84,25 @@ class Notation:
             text = _QUOTED.sub(r"\1", text)
         if "|" in text:
             text = self._tables(text)
-        text = self._bullets(text)
-        if "N" in text:
+        # each rewrite runs only when one scan for all notations says it may be present (the hot path)
+        low = text.lower()
+        if "\n- " in text or "\n* " in text or "\n• " in text or "\n+ " in text or _NUMBERED.search(text):
+            text = self._bullets(text)
+        if "N(" in text or "N (" in text:
             text = _CAP.sub(self._cap, text)
-        text = _KEYED_LIST.sub(lambda m: f"{m.group(1)}: " + " -> ".join(x.strip() for x in m.group(2).split(",")),
-                               text)
+        if any(w in low for w in _KEYED_WORDS):
+            text = _KEYED_LIST.sub(
+                lambda m: f"{m.group(1)}: " + " -> ".join(x.strip() for x in m.group(2).split(",")), text)
         if " to " in text:
-            text = _TO_CHAIN.sub(lambda m: m.group(1) + re.sub(r"\s+to\s+", " -> ", m.group(2)), text)
-            text = _LINES_FROM.sub(lambda m: f"{m.group(1)} is connected to ", text)
-        if "(" in text or "[" in text:
+            if _TO_HINT.search(text):
+                text = _TO_CHAIN.sub(lambda m: m.group(1) + re.sub(r"\s+to\s+", " -> ", m.group(2)), text)
+            if " from " in text:
+                text = _LINES_FROM.sub(lambda m: f"{m.group(1)} is connected to ", text)
+        if ("(" in text or "[" in text) and _TUPLE_HINT.search(text):
             text = _TUPLE.sub(self._tuple, text)
-        if "'" in text or "’" in text:
+        if "'s " in text or "’s " in text:
             text = _POSSESSIVE.sub(lambda m: f"neighbors of {m.group(1)} are ", text)
-        if "hop" in text or "edge" in text or "step" in text:
+        if " apart" in text or " from " in text:
             text = _HOPS_APART.sub(self._hops, text)
         if self.paired:
             text = _MAP_GAP.sub(lambda m: f"{m.group(1)} -> {m.group(2)}", text)

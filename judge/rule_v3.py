@@ -123,4 +123,5 @@ def v3_of(ctx: Context, steps: Iterable[Step], gold: Mapping[str, Any] | None, v
                 errors.add(("clash", *edge_key(a, b)))  # adjacent nodes given one colour
     crit = critical_facts(evidence, gold, value)
     own = own_optima(evidence, crit, stated, paths, sets, coloring)
-    return score_atoms(evidence, gold, value, stated, len(errors), final_match, own=own, coloring=coloring)
+    return score_atoms(evidence, gold, value, stated, len(errors), final_match, own=own, coloring=coloring,
+                       crit=crit)

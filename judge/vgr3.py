@@ -126,9 +126,9 @@ def own_optima(ev: Evidence, crit: Critical, stated: set[Atom], closed_paths: It
 
 def score_atoms(ev: Evidence, gold: Mapping[str, Any] | None, value: float | None, stated: set[Atom],
                 errors: int, final_match: bool, *, own: Iterable[Candidate] = (),
-                coloring: Mapping[str, str] | None = None) -> V3:
+                coloring: Mapping[str, str] | None = None, crit: Critical | None = None) -> V3:
     """VGR v3 from the atoms a response states correctly, its distinct false claims and F."""
-    crit = critical_facts(ev, gold, value)
+    crit = crit if crit is not None else critical_facts(ev, gold, value)
     cands = [*crit.candidates, *own]
     best_k, best_n, best_q = 0, 0, -1.0
     for c in cands:
