@@ -3,7 +3,7 @@
 Targets (judge issue): rule scorer >= 1,000 responses/s on one core; a cached rerun of 1,060 LLM
 judgments (the testmini size) in <= 5 s with zero calls.
 
-    python bench/bench_judge.py [--responses 1060] [--generate]
+    python bench/bench_judge.py [--responses 1060] [--generate] [--testmini DIR]
 
 Instances: the 51 GraphVerse fixture rows (tests/snapshots/judge/instances.jsonl: testmini, seed 2026, one
 per task x edit), or with --generate a fresh `gie.dataset.generate_split(testmini, 2026, limit=51)`.
@@ -71,14 +71,16 @@ def _responses(instances: list, n: int) -> list[tuple]:
     return out
 
 
-def bench_rule(items: list[tuple], verify: bool, passes: int = 3) -> tuple[float, float]:
+def bench_rule(items: list[tuple], verify: bool, passes: int = 3, vgr_version: str = "v3") -> tuple[float, float]:
     """Best of `passes` (responses/s wall, responses/s CPU time). verify=False uses the run's verifier
-    verdict for the final answer, as the judge stage does; verify=True re-verifies it."""
+    verdict for the final answer, as the judge stage does; verify=True re-verifies it. The gold answer and
+    value go with the evidence, as the stage passes them (v3's critical facts)."""
     from judge.rule_scorer import score_response
     from nphe4v.scoring import score_answer
 
     def kw(inst, text):
-        return {"final_match": score_answer(inst, text)[0].verdict == "correct" if verify else True}
+        return {"final_match": score_answer(inst, text)[0].verdict == "correct" if verify else True,
+                "gold": inst.gold.answer, "gold_value": inst.gold.value, "vgr_version": vgr_version}
 
     for inst, ev, text in items[:100]:  # warm: regex caches, per-instance contexts
         score_response(ev, text, **kw(inst, text))
@@ -137,10 +139,43 @@ def bench_cached_rerun(instances: list, items: list[tuple], tmp: Path) -> tuple[
     return time.perf_counter() - t0, stats.calls, stats.cached
 
 
+def bench_testmini(folder: Path) -> None:
+    """Judge a whole testmini x 4 responses per instance (a correct trace, a trace with misreadings and a
+    wrong answer, a bare right answer, a bare wrong answer: the shapes of the oracle / heuristic / random
+    baselines' outputs), as the stage does (verdict given, gold with the evidence); one pass, cold caches."""
+    import json as _json
+
+    from judge.evidence import build_evidence
+    from judge.rule_scorer import demo_response, score_response
+    from nphe4v.core.dataset import load_dataset
+
+    instances = list(load_dataset(folder, check_images=False).instances)
+    t0 = time.perf_counter()
+    evs = {i.instance_id: build_evidence(i.task, i.data) for i in instances}
+    t_ev = time.perf_counter() - t0
+    items = []
+    for k, inst in enumerate(instances):
+        ev = evs[inst.instance_id]
+        wrong = {key: ([] if isinstance(v, list) else 0) for key, v in inst.gold.answer.items()}
+        bare = "<root><reasoning></reasoning><final_answer>{}</final_answer></root>"
+        items += [(inst, ev, demo_response(ev, inst.gold.answer), True),
+                  (inst, ev, demo_response(ev, wrong, mistakes=2, seed=k), False),
+                  (inst, ev, bare.replace("{}", _json.dumps(inst.gold.answer)), True),
+                  (inst, ev, bare.replace("{}", _json.dumps(wrong)), False)]
+    t0, c0 = time.perf_counter(), time.process_time()
+    for inst, ev, text, ok in items:
+        score_response(ev, text, final_match=ok, gold=inst.gold.answer, gold_value=inst.gold.value)
+    wall, cpu = time.perf_counter() - t0, time.process_time() - c0
+    print(f"full testmini x 4 baselines: {len(instances)} instances, {len(items)} responses judged (rule v3) in "
+          f"{wall:.2f} s wall ({cpu:.2f} s CPU; evidence built in {t_ev:.2f} s): {len(items) / wall:,.0f} "
+          f"responses/s wall, {len(items) / cpu:,.0f}/s CPU, cold critical-fact caches")
+
+
 def main() -> None:
     p = argparse.ArgumentParser()
     p.add_argument("--responses", type=int, default=1060)
     p.add_argument("--generate", action="store_true", help="generate fresh instances instead of the fixture")
+    p.add_argument("--testmini", type=Path, help="a generated testmini folder: also judge it whole x 4 baselines")
     args = p.parse_args()
     if hasattr(os, "sched_setaffinity"):
         os.sched_setaffinity(0, {sorted(os.sched_getaffinity(0))[0]})  # one core
@@ -153,8 +188,12 @@ def main() -> None:
                              (True, "final answers re-verified")):
             wall, cpu = bench_rule(items, verify)
             verdict = "PASS" if min(wall, cpu) >= 1000 else ("PASS on CPU time (busy machine)" if cpu >= 1000 else "MISS")
-            print(f"rule scorer: {len(items)} responses (avg {size:.0f} chars; {what}): {wall:,.0f} responses/s "
+            print(f"rule scorer v3: {len(items)} responses (avg {size:.0f} chars; {what}): {wall:,.0f} responses/s "
                   f"wall, {cpu:,.0f}/s CPU time, one core, best of 3; target >= 1,000/s: {verdict}")
+        wall, cpu = bench_rule(items, False, vgr_version="v2")
+        print(f"rule scorer v2 (same responses, for comparison): {wall:,.0f} responses/s wall, {cpu:,.0f}/s CPU")
+        if args.testmini:
+            bench_testmini(args.testmini)
         dt, calls, cached = bench_cached_rerun(instances, items, tmp)
         print(f"cached rerun: {cached} LLM judgments in {dt:.2f} s with {calls} calls (plan, evidence, cache "
               f"reads, Parquet); target <= 5 s, 0 calls: {'PASS' if dt <= 5 and calls == 0 else 'MISS'}")

@@ -155,7 +155,8 @@ def final_match(w: Work) -> bool:
 def rule_record(w: Work) -> Judgment:
     t0 = time.perf_counter()
     match = final_match(w)
-    verdict = score_response(w.evidence, w.item.response, final_match=match)
+    verdict = score_response(w.evidence, w.item.response, final_match=match, gold=w.gold_answer,
+                             gold_value=w.gold_value)
     return Judgment(**w.base, status="ok", **verdict_fields(verdict, match), latency_s=time.perf_counter() - t0)
 
 

@@ -1,7 +1,12 @@
 """The GraphVerse judge: VGR-Score from verbalized graph evidence (seed 002 §4.4, C.3, D.1, D.2, §5.4).
 
 * `judge.evidence`      deterministic evidence text (and facts) from an instance's stored graphs and edit metadata
-* `judge.rule_scorer`   the rule-based scorer (default judge; cross-check of LLM judges)
+* `judge.rule_scorer`   the rule-based scorer (default judge; cross-check of LLM judges); its reader:
+                        `rule_notation` (every notation to canonical claims), `rule_grammar`, `rule_claims`,
+                        `rule_checks`, and `rule_v3` (claims -> atoms -> VGR v3)
+* `judge.critical`      VGR v3: the critical facts of an instance (from the gold optimum + networkx)
+* `judge.vgr3`          VGR v3: the formula and the closest-optimum match
+* `judge.facts`         structured facts (the LLM judge's steps), checked by code, scored as v3
 * `judge.llm_judge`     any litellm model as the scoring agent: versioned templates, JSON schema, bounded retries
                         (its calls go through `nphe4v.core.llm_client`)
 * `judge.schema`        step-level verdicts, VGR-Score, the judgments table

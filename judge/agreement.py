@@ -16,7 +16,7 @@ from pathlib import Path
 
 import polars as pl
 
-from judge.vgr import TASK_ORDER, select
+from judge.vgr import select
 from nphe4v.core.records import KEY_COLUMNS
 
 ALL = "All"
@@ -31,8 +31,8 @@ def _scores(judgments: pl.DataFrame, judge: str, template: str | None, repeat: i
 
 
 def _task_sorted(df: pl.DataFrame) -> pl.DataFrame:
-    order = {t: i for i, t in enumerate((*TASK_ORDER, ALL))}
-    return df.with_columns(_o=pl.col("task").replace_strict(order, default=len(order), return_dtype=pl.Int64)) \
+    # tasks by name, the pooled row last (the judge restates no benchmark's task order)
+    return df.with_columns(_o=(pl.col("task") == ALL).cast(pl.Int64)) \
         .sort(["_o", "task"]).drop("_o")
 
 

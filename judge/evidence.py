@@ -44,8 +44,6 @@ TASK_TITLES: dict[str, str] = {
     "GED": "graph edit distance",
     "MCS": "maximum common induced subgraph",
 }
-PAIRED = frozenset({"GED", "MCS"})
-WEIGHTED = frozenset({"SD", "TSP"})
 FLIP_WORDS = {"horizontal": "left-right mirror", "vertical": "upside-down mirror", "both": "180-degree turn"}
 SECTION_EDGES = "Graph edges with node colors (undirected; list each edge once):"
 
@@ -104,7 +102,8 @@ class Facts:
 
     @property
     def paired(self) -> bool:
-        return self.task in PAIRED
+        # from the instance, not a restated task list: two logical graphs are two molecules to map
+        return len(self.graphs) > 1
 
 
 @dataclass(frozen=True)
@@ -344,10 +343,12 @@ def _query_text(task: str, query: Mapping[str, Any]) -> str:
 def build_evidence(task: str, data: Mapping[str, Any]) -> Evidence:
     """The evidence text and facts of one GraphVerse instance (`Instance.data`)."""
     task = task.upper()
-    weighted = task in WEIGHTED
+    # weighted and paired come from the caller's data (edges carrying weights; two logical graphs), so the
+    # judge restates no benchmark's task lists
+    weighted = any("weight" in e for g in data["graphs"] for e in g["edges"])
     kind = str(data["edit"]["kind"])
     graphs = _logical_graphs(task, data)
-    paired = task in PAIRED or len(graphs) > 1
+    paired = len(graphs) > 1
     lines = [
         f"GraphVerse graph evidence ({EVIDENCE_VERSION}; verbalized from the stored graph and edit metadata).",
         f"Task: {task}, {TASK_TITLES.get(task, task)}. Query: {_query_text(task, data.get('query') or {})}.",

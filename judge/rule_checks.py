@@ -19,7 +19,7 @@ from judge.rule_grammar import COLOR_WORDS, GRAPH_CTX, edge_key, shape
 # padding placed before the reasoning cannot push its mistakes out of the count.
 MAX_STEPS = 200
 # claim kinds that restate the drawn graph (never earn, cost when wrong)
-_READINGS = frozenset({"edge", "adj", "color", "colorgroup", "deg", "ghost"})
+_READINGS = frozenset({"edge", "adj", "color", "colorgroup", "deg", "ghost", "ambiguous"})
 # per task: which set property is the question's
 _SET_OF_TASK = {"MCP": "clique", "MIS": "independent set", "MVC": "vertex cover", "CN": "common"}
 _CLAIM_CHARS = 160
@@ -54,6 +54,7 @@ class Context:
     graphs: list[_G]
     names: frozenset[str]
     shapes: frozenset[str]
+    digit_names: bool = False  # some node is named by digits only (an airport "101")
 
     @classmethod
     def of(cls, facts: Facts) -> Context:
@@ -63,7 +64,8 @@ class Context:
                          drawn_edges=frozenset(edge_key(u, v) for u, v in lg.graph.edges()),
                          asked_edges=frozenset(edge_key(u, v) for u, v in lg.asked.edges())))
         names = frozenset(n for g in gs for n in (*g.drawn.nodes, *g.asked.nodes))
-        return cls(facts=facts, graphs=gs, names=names, shapes=frozenset(shape(n) for n in names))
+        return cls(facts=facts, graphs=gs, names=names, shapes=frozenset(shape(n) for n in names),
+                   digit_names=any(n.isdigit() for n in names))
 
 
 _CTX_CACHE: dict[str, Context] = {}
@@ -178,7 +180,13 @@ class ClaimChecks:
         cands = self.graph_at(pos)
         e = edge_key(u, v)
         key = ("edge", tuple(cands), e, weight)
-        ok = any(e in self.ctx.graphs[i].drawn_edges for i in cands)
+        hits = [e in self.ctx.graphs[i].drawn_edges for i in cands]
+        ok = any(hits)
+        if ok and not all(hits):
+            # a paired task and no molecule named: true in one, false in the other, so neither (never true
+            # by luck, never an error by bad luck)
+            self.add(pos, ("ambiguous", *key), self.snippet(pos, end), True)
+            return
         if not ok:
             self.add(pos, key, self.snippet(pos, end), False, self.edge_error(self.ctx.graphs[cands[0]], u, v))
             return
@@ -189,9 +197,10 @@ class ClaimChecks:
             return
         self.add(pos, key, self.snippet(pos, end), True)
 
-    def path_claim(self, pos: int, end: int, nodes: list[str], total: float | None) -> None:
+    def path_claim(self, pos: int, end: int, nodes: list[str], total: float | None,
+                   hops: dict[int, float] | None = None) -> None:
         cands = self.graph_at(pos)
-        key = ("path", tuple(cands), tuple(nodes), total)
+        key = ("path", tuple(cands), tuple(nodes), total, tuple(sorted((hops or {}).items())))
         best_err: str | None = "perception"
         best_g: _G | None = None
         for i in cands:
@@ -214,6 +223,20 @@ class ClaimChecks:
         if best_err is not None or best_g is None:
             self.add(pos, key, self.snippet(pos, end), False, best_err or "perception")
             return
+        if hops:
+            g = best_g
+            # a number beside the first node is where the running total starts (a path continued from an
+            # earlier line: "B (1267 km) -> C (2608 km)")
+            run = hops.get(0, 0.0)
+            for i, (a, b) in enumerate(zip(nodes, nodes[1:], strict=False), start=1):
+                w = float(g.asked.edges[a, b].get("weight", 1)) if self.f.weighted else 1.0
+                run += w
+                said = hops.get(i)
+                if said is not None and not any(abs(said - x) < 1e-6 for x in (w, run, float(i))):
+                    # a number beside a hop is its weight, the running total or the hop count; else misread
+                    self.add(pos, key, self.snippet(pos, end), False,
+                             "perception" if self.f.weighted else "text_reasoning")
+                    return
         if total is not None:
             g = best_g
             if self.f.weighted:
@@ -319,6 +342,14 @@ class ClaimChecks:
             if any(n not in g.asked for n in s) or (g.lg.edit is not None and holds(prop, g.drawn, s, self.f.query)):
                 err = "visual_reasoning"
         self.add(pos, key, self.snippet(pos, end), ok, err)
+
+    def assign_claim(self, pos: int, end: int, n: str, label: str) -> None:
+        """A COL colour assignment: a choice, so only a node that does not exist makes it wrong (a clash
+        between adjacent nodes is counted once the whole colouring is read, in `judge.rule_v3`)."""
+        cands = self.graph_at(pos)
+        ok = any(n in self.ctx.graphs[i].asked for i in cands)
+        self.add(pos, ("assign", n, label), self.snippet(pos, end), ok,
+                 "perception" if not any(n in g.drawn for g in self.ctx.graphs) else "visual_reasoning")
 
     def mapping_claim(self, pos: int, end: int, a: str, x: str) -> None:
         g1, g2 = self.ctx.graphs[0], self.ctx.graphs[1]

@@ -13,6 +13,7 @@ from judge.rule_grammar import (
     ADJ_PREFIX,
     ADJ_PREFIX_GAP,
     ARITH,
+    ASSIGN,
     COLOR_CLAIM,
     COLOR_GROUP_BEFORE,
     COLOR_PAREN,
@@ -21,10 +22,12 @@ from judge.rule_grammar import (
     DIST_AFTER,
     DIST_BEFORE,
     DIST_MID,
+    HOP_NUMBER,
     HOPS_AFTER,
     KEYWORD_KINDS,
     KEYWORDS,
     LABEL_TOKEN,
+    LABEL_TOKEN_DIGITS,
     SET_AFTER,
     SET_BEFORE,
     STOP_WORDS,
@@ -46,9 +49,10 @@ class ClaimScanner(ClaimChecks):
         names = self.ctx.names
         shapes = self.ctx.shapes
         mentions: list[tuple[int, int, str]] = []
-        for m in LABEL_TOKEN.finditer(text):
+        token = LABEL_TOKEN_DIGITS if self.ctx.digit_names else LABEL_TOKEN
+        for m in token.finditer(text):
             tok = m.group(0)
-            if tok in names or (tok not in STOP_WORDS and shape(tok) in shapes):
+            if tok in names or (tok not in STOP_WORDS and not tok.isdigit() and shape(tok) in shapes):
                 mentions.append((m.start(), m.end(), tok))
         self._arith()
         n = len(mentions)
@@ -92,14 +96,30 @@ class ClaimScanner(ClaimChecks):
             return
         total = None
         tend = end
+        hops: dict[int, float] = {}
+        if kind == ">":
+            for k in range(len(ms) - 1):
+                gap = COLOR_PAREN.sub("", self.text[ms[k][1] : ms[k + 1][0]], count=1)
+                mh = HOP_NUMBER.match(gap)
+                if mh:
+                    hops[k] = float(mh.group(1))
+            mh = HOP_NUMBER.match(after)
+            if mh:
+                hops[len(ms) - 1] = float(mh.group(1))
+                after = after[mh.end() :]
+                tend = end = end + mh.end()
         m = TOTAL_EQ.match(after) or TOTAL_AFTER.match(after) or HOPS_AFTER.match(after)
         if m:
             total, tend = float(m.group(1)), end + m.end()
-        self.path_claim(pos, tend, toks, total)
+        self.path_claim(pos, tend, toks, total, hops)
 
     def _node_facts(self) -> None:
-        """Claims about single nodes: colours, degrees (one pass of each pattern over the text)."""
+        """Claims about single nodes: colours, degrees, COL colour assignments (one pass of each pattern)."""
         names = self.ctx.names
+        if self.f.task == "COL":
+            for m in ASSIGN.finditer(self.text):
+                if m.group(1) in names:
+                    self.assign_claim(m.start(), m.end(), m.group(1), str(int(m.group(2))))
         for m in COLOR_CLAIM.finditer(self.text):
             if m.group(1) in names:
                 self.color_claim(m.start(), m.end(), m.group(1), m.group(2) or m.group(3))
@@ -152,9 +172,10 @@ class ClaimScanner(ClaimChecks):
                 j = self._list_after(i + 1, mentions, kinds)
                 listed = [t for _, _, t in mentions[i + 1 : j + 1]]
                 known = [t for t in listed if t in self.ctx.names]
-                if known and len(known) == len(listed) and tok not in listed:
+                bare_colon = gap.strip() == ":"
+                same_name_pair = self.f.paired and bare_colon and listed == [tok]  # "C1: C1" maps C1 onto C1
+                if known and len(known) == len(listed) and (tok not in listed or same_name_pair):
                     complete = prefix or bool(ADJ_COMPLETE.search(gap))
-                    bare_colon = gap.strip() == ":"
                     if bare_colon and self.f.paired and len(known) == 1:
                         self.mapping_claim(start, mentions[j][1], tok, known[0])  # "C1: C4" pairs graphs
                     elif not (bare_colon and self.f.task == "COL"):
@@ -173,7 +194,7 @@ class ClaimScanner(ClaimChecks):
                 sstart = start - (len(before) - m.start()) if m else start
                 if prop is None:
                     m2 = SET_AFTER.match(text[lend : lend + 60]) if self.near("set", lend, lend + 60) else None
-                    if m2 and len(listed) >= 2:
+                    if m2 and listed:
                         prop = m2.group(1)
                         lend = lend + m2.end()
                 if prop is not None:

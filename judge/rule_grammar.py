@@ -29,7 +29,14 @@ TRUE FALSE OK ID IDS NO ONE TWO SET MAX MIN SUM END TOP LOW KEY MAP ADD NEW OLD 
 G1 G2 V1 V2 E1 E2 P1 P2
 """.split())
 
-LABEL_TOKEN = re.compile(r"(?<![A-Za-z0-9_])[A-Z][A-Za-z0-9]{1,3}(?![A-Za-z0-9_])")
+# A node label: an upper-case letter then 1-3 letters/digits (JFK, C1, Cl1), a digit then an upper-case
+# letter (airport codes such as 1MP), or 2-4 digits (a few airports are named 101): an all-digit token is a
+# node only when the instance has a node of exactly that name (`judge.rule_claims`), never by its shape.
+LABEL = r"(?:[A-Z][A-Za-z0-9]{1,3}|[0-9][A-Z][A-Za-z0-9]{0,2}|[0-9]{2,4}(?![.,][0-9]))"
+# the scan's token: without all-digit names unless the instance has one (numbers are frequent, names like
+# 101 rare), so the common case never visits every number
+LABEL_TOKEN = re.compile(r"(?<![A-Za-z0-9_])(?:[A-Z][A-Za-z0-9]{1,3}|[0-9][A-Z][A-Za-z0-9]{0,2})(?![A-Za-z0-9_])")
+LABEL_TOKEN_DIGITS = re.compile(r"(?<![A-Za-z0-9_])" + LABEL + r"(?![A-Za-z0-9_])")
 GRAPH_CTX = re.compile(
     r"(?i)\b(?:graph|molecule|image|picture)\s*(1|2|one|two)\b|\bG\s*_?\s*([12])\b|\b(first|second)\s+(?:graph|molecule|image|picture)"
 )
@@ -46,7 +53,7 @@ ADJ_PREFIX = re.compile(r"(?i)(?:neighbou?rs?\s+of|N\s*\()\s*$")
 ADJ_PREFIX_GAP = re.compile(r"\s*(?:\)\s*)?(?::|=|are|is)\s*[\[{(]?\s*")
 WEIGHT_AFTER = re.compile(
     r"(?i)\s*(?:\(\s*|\[\s*|:\s*|=\s*|,\s*(?=w)|\s(?:with\s+)?)(?:(?:weight|w|cost|distance)\s*(?:of\s*)?[:=]?\s*)?"
-    r"(\d+(?:\.\d+)?)(?![\d.])"
+    r"(\d+(?:\.\d+)?)(?!\d|\.\d)"
 )
 TOTAL_AFTER = re.compile(
     r"(?i)^[^\n.;]{0,40}?(?:total(?:\s+(?:weight|distance|length|cost))?|length|distance|cost|weight|sum|hops?)\s*"
@@ -58,7 +65,7 @@ COLOR_GROUP_BEFORE = re.compile(
     rf"(?i)\b({_COLOR_ALT})(?:[\s-]+colou?red)?\s+(?:nodes?|vertices|airports?|atoms?|members?|actors?|entities|"
     rf"families|characters?|circles?)[^.\n:]{{0,24}}?(?::|\bare\b|=|\binclude\b|\bincludes\b)\s*[\[{{(]?\s*$"
 )
-_TOK = r"(?<![A-Za-z0-9_])([A-Z][A-Za-z0-9]{1,3})(?![A-Za-z0-9_])"
+_TOK = r"(?<![A-Za-z0-9_])(" + LABEL + r")(?![A-Za-z0-9_])"
 COLOR_CLAIM = re.compile(
     _TOK + rf"\s*(?i:\(\s*(?:colou?r\s*[:=]?\s*)?({_COLOR_ALT})\s*\)|\s(?:is|are|was|appears)\s+(?:colou?red\s+|"
     rf"drawn\s+in\s+|filled\s+(?:with|in)\s+|in\s+)?({_COLOR_ALT})\b)"
@@ -83,6 +90,13 @@ SET_AFTER = re.compile(
 )
 SET_BEFORE = re.compile(
     r"(?i)\b(clique|independent\s+set|vertex\s+cover|common\s+neighbou?rs?)\b[^.\n]{0,30}?(?::|=|\bis\b|\bare\b)\s*[\[{(]?\s*$"
+)
+# a number in brackets after a path node: that hop's weight or the running total (`A -> B (1200 km) -> C`)
+HOP_NUMBER = re.compile(r"(?i)^\s*[(\[]\s*(?:total\s*[:=]?\s*|d\s*=\s*)?(\d+(?:\.\d+)?)\s*(?:km|mi|miles|hops?|edges?)?\s*[)\]]")
+# a COL colour assignment: `C1: 1`, `C1 = color 2`, `C1 -> colour 3`, `C1 gets color 2`, `C1 (color 1)`
+ASSIGN = re.compile(
+    r"(?<![A-Za-z0-9_])(" + LABEL + r")(?![A-Za-z0-9_])\s*(?::|=|->|→|\(|\s(?:gets|is\s+assigned|receives|takes))\s*"
+    r"(?i:colou?r|class)?\s*#?\s*(\d{1,2})(?!\d|\.\d)"
 )
 ARITH = re.compile(r"(?<![\d.])(\d+(?:\.\d+)?)((?:\s*\+\s*\d+(?:\.\d+)?)+)\s*=\s*(\d+(?:\.\d+)?)")
 
@@ -113,11 +127,15 @@ def adj_gap(gap: str) -> bool:
 
 
 def gap_kind(gap: str) -> str:
-    """'>' arrow, '-' edge dash, ',' list separator, 'x' anything else (memoised: gaps repeat a lot)."""
+    """'>' arrow, '-' edge dash, ',' list separator, 'x' anything else (memoised: gaps repeat a lot). An
+    arrow may carry the hop's number first (`A (1200 km) -> B`): `hop_number` reads it."""
     k = _GAP_KINDS.get(gap)
     if k is not None:
         return k
     g = COLOR_PAREN.sub("", gap.replace("*", "").replace("`", ""), count=1)
+    m = HOP_NUMBER.match(g)
+    if m and _ARROW_GAP.fullmatch(g[m.end():]):
+        g = g[m.end():]
     if len(g) > 40 or "\n" in g:  # a line break ends a list, path or edge ("B--E\nB, G form a clique")
         k = "x"
     elif _ARROW_GAP.fullmatch(g):

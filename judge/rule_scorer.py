@@ -41,12 +41,15 @@ from dataclasses import dataclass
 from typing import Any
 
 from judge.evidence import Evidence
-from judge.rule_checks import Step, context_for
+from judge.rule_checks import Context, Step, context_for
 from judge.rule_claims import ClaimScanner
 from judge.rule_grammar import FINAL_ANSWER_TAG, edge_key
-from judge.schema import JudgeStep, JudgeVerdict, error_counts, vgr_of
+from judge.rule_notation import Notation
+from judge.rule_v3 import v3_of
+from judge.schema import DEFAULT_VGR_VERSION, VGR_VERSIONS, JudgeStep, JudgeVerdict, error_counts, vgr_of
+from judge.vgr3 import V3
 
-RULE_VERSION = "rule-v2"
+RULE_VERSION = "rule-v3"
 MAX_SCAN_CHARS = 60_000
 
 
@@ -68,6 +71,7 @@ class RuleVerdict:
 
     steps: list[Step]
     final_answer_match: bool
+    v3: V3 | None = None  # VGR v3 (the default); None when scored as v2
 
     @property
     def n_correct(self) -> int:
@@ -78,7 +82,7 @@ class RuleVerdict:
 
     @property
     def vgr(self) -> float:
-        return vgr_of(self.steps, self.final_answer_match)
+        return self.v3.vgr if self.v3 is not None else vgr_of(self.steps, self.final_answer_match)
 
     def to_verdict(self) -> JudgeVerdict:
         return JudgeVerdict(
@@ -88,13 +92,30 @@ class RuleVerdict:
         )
 
 
-def score_response(evidence: Evidence, text: str | None, *, final_match: bool) -> RuleVerdict:
+def _notation(ctx: Context) -> Notation:
+    def weight(a: str, b: str) -> float | None:
+        for g in ctx.graphs:
+            if g.asked.has_edge(a, b):
+                return float(g.asked.edges[a, b].get("weight", 1))
+        return None
+
+    return Notation(ctx.names.__contains__, ctx.facts.paired, ctx.facts.weighted, ctx.facts.task,
+                    ctx.facts.query, weight)
+
+
+def score_response(evidence: Evidence, text: str | None, *, final_match: bool,
+                   gold: Mapping[str, Any] | None = None, gold_value: float | None = None,
+                   vgr_version: str = DEFAULT_VGR_VERSION) -> RuleVerdict:
     """Step-level verdict of one response. `final_match` is F: the benchmark verifier's verdict on the
-    response's final answer (the sample record's verdict == "correct"), given by the caller."""
-    if not text:
-        return RuleVerdict(steps=[], final_answer_match=bool(final_match))
-    scorer = ClaimScanner(context_for(evidence), claims_region(text))
-    return RuleVerdict(steps=scorer.run(), final_answer_match=bool(final_match))
+    response's final answer (the sample record's verdict == "correct"), given by the caller. `gold` and
+    `gold_value` (the exact solver's answer and value, from the caller) give v3 its critical facts;
+    `vgr_version` "v2" scores as rule-v2 did (for old runs)."""
+    if vgr_version not in VGR_VERSIONS:
+        raise ValueError(f"vgr_version {vgr_version!r}: expected one of {', '.join(VGR_VERSIONS)}")
+    ctx = context_for(evidence)
+    steps = ClaimScanner(ctx, _notation(ctx)(claims_region(text))).run() if text else []
+    v3 = v3_of(ctx, steps, gold, gold_value, bool(final_match), evidence) if vgr_version == "v3" else None
+    return RuleVerdict(steps=steps, final_answer_match=bool(final_match), v3=v3)
 
 
 # --------------------------------------------------------------------------------------------- synthetic
@@ -133,7 +154,18 @@ def demo_response(evidence: Evidence, gold_answer: Mapping[str, Any], *, mistake
     if path and len(path) >= 2:
         total = gold_answer.get("Distance", gold_answer.get("Length", gold_answer.get("Diameter")))
         chain = " -> ".join(str(p) for p in path)
+        if gold_answer.get("Path") and evidence.facts.weighted and total is not None:
+            # the running distance at every node: what a shortest-path argument establishes
+            g = evidence.facts.graphs[0].asked
+            run, parts = 0.0, [str(path[0])]
+            for a, b in zip(path, path[1:], strict=False):
+                w = g.edges[a, b].get("weight", 1) if g.has_edge(a, b) else 0
+                run += float(w)
+                parts.append(f"{b} ({run:g})")
+            chain = " -> ".join(parts)
         lines.append(f"Path: {chain}" + (f", total {total}" if total is not None else "") + ".")
+    if isinstance(gold_answer.get("Coloring"), dict):
+        lines += [f"{n}: color {c}" for n, c in sorted(gold_answer["Coloring"].items())]
     for key in ("Clique", "IndependentSet", "Cover"):
         if gold_answer.get(key):
             word = {"Clique": "clique", "IndependentSet": "independent set", "Cover": "vertex cover"}[key]

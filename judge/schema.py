@@ -35,6 +35,10 @@ JudgeErrorKind = Literal["malformed", "infra", "config"]
 
 RULE_JUDGE = "rule-based"
 VGR_FORMULA = "vgr-v2"  # recorded with every score; "v1" was 100*(C+F)/(S+1) over all steps, gameable
+# v3 (judge.vgr3, docs/judge.md) credits only the critical facts of the closest optimum; v2 stays selectable
+# (`vgr_version`) to rescore old runs as they were scored
+VGR_VERSIONS = ("v2", "v3")
+DEFAULT_VGR_VERSION = "v3"
 # At most this many correct inference steps earn: a wrong answer never scores above 100*8/9, however many
 # distinct relevant results it lists, while a handful of right intermediate results still shows.
 CREDIT_CAP = 8
@@ -349,8 +353,12 @@ def verdict_fields(verdict: Any, final_match: bool) -> dict[str, Any]:
     steps = distinct_steps(verdict.steps)
     credited, errors = counts(steps)
     by_type = error_counts(steps)
+    formula, score = VGR_FORMULA, vgr_score(credited, errors, final_match)
+    v3 = getattr(verdict, "v3", None)
+    if v3 is not None:  # VGR v3: credited = critical facts stated (K), errors = distinct false atoms (E)
+        formula, score, credited, errors = "vgr-v3", v3.vgr, v3.n_stated, v3.n_errors
     return {
-        "vgr_score": vgr_score(credited, errors, final_match),
+        "vgr_score": score,
         "n_steps": len(steps),
         "n_correct": sum(1 for s in steps if s.correct),
         "n_credited": credited,
@@ -360,7 +368,7 @@ def verdict_fields(verdict: Any, final_match: bool) -> dict[str, Any]:
         "n_text_reasoning": by_type["text_reasoning"],
         "final_answer_match": bool(final_match),
         "judge_final_match": bool(verdict.final_answer_match),
-        "vgr_formula": VGR_FORMULA,
+        "vgr_formula": formula,
         "steps": json.dumps(
             [{"claim": s.claim, "kind": s.kind, "relevant": s.relevant, "correct": s.correct,
               "error_type": s.error_type} for s in steps],

@@ -25,8 +25,8 @@ from nphe4v.core.records import KEY_COLUMNS, read_samples
 JUDGMENTS_DIR = "judgments"
 JUDGE_MANIFEST = "manifest.json"
 BENCHMARK = "graphverse"
-TASK_ORDER = ("SD", "DIAM", "CN", "TSP", "MCP", "MVC", "MIS", "CYC", "COL", "GED", "MCS")
-EDIT_ORDER = ("none", "patch", "composition", "focus", "recolor")
+# Task and edit order are the caller's (the benchmark's catalogue, e.g. `gie.catalogue.TASK_NAMES`,
+# `EDIT_KINDS`): the judge restates no benchmark list. Without one, groups sort by name.
 VGR_COLUMNS = ("n", "judge_errors", "vgr")
 
 Frame = pl.DataFrame | pl.LazyFrame
@@ -131,10 +131,11 @@ def _rows(frame: Frame) -> pl.LazyFrame:
     return lf.filter(pl.col("_judge_status").is_not_null())
 
 
-def _order(lf: pl.LazyFrame, keys: Sequence[str]) -> pl.LazyFrame:
+def _order(lf: pl.LazyFrame, keys: Sequence[str], task_order: Sequence[str] = (),
+           edit_order: Sequence[str] = ()) -> pl.LazyFrame:
     exprs: list[pl.Expr] = []
     for k in keys:
-        order = {"task": TASK_ORDER, "variant": EDIT_ORDER}.get(k)
+        order = {"task": task_order, "variant": edit_order}.get(k)
         if order:
             exprs.append(pl.col(k).replace_strict({v: i for i, v in enumerate(order)}, default=len(order),
                                                   return_dtype=pl.Int64))
@@ -142,8 +143,10 @@ def _order(lf: pl.LazyFrame, keys: Sequence[str]) -> pl.LazyFrame:
     return lf.sort(exprs, nulls_last=True) if exprs else lf
 
 
-def vgr_table(frame: Frame, by: Sequence[str] = ("model", "task")) -> pl.DataFrame:
-    """Mean VGR-Score per group: columns ``*by, n, judge_errors, vgr`` (n counts scored samples)."""
+def vgr_table(frame: Frame, by: Sequence[str] = ("model", "task"), *, task_order: Sequence[str] = (),
+              edit_order: Sequence[str] = ()) -> pl.DataFrame:
+    """Mean VGR-Score per group: columns ``*by, n, judge_errors, vgr`` (n counts scored samples), tasks and
+    edits in the caller's order (`task_order`, `edit_order`; others after, by name)."""
     keys = list(by)
     aggs = [
         (pl.col("_judge_status") == "ok").sum().cast(pl.Int64).alias("n"),
@@ -152,10 +155,10 @@ def vgr_table(frame: Frame, by: Sequence[str] = ("model", "task")) -> pl.DataFra
     ]
     lf = _rows(frame)
     out = lf.group_by(keys).agg(aggs) if keys else lf.select(aggs)
-    return _order(out, keys).collect()
+    return _order(out, keys, task_order, edit_order).collect()
 
 
-def vgr_wide(frame: Frame) -> pl.DataFrame:
+def vgr_wide(frame: Frame, task_order: Sequence[str] = ()) -> pl.DataFrame:
     """Model x task VGR (seed Table 1 shape): one row per model, a column per task present, ``All`` = the
     mean over all of the model's scored samples."""
     long = vgr_table(frame, ("model", "task"))
@@ -164,13 +167,13 @@ def vgr_wide(frame: Frame) -> pl.DataFrame:
     pooled = vgr_table(frame, ("model",)).select("model", pl.col("vgr").alias("All"))
     wide = long.pivot(on="task", index="model", values="vgr")
     present = set(long["task"].to_list())
-    cols = [t for t in TASK_ORDER if t in present] + sorted(present - set(TASK_ORDER))
+    cols = [t for t in task_order if t in present] + sorted(present - set(task_order))
     return wide.join(pooled, on="model", how="left").select("model", *cols, "All").sort("model")
 
 
-def vgr_by_edit(frame: Frame, by: Sequence[str] = ("model",)) -> pl.DataFrame:
+def vgr_by_edit(frame: Frame, by: Sequence[str] = ("model",), edit_order: Sequence[str] = ()) -> pl.DataFrame:
     """VGR per edit kind (``variant``) within each group, with ``delta_vs_none`` (vs unedited samples)."""
-    out = vgr_table(frame, [*by, "variant"])
+    out = vgr_table(frame, [*by, "variant"], edit_order=edit_order)
     base = out.filter(pl.col("variant") == "none").select(*by, pl.col("vgr").alias("_base"))
     joined = out.join(base, on=list(by), how="left") if by else out.join(base, how="cross")
     return joined.with_columns(delta_vs_none=pl.col("vgr") - pl.col("_base")).drop("_base")

@@ -8,6 +8,7 @@ from pathlib import Path
 
 import polars as pl
 
+from gie.catalogue import EDIT_KINDS, TASK_NAMES
 from nphe4v.core.records import KEY_COLUMNS
 from report.model_groups import ModelCatalogue, model_info
 from report.runs import GV_BENCHMARK, Source, frame_of, load_runs, runs_of
@@ -96,7 +97,7 @@ def _acc_vgr(df: pl.DataFrame, joined: pl.DataFrame, by: Sequence[str]) -> pl.Da
     from judge import vgr
 
     acc = gm.accuracy(df, by=tuple(by)).select(*by, pl.col("n").alias("n_acc"), "acc")
-    v = vgr.vgr_table(joined, tuple(by)).select(*by, pl.col("n").alias("n_vgr"), "judge_errors", "vgr")
+    v = vgr.vgr_table(joined, tuple(by), task_order=TASK_NAMES, edit_order=EDIT_KINDS).select(*by, pl.col("n").alias("n_vgr"), "judge_errors", "vgr")
     out = acc.join(v, on=list(by), how="left") if by else pl.concat([acc, v], how="horizontal")
     return out.with_columns(
         arrow=pl.struct("acc", "vgr").map_elements(lambda r: _arrow(r["acc"], r["vgr"]), return_dtype=pl.String)
@@ -129,7 +130,7 @@ def graphverse_judged(src: Source, df: pl.DataFrame | None = None) -> dict[str, 
                         for (rid,), part in df.group_by(["run_id"], maintain_order=True)], how="vertical")
     per_task = _acc_vgr(df, joined, ("model", "task"))
     pooled = _acc_vgr(df, joined, ("model",)).with_columns(task=pl.lit("All")).select(per_task.columns)
-    tasks = [t for t in vgr.TASK_ORDER if t in set(per_task["task"].to_list())]
+    tasks = [t for t in TASK_NAMES if t in set(per_task["task"].to_list())]
     tasks += sorted(set(per_task["task"].to_list()) - set(tasks))
     order = {t: i for i, t in enumerate([*tasks, "All"])}
     acc_vgr = pl.concat([per_task, pooled]).sort(
@@ -143,7 +144,7 @@ def graphverse_judged(src: Source, df: pl.DataFrame | None = None) -> dict[str, 
     wide = acc_vgr.with_columns(
         cell=pl.struct("acc", "vgr", "arrow", "n_acc", "n_vgr").map_elements(cell, return_dtype=pl.String)
     ).pivot(on="task", index="model", values="cell").select("model", *tasks, "All").sort("model")
-    edit_order = {e: i for i, e in enumerate(vgr.EDIT_ORDER)}
+    edit_order = {e: i for i, e in enumerate(EDIT_KINDS)}
     edit = _acc_vgr(df, joined, ("model", "variant")).sort(
         "model", pl.col("variant").replace_strict(edit_order, default=len(edit_order), return_dtype=pl.Int64))
     fm = failure_modes.by_response(js.filter(pl.col("model").is_in(df["model"].unique().to_list())))

@@ -2,18 +2,23 @@
 
 from __future__ import annotations
 
+import functools
 import json
 
 import pytest
 from test_judge_helpers import load_instances, wrong_answer
 
 from judge.evidence import build_evidence
-from judge.rule_scorer import demo_response, score_response
+from judge.rule_scorer import demo_response
+from judge.rule_scorer import score_response as _score_response
 from judge.schema import CREDIT_CAP, JudgeVerdict, parse_verdict, vgr_of, vgr_score
 from nphe4v.scoring import score_answer
 
 INSTANCES = load_instances()
 BY = {(i.task, i.meta["edit"]): i for i in INSTANCES}
+
+# These tests pin VGR v2 (kept selectable for old runs); v3's battery is tests/test_judge_vgr3.py.
+score_response = functools.partial(_score_response, vgr_version="v2")
 
 
 def verified(inst, text) -> bool:

@@ -5,6 +5,7 @@ hand-written set where reasoning and answer disagree ranks differently under VGR
 
 from __future__ import annotations
 
+import functools
 import html
 import json
 import re
@@ -16,13 +17,17 @@ from test_judge_helpers import SNAP, JudgeFake, load_instances, write_dataset_fo
 from cluster.config import JudgeConfig
 from cluster.judge_stage import run_judge_stage
 from judge.evidence import build_evidence
-from judge.rule_scorer import demo_response, score_response
+from judge.rule_scorer import demo_response
+from judge.rule_scorer import score_response as _score_response
 from judge.schema import CREDIT_CAP, JudgeStep, ground, vgr_of
 from judge.vgr import read_judgments
 from nphe4v.scoring import score_answer
 
 INSTANCES = load_instances()
 BY_ID = {i.instance_id: i for i in INSTANCES}
+
+# These tests pin VGR v2 (kept selectable for old runs); v3's battery is tests/test_judge_vgr3.py.
+score_response = functools.partial(_score_response, vgr_version="v2")
 
 
 def verified(inst, text) -> bool:
