@@ -98,7 +98,8 @@ def test_pool_under_faults_completes_backs_off_and_never_scores_twice(tmp_path, 
             want = ("judge_error", "malformed") if s == "junk,junk,junk" else ("ok", None)
             assert status[iid] == want, (iid, s)
         ok = js.filter(pl.col("status") == "ok")
-        assert (ok["vgr_score"] - 200 / 3).abs().max() < 1e-9  # the fake's verdict: 1 of 2 steps right, match
+        # the fake's grounded verdict: an unstructured right step (earns nothing), a wrong one, a right answer
+        assert (ok["vgr_score"] - 50).abs().max() < 1e-9
         assert js.filter(pl.col("status") == "judge_error")["vgr_score"].null_count() == 1
         # every HTTP call is accounted for, and each prompt was called as often as its script demands
         assert js["calls"].sum() == fake.count == stats.calls

@@ -1,0 +1,348 @@
+"""The grounded LLM judge (template vgr_judge_v3): what of a judge's verdict is believed, and what code decides.
+
+A judge's step counts only if it is grounded in the response and, where it states a checkable fact, only
+with the label code gives it:
+
+1. **Quote check.** The step's `quote` must occur in the response's reasoning (the part before its final
+   answer block, `judge.rule_scorer.claims_region`) after normalisation (HTML entities, Unicode NFKC, case,
+   all whitespace dropped). A step without a quote or whose quote is not there is dropped: a claim the
+   judge invents never counts, for or against.
+2. **Fact in quote.** A structured fact must be what the quote says: every node it names occurs in the
+   quote as a word (a path's nodes in the stated order), and a value it carries occurs there as a number.
+   A fact that is not in its quote is dropped too (a real quote cannot carry an invented fact).
+3. **Code check.** A structured fact (edge, non-edge, distance, path, set, common-neighbour membership,
+   mapping pair, drawn colour, colour assignment, neighbour list, degree) is checked against the graph by
+   the rule scorer's own checks (`judge.rule_checks.ClaimChecks`), which set `correct`, `error_type`, `kind`
+   and the task relevance; the judge's labels for it are only recorded (`judge_correct`). A step earns only
+   when code calls it relevant *and* the judge says it leads to the final answer: the judge can withhold
+   credit, never grant it. On paired tasks (GED/MCS) a fact about one graph that names no graph counts
+   only if it holds (or fails) in both; otherwise it is ambiguous and neither earns nor costs.
+4. **Unstructured steps** (type "none") keep the judge's labels but never earn: only a judge's "incorrect"
+   counts (as an error). So a hostile judge that leaves false facts unstructured gains nothing.
+5. **Dedupe by fact.** Steps carry the rule scorer's semantic key (a path and its reverse, or a cycle and
+   its rotations, are one key), so eight paraphrases of one fact are one step; unstructured steps are told
+   apart by their normalised quote.
+
+The result is a list of the rule scorer's `Step`s, so the VGR formula (`judge.schema.verdict_fields`, and
+its successor) scores an LLM judgment and a rule judgment the same way.
+"""
+
+from __future__ import annotations
+
+import html
+import json
+import re
+import unicodedata
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, field
+from typing import Any, Literal
+
+from judge.evidence import Evidence
+from judge.rule_checks import ClaimChecks, Context, Step, context_for
+from judge.rule_grammar import edge_key
+from judge.rule_scorer import claims_region
+from judge.schema import Fact, JudgeStep, claim_key, verdict_fields
+
+_SPACE = re.compile(r"\s+")
+_WORD = re.compile(r"[0-9A-Za-z_]+")
+_NUMBER = re.compile(r"(?<![A-Za-z_])\d+(?:\.\d+)?")
+_THOUSANDS = re.compile(r"(?<=\d)[,\u202f\u00a0'](?=\d{3}(?!\d))")
+# the set property a `set` fact names (the v3 schema's words, and plain spellings a judge may use)
+_SET_LABELS = {
+    "clique": "clique", "maximum clique": "clique",
+    "independent_set": "independent set", "independent set": "independent set",
+    "vertex_cover": "vertex cover", "vertex cover": "vertex cover", "cover": "vertex cover",
+    "common_neighbors": "common", "common neighbors": "common", "common_neighbours": "common",
+    "common neighbours": "common", "common": "common",
+}
+Truth = Literal["true", "false", "unknown"]
+
+
+def normalise(text: str) -> str:
+    """What the quote check compares: entities decoded (the judge saw the response escaped), NFKC,
+    casefolded, every whitespace dropped (line breaks and spacing are layout, not content)."""
+    return _SPACE.sub("", unicodedata.normalize("NFKC", html.unescape(text)).casefold())
+
+
+def _words(text: str) -> list[str]:
+    return [w.casefold() for w in _WORD.findall(unicodedata.normalize("NFKC", html.unescape(text)))]
+
+
+def _numbers(text: str) -> list[float]:
+    t = _THOUSANDS.sub("", unicodedata.normalize("NFKC", html.unescape(text)))
+    return [float(x) for x in _NUMBER.findall(t)]
+
+
+def _label(value: float | str | None) -> str:
+    """A word value as compared: `1`, `1.0` and `"1"` are one colour class."""
+    if isinstance(value, float) and value.is_integer():
+        return str(int(value))
+    return " ".join(str(value).casefold().split()) if value is not None else ""
+
+
+def fact_in_quote(fact: Fact, quote: str) -> bool:
+    """Whether the quote states the fact: its nodes occur as words (a path's in order, either way round), a
+    number value as a number, a colour (drawn or assigned class) as a word."""
+    words = _words(quote)
+    flat = normalise(quote)
+    names = [n.casefold() for n in fact.nodes if n is not None]
+    if not names or any(not n for n in names) or (fact.nodes and fact.nodes[0] is None):
+        return False
+
+    def at(name: str, start: int) -> int:
+        """Index after the first occurrence of `name` in the quote's words from `start`, or -1."""
+        if _WORD.fullmatch(name):
+            try:
+                return words.index(name, start) + 1
+            except ValueError:
+                return -1
+        return start if normalise(name) in flat else -1
+
+    def in_order(seq: list[str]) -> bool:
+        pos = 0
+        for i, n in enumerate(seq):
+            if i == len(seq) - 1 and n == seq[0] and len(seq) > 2:
+                return True  # a cycle's closing node may be left implicit ("... and back")
+            pos = at(n, pos)
+            if pos < 0:
+                return False
+        return True
+
+    if fact.type == "path":
+        if not (in_order(names) or in_order(names[::-1])):
+            return False
+    elif any(at(n, 0) < 0 for n in names):
+        return False
+    if isinstance(fact.value, float):
+        if not any(abs(x - fact.value) < 1e-6 for x in _numbers(quote)):
+            return False
+    elif fact.type in ("color", "assign") and fact.value is not None:
+        word = _label(fact.value)
+        if _WORD.fullmatch(word):
+            if word not in words and not (word.isdigit() and float(word) in _numbers(quote)):
+                return False
+        elif normalise(word) not in flat:
+            return False
+    return True
+
+
+# ------------------------------------------------------------------------------------------------ checks
+
+
+def _canonical_path(nodes: list[str]) -> list[str]:
+    """One spelling of an undirected path (it or its reverse) and of a cycle (any rotation, either way)."""
+    if len(nodes) > 2 and nodes[0] == nodes[-1]:
+        ring = nodes[:-1]
+        best = None
+        for seq in (ring, ring[::-1]):
+            for k in range(len(seq)):
+                r = seq[k:] + seq[:k]
+                if best is None or r < best:
+                    best = r
+        assert best is not None
+        return [*best, best[0]]
+    return min(nodes, nodes[::-1])
+
+
+def _checks(ctx: Context, quote: str, graph: int | None) -> ClaimChecks:
+    c = ClaimChecks(ctx, quote)
+    # which graph a fact is about comes from the judge's structured `graph`, not from words in the quote
+    if len(ctx.graphs) > 1 and graph in (1, 2):
+        c.gctx_pos, c.gctx_idx = [0], [int(graph) - 1]
+    else:
+        c.gctx_pos, c.gctx_idx = [], []
+    return c
+
+
+def _num(v: float | str | None) -> float | None:
+    if isinstance(v, float):
+        return v
+    try:
+        return float(str(v).strip()) if v is not None else None
+    except ValueError:
+        return None
+
+
+def _check_one(ctx: Context, fact: Fact, quote: str, graph: int | None, assigned: dict[str, str]) -> Step | None:
+    """The rule scorer's step for a structured fact (None: the fact does not fit its type)."""
+    c = _checks(ctx, quote, graph)
+    end, task = len(quote), ctx.facts.task
+    t, value = fact.type, _num(fact.value)
+    nodes = [n for n in fact.nodes if n is not None]
+    if t == "mapping" and len(fact.nodes) == 2 and len(ctx.graphs) == 2 and fact.nodes[0] is not None:
+        if fact.nodes[1] is None:
+            return _deletion(c, quote, fact.nodes[0])
+        c.mapping_claim(0, end, fact.nodes[0], fact.nodes[1])
+    elif len(nodes) != len(fact.nodes):
+        return None
+    elif t == "edge" and len(nodes) == 2:
+        c.edge_claim(0, end, nodes[0], nodes[1], value if ctx.facts.weighted else None)
+    elif t == "non_edge" and len(nodes) == 2:
+        return _non_edge(c, quote, nodes[0], nodes[1])
+    elif t == "distance" and len(nodes) == 2 and value is not None:
+        c.distance_claim(0, end, nodes[0], nodes[1], value)
+    elif t == "path" and len(nodes) >= 2:
+        c.path_claim(0, end, _canonical_path(nodes), value)
+    elif t == "set" and nodes and _label(fact.value) in _SET_LABELS:
+        c.set_claim(0, end, _SET_LABELS[_label(fact.value)], nodes)
+    elif t == "neighbors" and len(nodes) >= 2:
+        c.adjacency_claim(0, end, nodes[0], nodes[1:], _label(fact.value) == "complete")
+    elif t == "color" and len(nodes) == 1 and isinstance(fact.value, str) and fact.value.strip():
+        c.color_claim(0, end, nodes[0], fact.value)
+    elif t == "assign" and len(nodes) == 1 and fact.value is not None and task == "COL":
+        return _assign(c, quote, nodes[0], _label(fact.value), assigned)
+    elif t == "degree" and len(nodes) == 1 and value is not None and value.is_integer():
+        c.degree_claim(0, end, nodes[0], int(value))
+    else:
+        return None
+    return next(iter(c.steps.values()), None)
+
+
+def _non_edge(c: ClaimChecks, quote: str, u: str, v: str) -> Step:
+    """`u` and `v` are not adjacent in the graph asked on (what an independent set / a non-clique needs)."""
+    cands = c.graph_at(0)
+    gs = [c.ctx.graphs[i] for i in cands]
+    ok = any(u in g.asked and v in g.asked and u != v and edge_key(u, v) not in g.asked_edges for g in gs)
+    g = gs[0]
+    err = "perception" if edge_key(u, v) in g.drawn_edges or u not in c.ctx.names or v not in c.ctx.names \
+        else "visual_reasoning"
+    relevant = c.f.task in ("MIS", "MCP", "MVC", "COL")
+    return Step(0, ("non_edge", tuple(cands), edge_key(u, v)), quote, ok, "none" if ok else err, "reading", relevant)
+
+
+def _deletion(c: ClaimChecks, quote: str, a: str) -> Step:
+    """Node `a` of graph 1 is deleted (maps to nothing): a choice, false only if `a` is no node of graph 1."""
+    g = c.ctx.graphs[0]
+    ok = a in g.asked
+    return Step(0, ("map", a, None), quote, ok, "none" if ok else c.node_error(g, a), "inference", True)
+
+
+def _assign(c: ClaimChecks, quote: str, node: str, colour: str, assigned: dict[str, str]) -> Step:
+    """A colour class for `node` in the response's colouring: correct iff the node is in the graph asked on
+    and no neighbour the response coloured (among all its assignments) has the same class."""
+    g = c.ctx.graphs[0]
+    if node not in g.asked:
+        ok, err = False, c.node_error(g, node)
+    else:
+        ok = not any(assigned.get(m) == colour for m in g.asked[node])
+        err = "text_reasoning"
+    return Step(0, ("assign", node, colour), quote, ok, "none" if ok else err, "inference", True)
+
+
+# ------------------------------------------------------------------------------------------------ grounding
+
+
+@dataclass
+class GroundedStep(Step):
+    """A rule-scorer step made from a judge's step: what the judge said is kept beside what counts."""
+
+    quote: str = ""
+    fact: Fact | None = None  # the structured fact (None: an unstructured step)
+    truth: Truth = "true"  # code's verdict on a structured fact; unstructured: the judge's label
+    judge_correct: bool = True
+    judge_relevant: bool = False
+    checked: str = "code"  # code: a structured fact checked against the graph; judge: unstructured
+
+
+@dataclass
+class Grounded:
+    steps: list[GroundedStep] = field(default_factory=list)
+    dropped: list[dict[str, Any]] = field(default_factory=list)  # {quote, fact, reason}
+    final_answer_match: bool = False  # the judge's own opinion (recorded, never scored)
+
+    def facts_with_truth(self) -> list[tuple[Fact, Truth]]:
+        """The distinct structured facts with code's truth: the input of the VGR v3 fact scorer."""
+        return [(s.fact, s.truth) for s in self.steps if s.fact is not None]
+
+    def judged_errors(self) -> int:
+        """Unstructured steps the judge calls incorrect: the only way a step without a fact counts."""
+        return sum(1 for s in self.steps if s.fact is None and not s.correct)
+
+    def steps_json(self) -> list[dict[str, Any]]:
+        return [{"claim": s.claim, "quote": s.quote, "fact": None if s.fact is None else s.fact.model_dump(),
+                 "truth": s.truth, "kind": s.kind, "relevant": s.relevant, "correct": s.correct,
+                 "error_type": s.error_type, "checked": s.checked, "judge_correct": s.judge_correct,
+                 "judge_relevant": s.judge_relevant} for s in self.steps]
+
+
+def ground_verdict(evidence: Evidence, response: str, steps: Iterable[JudgeStep],
+                   judge_final_match: bool = False) -> Grounded:
+    """The grounded step list of a v3 judgment (see the module docstring); order of first appearance."""
+    ctx = context_for(evidence)
+    region = normalise(claims_region(response or ""))
+    out = Grounded(final_answer_match=bool(judge_final_match))
+    kept: list[tuple[JudgeStep, Fact | None]] = []
+    for st in steps:
+        quote = st.quote or ""
+        fact = st.fact if st.fact is not None and st.fact.type != "none" else None
+        q = normalise(quote)
+        reason = None
+        if len(q) < 2:
+            reason = "no quote"
+        elif q not in region:
+            reason = "quote not in the response"
+        elif fact is not None and not fact_in_quote(fact, quote):
+            reason = "fact not in its quote"
+        if reason is not None:
+            out.dropped.append({"quote": quote[:300], "fact": None if st.fact is None else st.fact.model_dump(),
+                                "reason": reason})
+            continue
+        kept.append((st, fact))
+    # colour assignments are checked against each other: gather them first (first class per node)
+    assigned: dict[str, str] = {}
+    for _st, fact in kept:
+        if fact is not None and fact.type == "assign" and len(fact.nodes) == 1 and fact.nodes[0] is not None:
+            assigned.setdefault(fact.nodes[0], _label(fact.value))
+    seen: set[Any] = set()
+    for i, (st, fact) in enumerate(kept):
+        quote = " ".join((st.quote or "").split())[:300]
+        g = _grounded(ctx, st, fact, quote, assigned) if fact is not None else None
+        if g is None:  # no structured fact, or one that does not fit its type: the judge's step, unstructured
+            g = _unstructured(st, quote)
+        if g.key in seen:
+            continue
+        seen.add(g.key)
+        g.pos = i
+        out.steps.append(g)
+    return out
+
+
+def _unstructured(st: JudgeStep, quote: str) -> GroundedStep:
+    # never earns (relevant False); a judge's "incorrect" counts as an error
+    return GroundedStep(0, ("text", claim_key(quote)), quote, st.correct, st.error_type, st.kind, False,
+                        quote=quote, fact=None, truth="true" if st.correct else "false",
+                        judge_correct=st.correct, judge_relevant=st.relevant, checked="judge")
+
+
+def _grounded(ctx: Context, st: JudgeStep, fact: Fact, quote: str, assigned: dict[str, str]) -> GroundedStep | None:
+    if len(ctx.graphs) > 1 and fact.type != "mapping" and fact.graph not in (1, 2):
+        # a fact about "the graph" of a paired task: true (false) only if true (false) in both graphs,
+        # otherwise unknown: it neither earns nor costs, never true by luck
+        a, b = (_check_one(ctx, fact, quote, k, assigned) for k in (1, 2))
+        if a is None or b is None:
+            return None
+        if a.correct != b.correct:
+            return GroundedStep(0, ("unknown", a.key[0], *a.key[2:]), a.claim, True, "none", a.kind, False,
+                                quote=quote, fact=fact, truth="unknown", judge_correct=st.correct,
+                                judge_relevant=st.relevant)
+        step = a
+    else:
+        step = _check_one(ctx, fact, quote, fact.graph, assigned)
+        if step is None:
+            return None
+    return GroundedStep(0, step.key, step.claim, step.correct, step.error_type, step.kind,
+                        bool(step.relevant and st.relevant), quote=quote, fact=fact,
+                        truth="true" if step.correct else "false", judge_correct=st.correct,
+                        judge_relevant=st.relevant)
+
+
+def grounded_fields(g: Grounded, evidence: Evidence, gold_answer: Mapping[str, Any], gold_value: float | None,
+                    final_match: bool) -> dict[str, Any]:
+    """The score columns of a grounded judgment. The seam to the VGR formula: today the v2 counts over the
+    grounded steps (`verdict_fields`, as for the rule judge); with VGR v3, `score_facts(evidence,
+    gold_answer, gold_value, g.facts_with_truth(), final_match)` plus `g.judged_errors()` as errors."""
+    del evidence, gold_answer, gold_value  # used by the v3 formula (see above)
+    fields = verdict_fields(g, final_match)
+    fields["steps"] = json.dumps(g.steps_json(), ensure_ascii=False)
+    fields["n_dropped"] = len(g.dropped)
+    return fields
