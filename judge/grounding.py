@@ -1,30 +1,22 @@
 """The grounded LLM judge (template vgr_judge_v3): what of a judge's verdict is believed, and what code decides.
 
-A judge's step counts only if it is grounded in the response and, where it states a checkable fact, only
-with the label code gives it:
-
-1. **Quote check.** The step's `quote` must occur in the response's reasoning (the part before its final
-   answer block, `judge.rule_scorer.claims_region`) after normalisation (HTML entities, Unicode NFKC, case,
-   all whitespace dropped). A step without a quote or whose quote is not there is dropped: a claim the
-   judge invents never counts, for or against.
+1. **Quote check.** A step's `quote` must occur in the response's reasoning (before its final answer block,
+   `judge.rule_scorer.claims_region`) after normalisation (HTML entities, Unicode NFKC, case, all whitespace
+   dropped). A step without a quote or whose quote is not there is dropped: an invented claim never counts.
 2. **Fact in quote.** A structured fact must be what the quote says: every node it names occurs in the
-   quote as a word (a path's nodes in the stated order), and a value it carries occurs there as a number.
-   A fact that is not in its quote is dropped too (a real quote cannot carry an invented fact).
-3. **Code check.** A structured fact (edge, non-edge, distance, path, set, common-neighbour membership,
-   mapping pair, drawn colour, colour assignment, neighbour list, degree) is checked against the graph by
-   the rule scorer's own checks (`judge.rule_checks.ClaimChecks`), which set `correct`, `error_type`, `kind`
-   and the task relevance; the judge's labels for it are only recorded (`judge_correct`). A step earns only
-   when code calls it relevant *and* the judge says it leads to the final answer: the judge can withhold
-   credit, never grant it. On paired tasks (GED/MCS) a fact about one graph that names no graph counts
-   only if it holds (or fails) in both; otherwise it is ambiguous and neither earns nor costs.
-4. **Unstructured steps** (type "none") keep the judge's labels but never earn: only a judge's "incorrect"
-   counts (as an error). So a hostile judge that leaves false facts unstructured gains nothing.
-5. **Dedupe by fact.** Steps carry the rule scorer's semantic key (a path and its reverse, or a cycle and
-   its rotations, are one key), so eight paraphrases of one fact are one step; unstructured steps are told
-   apart by their normalised quote.
+   quote as a word (a path's nodes in order, either way round), a number value as a number, a colour as a
+   word. A fact not in its quote is dropped too (a real quote cannot carry an invented fact).
+3. **Code check.** A structured fact (`judge.schema.FACT_TYPES`) is checked against the graph by the rule
+   scorer's checks (`judge.rule_checks.ClaimChecks`), which set `correct`, `error_type`, `kind` and task
+   relevance; the judge's labels are only recorded. A step earns only when code calls it relevant *and*
+   the judge says it leads to the final answer: the judge can withhold credit, never grant it. On paired
+   tasks (GED/MCS) a one-graph fact that names no graph is `unknown` unless both graphs agree on it.
+4. **Unstructured steps** keep the judge's labels but never earn: only a judge's "incorrect" counts.
+5. **Dedupe by fact.** Steps carry the rule scorer's semantic key (a path and its reverse, a cycle and its
+   rotations are one key), so paraphrases of one fact are one step; unstructured steps merge by quote.
 
-The result is a list of the rule scorer's `Step`s, so the VGR formula (`judge.schema.verdict_fields`, and
-its successor) scores an LLM judgment and a rule judgment the same way.
+The result is a list of the rule scorer's `Step`s (plus what the judge said), so the VGR formula scores an
+LLM judgment and a rule judgment the same way (`grounded_fields`, the one seam to the formula).
 """
 
 from __future__ import annotations
