@@ -241,6 +241,14 @@ class Grounded:
     steps: list[GroundedStep] = field(default_factory=list)
     dropped: list[dict[str, Any]] = field(default_factory=list)  # {quote, fact, reason}
     final_answer_match: bool = False  # the judge's own opinion (recorded, never scored)
+    v3: Any = None  # the VGR v3 result, when the formula is v3 (`verdict_fields` reads it)
+
+    def v3_steps(self) -> list[GroundedStep]:
+        """The steps the VGR v3 formula reads: every error and every correct structured fact. v3 credits the
+        critical facts of an optimum, decided by code, so whether a fact leads to the answer is the
+        solver's certificate's call; the judge's `leads_to_answer` is recorded beside it, not scored (an
+        honest judge that misses a fact's role cannot lower the score, a hostile one cannot raise it)."""
+        return [s for s in self.steps if not s.correct or s.fact is not None]
 
     def facts_with_truth(self) -> list[tuple[Fact, Truth]]:
         """The distinct structured facts with code's truth: the input of the VGR v3 fact scorer."""
@@ -314,7 +322,7 @@ def _grounded(ctx: Context, st: JudgeStep, fact: Fact, quote: str, assigned: dic
         if a is None or b is None:
             return None
         if a.correct != b.correct:
-            return GroundedStep(0, ("unknown", a.key[0], *a.key[2:]), a.claim, True, "none", a.kind, False,
+            return GroundedStep(0, ("ambiguous", *a.key), a.claim, True, "none", a.kind, False,
                                 quote=quote, fact=fact, truth="unknown", judge_correct=st.correct,
                                 judge_relevant=st.relevant)
         step = a
@@ -330,10 +338,12 @@ def _grounded(ctx: Context, st: JudgeStep, fact: Fact, quote: str, assigned: dic
 
 def grounded_fields(g: Grounded, evidence: Evidence, gold_answer: Mapping[str, Any], gold_value: float | None,
                     final_match: bool) -> dict[str, Any]:
-    """The score columns of a grounded judgment. The seam to the VGR formula: today the v2 counts over the
-    grounded steps (`verdict_fields`, as for the rule judge); with VGR v3, `score_facts(evidence,
-    gold_answer, gold_value, g.facts_with_truth(), final_match)` plus `g.judged_errors()` as errors."""
-    del evidence, gold_answer, gold_value  # used by the v3 formula (see above)
+    """The score columns of a grounded judgment: the VGR formula over the grounded steps, as for the rule
+    judge. The one seam to the formula: with VGR v3 (judge.rule_v3 on the h-vgr branch) this sets
+    `g.v3 = v3_of(context_for(evidence), g.v3_steps(), gold_answer, gold_value, final_match, evidence)`
+    before `verdict_fields`; until then the v2 counts apply (credit needs code relevance and the judge's
+    "leads to the answer")."""
+    del evidence, gold_answer, gold_value  # the v3 formula's inputs (see above)
     fields = verdict_fields(g, final_match)
     fields["steps"] = json.dumps(g.steps_json(), ensure_ascii=False)
     fields["n_dropped"] = len(g.dropped)

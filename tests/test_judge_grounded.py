@@ -6,8 +6,7 @@ fake litellm endpoint, the judge stage as a run drives it):
 
 * the hostile judge scores exactly what an honest judge scores: code decides every structured fact,
   invented claims are dropped, copies count once;
-* adding true facts that are not part of a solution (edges, weights, colours, degrees, non-adjacencies,
-  neighbour lists) never raises a score;
+* adding true facts that no solution needs (drawn colours, degrees) never raises a score;
 * a fact stated in eight notations counts as stated once;
 * every false structured fact the judge calls correct counts as an error, and lowers the score;
 * the final-answer part is the exact verifier's verdict, whatever the judge says.
