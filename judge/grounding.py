@@ -8,9 +8,11 @@
    word. A fact not in its quote is dropped too (a real quote cannot carry an invented fact).
 3. **Code check.** A structured fact (`judge.schema.FACT_TYPES`) is checked against the graph by the rule
    scorer's checks (`judge.rule_checks.ClaimChecks`), which set `correct`, `error_type`, `kind` and task
-   relevance; the judge's labels are only recorded. A step earns only when code calls it relevant *and*
-   the judge says it leads to the final answer: the judge can withhold credit, never grant it. On paired
-   tasks (GED/MCS) a one-graph fact that names no graph is `unknown` unless both graphs agree on it.
+   relevance; the judge's labels are only recorded. Under v2 a step earns only when code calls it relevant
+   *and* the judge says it leads to the final answer (the judge can withhold credit, never grant it); v3
+   credits critical facts, decided by code. On paired tasks (GED/MCS) a one-graph fact that names no graph
+   is `unknown` unless both graphs agree on it. COL colour classes are checked together: two adjacent
+   nodes in one class are one error (`clash`).
 4. **Unstructured steps** keep the judge's labels but never earn: only a judge's "incorrect" counts.
 5. **Dedupe by fact.** Steps carry the rule scorer's semantic key (a path and its reverse, a cycle and its
    rotations are one key), so paraphrases of one fact are one step; unstructured steps merge by quote.
@@ -155,7 +157,7 @@ def _num(v: float | str | None) -> float | None:
         return None
 
 
-def _check_one(ctx: Context, fact: Fact, quote: str, graph: int | None, assigned: dict[str, str]) -> Step | None:
+def _check_one(ctx: Context, fact: Fact, quote: str, graph: int | None) -> Step | None:
     """The rule scorer's step for a structured fact (None: the fact does not fit its type)."""
     c = _checks(ctx, quote, graph)
     end, task = len(quote), ctx.facts.task
@@ -182,7 +184,7 @@ def _check_one(ctx: Context, fact: Fact, quote: str, graph: int | None, assigned
     elif t == "color" and len(nodes) == 1 and isinstance(fact.value, str) and fact.value.strip():
         c.color_claim(0, end, nodes[0], fact.value)
     elif t == "assign" and len(nodes) == 1 and fact.value is not None and task == "COL":
-        return _assign(c, quote, nodes[0], _label(fact.value), assigned)
+        return _assign(c, quote, nodes[0], _label(fact.value))
     elif t == "degree" and len(nodes) == 1 and value is not None and value.is_integer():
         c.degree_claim(0, end, nodes[0], int(value))
     else:
@@ -209,16 +211,28 @@ def _deletion(c: ClaimChecks, quote: str, a: str) -> Step:
     return Step(0, ("map", a, None), quote, ok, "none" if ok else c.node_error(g, a), "inference", True)
 
 
-def _assign(c: ClaimChecks, quote: str, node: str, colour: str, assigned: dict[str, str]) -> Step:
-    """A colour class for `node` in the response's colouring: correct iff the node is in the graph asked on
-    and no neighbour the response coloured (among all its assignments) has the same class."""
+def _assign(c: ClaimChecks, quote: str, node: str, colour: str) -> Step:
+    """A colour class for `node` in the response's colouring: a choice, so only a node outside the graph
+    asked on makes it wrong; two adjacent nodes in one class are one error of the colouring (`_clashes`)."""
     g = c.ctx.graphs[0]
-    if node not in g.asked:
-        ok, err = False, c.node_error(g, node)
-    else:
-        ok = not any(assigned.get(m) == colour for m in g.asked[node])
-        err = "text_reasoning"
-    return Step(0, ("assign", node, colour), quote, ok, "none" if ok else err, "inference", True)
+    ok = node in g.asked
+    return Step(0, ("assign", node, colour), quote, ok, "none" if ok else c.node_error(g, node), "inference", True)
+
+
+def _clashes(ctx: Context, steps: list[GroundedStep]) -> list[GroundedStep]:
+    """One error per edge of the asked graph whose two ends the response puts in one colour class, keyed
+    `("clash", u, v)` like the VGR v3 rule scorer's, so the two count it once."""
+    said: dict[str, tuple[str, str]] = {}
+    for s in steps:
+        if s.key[0] == "assign" and s.correct:
+            said.setdefault(s.key[1], (s.key[2], s.quote))
+    out = []
+    for a, b in sorted(edge_key(u, v) for u, v in ctx.graphs[0].asked.edges()):
+        if a in said and b in said and said[a][0] == said[b][0]:
+            claim = f"{a} and {b} are adjacent and both in colour class {said[a][0]}"
+            out.append(GroundedStep(0, ("clash", a, b), claim, False, "text_reasoning", "inference", True,
+                                    quote=said[b][1], checked="code", truth="false"))
+    return out
 
 
 # ------------------------------------------------------------------------------------------------ grounding
@@ -250,14 +264,6 @@ class Grounded:
         honest judge that misses a fact's role cannot lower the score, a hostile one cannot raise it)."""
         return [s for s in self.steps if not s.correct or s.fact is not None]
 
-    def facts_with_truth(self) -> list[tuple[Fact, Truth]]:
-        """The distinct structured facts with code's truth: the input of the VGR v3 fact scorer."""
-        return [(s.fact, s.truth) for s in self.steps if s.fact is not None]
-
-    def judged_errors(self) -> int:
-        """Unstructured steps the judge calls incorrect: the only way a step without a fact counts."""
-        return sum(1 for s in self.steps if s.fact is None and not s.correct)
-
     def steps_json(self) -> list[dict[str, Any]]:
         return [{"claim": s.claim, "quote": s.quote, "fact": None if s.fact is None else s.fact.model_dump(),
                  "truth": s.truth, "kind": s.kind, "relevant": s.relevant, "correct": s.correct,
@@ -288,15 +294,10 @@ def ground_verdict(evidence: Evidence, response: str, steps: Iterable[JudgeStep]
                                 "reason": reason})
             continue
         kept.append((st, fact))
-    # colour assignments are checked against each other: gather them first (first class per node)
-    assigned: dict[str, str] = {}
-    for _st, fact in kept:
-        if fact is not None and fact.type == "assign" and len(fact.nodes) == 1 and fact.nodes[0] is not None:
-            assigned.setdefault(fact.nodes[0], _label(fact.value))
     seen: set[Any] = set()
     for i, (st, fact) in enumerate(kept):
         quote = " ".join((st.quote or "").split())[:300]
-        g = _grounded(ctx, st, fact, quote, assigned) if fact is not None else None
+        g = _grounded(ctx, st, fact, quote) if fact is not None else None
         if g is None:  # no structured fact, or one that does not fit its type: the judge's step, unstructured
             g = _unstructured(st, quote)
         if g.key in seen:
@@ -304,6 +305,8 @@ def ground_verdict(evidence: Evidence, response: str, steps: Iterable[JudgeStep]
         seen.add(g.key)
         g.pos = i
         out.steps.append(g)
+    if ctx.facts.task == "COL":
+        out.steps += _clashes(ctx, out.steps)
     return out
 
 
@@ -314,11 +317,11 @@ def _unstructured(st: JudgeStep, quote: str) -> GroundedStep:
                         judge_correct=st.correct, judge_relevant=st.relevant, checked="judge")
 
 
-def _grounded(ctx: Context, st: JudgeStep, fact: Fact, quote: str, assigned: dict[str, str]) -> GroundedStep | None:
+def _grounded(ctx: Context, st: JudgeStep, fact: Fact, quote: str) -> GroundedStep | None:
     if len(ctx.graphs) > 1 and fact.type != "mapping" and fact.graph not in (1, 2):
         # a fact about "the graph" of a paired task: true (false) only if true (false) in both graphs,
         # otherwise unknown: it neither earns nor costs, never true by luck
-        a, b = (_check_one(ctx, fact, quote, k, assigned) for k in (1, 2))
+        a, b = (_check_one(ctx, fact, quote, k) for k in (1, 2))
         if a is None or b is None:
             return None
         if a.correct != b.correct:
@@ -327,7 +330,7 @@ def _grounded(ctx: Context, st: JudgeStep, fact: Fact, quote: str, assigned: dic
                                 judge_relevant=st.relevant)
         step = a
     else:
-        step = _check_one(ctx, fact, quote, fact.graph, assigned)
+        step = _check_one(ctx, fact, quote, fact.graph)
         if step is None:
             return None
     return GroundedStep(0, step.key, step.claim, step.correct, step.error_type, step.kind,

@@ -228,3 +228,40 @@ def test_hostile_judge_over_http(tmp_path):
     steps = [s for r in host.filter(pl.col("model") == "crit+false")["steps"] for s in json.loads(r)]
     overridden = [s for s in steps if s["checked"] == "code" and s["judge_correct"] and not s["correct"]]
     assert len(overridden) >= len(insts)
+
+
+def test_judgments_written_before_n_dropped_still_read(tmp_path):
+    from judge.schema import JUDGMENT_SCHEMA
+
+    old = {k: v for k, v in JUDGMENT_SCHEMA.items() if k != "n_dropped"}
+    row = {k: ("x" if v == pl.String else None) for k, v in old.items()}
+    (tmp_path / "judgments" / "j").mkdir(parents=True)
+    pl.DataFrame([row], schema=old).write_parquet(tmp_path / "judgments" / "j" / "part-0.parquet")
+    pl.DataFrame([{**row, "model": "y", "n_dropped": 2}], schema=JUDGMENT_SCHEMA).write_parquet(
+        tmp_path / "judgments" / "j" / "part-1.parquet")
+    js = read_judgments(tmp_path)
+    assert sorted(js["n_dropped"].to_list(), key=str) == [2, None]
+
+
+def test_a_colouring_clash_is_one_error_whatever_the_judge_says():
+    inst = next(i for i in INSTANCES if i.task == "COL")
+    ev = build_evidence(inst.task, inst.data)
+    a, b = sorted(next(iter(ev.facts.graphs[0].asked.edges())))
+    lines = [f"{a}: colour 1", f"{b} gets colour 1", f"colour({a}) = 1"]
+    text = "<root><reasoning>" + "\n".join(lines) + "</reasoning><final_answer>{}</final_answer></root>"
+    steps = [{"quote": q, "fact": fact("assign", [n], "1"), "kind": "inference", "leads_to_answer": True,
+              "correct": True, "error_type": "none"} for q, n in zip(lines, (a, b, a), strict=True)]
+    fields, g = _score(inst, text, steps)
+    assert [s.key for s in g.steps if not s.correct] == [("clash", a, b)] and fields["n_errors"] == 1
+
+
+def test_v3_schema_is_strict():
+    def walk(node):
+        if node.get("type") == "object":
+            assert node["additionalProperties"] is False and set(node["required"]) == set(node["properties"])
+            for child in node["properties"].values():
+                walk(child)
+        if node.get("type") == "array":
+            walk(node["items"])
+
+    walk(load_template().schema)
