@@ -98,8 +98,10 @@ def test_pool_under_faults_completes_backs_off_and_never_scores_twice(tmp_path, 
             want = ("judge_error", "malformed") if s == "junk,junk,junk" else ("ok", None)
             assert status[iid] == want, (iid, s)
         ok = js.filter(pl.col("status") == "ok")
-        # the fake's grounded verdict: an unstructured right step (earns nothing), a wrong one, a right answer
-        assert (ok["vgr_score"] - 50).abs().max() < 1e-9
+        # the fake's grounded verdict: an unstructured right step (earns nothing), a wrong one (one error), a
+        # right answer: the same score on every row, strictly between 0 and 100 (50 under VGR v2, 25 under v3)
+        assert (ok["n_credited"] == 0).all() and (ok["n_errors"] == 1).all() and ok["vgr_score"].n_unique() == 1
+        assert 0 < ok["vgr_score"][0] < 100
         assert js.filter(pl.col("status") == "judge_error")["vgr_score"].null_count() == 1
         # every HTTP call is accounted for, and each prompt was called as often as its script demands
         assert js["calls"].sum() == fake.count == stats.calls
