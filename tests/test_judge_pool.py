@@ -99,9 +99,9 @@ def test_pool_under_faults_completes_backs_off_and_never_scores_twice(tmp_path, 
             assert status[iid] == want, (iid, s)
         ok = js.filter(pl.col("status") == "ok")
         # the fake's grounded verdict: an unstructured right step (earns nothing), a wrong one (one error), a
-        # right answer: the same score on every row, strictly between 0 and 100 (50 under VGR v2, 25 under v3)
-        assert (ok["n_credited"] == 0).all() and (ok["n_errors"] == 1).all() and ok["vgr_score"].n_unique() == 1
-        assert 0 < ok["vgr_score"][0] < 100
+        # right answer: strictly between 0 and 100 (50 under VGR v2, 25 under v3)
+        assert (ok["n_credited"] == 0).all() and (ok["n_errors"] == 1).all()
+        assert ((ok["vgr_score"] > 0) & (ok["vgr_score"] < 100)).all()
         assert js.filter(pl.col("status") == "judge_error")["vgr_score"].null_count() == 1
         # every HTTP call is accounted for, and each prompt was called as often as its script demands
         assert js["calls"].sum() == fake.count == stats.calls
