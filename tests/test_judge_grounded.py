@@ -166,11 +166,11 @@ def test_prompt_v3_is_the_default_and_is_versioned():
 _BLOCK = re.compile(r'<model_response id="([0-9a-f]+)">\n(.*)\n</model_response id="\1">', re.S)
 
 
-class ReaderJudge(JudgeFake):
-    """A judge that reads each response's facts perfectly (the generator's entries) and labels them
-    honestly or, with `hostile`, as the module docstring says; it answers in the grounded schema."""
+class HostileJudge(JudgeFake):
+    """A judge that reads each response's facts perfectly (the generator's entries) and labels them as the
+    module docstring says; it answers in the grounded schema."""
 
-    hostile = False
+    hostile = True
     entries: dict[str, list] = {}
 
     def _completion(self, body, prompt, text=None, finish="stop"):
@@ -187,12 +187,8 @@ class ReaderJudge(JudgeFake):
         return super()._completion(body, prompt, text=text, finish=finish)
 
 
-class HostileJudge(ReaderJudge):
-    hostile = True
-
-
 def _judge(run, fake, out):
-    cfg = JudgeConfig(model="hosted_vllm/reader-judge", executor="local", progress=False,
+    cfg = JudgeConfig(model="hosted_vllm/hostile-judge", executor="local", progress=False,
                       options={"api_base": fake.base_url, "max_concurrency": 4, "timeout_s": 30, "max_steps": 256})
     stats = run_judge_stage(run, None, cfg, out_dir=out)
     js = read_judgments(out)
@@ -204,18 +200,20 @@ def test_hostile_judge_over_http(tmp_path):
     insts = list({i.task: i for i in reversed(INSTANCES)}.values())  # one instance per task
     texts = {i.instance_id: _texts(i) for i in insts}
     names = ("crit", "crit+extra", "para", "crit+false", "right-crit")
-    ReaderJudge.entries = {t: e for v in texts.values() for t, e in v.values()}
+    HostileJudge.entries = {t: e for v in texts.values() for t, e in v.values()}
     ds = write_dataset_folder(tmp_path / "ds", insts)
     run = write_run(tmp_path / "run", ds, insts, models=names, text_of=lambda i, m: texts[i.instance_id][m][0])
     with HostileJudge() as fake:
         host = _judge(run, fake, tmp_path / "hostile")
         assert fake.count == len(insts) * len(names)
-    with ReaderJudge() as fake:
-        honest = _judge(run, fake, tmp_path / "honest")
     assert host["judge_template"].unique().to_list() == [load_template(max_steps=256).version]
-    keys = ["instance_id", "model"]
-    cols = ["vgr_score", "n_credited", "n_errors", "final_answer_match"]
-    assert host.sort(keys).select(keys + cols).equals(honest.sort(keys).select(keys + cols))
+    # what an honest judge's verdict scores (the same facts, labelled by their truth), computed in process
+    by_id = {i.instance_id: i for i in insts}
+    for r in host.iter_rows(named=True):
+        text, entries = texts[r["instance_id"]][r["model"]]
+        honest, _ = _score(by_id[r["instance_id"]], text, judge_steps(entries, False))
+        assert [r[c] for c in ("vgr_score", "n_credited", "n_errors", "final_answer_match")] == \
+            [honest[c] for c in ("vgr_score", "n_credited", "n_errors", "final_answer_match")], r["model"]
     assert host["judge_final_match"].all() and (host["n_dropped"] >= 1).all()
     wide = host.pivot(on="model", index="instance_id", values="vgr_score")
     assert wide.filter(pl.col("crit+extra") > pl.col("crit")).is_empty()
