@@ -74,9 +74,27 @@ def _label(value: float | str | None) -> str:
     return " ".join(str(value).casefold().split()) if value is not None else ""
 
 
-def fact_in_quote(fact: Fact, quote: str) -> bool:
+def _run_in(seq: list[str], nodes: list[str]) -> bool:
+    """Whether `nodes` occur as one contiguous run of `seq`, either way round (a cycle's closing node may be
+    left implicit)."""
+    runs = [nodes, nodes[::-1]]
+    if len(nodes) > 2 and nodes[0] == nodes[-1]:  # a cycle: any rotation, with or without its closing node
+        ring = nodes[:-1]
+        rots = [r[k:] + r[:k] for r in (ring, ring[::-1]) for k in range(len(r))]
+        runs = [x for r in rots for x in (r, [*r, r[0]])]
+    k = len(seq)
+    return any(seq[i:i + len(r)] == r for r in runs for i in range(k - len(r) + 1))
+
+
+def fact_in_quote(fact: Fact, quote: str, names: frozenset[str] | None = None) -> bool:
     """Whether the quote states the fact: its nodes occur as words (a path's in order, either way round), a
-    number value as a number, a colour (drawn or assigned class) as a word."""
+    number value as a number, a colour (drawn or assigned class) as a word. With the instance's node
+    `names`, a path's nodes must be one contiguous run of the node names the quote writes (as spelt in
+    the graph): `A -> B -> C` states the path A, B, C, not A, C."""
+    if names is not None and fact.type == "path" and all(n is not None and n in names for n in fact.nodes):
+        seq = [w for w in _WORD.findall(unicodedata.normalize("NFKC", html.unescape(quote))) if w in names]
+        if all(n in seq for n in fact.nodes) and not _run_in(seq, [str(n) for n in fact.nodes]):
+            return False
     words = _words(quote)
     flat = normalise(quote)
     names = [n.casefold() for n in fact.nodes if n is not None]
@@ -94,16 +112,18 @@ def fact_in_quote(fact: Fact, quote: str) -> bool:
 
     def in_order(seq: list[str]) -> bool:
         pos = 0
-        for i, n in enumerate(seq):
-            if i == len(seq) - 1 and n == seq[0] and len(seq) > 2:
-                return True  # a cycle's closing node may be left implicit ("... and back")
+        for n in seq:
             pos = at(n, pos)
             if pos < 0:
                 return False
         return True
 
     if fact.type == "path":
-        if not (in_order(names) or in_order(names[::-1])):
+        orders = [names, names[::-1]]
+        if len(names) > 2 and names[0] == names[-1]:  # a cycle: any rotation, either way round
+            ring = names[:-1]
+            orders = [r[k:] + r[:k] for r in (ring, ring[::-1]) for k in range(len(r))]
+        if not any(in_order(o) for o in orders):
             return False
     elif any(at(n, 0) < 0 for n in names):
         return False
@@ -287,7 +307,7 @@ def ground_verdict(evidence: Evidence, response: str, steps: Iterable[JudgeStep]
             reason = "no quote"
         elif q not in region:
             reason = "quote not in the response"
-        elif fact is not None and not fact_in_quote(fact, quote):
+        elif fact is not None and not fact_in_quote(fact, quote, ctx.names):
             reason = "fact not in its quote"
         if reason is not None:
             out.dropped.append({"quote": quote[:300], "fact": None if st.fact is None else st.fact.model_dump(),

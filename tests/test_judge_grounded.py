@@ -112,6 +112,11 @@ def test_quote_check_normalises_spacing_case_and_entities_only():
     assert fact_in_quote(f, "PIE to DAY to SFB = 2608")  # undirected: either way round
     assert not fact_in_quote(f, "SFB -> PIE -> DAY, total 2608")  # another path
     assert not fact_in_quote(f, "SFB -> DAY -> PIE, total 2609")  # another total
+    names = frozenset({"SFB", "DAY", "PIE", "ATL"})
+    assert fact_in_quote(f, "SFB (0) -> DAY (1267 km) -> PIE (2608 km)", names)
+    assert not fact_in_quote(f, "SFB -> DAY -> ATL -> PIE, total 2608", names)  # a node skipped
+    tour = Fact(type="path", nodes=["SFB", "DAY", "PIE", "SFB"])
+    assert fact_in_quote(tour, "PIE, DAY, SFB and back", names)  # a cycle, reversed, closing node implicit
     assert not fact_in_quote(Fact(type="edge", nodes=["C1", "O1"]), "C11 -- O1")  # names are whole words
     assert fact_in_quote(Fact(type="assign", nodes=["C1"], value=2), "C1: colour 2")
     assert not fact_in_quote(Fact(type="assign", nodes=["C1"], value=2), "C12: colour 1")
