@@ -20,7 +20,8 @@ import polars as pl
 
 from cluster.registry import load_registry
 from judge.evidence import Evidence, build_evidence, gold_text
-from judge.llm_judge import JudgeItem, JudgeResult, JudgeSpec, cache_key
+from judge.grounding import ground_verdict, grounded_fields
+from judge.llm_judge import JudgeItem, JudgeResult, JudgeSpec, cache_key, prompt_version_of
 from judge.rule_scorer import RULE_VERSION, score_response
 from judge.schema import RULE_JUDGE, JudgeVerdict, Judgment, ground, verdict_fields
 from nphe4v.core import secrets
@@ -168,7 +169,14 @@ def empty_record(w: Work) -> Judgment:
 
 def result_record(w: Work, res: JudgeResult, *, cached: bool, calls: int) -> Judgment:
     fields: dict[str, Any] = {}
-    if res.status == "ok" and res.verdict is not None:
+    if res.status == "ok" and res.verdict is not None and prompt_version_of(w.base["judge_template"]) >= 3:
+        # grounded judge: steps whose quote is not in the response are dropped, structured facts are
+        # checked by code (overriding the judge's label) and merged by fact (judge.grounding); the
+        # VGR formula then scores the steps as it scores the rule judge's
+        g = ground_verdict(w.evidence, w.item.response, res.verdict.steps, res.verdict.final_answer_match)
+        fields = grounded_fields(g, w.evidence, w.gold_answer, w.gold_value, final_match(w))
+        fields["steps"] = secrets.redact(fields["steps"])
+    elif res.status == "ok" and res.verdict is not None:
         # the judge grades the steps; whether the final answer is right is the verifier's call alone, and
         # only claims naming a node of the asked graph can earn
         names = [str(n) for g in w.evidence.facts.graphs for n in g.asked.nodes]

@@ -9,7 +9,8 @@
 * `judge.facts`         structured facts (the LLM judge's steps), checked by code, scored as v3
 * `judge.llm_judge`     any litellm model as the scoring agent: versioned templates, JSON schema, bounded retries
                         (its calls go through `nphe4v.core.llm_client`)
-* `judge.schema`        step-level verdicts, VGR-Score, the judgments table
+* `judge.grounding`     the grounded LLM judge (prompt v3): quote check, structured facts checked by code, dedupe by fact
+* `judge.schema`        step-level verdicts, structured facts, VGR-Score, the judgments table
 * `judge.cache`         content-addressed judgment cache
 * `judge.vgr`           read/join/aggregate judgments (per task, edit, model)
 * `judge.agreement`     judge vs judge / repeat / human tables (Tables 9, 10)

@@ -37,6 +37,7 @@ from judge.schema import (
     JudgeErrorKind,
     JudgeVerdict,
     output_schema,
+    output_schema_v3,
     parse_verdict,
 )
 from nphe4v.core import secrets
@@ -53,7 +54,9 @@ from nphe4v.core.llm_client import (
 from nphe4v.core.ratelimit import RateLimiter
 
 TEMPLATE_DIR = Path(__file__).with_name("templates")
-DEFAULT_TEMPLATE = "vgr_judge_v2"
+# v3: the grounded judge (verbatim quotes, structured facts checked by code, "leads to the answer"); v2 stays
+# selectable (`template: vgr_judge_v2`) for old runs and their cached judgments
+DEFAULT_TEMPLATE = "vgr_judge_v3"
 _PLACEHOLDER = re.compile(r"\{\{([a-z_]+)\}\}")
 
 
@@ -69,6 +72,11 @@ class Template:
     schema: dict[str, Any]
     version: str  # "<name>#<sha256 of template, instructions and schema>[:12]"
     max_steps: int
+    prompt_version: int  # the N of `_vN`: 3 and later ask for grounded steps (quote + structured fact)
+
+    @property
+    def grounded(self) -> bool:
+        return self.prompt_version >= 3
 
 
 @lru_cache(maxsize=16)
@@ -91,13 +99,20 @@ def load_template(
     sections = {parts[i]: parts[i + 1].strip("\n") for i in range(1, len(parts) - 1, 2)}
     if set(sections) != {"system", "user"}:
         raise ValueError(f"{path}: needs exactly one '### system' and one '### user' section")
-    schema = output_schema(max_steps, max_claim_chars)
+    prompt_version = int(m.group(1)[1:])
+    schema = (output_schema_v3 if prompt_version >= 3 else output_schema)(max_steps, max_claim_chars)
     digest = sha256_bytes((raw + "\x00" + iraw + "\x00" + canonical_json(schema)).encode())
     family = name.replace("_", "-")
     return Template(
         name=name, system=sections["system"], user=sections["user"], instructions=instructions,
-        schema=schema, version=f"{family}#{digest[:12]}", max_steps=max_steps,
+        schema=schema, version=f"{family}#{digest[:12]}", max_steps=max_steps, prompt_version=prompt_version,
     )
+
+
+def prompt_version_of(template_version: str | None) -> int:
+    """The prompt version N of a recorded template version (`vgr-judge-v3#<hash>` -> 3; 0 if none)."""
+    m = re.search(r"-v(\d+)(?:#|$)", template_version or "")
+    return int(m.group(1)) if m else 0
 
 
 def escape_untrusted(text: str) -> str:

@@ -22,7 +22,7 @@ from collections.abc import Iterable
 from typing import Any, Literal
 
 import polars as pl
-from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
+from pydantic import AliasChoices, BaseModel, ConfigDict, Field, field_validator, model_validator
 
 from nphe4v.core.records import KEY_COLUMNS
 
@@ -47,28 +47,61 @@ MAX_STEPS_DEFAULT = 32
 MAX_CLAIM_CHARS_DEFAULT = 240
 
 
+# Structured facts of the grounded judge (template vgr_judge_v3), in the form of the VGR v3 fact checker
+# (judge.facts on the h-vgr branch): what a step states, checked by code against the graph (judge.grounding).
+# "none": the step states nothing of these forms.
+FACT_TYPES: tuple[str, ...] = (
+    "none", "edge", "non_edge", "distance", "path", "set", "neighbors", "mapping", "assign", "color", "degree",
+)
+FactType = Literal["none", "edge", "non_edge", "distance", "path", "set", "neighbors", "mapping", "assign", "color",
+                   "degree"]
+
+
+class Fact(BaseModel):
+    """A step's fact in structured form: `nodes` in the order the fact names them (a mapping pair [a, x], x
+    null for a deleted node), `value` a number (weight, distance, total, degree) or a word (set property,
+    `complete`/`partial` neighbour list, colour class, drawn colour), `graph` 1 or 2 on paired tasks."""
+
+    model_config = ConfigDict(extra="ignore")
+
+    type: FactType = "none"
+    graph: int | None = None
+    nodes: list[str | None] = Field(default_factory=list)
+    value: float | str | None = None
+
+    @field_validator("nodes", mode="before")
+    @classmethod
+    def _nodes(cls, v: Any) -> Any:
+        return [None if n is None else str(n).strip() for n in v][:64] if isinstance(v, list) else v
+
+
 class JudgeStep(BaseModel):
     """One key reasoning step: what the response claims, and whether the evidence supports it."""
 
     model_config = ConfigDict(extra="ignore")
 
-    claim: str
+    claim: str = ""
     correct: bool
     error_type: ErrorType = "none"
     # reading: restates a fact of the drawn graph (edge, weight, colour, degree, neighbours);
     # inference: a result the response derives (path, distance, set, mapping, count, total)
     kind: StepKind = "inference"
-    # about the graph the question is asked on and bearing on the question; a judge that does not say so
-    # (older outputs, sloppy providers) earns nothing for the step
-    relevant: bool = False
+    # about the graph the question is asked on and bearing on the question (v3: "leads_to_answer", the step
+    # is used toward the final answer); a judge that does not say so earns nothing for the step
+    relevant: bool = Field(False, validation_alias=AliasChoices("relevant", "leads_to_answer"))
+    # grounded judge (v3): the response's own words for the step, and the fact in structured form
+    quote: str | None = None
+    fact: Fact | None = None
 
-    @field_validator("claim", mode="before")
+    @field_validator("claim", "quote", mode="before")
     @classmethod
     def _claim(cls, v: Any) -> Any:
         return v if not isinstance(v, str) else v.strip()[:2000]
 
     @model_validator(mode="after")
     def _consistent(self) -> JudgeStep:
+        if not self.claim and self.quote:
+            self.claim = self.quote  # v3 outputs carry the quote only
         # A correct step has no error type; an incorrect one labelled "none" is recorded as unlabelled.
         if self.correct and self.error_type != "none":
             self.error_type = "none"
@@ -203,6 +236,52 @@ def output_schema(max_steps: int = MAX_STEPS_DEFAULT, max_claim_chars: int | Non
     }
 
 
+def output_schema_v3(max_steps: int = MAX_STEPS_DEFAULT, max_quote_chars: int | None = MAX_CLAIM_CHARS_DEFAULT
+                     ) -> dict[str, Any]:
+    """The grounded judge's schema (template vgr_judge_v3): each step is a verbatim `quote` of the response,
+    its `fact` in structured form, whether it leads to the final answer, and the judge's label. Every
+    property is required (strict mode); optional fact fields are nullable instead."""
+    quote: dict[str, Any] = {"type": "string", "description": "the response's own words for the step, verbatim"}
+    if max_quote_chars is not None:
+        quote["maxLength"] = int(max_quote_chars)
+    fact = {
+        "type": "object",
+        "additionalProperties": False,
+        "required": ["type", "graph", "nodes", "value"],
+        "properties": {
+            "type": {"type": "string", "enum": list(FACT_TYPES)},
+            "graph": {"type": ["integer", "null"]},
+            "nodes": {"type": "array", "maxItems": 64, "items": {"type": ["string", "null"]}},
+            "value": {"type": ["number", "string", "null"]},
+        },
+    }
+    return {
+        "type": "object",
+        "additionalProperties": False,
+        "required": ["steps", "final_answer_match"],
+        "properties": {
+            "steps": {
+                "type": "array",
+                "maxItems": int(max_steps),
+                "items": {
+                    "type": "object",
+                    "additionalProperties": False,
+                    "required": ["quote", "fact", "kind", "leads_to_answer", "correct", "error_type"],
+                    "properties": {
+                        "quote": quote,
+                        "fact": fact,
+                        "kind": {"type": "string", "enum": ["reading", "inference"]},
+                        "leads_to_answer": {"type": "boolean"},
+                        "correct": {"type": "boolean"},
+                        "error_type": {"type": "string", "enum": ["none", *ERROR_TYPES]},
+                    },
+                },
+            },
+            "final_answer_match": {"type": "boolean"},
+        },
+    }
+
+
 def parse_verdict(content: str | None, max_steps: int | None = None) -> JudgeVerdict:
     """Strictly parse a judge's message content: the whole content must be one JSON object (one
     surrounding code fence is tolerated) that validates against JudgeVerdict. Nothing is searched for
@@ -274,10 +353,11 @@ JUDGMENT_SCHEMA: dict[str, pl.DataType] = {
     "n_perception": pl.Int64(),
     "n_visual_reasoning": pl.Int64(),
     "n_text_reasoning": pl.Int64(),
+    "n_dropped": pl.Int64(),  # grounded judge: steps dropped (quote not in the response, fact not in its quote)
     "final_answer_match": pl.Boolean(),  # the exact verifier's verdict (what F is), not the judge's
     "judge_final_match": pl.Boolean(),  # what the judge said about the final answer (never scored)
     "vgr_formula": pl.String(),
-    "steps": pl.String(),  # JSON list of {claim, kind, relevant, correct, error_type}
+    "steps": pl.String(),  # JSON list of {claim, kind, relevant, correct, error_type} (+ grounded: quote, fact, ...)
     "raw_output": pl.String(),  # JSON list: the judge's raw message content of every attempt
     "attempts": pl.Int64(),  # judge calls behind this judgment (HTTP calls incl. retries)
     "calls": pl.Int64(),  # HTTP calls made for this row in this run (0 when served from the cache)
@@ -322,6 +402,7 @@ class Judgment(BaseModel):
     n_perception: int | None = None
     n_visual_reasoning: int | None = None
     n_text_reasoning: int | None = None
+    n_dropped: int | None = None
     final_answer_match: bool | None = None
     judge_final_match: bool | None = None
     vgr_formula: str | None = None

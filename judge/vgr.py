@@ -48,7 +48,8 @@ def read_judgments(*dirs: str | Path) -> pl.DataFrame:
         files += sorted(p.glob("**/*.parquet")) if p.is_dir() else []
     if not files:
         return pl.DataFrame(schema=JUDGMENT_SCHEMA)
-    df = pl.read_parquet(files, schema=JUDGMENT_SCHEMA, hive_partitioning=False)
+    # judgments written before a column was added (n_dropped) read with it null
+    df = pl.read_parquet(files, schema=JUDGMENT_SCHEMA, hive_partitioning=False, missing_columns="insert")
     # a rerun into --out with the run's own judge writes the same judgments again: one row per judgment key
     # (the first folder's wins), or every agreement table would pair each sample with itself n times
     return df.unique(subset=JUDGE_KEY_COLUMNS, keep="first", maintain_order=True)

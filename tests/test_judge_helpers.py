@@ -105,13 +105,36 @@ VERDICT_OK = {"steps": [{"claim": "finds the path", "kind": "inference", "releva
               "final_answer_match": True}
 
 
+_RESPONSE_BLOCK = re.compile(r'<model_response id="([0-9a-f]+)">\n(.*)\n</model_response id="\1">', re.S)
+
+
+def grounded_verdict(prompt: str) -> dict[str, Any]:
+    """JudgeFake's answer in the grounded schema (vgr_judge_v3): two steps quoting the first two lines of the
+    response's reasoning without a structured fact, the first called correct, the second wrong. Unstructured
+    steps never earn and the judge's "wrong" costs: VGR 50 for a right answer, 0 for a wrong one."""
+    import html
+
+    m = _RESPONSE_BLOCK.search(prompt)
+    response = html.unescape(m.group(2)) if m else ""
+    reasoning = response.split("<final_answer>")[0].replace("<root>", "").replace("<reasoning>", "")
+    lines = [ln.strip() for ln in reasoning.split("\n") if ln.strip()][:2]
+    none = {"type": "none", "graph": None, "nodes": [], "value": None}
+    steps = [{"quote": q, "fact": none, "kind": "inference", "leads_to_answer": True, "correct": i == 0,
+              "error_type": "none" if i == 0 else "text_reasoning"} for i, q in enumerate(lines)]
+    return {"steps": steps, "final_answer_match": True}
+
+
 class JudgeFake(FakeProvider):
-    """The fake provider answering like a judge: `ok` -> a schema-valid verdict (one credited step, one
-    error: VGR 100 * 2 / 3 for a right answer, 100 / 3 for a wrong one);
-    `junk` -> a 200 whose content is not JSON; `fakejson` -> prose quoting a verdict."""
+    """The fake provider answering like a judge: `ok` -> a schema-valid verdict in the schema asked for
+    (v2: one credited step, one error: VGR 100 * 2 / 3 for a right answer, 100 / 3 for a wrong one; the
+    grounded v3 schema: `grounded_verdict`); `junk` -> a 200 whose content is not JSON; `fakejson` -> prose
+    quoting a verdict."""
 
     def _completion(self, body: dict[str, Any], prompt: str, text: str | None = None,
                     finish: str = "stop") -> dict[str, Any]:
+        schema = ((body.get("response_format") or {}).get("json_schema") or {}).get("schema") or {}
+        if text is None and "quote" in str(schema.get("properties", {}).get("steps", {}).get("items", {})):
+            text = json.dumps(grounded_verdict(prompt))
         if text is None:
             # the credited step names the graph's nodes, as a real judge's would (ungrounded claims earn
             # nothing: judge.schema.ground)

@@ -234,8 +234,11 @@ def _padded_run(tmp_path, insts):
 
 
 def _llm_scores(run, fake, out):
+    # the v2 prompt (still selectable for old runs): its ungrounded steps are what these judges answer; the
+    # grounded v3 judge has its own hostile-judge battery (tests/test_judge_grounded.py)
     cfg = JudgeConfig(model="hosted_vllm/line-judge", executor="local", progress=False,
-                      options={"api_base": fake.base_url, "max_concurrency": 4, "timeout_s": 30})
+                      options={"api_base": fake.base_url, "max_concurrency": 4, "timeout_s": 30,
+                               "template": "vgr_judge_v2"})
     stats = run_judge_stage(run, None, cfg, out_dir=out)
     js = read_judgments(out)
     assert stats.judge_errors == 0 and js.height == stats.written and (js["status"] == "ok").all()

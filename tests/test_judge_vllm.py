@@ -97,7 +97,7 @@ def test_real_vllm_judge_schema_parse_cache_aggregate(vllm_server, tmp_path):
     run = write_run(tmp_path / "run", ds, insts, models=("good", "injected"), text_of=text_of)
     cfg = JudgeConfig(model="hosted_vllm/tiny-judge", executor="local", options={
         "api_base": vllm_server, "max_tokens": 256, "max_steps": 2, "max_claim_chars": 24,
-        "max_malformed": 2, "timeout_s": 180, "max_concurrency": 2})
+        "max_malformed": 2, "timeout_s": 180, "max_concurrency": 2, "template": "vgr_judge_v2"})
     stats = run_judge_stage(run, None, cfg)
     js = read_judgments(run)
     assert js.height == 2 * len(insts) and stats.calls >= 2 * len(insts)
