@@ -35,6 +35,7 @@ from judge.evidence import Evidence
 from judge.rule_checks import ClaimChecks, Context, Step, context_for
 from judge.rule_grammar import edge_key
 from judge.rule_scorer import claims_region
+from judge.rule_v3 import v3_of
 from judge.schema import Fact, JudgeStep, claim_key, verdict_fields
 
 _SPACE = re.compile(r"\s+")
@@ -361,12 +362,9 @@ def _grounded(ctx: Context, st: JudgeStep, fact: Fact, quote: str) -> GroundedSt
 
 def grounded_fields(g: Grounded, evidence: Evidence, gold_answer: Mapping[str, Any], gold_value: float | None,
                     final_match: bool) -> dict[str, Any]:
-    """The score columns of a grounded judgment: the VGR formula over the grounded steps, as for the rule
-    judge. The one seam to the formula: with VGR v3 (judge.rule_v3 on the h-vgr branch) this sets
-    `g.v3 = v3_of(context_for(evidence), g.v3_steps(), gold_answer, gold_value, final_match, evidence)`
-    before `verdict_fields`; until then the v2 counts apply (credit needs code relevance and the judge's
-    "leads to the answer")."""
-    del evidence, gold_answer, gold_value  # the v3 formula's inputs (see above)
+    """The score columns of a grounded judgment: VGR v3 over the grounded, code-checked steps, exactly as for
+    the rule judge (credit = the critical facts of the closest optimum, decided by code)."""
+    g.v3 = v3_of(context_for(evidence), g.v3_steps(), gold_answer, gold_value, final_match, evidence)
     fields = verdict_fields(g, final_match)
     fields["steps"] = json.dumps(g.steps_json(), ensure_ascii=False)
     fields["n_dropped"] = len(g.dropped)

@@ -118,7 +118,7 @@ def testmini_instances(tmp_path_factory):
     return list(load_dataset(out, check_images=False).instances)
 
 
-@pytest.mark.slow
+@pytest.mark.slow(reason="generates the whole testmini split (1,060 instances) and judges every property on each")
 def test_properties_whole_testmini(testmini_instances):
     """Every property on every instance of a whole generated testmini."""
     failures = [f for inst in testmini_instances for f in _check_instance(inst)]
