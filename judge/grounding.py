@@ -222,7 +222,7 @@ def _non_edge(c: ClaimChecks, quote: str, u: str, v: str) -> Step:
     err = "perception" if edge_key(u, v) in g.drawn_edges or u not in c.ctx.names or v not in c.ctx.names \
         else "visual_reasoning"
     relevant = c.f.task in ("MIS", "MCP", "MVC", "COL")
-    return Step(0, ("non_edge", tuple(cands), edge_key(u, v)), quote, ok, "none" if ok else err, "reading", relevant)
+    return Step(0, ("nonedge", tuple(cands), edge_key(u, v)), quote, ok, "none" if ok else err, "reading", relevant)
 
 
 def _deletion(c: ClaimChecks, quote: str, a: str) -> Step:
