@@ -86,7 +86,8 @@ def select(judgments: pl.DataFrame, judge: str | None = None, template: str | No
     if judge is not None:
         df = df.filter(pl.col("judge") == judge)
     if template is None and not df.is_empty():
-        counts = df.group_by("judge_template").len().sort(["len", "judge_template"], descending=[True, False])
+        # a tie (an old run rescored in full by a newer template) goes to the higher version: rule-v3 over rule-v2
+        counts = df.group_by("judge_template").len().sort(["len", "judge_template"], descending=[True, True])
         template = counts["judge_template"][0]
     if template is not None:
         df = df.filter(pl.col("judge_template") == template)
