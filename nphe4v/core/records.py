@@ -46,6 +46,7 @@ SAMPLE_SCHEMA: dict[str, pl.DataType] = {
     "schema_version": pl.String(),
     "trace": pl.String(),
     "witness_valid": pl.Boolean(),
+    "value_consistent": pl.Boolean(),
 }
 assert list(SAMPLE_SCHEMA) == list(SampleRecord.model_fields), "sink schema out of step with SampleRecord"
 

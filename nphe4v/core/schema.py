@@ -145,6 +145,9 @@ class Verdict(Frozen):
     # Whether the path / set / tour / mapping the answer gives is valid, apart from the verdict (GraphVerse
     # scores some tasks by their value alone); None when no witness was given or the task has none.
     witness_valid: bool | None = None
+    # Whether a value the answer states (a length, a size, a count) agrees with the value its own witness
+    # has; None when the answer states no value, gives no witness, or the witness is not feasible.
+    value_consistent: bool | None = None
 
 
 class SampleRecord(BaseModel):
@@ -180,3 +183,4 @@ class SampleRecord(BaseModel):
     schema_version: str = SCHEMA_VERSION
     trace: str | None = None
     witness_valid: bool | None = None
+    value_consistent: bool | None = None
