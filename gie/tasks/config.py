@@ -63,6 +63,9 @@ class TaskConfig:
     recolor_modes: tuple[RecolorMode, ...] = ("only", "avoid")
     # smallest focused subgraph M
     focus_min: int = 4
+    # smallest gold value an edited (focus / recolour) question may have: below it the answer needs no
+    # search (MIS / MVC of one node); `gie.tasks.construction.degenerate`
+    min_answer: int = 0
     # nodes a recolour must not touch (the query's endpoints stay visible and asked)
     keep: Callable[[dict[str, Any]], set[str]] = lambda q: set()
     # With probability prefer_rate an instance must satisfy `prefer` on its asked graph (CYC: has a

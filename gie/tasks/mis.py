@@ -100,6 +100,7 @@ CONFIG = TaskConfig(
     random_answer=random_answer,
     answer_example=ANSWER_EXAMPLE,
     answer_instruction=ANSWER_INSTRUCTION,
+    min_answer=2,
     bare=Bare(names="IndependentSet"),
 )
 TASK = build_spec(CONFIG)

@@ -97,6 +97,7 @@ CONFIG = TaskConfig(
     random_answer=random_answer,
     answer_example=ANSWER_EXAMPLE,
     answer_instruction=ANSWER_INSTRUCTION,
+    min_answer=2,
     bare=Bare(names="Cover"),
 )
 TASK = build_spec(CONFIG)
