@@ -33,6 +33,9 @@ RECOLOR_MARGIN = 24.0
 RECOLOR_TRIES = 12
 RECOLOR_TRIES_HARD = 64
 MAX_ATTEMPTS = 60
+# Hard focus / recolour draws are rejected more often (the asked side must reach the hard range, and SD's
+# 14-airport drawings rarely leave a question the edit changes); most rejections now come before the layout.
+MAX_ATTEMPTS_HARD_EDIT = 200
 
 
 def _edit_targets(cfg: TaskConfig, kind: EditKind, paired_mode: PairedMode | None, rng: random.Random) -> list[int]:
@@ -83,13 +86,14 @@ def build_data(
         raise ValueError(f"{cfg.name} does not take the {kind!r} edit; allowed: {', '.join(cfg.edits)}")
     last: Exception | None = None
     want_preferred = cfg.prefer is not None and rng.random() < cfg.prefer_rate
-    for _ in range(MAX_ATTEMPTS):
+    attempts = MAX_ATTEMPTS_HARD_EDIT if level == "hard" and kind in ("focus", "recolor") else MAX_ATTEMPTS
+    for _ in range(attempts):
         try:
             return _build_once(cfg, kind, rng, paired_mode, stream, want_preferred, level)
         except (RetryInstance, SampleError, ValueError) as e:
             # ValueError: an edit found no admissible choice on this graph (gie.edits raises it then).
             last = e
-    raise SampleError(f"{cfg.name}/{kind}: no valid instance in {MAX_ATTEMPTS} draws (last: {last})")
+    raise SampleError(f"{cfg.name}/{kind}: no valid instance in {attempts} draws (last: {last})")
 
 
 def _build_once(
@@ -203,7 +207,7 @@ def _build_once(
 
 
 # Queries tried on one hard focus target before the whole draw is redrawn.
-FOCUS_QUERIES = 8
+FOCUS_QUERIES = 32
 
 
 def _focus_query(cfg: TaskConfig, target: nx.Graph, whole: nx.Graph, rng: random.Random, level: Level
