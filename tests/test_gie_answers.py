@@ -717,3 +717,10 @@ def test_scored_sample_records_the_witness_column() -> None:
     assert (verdict.verdict, verdict.witness_valid) == ("correct", True), verdict
     verdict, _ = score_answer(inst, json.dumps({"Diameter": d + 1, "Path": gold.answer["Path"]}))
     assert (verdict.verdict, verdict.witness_valid, verdict.value_consistent) == ("wrong", True, False), verdict
+    # the scorer hands GraphVerse whatever the tags hold: a bare value with its unit is read, a bare list
+    # (a path without the diameter) is a classified parse error
+    verdict, parsed = score_answer(inst, f"<final_answer>{d} hops</final_answer>")
+    assert verdict.verdict == "correct" and json.loads(parsed or "{}")["Diameter"] == d, verdict
+    path = ", ".join(map(str, gold.answer["Path"]))
+    verdict, _ = score_answer(inst, f"<final_answer>[{path}]</final_answer>")
+    assert verdict.verdict == "parse_error" and verdict.reason.startswith("not_a_mapping"), verdict
