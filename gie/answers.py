@@ -4,8 +4,8 @@ names from `gie.catalogue`) and runs that task module's own function; the per-ta
 `gie/tasks/<task>.py`, the shared parts in `gie.tasks.answer_parsing` and `gie.tasks.verdicts`.
 
 * `parse(task, obj)`: canonical answer mapping or a `ParseError`; never raises.
-* `verify(task, graphs, query, gold, canonical)`: correct / wrong with a reason, and `witness_valid`;
-  never raises.
+* `verify(task, graphs, query, gold, canonical)`: correct / wrong with a reason, `witness_valid` and
+  `value_consistent`; never raises.
 * `solve(task, graphs, query)`: the gold answer (exact optimum) on the graph(s) asked on.
 * `heuristic` is the textbook shortcut a model might imitate; `random_answer` is well-formed noise.
 """
@@ -25,9 +25,8 @@ from nphe4v.core.schema import Gold, ParseError, Verdict
 
 
 def parse(task: str, obj: Any) -> dict[str, Any] | ParseError:
-    """Canonical answer for `task` from an extracted final-answer mapping, or why it is not one. Never raises."""
-    if not isinstance(obj, dict):
-        return ParseError(kind="not_a_mapping", detail=type(obj).__name__)
+    """Canonical answer for `task` from an extracted final answer (a mapping, or a bare number, list or text
+    where the task reads one), or why it is not one. Never raises."""
     if task not in CATALOGUE:
         return ParseError(kind="bad_value", detail=f"unknown task {task!r}")
     return get_config(task).parse_answer(obj)

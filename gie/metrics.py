@@ -2,7 +2,8 @@
 
 Pure functions over a run's per-sample table (`SampleRecord` rows as a polars DataFrame or LazyFrame, e.g.
 ``pl.scan_parquet(f"{run}/samples/**/*.parquet")``); each returns a collected DataFrame. Only the columns
-benchmark, model, task, variant, status and verdict are read (and witness_valid by `witness_validity`).
+benchmark, model, task, variant, status and verdict are read (and witness_valid, value_consistent by
+`witness_validity`).
 
 Conventions:
 
@@ -161,13 +162,18 @@ def witness_validity(samples: Frame, by: Sequence[str] = ("model", "task")) -> p
     """How often a given path / set / tour / mapping is valid, apart from the verdict (``witness_valid``):
     columns ``*by, answered, with_witness, valid_witness, valid_pct`` (% of answers with a witness whose
     witness is valid), plus ``correct_invalid_witness`` = correct answers whose witness is invalid (a right
-    value-scored answer backed by a wrong path or mapping). Only parsed answers (verdict correct / wrong)
-    count; a sample table written before the column existed gives null percentages."""
+    value-scored answer backed by a wrong path or mapping). And whether a value stated beside a feasible
+    witness agrees with it (``value_consistent``): ``with_value`` answers where it could be compared,
+    ``consistent_pct`` the % that agree, ``correct_inconsistent_value`` correct answers whose stated value
+    disagrees with their witness (an optimal tour with a misstated Length). Only parsed answers (verdict
+    correct / wrong) count; a sample table written before a column existed gives null percentages."""
     lf = _rows(samples)
-    if "witness_valid" not in lf.collect_schema().names():
-        lf = lf.with_columns(witness_valid=pl.lit(None, dtype=pl.Boolean))
+    names = lf.collect_schema().names()
+    for column in ("witness_valid", "value_consistent"):
+        if column not in names:
+            lf = lf.with_columns(pl.lit(None, dtype=pl.Boolean).alias(column))
     answered = lf.filter(pl.col("verdict").cast(pl.String).is_in(["correct", "wrong"]))
-    w = pl.col("witness_valid")
+    w, c = pl.col("witness_valid"), pl.col("value_consistent")
     keys = list(by)
     aggs = [
         pl.len().cast(pl.Int64).alias("answered"),
@@ -175,9 +181,15 @@ def witness_validity(samples: Frame, by: Sequence[str] = ("model", "task")) -> p
         w.fill_null(False).sum().cast(pl.Int64).alias("valid_witness"),
         (pl.col("_correct") & w.is_not_null() & ~w.fill_null(True)).sum().cast(pl.Int64)
         .alias("correct_invalid_witness"),
+        c.is_not_null().sum().cast(pl.Int64).alias("with_value"),
+        c.fill_null(False).sum().cast(pl.Int64).alias("_consistent"),
+        (pl.col("_correct") & c.is_not_null() & ~c.fill_null(True)).sum().cast(pl.Int64)
+        .alias("correct_inconsistent_value"),
     ]
     grouped = answered.group_by(keys).agg(aggs) if keys else answered.select(aggs)
     pct = pl.when(pl.col("with_witness") > 0).then(100 * pl.col("valid_witness") / pl.col("with_witness"))
-    out = grouped.with_columns(valid_pct=pct.otherwise(None))
-    cols = [*keys, "answered", "with_witness", "valid_witness", "valid_pct", "correct_invalid_witness"]
+    agree = pl.when(pl.col("with_value") > 0).then(100 * pl.col("_consistent") / pl.col("with_value"))
+    out = grouped.with_columns(valid_pct=pct.otherwise(None), consistent_pct=agree.otherwise(None))
+    cols = [*keys, "answered", "with_witness", "valid_witness", "valid_pct", "correct_invalid_witness",
+            "with_value", "consistent_pct", "correct_inconsistent_value"]
     return _sorted(out.select(cols), keys).collect()

@@ -33,6 +33,8 @@ SOURCE_MAX_NODES: dict[str, int] = {"us-airports": 14}
 def draw_size(node_range: NodeRange, rng: random.Random) -> int:
     """GraphArena's size draw: k = int(Exp(mean = (hi - lo) / 2)), redrawn until lo <= k <= hi, so sizes
     skew towards the small end of each level."""
+    if node_range.hi <= node_range.lo:
+        return node_range.lo  # a one-size range (SD's hard focus drawings: 14 airports)
     mean = (node_range.hi - node_range.lo) / 2
     while True:
         k = int(rng.expovariate(1 / mean))

@@ -10,7 +10,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from nphe4v.core.extract import extract_final_answer, extract_yes_no
+from nphe4v.core.extract import extract_final_answer, extract_final_answer_text, extract_yes_no
 from nphe4v.core.hashing import sha256_bytes
 from nphe4v.core.paper_parse import extract_paper_answer
 from nphe4v.core.schema import (
@@ -41,7 +41,9 @@ def score_answer(instance: Instance, text: str | None) -> tuple[Verdict, str | N
     from nphe4v.core.benchmarks import task_for
 
     spec = task_for(instance.benchmark, instance.task)
-    extracted = extract_final_answer(text)
+    # A benchmark whose parser reads bare values, lists and unquoted names gets whatever the final answer
+    # holds; the others get the mapping only.
+    extracted = extract_final_answer_text(text) if spec.bare_answers else extract_final_answer(text)
     if isinstance(extracted, ParseError):
         return _parse_error(extracted), None
     try:

@@ -18,8 +18,9 @@ JUDGE_DIR = "judgments"  # where cluster.judge_stage / jobs/judge_rerun.py write
 
 def graphverse(src: Source) -> dict[str, pl.DataFrame]:
     """GraphVerse tables from ``gie.metrics`` (accuracy per model x task with Wilson interval in percent,
-    the model x task ``acc_table``, ``by_edit``, ``single_vs_paired``, ``poly_vs_nph``); ``{}`` when the
-    source has no GraphVerse rows."""
+    the model x task ``acc_table``, ``by_edit``, ``single_vs_paired``, ``poly_vs_nph``, and ``witness``:
+    per model x task how often the given witness is valid and the stated value agrees with it,
+    ``witness_validity``); ``{}`` when the source has no GraphVerse rows."""
     df = frame_of(src).filter(pl.col("benchmark") == GV_BENCHMARK)
     if df.is_empty():
         return {}
@@ -31,6 +32,7 @@ def graphverse(src: Source) -> dict[str, pl.DataFrame]:
         "by_edit": gm.by_edit(df, by=("model",)),
         "single_vs_paired": gm.single_vs_paired(df, by=("model",)),
         "poly_vs_nph": gm.poly_vs_nph(df),
+        "witness": gm.witness_validity(df, by=("model", "task")),
     }
 
 

@@ -95,6 +95,16 @@ def bad_witness(task: str, g: nx.Graph, gold: Gold, answer: Any, *words: str, ve
         assert w in v.reason, (w, v.reason)
 
 
+def inconsistent(task: str, g: nx.Graph, gold: Gold, answer: Any, *words: str, verdict: str = "correct",
+                 query: dict[str, Any] | None = None) -> None:
+    """The witness is feasible and decides (or, value-scored, the value does); the stated value disagrees
+    with the witness: value_consistent is False and the reason names both numbers."""
+    v = check(task, [g], query_for(task, g) if query is None else query, gold, answer)
+    assert (v.verdict, v.witness_valid, v.value_consistent) == (verdict, True, False), (answer, v)
+    for w in words:
+        assert w in v.reason, (w, v.reason)
+
+
 def gold_of(task: str, g: nx.Graph) -> Gold:
     return solve(task, [g], query_for(task, g))
 
@@ -292,7 +302,7 @@ def test_infeasible_answers_name_the_problem() -> None:
     sd_q = {"source": "AAA", "target": "CCC"}
     gold = solve("SD", [g], sd_q)
     assert gold.value == 2
-    bad_witness("SD", g, gold, {"Distance": 2, "Path": ["AAA", "CCC"]}, "states Distance 2", "weight is 3", query=sd_q)
+    inconsistent("SD", g, gold, {"Distance": 2, "Path": ["AAA", "CCC"]}, "states Distance 2", "weight is 3", query=sd_q)
     bad_witness("SD", g, gold, {"Distance": 2, "Path": ["AAA", "EEE", "CCC"]}, "no edge between 'AAA' and 'EEE'",
                 query=sd_q)
     bad_witness("SD", g, gold, {"Distance": 2, "Path": ["BBB", "CCC"]}, "not at the source 'AAA'", query=sd_q)
@@ -311,8 +321,8 @@ def test_infeasible_answers_name_the_problem() -> None:
     assert gold.value == 3
     bad_witness("DIAM", g, gold, {"Diameter": 3, "Path": ["AAA", "BBB", "CCC", "DDD"]}, "not a shortest path",
                 "'AAA' to 'DDD'")
-    bad_witness("DIAM", g, gold, {"Diameter": 2, "Path": ["BBB", "AAA", "DDD", "EEE"]}, "has 3 edges",
-                "the diameter is 3", verdict="wrong")
+    inconsistent("DIAM", g, gold, {"Diameter": 2, "Path": ["BBB", "AAA", "DDD", "EEE"]}, "has 3 edges",
+                 "the diameter is 3", verdict="wrong")
     bad("DIAM", g, gold, {"Diameter": 2, "Path": ["BBB", "AAA", "DDD"]}, "the diameter is 3")
     ok("DIAM", g, gold, {"Diameter": 3, "Path": ["EEE", "DDD", "CCC", "BBB"]})
     ok("DIAM", g, gold, {"Diameter": 3})
@@ -333,7 +343,9 @@ def test_infeasible_answers_name_the_problem() -> None:
     gold5 = solve("TSP", [g5], {})
     assert gold5.value == 6  # A-B-C-E-D-A = 1+1+1+2+1
     ok("TSP", g5, gold5, {"Tour": ["AAA", "BBB", "CCC", "EEE", "DDD", "AAA"], "Length": 6})
-    bad("TSP", g5, gold5, {"Tour": ["AAA", "BBB", "CCC", "EEE", "DDD", "AAA"], "Length": 5}, "states Length 5")
+    # GraphArena grades the tour: an optimal tour with a misstated Length is correct, value_consistent False
+    inconsistent("TSP", g5, gold5, {"Tour": ["AAA", "BBB", "CCC", "EEE", "DDD", "AAA"], "Length": 5}, "states Length 5",
+                 "length is 6")
     bad("TSP", g5, gold5, {"Tour": ["AAA", "BBB", "DDD", "EEE", "CCC", "AAA"], "Length": 6},
         "no edge between 'BBB' and 'DDD'")
     bad("TSP", g5, gold5, {"Tour": [], "Length": None}, "claims no tour")
@@ -350,8 +362,8 @@ def test_infeasible_answers_name_the_problem() -> None:
     bad("COL", g, gold, {"NumColors": 3, "Coloring": {"AAA": 1, "BBB": 2, "CCC": 3, "DDD": 2}}, "no colour for 'EEE'")
     bad("COL", g, gold, {"NumColors": 3, "Coloring": {"AAA": 1, "BBB": 2, "CCC": 2, "DDD": 3, "EEE": 1}},
         "'BBB' and 'CCC' share colour")
-    bad("COL", g, gold, {"NumColors": 4, "Coloring": {"AAA": 1, "BBB": 2, "CCC": 3, "DDD": 2, "EEE": 1}},
-        "states NumColors 4", "uses 3")
+    inconsistent("COL", g, gold, {"NumColors": 4, "Coloring": {"AAA": 1, "BBB": 2, "CCC": 3, "DDD": 2, "EEE": 1}},
+                 "states NumColors 4", "uses is 3")
 
     gold = solve("CYC", [g], {})
     assert gold.value == 4
@@ -570,12 +582,14 @@ def test_mcs_mapping_problems_are_named() -> None:
     for answer, words in (
         ({"Size": 3, "Mapping": {"AAA": "XXX", "BBB": "YYY", "CCC": "ZZZ"}}, ("'AAA'-'CCC'", "second graph")),
         ({"Size": 2, "Mapping": {"AAA": "XXX", "BBB": "XXX"}}, ("not injective",)),
-        ({"Size": 1, "Mapping": {"AAA": "XXX", "BBB": "YYY"}}, ("states Size 1", "2 pairs")),
         ({"Size": 2, "Mapping": {"AAA": "XXX", "DDD": "YYY"}}, ("unknown", "'DDD'")),
     ):
         v = paired_check("MCS", g1, g2, gold, answer)
         assert v.witness_valid is False and all(w in v.reason for w in words), v.reason
         assert v.verdict == ("correct" if answer["Size"] == 2 else "wrong"), v
+    v = paired_check("MCS", g1, g2, gold, {"Size": 1, "Mapping": {"AAA": "XXX", "BBB": "YYY"}})
+    assert (v.verdict, v.witness_valid, v.value_consistent) == ("wrong", True, False), v
+    assert "states Size 1" in v.reason and "2 pairs" in v.reason
     assert paired_check("MCS", g1, g2, gold, {"Size": 2}) == Verdict(verdict="correct")
     assert paired_check("MCS", g1, g2, gold, {"Size": 3}).verdict == "wrong"
     v = paired_check("MCS", g1, g2, gold, {"Size": 2, "Mapping": {"BBB": "ZZZ", "CCC": "XXX", "AAA": None}})
@@ -674,13 +688,14 @@ def test_witness_column_separates_validity_from_the_verdict() -> None:
     gold = solve("DIAM", [g], {})
     path = ["EEE", "DDD", "CCC", "BBB"]
     table = {
-        (3, None): ("correct", None), (3, tuple(path)): ("correct", True), (3, ("EEE", "CCC")): ("correct", False),
-        (2, None): ("wrong", None), (2, tuple(path)): ("wrong", False), (2, ("EEE", "DDD", "AAA")): ("wrong", True),
+        (3, None): ("correct", None, None), (3, tuple(path)): ("correct", True, True),
+        (3, ("EEE", "CCC")): ("correct", False, None), (2, None): ("wrong", None, None),
+        (2, tuple(path)): ("wrong", True, False), (2, ("EEE", "DDD", "AAA")): ("wrong", True, True),
     }
     for (d, p), want in table.items():
         answer: dict[str, Any] = {"Diameter": d} if p is None else {"Diameter": d, "Path": list(p)}
         v = check("DIAM", [g], {}, gold, answer)
-        assert (v.verdict, v.witness_valid) == want, (answer, v)
+        assert (v.verdict, v.witness_valid, v.value_consistent) == want, (answer, v)
 
 
 def test_scored_sample_records_the_witness_column() -> None:
@@ -689,7 +704,8 @@ def test_scored_sample_records_the_witness_column() -> None:
     from nphe4v.core.schema import Instance, SampleRecord
     from nphe4v.scoring import score_answer
 
-    assert "witness_valid" in SampleRecord.model_fields and "witness_valid" in SAMPLE_SCHEMA
+    for column in ("witness_valid", "value_consistent"):
+        assert column in SampleRecord.model_fields and column in SAMPLE_SCHEMA
     data = build_data(get_config("DIAM"), "none", random.Random(3))
     gold = solve("DIAM", data.asked_graphs(), {})
     inst = Instance(instance_id="DIAM-L01-0", benchmark="graphverse", task="DIAM", level=1, index=0,
@@ -700,4 +716,11 @@ def test_scored_sample_records_the_witness_column() -> None:
     verdict, _ = score_answer(inst, json.dumps({"Diameter": d, "Path": gold.answer["Path"]}))
     assert (verdict.verdict, verdict.witness_valid) == ("correct", True), verdict
     verdict, _ = score_answer(inst, json.dumps({"Diameter": d + 1, "Path": gold.answer["Path"]}))
-    assert (verdict.verdict, verdict.witness_valid) == ("wrong", False), verdict
+    assert (verdict.verdict, verdict.witness_valid, verdict.value_consistent) == ("wrong", True, False), verdict
+    # the scorer hands GraphVerse whatever the tags hold: a bare value with its unit is read, a bare list
+    # (a path without the diameter) is a classified parse error
+    verdict, parsed = score_answer(inst, f"<final_answer>{d} hops</final_answer>")
+    assert verdict.verdict == "correct" and json.loads(parsed or "{}")["Diameter"] == d, verdict
+    path = ", ".join(map(str, gold.answer["Path"]))
+    verdict, _ = score_answer(inst, f"<final_answer>[{path}]</final_answer>")
+    assert verdict.verdict == "parse_error" and verdict.reason.startswith("not_a_mapping"), verdict

@@ -143,21 +143,29 @@ def test_witness_validity() -> None:
     from gie.metrics import witness_validity
 
     rows = [
-        {**row("m1", "DIAM", "correct"), "witness_valid": None},  # value only
-        {**row("m1", "DIAM", "correct"), "witness_valid": True},
-        {**row("m1", "DIAM", "correct"), "witness_valid": False},  # right value, wrong path
-        {**row("m1", "DIAM", "wrong"), "witness_valid": True},
-        {**row("m1", "DIAM", "parse_error"), "witness_valid": None},  # not an answer
-        {**row("m1", "MCP", "wrong"), "witness_valid": False},
-        {**row("m1", "MCP", "correct", status="infra_error"), "witness_valid": True},  # dropped
+        {**row("m1", "DIAM", "correct"), "witness_valid": None, "value_consistent": None},  # value only
+        {**row("m1", "DIAM", "correct"), "witness_valid": True, "value_consistent": True},
+        {**row("m1", "DIAM", "correct"), "witness_valid": False, "value_consistent": None},  # right value, wrong path
+        {**row("m1", "DIAM", "wrong"), "witness_valid": True, "value_consistent": False},
+        {**row("m1", "DIAM", "parse_error"), "witness_valid": None, "value_consistent": None},  # not an answer
+        {**row("m1", "TSP", "correct"), "witness_valid": True, "value_consistent": False},  # Length misstated
+        {**row("m1", "TSP", "correct"), "witness_valid": True, "value_consistent": None},  # no Length given
+        {**row("m1", "MCP", "wrong"), "witness_valid": False, "value_consistent": None},
+        {**row("m1", "MCP", "correct", status="infra_error"), "witness_valid": True, "value_consistent": False},
     ]
-    got = witness_validity(pl.DataFrame(rows, schema_overrides={"verdict": pl.String, "witness_valid": pl.Boolean}))
+    frame = pl.DataFrame(rows, schema_overrides={"verdict": pl.String, "witness_valid": pl.Boolean,
+                                                 "value_consistent": pl.Boolean})
+    got = witness_validity(frame)
     assert got.to_dicts() == [
         {"model": "m1", "task": "DIAM", "answered": 4, "with_witness": 3, "valid_witness": 2,
-         "valid_pct": pytest.approx(200 / 3), "correct_invalid_witness": 1},
+         "valid_pct": pytest.approx(200 / 3), "correct_invalid_witness": 1, "with_value": 2,
+         "consistent_pct": 50.0, "correct_inconsistent_value": 0},
+        {"model": "m1", "task": "TSP", "answered": 2, "with_witness": 2, "valid_witness": 2, "valid_pct": 100.0,
+         "correct_invalid_witness": 0, "with_value": 1, "consistent_pct": 0.0, "correct_inconsistent_value": 1},
         {"model": "m1", "task": "MCP", "answered": 1, "with_witness": 1, "valid_witness": 0, "valid_pct": 0.0,
-         "correct_invalid_witness": 0},
+         "correct_invalid_witness": 0, "with_value": 0, "consistent_pct": None, "correct_inconsistent_value": 0},
     ]
-    # a sample table from before the column existed
+    # a sample table from before the columns existed
     old = witness_validity(samples(), by=("model",))
+    assert old["with_value"].to_list() == [0, 0] and old["consistent_pct"].null_count() == 2
     assert old["with_witness"].to_list() == [0, 0] and old["valid_pct"].null_count() == 2

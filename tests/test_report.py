@@ -327,6 +327,9 @@ def test_graphverse_section_and_judge_missing(tmp_path) -> None:
     assert "No NPHardEval4V samples in these runs." in page
     assert 'id="gv-acc"' in page and "No GraphVerse samples" not in page
     assert (tmp_path / "out" / "g_tables" / "graphverse_by_edit.csv").is_file()
+    # the witness table: value_consistent beside witness_valid, in the page and as a CSV
+    assert 'id="gv-witness"' in page and "consistent_pct" in page
+    assert (tmp_path / "out" / "g_tables" / "graphverse_witness.csv").is_file()
     assert "judge not yet run" in page
 
     # judge output under RUN/judge/, keyed like the samples: the labels show up and nothing is missing

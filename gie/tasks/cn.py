@@ -10,12 +10,12 @@ import networkx as nx
 
 from gie.solvers import require_nodes, sorted_labels
 from gie.tasks._sources import SOCIAL, endpoints, mix, neighbour_pair
-from gie.tasks.answer_parsing import parse_node_set
+from gie.tasks.answer_parsing import Bare, parse_node_set
 from gie.tasks.config import TaskConfig
 from gie.tasks.heuristic_graph import heuristic_graph
 from gie.tasks.scenarios import Nouns
 from gie.tasks.spec import build_spec
-from gie.tasks.verdicts import Resolver, correct, infeasible, quoted, wrong
+from gie.tasks.verdicts import Resolver, correct, infeasible, quoted, stated_value, wrong
 from nphe4v.core.schema import Gold, ParseError, Verdict
 
 
@@ -73,9 +73,8 @@ def verify(graphs: Sequence[nx.Graph], query: dict[str, Any], gold: Gold, ans: d
     if extra:
         return infeasible(f"{quoted(extra)} not adjacent to both {s!r} and {t!r}")
     missed = sorted(truth - set(got), key=str)
-    if missed:
-        return wrong(f"misses common neighbour(s) {quoted(missed)}", True)
-    return correct(witness=True)
+    v = wrong(f"misses common neighbour(s) {quoted(missed)}", True) if missed else correct(witness=True)
+    return stated_value(v, ans.get("Size"), len(got), "Size", "the list's length")
 
 
 def heuristic(graphs: Sequence[nx.Graph], query: dict[str, Any]) -> dict[str, Any]:
@@ -106,6 +105,7 @@ CONFIG = TaskConfig(
     random_answer=random_answer,
     answer_example=ANSWER_EXAMPLE,
     answer_instruction=ANSWER_INSTRUCTION,
+    bare=Bare(names="CommonNeighbors"),
     gold_key=gold_key,
 )
 TASK = build_spec(CONFIG)

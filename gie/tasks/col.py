@@ -11,12 +11,12 @@ import networkx as nx
 
 from gie.solvers import bitmasks, sorted_labels
 from gie.tasks._sources import SOCIAL, mix
-from gie.tasks.answer_parsing import bad_value, colouring_map, missing_key
+from gie.tasks.answer_parsing import COLOURS, Bare, answer_number, bad_value, colouring_map, missing_key
 from gie.tasks.config import TaskConfig
 from gie.tasks.heuristic_graph import heuristic_graph
 from gie.tasks.scenarios import Nouns
 from gie.tasks.spec import build_spec
-from gie.tasks.verdicts import Resolver, infeasible, objective, quoted, sorted_edges
+from gie.tasks.verdicts import Resolver, infeasible, objective, quoted, sorted_edges, stated_value
 from nphe4v.core.coerce import as_int, get_key
 from nphe4v.core.graph_solvers import chromatic_number
 from nphe4v.core.schema import Gold, ParseError, Verdict
@@ -63,12 +63,11 @@ _NUM_COLOR_KEYS = ("NumColors", "NumColours", "NumberOfColors", "NumberOfColours
 def parse(obj: dict[str, Any]) -> dict[str, Any] | ParseError:
     has_k, raw_k = get_key(obj, *_NUM_COLOR_KEYS)
     has_c, raw_c = get_key(obj, *_COLORING_KEYS)
-    if not has_k:
-        return missing_key("NumColors")
     if not has_c:
         return missing_key("Coloring")
-    k = as_int(raw_k)
-    if k is None:
+    # The colouring is the answer; NumColors may be left out and only sets value_consistent.
+    k = None if not has_k or raw_k is None else as_int(answer_number(raw_k, COLOURS))
+    if has_k and raw_k is not None and k is None:
         return bad_value("NumColors", raw_k)
     colouring = colouring_map(raw_c)
     return colouring if isinstance(colouring, ParseError) else {"NumColors": k, "Coloring": colouring}
@@ -93,9 +92,8 @@ def verify(graphs: Sequence[nx.Graph], query: dict[str, Any], gold: Gold, ans: d
         if colour[a] == colour[b]:
             return infeasible(f"adjacent {str(a)!r} and {str(b)!r} share colour {colour[a]!r}")
     used = len(set(colour.values()))
-    if ans["NumColors"] != used:
-        return infeasible(f"states NumColors {ans['NumColors']} but the colouring uses {used} colours")
-    return objective(used, gold.value, "min", "the number of colours", "the chromatic number")
+    v = objective(used, gold.value, "min", "the number of colours", "the chromatic number")
+    return stated_value(v, ans["NumColors"], used, "NumColors", "the number of colours the colouring uses")
 
 
 def heuristic(graphs: Sequence[nx.Graph], query: dict[str, Any]) -> dict[str, Any]:
@@ -129,5 +127,6 @@ CONFIG = TaskConfig(
     random_answer=random_answer,
     answer_example=ANSWER_EXAMPLE,
     answer_instruction=ANSWER_INSTRUCTION,
+    bare=Bare(number="NumColors", units=COLOURS),
 )
 TASK = build_spec(CONFIG)

@@ -13,6 +13,7 @@ import networkx as nx
 
 from gie.catalogue import EditKind, TaskEntry, entry
 from gie.levels import Level, NodeRange
+from gie.tasks.answer_parsing import Bare
 from gie.tasks.scenarios import Nouns
 from gie.tasks.verdicts import Parser, Verifier, guarded_parse, guarded_verify
 from nphe4v.core.schema import ComplexityClass, Gold, ParseError, Verdict
@@ -52,6 +53,8 @@ class TaskConfig:
     random_answer: RandomFn
     answer_example: dict[str, Any]
     answer_instruction: str
+    # how a final answer that is not a mapping (a bare number, list or text) reads; None: mappings only
+    bare: Bare | None = None
     # What must differ for an edit to matter: the optimal value, or (CN) the set itself.
     gold_key: Callable[[Gold], Any] = _gold_value
     query: QueryFn | None = None
@@ -60,6 +63,9 @@ class TaskConfig:
     recolor_modes: tuple[RecolorMode, ...] = ("only", "avoid")
     # smallest focused subgraph M
     focus_min: int = 4
+    # smallest gold value an edited (focus / recolour) question may have: below it the answer needs no
+    # search (MIS / MVC of one node); `gie.tasks.construction.degenerate`
+    min_answer: int = 0
     # nodes a recolour must not touch (the query's endpoints stay visible and asked)
     keep: Callable[[dict[str, Any]], set[str]] = lambda q: set()
     # With probability prefer_rate an instance must satisfy `prefer` on its asked graph (CYC: has a
@@ -104,8 +110,9 @@ class TaskConfig:
         return self.solve(graphs, query)
 
     def parse_answer(self, obj: Any) -> dict[str, Any] | ParseError:
-        """Canonical answer from an extracted final-answer mapping, or why it is not one. Never raises."""
-        return guarded_parse(self.parse, obj)
+        """Canonical answer from an extracted final answer (a mapping, or a bare value read by `bare`), or
+        why it is not one. Never raises."""
+        return guarded_parse(self.parse, obj, self.bare)
 
     def verify_answer(self, graphs: Sequence[nx.Graph], query: dict[str, Any], gold: Gold, canonical: Any
                       ) -> Verdict:

@@ -20,7 +20,7 @@ from gie.sources.registry import get_source
 from gie.tasks.config import RecolorMode, RetryInstance, TaskConfig
 from gie.tasks.drawing import remember_patch, render_images
 from gie.tasks.instance import GVData
-from gie.tasks.sampling import sample_pair, sample_single
+from gie.tasks.sampling import asked_range, sample_pair, sample_single
 from nphe4v.core.schema import Gold
 
 PairedMode = Literal["one", "both"]
@@ -29,7 +29,13 @@ PairedMode = Literal["one", "both"]
 NAMED_COLORS: tuple[str, ...] = tuple(c for c in PALETTE if c != DEFAULT_COLOR)
 PATCH_GRIDS = (2, 3)
 RECOLOR_MARGIN = 24.0
+# recolouring choices tried per drawing before the whole draw is redrawn
+RECOLOR_TRIES = 12
+RECOLOR_TRIES_HARD = 64
 MAX_ATTEMPTS = 60
+# Hard focus / recolour draws are rejected more often (the asked side must reach the hard range, and SD's
+# 14-airport drawings rarely leave a question the edit changes); most rejections now come before the layout.
+MAX_ATTEMPTS_HARD_EDIT = 200
 
 
 def _edit_targets(cfg: TaskConfig, kind: EditKind, paired_mode: PairedMode | None, rng: random.Random) -> list[int]:
@@ -80,13 +86,14 @@ def build_data(
         raise ValueError(f"{cfg.name} does not take the {kind!r} edit; allowed: {', '.join(cfg.edits)}")
     last: Exception | None = None
     want_preferred = cfg.prefer is not None and rng.random() < cfg.prefer_rate
-    for _ in range(MAX_ATTEMPTS):
+    attempts = MAX_ATTEMPTS_HARD_EDIT if level == "hard" and kind in ("focus", "recolor") else MAX_ATTEMPTS
+    for _ in range(attempts):
         try:
             return _build_once(cfg, kind, rng, paired_mode, stream, want_preferred, level)
         except (RetryInstance, SampleError, ValueError) as e:
             # ValueError: an edit found no admissible choice on this graph (gie.edits raises it then).
             last = e
-    raise SampleError(f"{cfg.name}/{kind}: no valid instance in {MAX_ATTEMPTS} draws (last: {last})")
+    raise SampleError(f"{cfg.name}/{kind}: no valid instance in {attempts} draws (last: {last})")
 
 
 def _build_once(
@@ -99,9 +106,9 @@ def _build_once(
     level: Level = "easy",
 ) -> GVData:
     if cfg.paired:
-        src_name, logical, info = sample_pair(cfg, rng, stream, level, focus=kind == "focus")
+        src_name, logical, info = sample_pair(cfg, rng, stream, level, edit=kind)
     else:
-        src_name, g, info = sample_single(cfg, rng, stream, level, focus=kind == "focus")
+        src_name, g, info = sample_single(cfg, rng, stream, level, edit=kind)
         logical = [g]
     scenario = get_source(src_name).scenario
     targets = _edit_targets(cfg, kind, paired_mode, rng)
@@ -133,9 +140,7 @@ def _build_once(
                 asked.append(g)
                 continue
             focus, others = _focus_colours(rng)
-            n = g.number_of_nodes()
-            lo = min(cfg.focus_min, n - 1)
-            hi = max(lo, (2 * n) // 3)
+            lo, hi = _focus_sizes(cfg, level, g.number_of_nodes())
             colours, meta = edits.attentional_focus(g, rng, focus, DEFAULT_COLOR, (lo, hi), other_colors=others)
             coloured = canonical_graph(g)
             for v, c in colours.items():
@@ -145,7 +150,7 @@ def _build_once(
             asked.append(canonical_graph(coloured.subgraph(meta["target"])))
             edit["details"].append(meta)
         if not cfg.paired:
-            query = _choose_query(cfg, asked[0], rng)
+            query = _focus_query(cfg, asked[0], logical[0], rng, level)
     else:
         images = list(logical)
         asked = list(logical)
@@ -153,11 +158,16 @@ def _build_once(
         if not cfg.paired:
             query = _choose_query(cfg, logical[0], rng)
 
+    if kind == "focus":
+        # A focus question is fixed before drawing: reject it before the (costly) legible-layout search.
+        _checked_gold(cfg, kind, level, asked, logical, targets, query, want_preferred)
     new_colors = [rng.choice(NAMED_COLORS) for _ in targets] if kind == "recolor" else []
     for li, new_color in zip(targets if kind == "recolor" else [], new_colors, strict=True):
         # The paper recolours a graph whose nodes already carry colours (appendix A.2: "assigning initial
         # colors to nodes in the original graph"); the recoloured image must be read, not assumed.
-        images[li] = _initial_colours(images[li], new_color, cfg.keep(query), rng)
+        # At the hard level the colour's earlier nodes must leave room for an asked side of the level's size.
+        most = images[li].number_of_nodes() - asked_range(cfg, level).lo - 2 if level == "hard" else None
+        images[li] = _initial_colours(images[li], new_color, cfg.keep(query), rng, most)
         asked[li] = images[li]
     captions = cfg.paired or kind == "composition"
     layout_seed, ambiguities = pick_layout_seed(images, rng, captions=captions, distance_table=cfg.complete)
@@ -181,24 +191,10 @@ def _build_once(
                 remember_patch(png, meta, edited)
                 edit["details"].append(meta)
         else:
-            asked, details = _recolor(cfg, images, rendered, targets, new_colors, query, rng)
+            asked, details, query = _recolor(cfg, images, rendered, targets, new_colors, query, rng, level)
             edit["details"] = details
 
-    for i, a in enumerate(asked):
-        if a.number_of_nodes() == 0:
-            raise RetryInstance(f"asked graph {i} is empty")
-    if not cfg.paired and not cfg.valid(asked[0], query):
-        raise RetryInstance("asked graph not valid for the task")
-    if want_preferred and cfg.prefer is not None and not cfg.prefer(asked[0]):
-        raise RetryInstance("asked graph lacks the preferred property")
-    gold = solve_asked(cfg, asked, query)
-    if gold.value is None:
-        raise RetryInstance("no feasible answer")
-    if kind == "focus" and not cfg.paired and cfg.gold_key(gold) == cfg.gold_key(
-            solve_asked(cfg, logical, query)):
-        # As for recolouring: a focus edit the model may ignore without changing its answer tests nothing.
-        # (Paired tasks skip this check: it would double the exact GED/MCS cost per draw.)
-        raise RetryInstance("ignoring the focus edit gives the same answer")
+    _checked_gold(cfg, kind, level, asked, logical, targets, query, want_preferred)
     return GVData(
         scenario=scenario,
         source=info,
@@ -208,6 +204,105 @@ def _build_once(
         edit=edit,
         layout_seed=layout_seed,
     )
+
+
+# Queries tried on one hard focus target before the whole draw is redrawn.
+FOCUS_QUERIES = 32
+
+
+def _focus_query(cfg: TaskConfig, target: nx.Graph, whole: nx.Graph, rng: random.Random, level: Level
+                 ) -> dict[str, Any]:
+    """The question's query on the focus target. At the hard level the target holds most of the drawing,
+    so a random pair's answer is often the same on the whole graph (the edit could be ignored); up to
+    FOCUS_QUERIES pairs are drawn there and the first whose answer the edit changes is kept."""
+    query = _choose_query(cfg, target, rng)
+    if level != "hard" or cfg.query is None:
+        return query
+    for _ in range(FOCUS_QUERIES - 1):
+        if cfg.gold_key(solve_asked(cfg, [target], query)) != cfg.gold_key(solve_asked(cfg, [whole], query)):
+            break
+        query = _choose_query(cfg, target, rng)
+    return query
+
+
+def _focus_sizes(cfg: TaskConfig, level: Level, n: int) -> tuple[int, int]:
+    """The focus target's size range on an n-node drawing: at the hard level the level's own range (the
+    question is asked on the target), leaving FOCUS_ROOM nodes for its neighbours and a distractor; at
+    the easy level from focus_min up to two thirds of the drawing."""
+    if level == "hard":
+        r = asked_range(cfg, level)
+        return r.lo, max(r.lo, min(r.hi, n - FOCUS_ROOM))
+    lo = min(cfg.focus_min, n - 1)
+    return lo, max(lo, (2 * n) // 3)
+
+
+# Nodes a hard focus drawing keeps outside the target: at least one neighbour and a two-node distractor.
+FOCUS_ROOM = 3
+
+
+def asked_size_ok(cfg: TaskConfig, level: Level, g: nx.Graph) -> bool:
+    """Does an edited asked graph (a focus target, a recolouring's constrained side) meet the level's node
+    range? Hard questions must be hard for the graph they are about, whatever the drawing holds; at the
+    easy level the focus target keeps its own minimum (focus_min) and a recolouring leaves 2+ nodes."""
+    n = g.number_of_nodes()
+    if level == "hard":
+        return n >= asked_range(cfg, level).lo
+    return n >= 2
+
+
+def edited_question_problem(cfg: TaskConfig, data: GVData, level: Level) -> str | None:
+    """Why a generated focus / recolour instance breaks the asked-graph rules (an edited asked graph
+    below the level's node range, or a degenerate question), or None. For tests and bench audits."""
+    kind, targets = data.edit["kind"], list(data.edit["targets"])
+    if kind not in ("focus", "recolor"):
+        return None
+    asked = data.asked_graphs()
+    for i in targets:
+        if not asked_size_ok(cfg, level, asked[i]):
+            return (f"asked graph {i} has {asked[i].number_of_nodes()} nodes, below the {level} minimum "
+                    f"{asked_range(cfg, level).lo}")
+    if degenerate(cfg, [asked[i] for i in targets], solve_asked(cfg, asked, data.query)):
+        return "degenerate (a clique, or an answer of one node)"
+    return None
+
+
+def degenerate(cfg: TaskConfig, edited: list[nx.Graph], gold: Gold) -> bool:
+    """An edited question whose answer needs no search: an asked graph that is one clique (the whole graph
+    is the clique, any one node the independent set), or a gold value below the task's `min_answer`
+    (MIS / MVC of a single node). Plain rows follow GraphArena's sampler, which rejects neither."""
+    if not cfg.complete and any(g.number_of_nodes() >= 3 and g.number_of_edges() == g.number_of_nodes()
+                                * (g.number_of_nodes() - 1) // 2 for g in edited):
+        return True
+    return gold.value is not None and gold.value < cfg.min_answer
+
+
+def _checked_gold(cfg: TaskConfig, kind: EditKind, level: Level, asked: list[nx.Graph], logical: list[nx.Graph],
+                  targets: list[int], query: dict[str, Any], want_preferred: bool) -> Gold:
+    """The gold answer on the asked graph(s), once every constraint on the question holds (else
+    RetryInstance): asked graphs non-empty, edited ones within the level's range and not degenerate,
+    valid for the task, the preferred property when drawn for, a feasible answer that the edit changes."""
+    for i, a in enumerate(asked):
+        if a.number_of_nodes() == 0:
+            raise RetryInstance(f"asked graph {i} is empty")
+    if kind in ("focus", "recolor"):
+        small = [i for i in targets if not asked_size_ok(cfg, level, asked[i])]
+        if small:
+            raise RetryInstance(f"asked graph {small[0]} is below the {level} level's node range")
+    if not cfg.paired and not cfg.valid(asked[0], query):
+        raise RetryInstance("asked graph not valid for the task")
+    if want_preferred and cfg.prefer is not None and not cfg.prefer(asked[0]):
+        raise RetryInstance("asked graph lacks the preferred property")
+    gold = solve_asked(cfg, asked, query)
+    if gold.value is None:
+        raise RetryInstance("no feasible answer")
+    if kind in ("focus", "recolor") and degenerate(cfg, [asked[i] for i in targets], gold):
+        raise RetryInstance("the edited question is degenerate (a clique, or an answer of one node)")
+    if kind == "focus" and not cfg.paired and cfg.gold_key(gold) == cfg.gold_key(
+            solve_asked(cfg, logical, query)):
+        # As for recolouring: a focus edit the model may ignore without changing its answer tests nothing.
+        # (Paired tasks skip this check: it would double the exact GED/MCS cost per draw.)
+        raise RetryInstance("ignoring the focus edit gives the same answer")
+    return gold
 
 
 def _focus_colours(rng: random.Random) -> tuple[str, list[str]]:
@@ -222,9 +317,11 @@ RECOLOR_PRIOR_SHARE = 0.2
 INITIAL_COLOURS = 3
 
 
-def _initial_colours(g: nx.Graph, new_color: str, keep: set[str], rng: random.Random) -> nx.Graph:
+def _initial_colours(g: nx.Graph, new_color: str, keep: set[str], rng: random.Random, most: int | None = None
+                     ) -> nx.Graph:
     """A copy of g with every node in one of INITIAL_COLOURS named colours, the recolouring colour among
-    them (never on `keep` nodes, which must stay asked in "avoid" mode), at least two colours in use."""
+    them (never on `keep` nodes, which must stay asked in "avoid" mode), at least two colours in use, and
+    (when `most` is given) at most max(1, most) nodes in the recolouring colour."""
     others = rng.sample([c for c in NAMED_COLORS if c != new_color], INITIAL_COLOURS - 1)
     h = canonical_graph(g)
     nodes = sorted(h)
@@ -233,6 +330,8 @@ def _initial_colours(g: nx.Graph, new_color: str, keep: set[str], rng: random.Ra
             v: rng.choice(others) if v in keep or rng.random() >= RECOLOR_PRIOR_SHARE else new_color
             for v in nodes
         }
+        if most is not None and sum(c == new_color for c in colours.values()) > max(1, most):
+            continue
         if len(set(colours.values())) >= 2 or len(nodes) < 2:
             break
     for v in nodes:
@@ -248,10 +347,13 @@ def _recolor(
     new_colors: list[str],
     query: dict[str, Any],
     rng: random.Random,
-) -> tuple[list[nx.Graph], list[dict[str, Any]]]:
+    level: Level = "easy",
+) -> tuple[list[nx.Graph], list[dict[str, Any]], dict[str, Any]]:
     """Spatially-conditioned recolouring of each target image, with a colour constraint that changes
     the gold answer versus ignoring the edit (else RetryInstance). The constraint covers every node
-    drawn in the new colour after the edit: the recoloured ones and those that had the colour before."""
+    drawn in the new colour after the edit: the recoloured ones and those that had the colour before.
+    Only choices whose constrained graph meets the level's node range are tried (`asked_size_ok`).
+    Returns the asked graphs, the edit details and the query (`_requery` may have redrawn it)."""
     asked = list(images)
     base_key = cfg.gold_key(solve_asked(cfg, images, query))
     details = []
@@ -262,9 +364,19 @@ def _recolor(
         mode: RecolorMode = rng.choice(cfg.recolor_modes)
         options = edits.spatial_candidates(g, pos, RECOLOR_MARGIN)
         rng.shuffle(options)
+        if level == "hard":
+            # cheap pre-filter on the constrained side's size, so the tries below are not spent on it
+            prior = {v for v, c in g.nodes(data="color") if c == new_color}
+            n = g.number_of_nodes()
+            need = asked_range(cfg, level).lo
+            options = [o for o in options
+                       if (len(prior | set(o[2])) if mode == "only" else n - len(prior | set(o[2]))) >= need]
         chosen_meta = None
         is_last = li == targets[-1]
-        for anchor, direction, recoloured in options[:12]:
+        # At the hard level the size filter above leaves fewer, rarer choices: more of them are tried
+        # (each costs one exact solve, so paired tasks keep the easy budget).
+        tries = RECOLOR_TRIES_HARD if level == "hard" and not cfg.paired else RECOLOR_TRIES
+        for anchor, direction, recoloured in options[:tries]:
             if keep & set(recoloured):
                 continue
             if all(g.nodes[v].get("color") == new_color for v in recoloured):
@@ -273,7 +385,7 @@ def _recolor(
             h = canonical_graph(h)
             trial = list(asked)
             trial[li] = h
-            if h.number_of_nodes() == 0 or (not cfg.paired and not cfg.valid(h, query)):
+            if not asked_size_ok(cfg, level, h) or (not cfg.paired and not cfg.valid(h, query)):
                 continue
             if cfg.paired and h.number_of_nodes() < 2:
                 continue
@@ -289,7 +401,44 @@ def _recolor(
             chosen_meta = meta
             asked = trial
             break
+        if chosen_meta is None and level == "hard" and cfg.query is not None and not cfg.paired:
+            found = _requery(cfg, g, options[:tries], mode, new_color, rng)
+            if found is not None:
+                (anchor, direction, _), h, query = found
+                _, chosen_meta = edits.spatial_recolor(g, pos, rng, new_color, anchor=anchor, direction=direction,
+                                                       margin=RECOLOR_MARGIN)
+                chosen_meta["mode"] = mode
+                asked = [h]
         if chosen_meta is None:
             raise RetryInstance("no recolouring changes the answer")
         details.append(chosen_meta)
-    return asked, details
+    return asked, details, query
+
+
+# Queries drawn per recolouring choice when the original query's answer survives every choice.
+REQUERIES = 4
+
+
+def _requery(cfg: TaskConfig, g: nx.Graph, options: list[tuple[str, str, list[str]]], mode: RecolorMode,
+             new_color: str, rng: random.Random) -> tuple[tuple[str, str, list[str]], nx.Graph, dict[str, Any]] | None:
+    """A hard single-graph recolouring leaves the level's node count asked, so the removed side is small
+    and a random query's answer rarely passes through it (SD's 14-airport drawings). Here the query is
+    drawn on the constrained graph instead (its endpoints are then neither recoloured nor of the new
+    colour) until the recolouring changes its answer: (choice, asked graph, query), or None."""
+    for choice in options:
+        if all(g.nodes[v].get("color") == new_color for v in choice[2]):
+            continue
+        h = canonical_graph(edits.recolor_constraint_graph(g, choice[2], mode, new_color))
+        if h.number_of_nodes() < 2:
+            continue
+        for _ in range(REQUERIES):
+            try:
+                q = cfg.query(h, rng)  # type: ignore[misc]
+            except RetryInstance:
+                break
+            if not (cfg.valid(h, q) and cfg.valid(g, q) and set(cfg.keep(q)) <= set(h)):
+                continue
+            gold = solve_asked(cfg, [h], q)
+            if gold.value is not None and cfg.gold_key(gold) != cfg.gold_key(solve_asked(cfg, [g], q)):
+                return choice, h, q
+    return None

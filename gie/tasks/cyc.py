@@ -10,7 +10,7 @@ import networkx as nx
 
 from gie.solvers import bitmasks, bits, canonical_cycle, sorted_labels
 from gie.tasks._sources import SOCIAL, mix
-from gie.tasks.answer_parsing import bad_value, missing_key, node_names
+from gie.tasks.answer_parsing import Bare, bad_value, missing_key, node_names
 from gie.tasks.config import TaskConfig
 from gie.tasks.heuristic_graph import heuristic_graph
 from gie.tasks.scenarios import Nouns
@@ -168,19 +168,25 @@ def longest_cycle(G: nx.Graph) -> tuple[int, list[Hashable] | None]:
 def parse(obj: dict[str, Any]) -> dict[str, Any] | ParseError:
     has_h, raw_h = get_key(obj, "HasCycle", "CycleExists", "Exists")
     has_c, raw_c = get_key(obj, "Cycle", "LongestCycle")
-    if not has_h:
-        return missing_key("HasCycle")
-    yes = as_yes_no(raw_h)
-    if yes is None:
-        return bad_value("HasCycle", raw_h)
+    # The cycle is the witness and decides; HasCycle may be left out when a cycle (or an empty list) is
+    # given, and is kept as stated (None when not) for value_consistent.
+    if not has_h or raw_h is None:
+        if not has_c:
+            return missing_key("HasCycle")
+        said = None
+    else:
+        yes = as_yes_no(raw_h)
+        if yes is None:
+            return bad_value("HasCycle", raw_h)
+        said = "YES" if yes else "NO"
     if not has_c:
-        if yes:
+        if said == "YES":
             return missing_key("Cycle")
-        return {"HasCycle": "NO", "Cycle": []}
+        return {"HasCycle": said, "Cycle": []}
     cycle = node_names(raw_c, "Cycle")
     if isinstance(cycle, ParseError):
         return cycle
-    return {"HasCycle": "YES" if yes else "NO", "Cycle": cycle}
+    return {"HasCycle": said, "Cycle": cycle}
 
 
 def solve(graphs: Sequence[nx.Graph], query: dict[str, Any]) -> Gold:
@@ -192,16 +198,25 @@ def solve(graphs: Sequence[nx.Graph], query: dict[str, Any]) -> Gold:
 
 def verify(graphs: Sequence[nx.Graph], query: dict[str, Any], gold: Gold, ans: dict[str, Any]) -> Verdict:
     G = graphs[0]
-    yes, names = ans["HasCycle"] == "YES", ans["Cycle"]
+    said, names = ans["HasCycle"], ans["Cycle"]
     longest = gold.value or 0
-    if not yes:
-        if names:
-            return infeasible("says NO but lists a cycle")
+    if not names:
+        if said == "YES":
+            return wrong("says YES but gives no cycle")
         if longest == 0:
             return correct("the graph has no cycle")
         return wrong(f"says NO, but the graph has a cycle (the longest has {num_str(longest)} nodes)")
-    if not names:
-        return wrong("says YES but gives no cycle")
+    v = _graded_cycle(G, names, longest)
+    if said is None or v.witness_valid is not True:
+        return v
+    if said == "YES":
+        return v.model_copy(update={"value_consistent": True})
+    return v.model_copy(update={"value_consistent": False, "reason": "; ".join(
+        filter(None, [v.reason, "says NO but lists a cycle"]))})
+
+
+def _graded_cycle(G: nx.Graph, names: list[str], longest: float) -> Verdict:
+    """The verdict on a listed cycle: it decides, whatever HasCycle says."""
     res = Resolver(G)
     body, why = res.resolve(open_cycle(names, res), "Cycle")
     if why:
@@ -253,5 +268,6 @@ CONFIG = TaskConfig(
     random_answer=random_answer,
     answer_example=ANSWER_EXAMPLE,
     answer_instruction=ANSWER_INSTRUCTION,
+    bare=Bare(names="Cycle", word="HasCycle"),
 )
 TASK = build_spec(CONFIG)

@@ -10,12 +10,20 @@ import networkx as nx
 
 from gie.solvers import lex_shortest_path, sorted_labels
 from gie.tasks._sources import SOCIAL, mix
-from gie.tasks.answer_parsing import PATH_KEYS, answer_number, bad_value, missing_key, optional_names
+from gie.tasks.answer_parsing import (
+    HOPS,
+    PATH_KEYS,
+    Bare,
+    answer_number,
+    bad_value,
+    missing_key,
+    optional_names,
+)
 from gie.tasks.config import TaskConfig
 from gie.tasks.heuristic_graph import farthest, heuristic_graph, hop_path
 from gie.tasks.scenarios import Nouns
 from gie.tasks.spec import build_spec
-from gie.tasks.verdicts import Resolver, close, missing_edge, num_str, value_verdict, with_witness
+from gie.tasks.verdicts import Resolver, Witness, close, missing_edge, num_str, value_verdict, with_witness
 from nphe4v.core.coerce import get_key
 from nphe4v.core.schema import Gold, ParseError, Verdict
 
@@ -72,7 +80,7 @@ def parse(obj: dict[str, Any]) -> dict[str, Any] | ParseError:
     has_d, raw_d = get_key(obj, "Diameter", "Length", "DiameterLength")
     if not has_d:
         return missing_key("Diameter")
-    d = answer_number(raw_d)
+    d = answer_number(raw_d, HOPS)
     if d is None:
         return bad_value("Diameter", raw_d)
     path = optional_names(obj, PATH_KEYS, "Path")
@@ -84,22 +92,23 @@ def solve(graphs: Sequence[nx.Graph], query: dict[str, Any]) -> Gold:
     return Gold(answer={"Diameter": hops, "Path": path}, value=float(hops))
 
 
-def _diam_witness(G: nx.Graph, d: float, names: list[str]) -> str | None:
+def _diam_witness(G: nx.Graph, d: float, names: list[str]) -> Witness:
     res = Resolver(G)
     path, why = res.resolve(names, "Path")
     if why:
-        return why
+        return Witness(why)
     why = missing_edge(G, path, closed=False)
     if why:
-        return why
+        return Witness(why)
     hops = len(path) - 1
-    if not close(d, hops):
-        return f"states Diameter {num_str(d)} but the path has {hops} edges"
     apart = nx.shortest_path_length(G, path[0], path[-1])
     if apart != hops:
-        return (f"the path from {names[0]!r} to {names[-1]!r} has {hops} edges but they are only {apart} "
-                f"apart, so it is not a shortest path")
-    return None
+        # GraphArena's feasibility test for a diameter path: it must be a shortest path between its ends.
+        return Witness(f"the path from {names[0]!r} to {names[-1]!r} has {hops} edges but they are only "
+                       f"{apart} apart, so it is not a shortest path")
+    if not close(d, hops):
+        return Witness(consistent=False, note=f"states Diameter {num_str(d)} but the path has {hops} edges")
+    return Witness(consistent=True)
 
 
 def verify(graphs: Sequence[nx.Graph], query: dict[str, Any], gold: Gold, ans: dict[str, Any]) -> Verdict:
@@ -139,5 +148,6 @@ CONFIG = TaskConfig(
     random_answer=random_answer,
     answer_example=ANSWER_EXAMPLE,
     answer_instruction=ANSWER_INSTRUCTION,
+    bare=Bare(number="Diameter", units=HOPS),
 )
 TASK = build_spec(CONFIG)

@@ -10,11 +10,11 @@ import networkx as nx
 
 from gie.edit_distance import ged_cost, node_label, solve_ged
 from gie.solvers import sorted_labels
-from gie.tasks.answer_parsing import parse_value_with_mapping
+from gie.tasks.answer_parsing import EDITS, Bare, parse_value_with_mapping
 from gie.tasks.config import TaskConfig
 from gie.tasks.scenarios import Nouns
 from gie.tasks.spec import build_spec
-from gie.tasks.verdicts import close, num_str, resolve_mapping, value_verdict, with_witness
+from gie.tasks.verdicts import Witness, close, num_str, resolve_mapping, value_verdict, with_witness
 from nphe4v.core.schema import Gold, ParseError, Verdict
 
 
@@ -36,7 +36,8 @@ ANSWER_INSTRUCTION = (
 
 
 def parse(obj: dict[str, Any]) -> dict[str, Any] | ParseError:
-    return parse_value_with_mapping(obj, "Distance", ("Distance", "EditDistance", "GED", "Cost", "TotalCost"))
+    return parse_value_with_mapping(obj, "Distance", ("Distance", "EditDistance", "GED", "Cost", "TotalCost"),
+                                    EDITS)
 
 
 def solve(graphs: Sequence[nx.Graph], query: dict[str, Any]) -> Gold:
@@ -44,14 +45,15 @@ def solve(graphs: Sequence[nx.Graph], query: dict[str, Any]) -> Gold:
     return Gold(answer={"Distance": cost, "Mapping": mapping}, value=float(cost))
 
 
-def _ged_witness(G1: nx.Graph, G2: nx.Graph, stated: float, mapping: dict[str, str | None]) -> str | None:
+def _ged_witness(G1: nx.Graph, G2: nx.Graph, stated: float, mapping: dict[str, str | None]) -> Witness:
     images, why = resolve_mapping(G1, G2, mapping)
     if why:
-        return why
+        return Witness(why)
     cost = ged_cost(G1, G2, images)  # type: ignore[arg-type]
     if not close(stated, cost):
-        return f"states Distance {num_str(stated)} but the mapping's edit cost is {cost}"
-    return None
+        return Witness(consistent=False, note=f"states Distance {num_str(stated)} but the mapping's edit cost "
+                                              f"is {cost}")
+    return Witness(consistent=True)
 
 
 def verify(graphs: Sequence[nx.Graph], query: dict[str, Any], gold: Gold, ans: dict[str, Any]) -> Verdict:
@@ -103,5 +105,6 @@ CONFIG = TaskConfig(
     random_answer=random_answer,
     answer_example=ANSWER_EXAMPLE,
     answer_instruction=ANSWER_INSTRUCTION,
+    bare=Bare(number="Distance", units=EDITS),
 )
 TASK = build_spec(CONFIG)

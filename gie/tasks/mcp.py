@@ -10,12 +10,12 @@ import networkx as nx
 
 from gie.solvers import bitmasks, bits, max_clique_mask, sorted_labels
 from gie.tasks._sources import SOCIAL, mix
-from gie.tasks.answer_parsing import parse_node_set
+from gie.tasks.answer_parsing import Bare, parse_node_set
 from gie.tasks.config import TaskConfig
 from gie.tasks.heuristic_graph import heuristic_graph
 from gie.tasks.scenarios import Nouns
 from gie.tasks.spec import build_spec
-from gie.tasks.verdicts import Resolver, infeasible, objective
+from gie.tasks.verdicts import Resolver, infeasible, objective, stated_value
 from nphe4v.core.schema import Gold, ParseError, Verdict
 
 
@@ -62,7 +62,8 @@ def verify(graphs: Sequence[nx.Graph], query: dict[str, Any], gold: Gold, ans: d
         for b in nodes[i + 1:]:
             if not G.has_edge(a, b):
                 return infeasible(f"not a clique: no edge between {str(a)!r} and {str(b)!r}")
-    return objective(len(nodes), gold.value, "max", "the clique's size", "the maximum clique's size")
+    v = objective(len(nodes), gold.value, "max", "the clique's size", "the maximum clique's size")
+    return stated_value(v, ans.get("Size"), len(nodes), "Size", "the clique's size")
 
 
 def heuristic(graphs: Sequence[nx.Graph], query: dict[str, Any]) -> dict[str, Any]:
@@ -97,5 +98,6 @@ CONFIG = TaskConfig(
     random_answer=random_answer,
     answer_example=ANSWER_EXAMPLE,
     answer_instruction=ANSWER_INSTRUCTION,
+    bare=Bare(names="Clique"),
 )
 TASK = build_spec(CONFIG)

@@ -16,11 +16,19 @@ from typing import Any
 import networkx as nx
 
 from gie.solvers import bits, sorted_labels
-from gie.tasks.answer_parsing import parse_value_with_mapping
+from gie.tasks.answer_parsing import NODES, Bare, parse_value_with_mapping
 from gie.tasks.config import TaskConfig
 from gie.tasks.scenarios import Nouns
 from gie.tasks.spec import build_spec
-from gie.tasks.verdicts import close, induced_mismatch, num_str, resolve_mapping, value_verdict, with_witness
+from gie.tasks.verdicts import (
+    Witness,
+    close,
+    induced_mismatch,
+    num_str,
+    resolve_mapping,
+    value_verdict,
+    with_witness,
+)
 from nphe4v.core.schema import Gold, ParseError, Verdict
 
 
@@ -166,7 +174,7 @@ def solve_mcs(G1: nx.Graph, G2: nx.Graph, timeout_s: float | None = None) -> tup
 
 
 def parse(obj: dict[str, Any]) -> dict[str, Any] | ParseError:
-    return parse_value_with_mapping(obj, "Size", ("Size", "MCSSize", "NumNodes", "NumberOfNodes"))
+    return parse_value_with_mapping(obj, "Size", ("Size", "MCSSize", "NumNodes", "NumberOfNodes"), NODES)
 
 
 def solve(graphs: Sequence[nx.Graph], query: dict[str, Any]) -> Gold:
@@ -174,17 +182,18 @@ def solve(graphs: Sequence[nx.Graph], query: dict[str, Any]) -> Gold:
     return Gold(answer={"Size": size, "Mapping": mapping}, value=float(size))
 
 
-def _mcs_witness(G1: nx.Graph, G2: nx.Graph, stated: float, mapping: dict[str, str | None]) -> str | None:
+def _mcs_witness(G1: nx.Graph, G2: nx.Graph, stated: float, mapping: dict[str, str | None]) -> Witness:
     images, why = resolve_mapping(G1, G2, mapping)
     if why:
-        return why
+        return Witness(why)
     pairs = {k: v for k, v in images.items() if v is not None}
     why = induced_mismatch(G1, G2, pairs)
     if why:
-        return f"not a common induced subgraph: {why}"
+        return Witness(f"not a common induced subgraph: {why}")
     if not close(stated, len(pairs)):
-        return f"states Size {num_str(stated)} but the mapping has {len(pairs)} pairs"
-    return None
+        return Witness(consistent=False, note=f"states Size {num_str(stated)} but the mapping has {len(pairs)} "
+                                              f"pairs")
+    return Witness(consistent=True)
 
 
 def verify(graphs: Sequence[nx.Graph], query: dict[str, Any], gold: Gold, ans: dict[str, Any]) -> Verdict:
@@ -241,5 +250,6 @@ CONFIG = TaskConfig(
     random_answer=random_answer,
     answer_example=ANSWER_EXAMPLE,
     answer_instruction=ANSWER_INSTRUCTION,
+    bare=Bare(number="Size", units=NODES),
 )
 TASK = build_spec(CONFIG)

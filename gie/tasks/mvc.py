@@ -10,13 +10,13 @@ import networkx as nx
 
 from gie.solvers import sorted_labels
 from gie.tasks._sources import SOCIAL, mix
-from gie.tasks.answer_parsing import parse_node_set
+from gie.tasks.answer_parsing import Bare, parse_node_set
 from gie.tasks.config import TaskConfig
 from gie.tasks.heuristic_graph import heuristic_graph
 from gie.tasks.mis import max_independent_set
 from gie.tasks.scenarios import Nouns
 from gie.tasks.spec import build_spec
-from gie.tasks.verdicts import Resolver, infeasible, objective, sorted_edges
+from gie.tasks.verdicts import Resolver, infeasible, objective, sorted_edges, stated_value
 from nphe4v.core.schema import Gold, ParseError, Verdict
 
 
@@ -65,7 +65,8 @@ def verify(graphs: Sequence[nx.Graph], query: dict[str, Any], gold: Gold, ans: d
     for a, b in sorted_edges(G):
         if a not in chosen and b not in chosen:
             return infeasible(f"not a cover: edge {str(a)!r}-{str(b)!r} has neither end in it")
-    return objective(len(nodes), gold.value, "min", "the cover's size", "the minimum cover's size")
+    v = objective(len(nodes), gold.value, "min", "the cover's size", "the minimum cover's size")
+    return stated_value(v, ans.get("Size"), len(nodes), "Size", "the cover's size")
 
 
 def heuristic(graphs: Sequence[nx.Graph], query: dict[str, Any]) -> dict[str, Any]:
@@ -96,5 +97,7 @@ CONFIG = TaskConfig(
     random_answer=random_answer,
     answer_example=ANSWER_EXAMPLE,
     answer_instruction=ANSWER_INSTRUCTION,
+    min_answer=2,
+    bare=Bare(names="Cover"),
 )
 TASK = build_spec(CONFIG)

@@ -11,8 +11,10 @@ import networkx as nx
 from gie.solvers import Number, edge_weight, lex_shortest_path, require_nodes, sorted_labels, tour_weight
 from gie.tasks._sources import endpoints, far_pair
 from gie.tasks.answer_parsing import (
+    KM,
     NONE_WORDS,
     PATH_KEYS,
+    Bare,
     answer_number,
     bad_value,
     is_word,
@@ -25,6 +27,7 @@ from gie.tasks.scenarios import Nouns
 from gie.tasks.spec import build_spec
 from gie.tasks.verdicts import (
     Resolver,
+    Witness,
     close,
     correct,
     missing_edge,
@@ -77,7 +80,7 @@ def parse(obj: dict[str, Any]) -> dict[str, Any] | ParseError:
     if is_word(raw_d, NONE_WORDS) or as_number(raw_d) == -1:
         dist = None
     else:
-        dist = answer_number(raw_d)
+        dist = answer_number(raw_d, KM)
         if dist is None:
             return bad_value("Distance", raw_d)
     path = optional_names(obj, PATH_KEYS, "Path")
@@ -91,25 +94,26 @@ def solve(graphs: Sequence[nx.Graph], query: dict[str, Any]) -> Gold:
     return Gold(answer={"Distance": d, "Path": path}, value=float(d))
 
 
-def _sd_witness(G: nx.Graph, query: dict[str, Any], dist: float | None, names: list[str]) -> str | None:
+def _sd_witness(G: nx.Graph, query: dict[str, Any], dist: float | None, names: list[str]) -> Witness:
     s, t = query["source"], query["target"]
-    if dist is None:
-        return "states there is no path but lists one"
     res = Resolver(G)
     path, why = res.resolve(names, "Path")
     if why:
-        return why
+        return Witness(why)
     if path[0] != s:
-        return f"path starts at {names[0]!r}, not at the source {s!r}"
+        return Witness(f"path starts at {names[0]!r}, not at the source {s!r}")
     if path[-1] != t:
-        return f"path ends at {names[-1]!r}, not at the target {t!r}"
+        return Witness(f"path ends at {names[-1]!r}, not at the target {t!r}")
     why = missing_edge(G, path, closed=False)
     if why:
-        return why
+        return Witness(why)
     weight = tour_weight(G, path)
+    if dist is None:
+        return Witness(consistent=False, note="states there is no path but lists one")
     if not close(dist, weight):
-        return f"states Distance {num_str(dist)} but the path's weight is {num_str(weight)}"
-    return None
+        return Witness(consistent=False, note=f"states Distance {num_str(dist)} but the path's weight is "
+                                              f"{num_str(weight)}")
+    return Witness(consistent=True)
 
 
 def verify(graphs: Sequence[nx.Graph], query: dict[str, Any], gold: Gold, ans: dict[str, Any]) -> Verdict:
@@ -162,5 +166,6 @@ CONFIG = TaskConfig(
     random_answer=random_answer,
     answer_example=ANSWER_EXAMPLE,
     answer_instruction=ANSWER_INSTRUCTION,
+    bare=Bare(number="Distance", units=KM),
 )
 TASK = build_spec(CONFIG)

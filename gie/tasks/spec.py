@@ -45,7 +45,7 @@ def build_spec(cfg: TaskConfig) -> TaskSpec[GVData]:
     def text(data: GVData) -> TaskText:
         return task_text(cfg, data)
 
-    def parse(obj: dict[str, Any]) -> dict[str, Any] | ParseError:
+    def parse(obj: Any) -> dict[str, Any] | ParseError:
         return cfg.parse_answer(obj)
 
     def verify(data: GVData, gold: Gold, answer: dict[str, Any]) -> Verdict:
@@ -71,4 +71,5 @@ def build_spec(cfg: TaskConfig) -> TaskSpec[GVData]:
         verify=verify,
         heuristic=heuristic,
         random_answer=random_answer,
+        bare_answers=cfg.bare is not None,
     )

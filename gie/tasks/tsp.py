@@ -13,14 +13,22 @@ import networkx as nx
 import numpy as np
 
 from gie.solvers import Number, canonical_cycle, edge_weight, sorted_labels, tour_weight
-from gie.tasks.answer_parsing import NONE_WORDS, answer_number, bad_value, is_word, missing_key, node_names
+from gie.tasks.answer_parsing import (
+    KM,
+    NONE_WORDS,
+    Bare,
+    answer_number,
+    bad_value,
+    is_word,
+    missing_key,
+    node_names,
+)
 from gie.tasks.config import TaskConfig
 from gie.tasks.heuristic_graph import heuristic_graph
 from gie.tasks.scenarios import Nouns
 from gie.tasks.spec import build_spec
 from gie.tasks.verdicts import (
     Resolver,
-    close,
     correct,
     infeasible,
     missing_edge,
@@ -28,6 +36,7 @@ from gie.tasks.verdicts import (
     objective,
     open_cycle,
     quoted,
+    stated_value,
     wrong,
 )
 from nphe4v.core.coerce import as_number, get_key
@@ -154,14 +163,12 @@ def parse(obj: dict[str, Any]) -> dict[str, Any] | ParseError:
     tour = node_names(raw_t, "Tour")
     if isinstance(tour, ParseError):
         return tour
-    if not has_l:
-        if tour:
-            return missing_key("Length")
-        return {"Tour": [], "Length": None}
-    if is_word(raw_l, NONE_WORDS) or as_number(raw_l) == -1:
+    # The tour is the answer (GraphArena recomputes its cost); a stated Length only sets value_consistent,
+    # and may be left out.
+    if not has_l or is_word(raw_l, NONE_WORDS) or as_number(raw_l) == -1:
         length = None
     else:
-        length = answer_number(raw_l)
+        length = answer_number(raw_l, KM)
         if length is None:
             return bad_value("Length", raw_l)
     return {"Tour": tour, "Length": length}
@@ -177,9 +184,7 @@ def solve(graphs: Sequence[nx.Graph], query: dict[str, Any]) -> Gold:
 def verify(graphs: Sequence[nx.Graph], query: dict[str, Any], gold: Gold, ans: dict[str, Any]) -> Verdict:
     G = graphs[0]
     names, stated = ans["Tour"], ans["Length"]
-    if not names or stated is None:
-        if names:
-            return infeasible("states no tour exists but lists one")
+    if not names:
         if gold.value is None:
             return correct("no tour exists")
         return wrong(f"claims no tour, but a tour of length {num_str(gold.value)} exists")
@@ -194,9 +199,8 @@ def verify(graphs: Sequence[nx.Graph], query: dict[str, Any], gold: Gold, ans: d
     if why:
         return infeasible(why)
     length = tour_weight(G, [*body, body[0]]) if len(body) > 1 else 0
-    if not close(stated, length):
-        return infeasible(f"states Length {num_str(stated)} but the tour's length is {num_str(length)}")
-    return objective(length, gold.value, "min", "the tour's length", "the shortest tour's length")
+    v = objective(length, gold.value, "min", "the tour's length", "the shortest tour's length")
+    return stated_value(v, stated, length, "Length", "the tour's length")
 
 
 def _greedy_tour(G: nx.Graph, budget: int = 10_000) -> tuple[list[Hashable] | None, bool]:
@@ -287,5 +291,6 @@ CONFIG = TaskConfig(
     random_answer=random_answer,
     answer_example=ANSWER_EXAMPLE,
     answer_instruction=ANSWER_INSTRUCTION,
+    bare=Bare(names="Tour", units=KM),
 )
 TASK = build_spec(CONFIG)

@@ -1,22 +1,29 @@
 """Judging a parsed GraphVerse answer: the verdict constructors, name resolution against the asked graph,
 the feasibility checks several tasks share, and the guards that keep `parse`/`verify` from ever raising.
 
-Verdict conventions: the verify functions check feasibility of what the answer states on the graph(s) the
-question is finally asked on, recompute the stated number, then compare with the optimum `gold.value` (any
-optimal answer is correct). Names match graph labels exactly, else case-insensitively. Value-scored tasks
-(`gie.catalogue.VALUE_SCORED`) are judged on the stated value alone, as the paper scores them; a path or
-mapping given with the value is checked apart and reported as `Verdict.witness_valid`. For the other tasks
-the stated solution is the answer and `witness_valid` is its feasibility.
+Verdict conventions: the verify functions check feasibility of the witness the answer gives (path, set,
+tour, cycle, colouring, mapping) on the graph(s) the question is finally asked on, recompute its value, then
+compare with the optimum `gold.value` (any optimal answer is correct). As in GraphArena, the witness decides:
+a value the answer also states (a tour's Length, NumColors, a set's Size) that disagrees with the witness
+does not change the verdict; it sets `Verdict.value_consistent` False (True when it agrees, None when no
+value is stated). Names match graph labels exactly, else case-insensitively.
+
+Value-scored tasks (`gie.catalogue.VALUE_SCORED`: SD, DIAM, GED, MCS) are judged on the stated value alone,
+as the paper scores them; a path or mapping given with the value is checked apart: `witness_valid` is its
+feasibility and `value_consistent` whether the stated value is the witness's own value. For the other
+tasks `witness_valid` is the feasibility of the stated solution.
 """
 
 from __future__ import annotations
 
 from collections import Counter
 from collections.abc import Callable, Hashable, Sequence
+from dataclasses import dataclass
 from typing import Any
 
 import networkx as nx
 
+from gie.tasks.answer_parsing import Bare, read_answer
 from nphe4v.core.schema import Gold, ParseError, Verdict
 
 # Stated and recomputed numbers agree within this (weights are ints; floats only come from models).
@@ -131,16 +138,41 @@ def value_verdict(stated: float, gold: float | None, key: str, best_what: str) -
     return wrong(f"states {key} {num_str(stated)}, but {best_what} is {num_str(gold)}")
 
 
-def with_witness(v: Verdict, given: Any, check: Callable[[], str | None]) -> Verdict:
-    """Attach the witness column: None when no witness was given, else whether `check` found no fault.
-    The verdict itself never changes: the paper scores the value."""
+def _joined(*reasons: str) -> str:
+    return "; ".join(r for r in reasons if r)
+
+
+@dataclass(frozen=True)
+class Witness:
+    """A value-scored answer's witness checked apart: `fault` says why it is not feasible (None: it is),
+    `consistent` whether the stated value is the witness's own value, `note` what disagrees."""
+
+    fault: str | None = None
+    consistent: bool | None = None
+    note: str = ""
+
+
+def with_witness(v: Verdict, given: Any, check: Callable[[], Witness]) -> Verdict:
+    """Attach the witness columns: `witness_valid` (None when no witness was given) and, for a feasible
+    witness, `value_consistent`. The verdict itself never changes: the paper scores the value."""
     if given is None:
         return v
-    why = check()
-    if why is None:
-        return v.model_copy(update={"witness_valid": True})
-    return Verdict(verdict=v.verdict, reason="; ".join(filter(None, [v.reason, f"witness: {why}"])),
-                   witness_valid=False)
+    w = check()
+    if w.fault is not None:
+        return Verdict(verdict=v.verdict, reason=_joined(v.reason, f"witness: {w.fault}"), witness_valid=False)
+    return Verdict(verdict=v.verdict, reason=_joined(v.reason, w.note), witness_valid=True,
+                   value_consistent=w.consistent)
+
+
+def stated_value(v: Verdict, stated: float | None, actual: float, key: str, what: str) -> Verdict:
+    """A witness-graded verdict with `value_consistent` for the value the answer states beside its witness
+    (None when it states none). Only a feasible witness has a value to agree with."""
+    if stated is None or v.witness_valid is not True:
+        return v
+    if close(stated, actual):
+        return v.model_copy(update={"value_consistent": True})
+    note = f"states {key} {num_str(stated)} but {what} is {num_str(actual)}"
+    return v.model_copy(update={"value_consistent": False, "reason": _joined(v.reason, note)})
 
 
 # --- mappings between the two graphs of a paired task -------------------------------------------------
@@ -183,12 +215,13 @@ def induced_mismatch(G1: nx.Graph, G2: nx.Graph, pairs: dict[Hashable, Hashable]
 # --- guards -------------------------------------------------------------------------------------------
 
 
-def guarded_parse(parser: Parser, obj: Any) -> dict[str, Any] | ParseError:
-    """Canonical answer from an extracted final-answer mapping, or why it is not one. Never raises."""
-    if not isinstance(obj, dict):
+def guarded_parse(parser: Parser, obj: Any, bare: Bare | None = None) -> dict[str, Any] | ParseError:
+    """Canonical answer from an extracted final answer (a mapping; with `bare`, also a bare number, list or
+    text, `gie.tasks.answer_parsing.read_answer`), or why it is not one. Never raises."""
+    if bare is None and not isinstance(obj, dict):
         return ParseError(kind="not_a_mapping", detail=type(obj).__name__)
     try:
-        return parser(obj)
+        return read_answer(parser, obj, bare)
     except Exception as exc:  # a hostile mapping (odd keys, huge ints) must not crash the run
         return ParseError(kind="bad_value", detail=f"unreadable answer: {type(exc).__name__}")
 

@@ -29,6 +29,7 @@ ever sees MAX_LITERAL_CHARS; candidate spans and tag steps are capped. A 1 MB in
 
 from __future__ import annotations
 
+import html
 import re
 from collections.abc import Iterator
 from dataclasses import dataclass
@@ -53,6 +54,7 @@ __all__ = [
     "MAX_INPUT_CHARS",
     "extract_final_answer",
     "extract_final_answer_raw",
+    "extract_final_answer_text",
     "extract_yes_no",
     "is_ellipsis",
     "is_format_example",
@@ -334,6 +336,43 @@ def extract_final_answer_raw(text: str | None, ignore: tuple[Any, ...] = ()) -> 
     try:
         prepared = _prepare(text)
         return prepared if isinstance(prepared, ParseError) else _raw(*prepared, ignore=ignore)
+    except PARSE_ERRORS as exc:  # a safety net: every path above is meant to be total
+        return ParseError(kind="bad_literal", detail=f"{type(exc).__name__} while extracting")
+
+
+def _block_text(t: str, low: str) -> str | None:
+    """The text of the block `_raw` read when that block held no literal: the newest complete block whose
+    body does not parse (earlier ones parsed or were blank), else the unclosed tail."""
+    blocks = _find_blocks(t, low)
+    budget = Budget()
+    candidates = [*blocks.complete, *([blocks.tail] if blocks.tail is not None and not blocks.complete else [])]
+    for body, escaped in candidates:
+        head = body[: MAX_LITERAL_CHARS * 2]
+        inner = unfence(html.unescape(head) if escaped else head)
+        if not inner:
+            continue
+        value = parse_body(body, escaped, allow_text=True, budget=budget)
+        if isinstance(value, ParseError) and value.kind == "bad_literal":
+            return inner[:MAX_LITERAL_CHARS]
+        if not isinstance(value, ParseError):
+            return None
+    return None
+
+
+def extract_final_answer_text(text: str | None, ignore: tuple[Any, ...] = ()) -> Any | ParseError:
+    """`extract_final_answer_raw`, except that a final_answer block holding no literal comes back as its
+    text (fences dropped, at most MAX_LITERAL_CHARS) instead of a bad_literal error: for task parsers that
+    read lists of unquoted names (GraphArena's `[JFK, LAX, ORD]`) or `Key: value` prose themselves."""
+    try:
+        prepared = _prepare(text)
+        if isinstance(prepared, ParseError):
+            return prepared
+        value = _raw(*prepared, ignore=ignore)
+        if isinstance(value, ParseError) and value.kind == "bad_literal":
+            body = _block_text(*prepared)
+            if body is not None:
+                return body
+        return value
     except PARSE_ERRORS as exc:  # a safety net: every path above is meant to be total
         return ParseError(kind="bad_literal", detail=f"{type(exc).__name__} while extracting")
 

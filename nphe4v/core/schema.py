@@ -145,9 +145,9 @@ class Verdict(Frozen):
     # Whether the path / set / tour / mapping the answer gives is valid, apart from the verdict (GraphVerse
     # scores some tasks by their value alone); None when no witness was given or the task has none.
     witness_valid: bool | None = None
-    # Whether a value the answer states (a total distance, value, colour or meeting count) agrees with the
-    # answer's own witness (path, tour, selection, colouring, schedule). The witness decides the verdict; this
-    # only reports the stated value. None when no value was stated or there is no valid witness to check it on.
+    # Whether a value the answer states (a length, total, size, count) agrees with the value its own witness
+    # (path, tour, selection, set, colouring, schedule) has. The witness decides the verdict; this only reports
+    # the stated value. None when no value was stated, there is no witness, or the witness is not feasible.
     value_consistent: bool | None = None
 
 

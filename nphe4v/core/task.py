@@ -60,6 +60,9 @@ class TaskSpec(Generic[D]):
     heuristic: Callable[[D], dict[str, Any]]
     # a well-formed answer with random content
     random_answer: Callable[[D, random.Random], dict[str, Any]]
+    # `parse` also takes what a final answer holds when it is not a mapping (a number, a list, or the
+    # block's text when that is no literal: `nphe4v.core.extract.extract_final_answer_text`)
+    bare_answers: bool = False
 
     def load(self, data: dict[str, Any]) -> D:
         return self.data_model.model_validate(data)

@@ -262,6 +262,14 @@ def render_page(title: str, runs: Sequence[analysis.Run], t: Tables, figs: dict[
             "<h3>Per edit</h3>", html_table(gv["by_edit"], digits=1, table_id="gv-edit"),
             "<h3>Single vs paired images</h3>", html_table(gv["single_vs_paired"], digits=1, table_id="gv-paired"),
             "<h3>Poly vs NP-hard</h3>", html_table(gv["poly_vs_nph"], digits=3, table_id="gv-poly"),
+            "<h3>Witnesses and stated values</h3>",
+            "<p class='note'>Per model and task, over parsed answers: <code>valid_pct</code> = % of answers giving a "
+            "path / set / tour / cycle / colouring / mapping whose witness is feasible; <code>consistent_pct</code> "
+            "= % of feasible witnesses whose stated value (Length, Size, NumColors, Distance, ...) agrees with "
+            "the witness (<code>value_consistent</code>). The witness decides the verdict, except on SD, DIAM, GED "
+            "and MCS, which the paper scores by the stated value; <code>correct_inconsistent_value</code> counts "
+            "correct answers whose stated value disagrees with their witness.</p>",
+            html_table(gv["witness"], digits=1, table_id="gv-witness") if "witness" in gv else "",
             "<h3>Model families (Table 2)</h3>",
             "<p class='note'>Per family (cluster/models.yaml <code>family</code>, else the leading letters of the "
             "title): the mean over its models of each model's mean Acc / VGR-S (%) on Poly and on NP-hard tasks; "
