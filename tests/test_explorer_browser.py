@@ -19,8 +19,7 @@ from pathlib import Path
 import polars as pl
 import pytest
 from cdp_browser import CHROMIUM, SKIP_REASON, Browser, free_port, view_server
-from explorer_runs import XSS_MODEL, build_explorer_runs
-from test_explorer_security import HOSTILE_SVG, image_url
+from explorer_runs import HOSTILE_SVG, XSS_MODEL, build_explorer_runs, image_url
 
 pytestmark = pytest.mark.skipif(CHROMIUM is None, reason=SKIP_REASON)
 

@@ -19,7 +19,7 @@ from urllib.parse import urlencode
 
 import polars as pl
 import pytest
-from explorer_runs import build_explorer_runs
+from explorer_runs import HOSTILE_HTML, HOSTILE_SVG, build_explorer_runs, image_url
 from fastapi.testclient import TestClient
 from PIL import Image
 
@@ -28,12 +28,6 @@ from report.explorer.security import MAX_BODY
 
 N_BOOT = 20
 ORIGIN = "http://testserver"  # TestClient's own origin
-HOSTILE_SVG = (b'<svg xmlns="http://www.w3.org/2000/svg" width="40" height="40" onload="document.title=\'PWNED\'">'
-               b"<script>localStorage.setItem('svg_ran', document.body ? document.body.dataset.token : '1');"
-               b"document.title = 'PWNED';</script><rect width='40' height='40'/></svg>")
-HOSTILE_HTML = b"<!doctype html><html><body><script>localStorage.setItem('html_ran', '1')</script></body></html>"
-
-
 def hostile_files(ds_root: Path) -> dict[str, int]:
     """Files written into a dataset folder, each with the status the image route must give it."""
     img = Image.new("RGB", (8, 8), (200, 30, 30))
@@ -49,10 +43,6 @@ def hostile_files(ds_root: Path) -> dict[str, int]:
         (ds_root / name).write_bytes(data)
         out[name] = 415
     return out
-
-
-def image_url(run_label: str, path: str, version: str = "graphverse-testmini") -> str:
-    return "/image?" + urlencode({"run": run_label, "benchmark": "graphverse", "version": version, "path": path})
 
 
 @pytest.fixture(scope="module")
