@@ -5,12 +5,18 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
+from urllib.parse import urlencode
 
 import polars as pl
 
 XSS = '<script>alert("pwned")</script><img src=x onerror=alert(1)>'
 XSS_MODEL = '<script>alert("model")</script>'
 MODELS = ("alpha", "beta")
+# files an attacker might leave in a dataset folder: each sets a marker (and would steal the page token) if run
+HOSTILE_SVG = (b'<svg xmlns="http://www.w3.org/2000/svg" width="40" height="40" onload="document.title=\'PWNED\'">'
+               b"<script>localStorage.setItem('svg_ran', document.body ? document.body.dataset.token : '1');"
+               b"document.title = 'PWNED';</script><rect width='40' height='40'/></svg>")
+HOSTILE_HTML = b"<!doctype html><html><body><script>localStorage.setItem('html_ran', '1')</script></body></html>"
 
 
 def _off_by_one(answer: dict) -> dict:
@@ -73,3 +79,8 @@ def build_explorer_runs(root: Path) -> tuple[Path, Path]:
         runs.append(run)
     run_judge_stage(runs[1], None, JudgeConfig(model="rule-based", executor="local", progress=False))
     return runs[0], runs[1]
+
+
+def image_url(run_label: str, path: str, version: str = "graphverse-testmini") -> str:
+    """The explorer's URL of a file `path` in a GraphVerse run's dataset folder."""
+    return "/image?" + urlencode({"run": run_label, "benchmark": "graphverse", "version": version, "path": path})

@@ -10,7 +10,6 @@ Jinja2 autoescapes every value, and JSON handed to scripts goes through `report.
 from __future__ import annotations
 
 import json
-import mimetypes
 import secrets
 from pathlib import Path
 from typing import Any
@@ -20,7 +19,7 @@ import polars as pl
 from fastapi import FastAPI, HTTPException, Request
 from fastapi.exceptions import RequestValidationError
 from fastapi.middleware.trustedhost import TrustedHostMiddleware
-from fastapi.responses import FileResponse, HTMLResponse, JSONResponse
+from fastapi.responses import HTMLResponse, JSONResponse, Response
 from jinja2 import Environment, FileSystemLoader, StrictUndefined
 from markupsafe import Markup
 from pydantic import ValidationError
@@ -29,11 +28,15 @@ from nphe4v.core.records import KEY_COLUMNS
 from nphe4v.metrics import POOLED
 from report import analysis
 from report.explorer import annotations as ann
+from report.explorer.security import SecurityMiddleware, json_depth_ok, raster_type
 from report.explorer.store import PAGE_SIZE, Filters, Store
 from report.html.format import fmt, json_for_script
 
 TEMPLATES = Path(__file__).parent / "templates"
-IMAGE_TYPES = {".png", ".jpg", ".jpeg", ".gif", ".webp", ".svg"}
+STATIC = Path(__file__).parent / "static"
+STATIC_TYPES = {".js": "text/javascript; charset=utf-8", ".css": "text/css; charset=utf-8"}
+MAX_IMAGE = 64 << 20  # a dataset image is KiBs; a bigger file is not one
+MAX_PATH = 1024
 NPH_CI = ("ER", "RA", "RA_corrected", "AA_P", "AA_NPC", "AA_NPH", "AA_All")
 TOKEN_HEADER = "X-Explorer-Token"
 
@@ -98,6 +101,7 @@ def create_app(run_dirs: list[str | Path], *, annotate: bool = False, n_boot: in
     app = FastAPI(title="nphe4v explorer", docs_url=None, redoc_url=None, openapi_url=None)
     if allowed_hosts is not None:
         app.add_middleware(TrustedHostMiddleware, allowed_hosts=allowed_hosts)
+    app.add_middleware(SecurityMiddleware)  # added last: outermost, so its headers reach every response
     token = secrets.token_urlsafe(24)
     writers: dict[tuple[str, str], ann.SessionWriter] = {}
     app.state.store = store
@@ -192,9 +196,19 @@ def create_app(run_dirs: list[str | Path], *, annotate: bool = False, n_boot: in
         return page("sample.j2", **_sample_view(store, run, key))
 
     @app.get("/image")
-    def image(run: str, benchmark: str, version: str, path: str) -> FileResponse:
-        return FileResponse(_image_path(store, run, benchmark, version, path),
-                            media_type=mimetypes.guess_type(path)[0] or "application/octet-stream")
+    def image(run: str, benchmark: str, version: str, path: str) -> Response:
+        # read whole (images are small) so that the bytes checked are the bytes served
+        data, media_type = _image_bytes(_image_path(store, run, benchmark, version, path))
+        return Response(data, media_type=media_type, headers={"Cache-Control": "no-store"})
+
+    static = {p.name: (p.read_bytes(), STATIC_TYPES[p.suffix]) for p in STATIC.iterdir()
+              if p.suffix in STATIC_TYPES}
+
+    @app.get("/static/{name}")
+    def static_file(name: str) -> Response:
+        if name not in static:
+            raise HTTPException(404, "no such file")
+        return Response(static[name][0], media_type=static[name][1])
 
     if annotate:
         _annotation_routes(app, store, env, page, token, writers, annotate_seed)
@@ -202,17 +216,40 @@ def create_app(run_dirs: list[str | Path], *, annotate: bool = False, n_boot: in
 
 
 def _image_path(store: Store, run: str, benchmark: str, version: str, rel: str) -> Path:
-    """The file of an image a sample was sent, only inside that sample's dataset folder."""
+    """The file of an image a sample was sent, only inside that sample's dataset folder. A malformed
+    path (NUL or control character, backslash, `..`, absolute, overlong) is a 400 before any file is named."""
+    if len(rel) > MAX_PATH or any(ord(ch) < 32 or ch in "\\\x7f" for ch in rel):
+        raise HTTPException(400, "path: control character, backslash or too long")
+    if rel.startswith("/") or ".." in rel.split("/") or not rel.strip():
+        raise HTTPException(400, "path: must be relative to the dataset folder, without '..'")
     if run not in store.by_label:
         raise HTTPException(404, "unknown run")
     ds, _ = store.instance(run, benchmark, version, "")
     if ds is None:
         raise HTTPException(404, "the run's dataset folder is gone")
     root = Path(ds.root).resolve()
-    target = (root / rel).resolve()
-    if not target.is_relative_to(root) or target.suffix.lower() not in IMAGE_TYPES or not target.is_file():
+    try:
+        target = (root / rel).resolve()
+        found = target.is_relative_to(root) and target.is_file()
+    except (OSError, ValueError):
+        found = False
+    if not found:
         raise HTTPException(404, "no such image in the dataset")
     return target
+
+
+def _image_bytes(target: Path) -> tuple[bytes, str]:
+    """The file's bytes and media type, only for a PNG, JPEG or WebP file (by its name and its first bytes):
+    an SVG or HTML file could run script in the explorer's origin, so it is never served, whatever its name."""
+    try:
+        with target.open("rb") as f:
+            data = f.read(MAX_IMAGE + 1)
+    except OSError:
+        raise HTTPException(404, "no such image in the dataset") from None
+    media_type = raster_type(target.suffix, data[:16])
+    if media_type is None or len(data) > MAX_IMAGE:
+        raise HTTPException(415, "not a PNG, JPEG or WebP image: not served")
+    return data, media_type
 
 
 def _sample_view(store: Store, run: str, key: dict[str, Any]) -> dict[str, Any]:
@@ -323,16 +360,21 @@ def _annotation_routes(app: FastAPI, store: Store, env: Environment, page, token
 
     @app.post("/api/annotations")
     async def post_annotation(request: Request) -> JSONResponse:
-        if not secrets.compare_digest(request.headers.get(TOKEN_HEADER, ""), token):
+        # as bytes: compare_digest refuses a non-ASCII str, and a header may hold any byte
+        if not secrets.compare_digest(request.headers.get(TOKEN_HEADER, "").encode("latin-1"), token.encode()):
             raise HTTPException(403, "missing or wrong annotation token (reload the annotation page)")
+        if request.headers.get("content-type", "").split(";")[0].strip().lower() != "application/json":
+            raise HTTPException(415, "body: must be application/json")
         try:
-            body = await request.json()
+            body = json.loads(await request.body())
+            if not json_depth_ok(body):
+                raise HTTPException(400, "body: JSON nested too deeply")
             sub = ann.Submission.model_validate(body)
-        except (ValueError, ValidationError) as e:
+        except (ValueError, ValidationError, RecursionError) as e:
             if isinstance(e, ValidationError):
                 err = e.errors()[0]
                 raise HTTPException(400, f"{'.'.join(str(x) for x in err['loc'])}: {err['msg']}") from None
-            raise HTTPException(400, "body: not JSON") from None
+            raise HTTPException(400, "body: not JSON, or nested too deeply") from None
         if sub.run not in store.by_label:
             raise HTTPException(400, f"run {sub.run!r}: not one of the explorer's runs")
         key = _key_from({"run": sub.run, **{c: str(sub.key[c]) for c in KEY_COLUMNS}})
