@@ -71,9 +71,11 @@ def _main(args: argparse.Namespace) -> int:
         paths: list[Path] = []
         out = execute(cfg, data_root=Path(args.data_root), then=lambda o: paths.extend(_reports(o, args.no_html)))
     except RunInterrupted as e:
+        _stop_ray()
         print(str(e), file=sys.stderr)
         return e.exit_code
     except (ConfigError, DatasetError, RunFolderError, RunLockError, ShardError, StorageError) as e:
+        _stop_ray()
         msg = str(e)
         if isinstance(e, ConfigError) and not msg.startswith(str(args.config)):
             msg = f"{args.config}: {msg}"
@@ -81,6 +83,20 @@ def _main(args: argparse.Namespace) -> int:
         return 2
     print("report: " + ", ".join(map(str, paths)) + f"\nsamples: {out}/samples/\nmanifest: {out}/manifest.json")
     return 0
+
+
+def _stop_ray() -> None:
+    """Shut this driver's Ray down before the run's last line: Ray's core threads log the tasks an interrupt
+    or a failure cut short (to stderr, from C++), and the user's last line must be ours, not theirs."""
+    if "ray" not in sys.modules:
+        return
+    import contextlib
+
+    import ray
+
+    with contextlib.suppress(Exception):
+        if ray.is_initialized():
+            ray.shutdown()
 
 
 def _reports(out: Path, no_html: bool) -> list[Path]:

@@ -147,16 +147,33 @@ def test_judge_streams_beside_the_models_and_resumes_exactly_once(tmp_path, ray_
     from judge.vgr import read_judgments
 
     generate_split(tmp_path / "gv", "testmini", 0, limit=8, workers=0)
-    # one batch of 2 samples in flight at a time, 4 s each: the model writes for about 16 s (long enough for the
-    # judge actor to start on a loaded machine)
-    slow = ModelSpec(name="oracle", batch_size=2, num_cpus=0.25, options={"latency_s": 4.0})
-    with JudgeFake() as fake:
+    # The model (an API model on a fake provider) answers 7 of its 8 samples at once and holds the last one
+    # until the judge has made its first call: "the judge was asked while the model was still writing" then
+    # holds by construction, however long the judge actor takes to start on a loaded machine.
+    with JudgeFake() as fake, FakeProvider(script=["ok"] * 7, default="gate:600", lifetime_s=900) as fp:
+        stop = threading.Event()
+
+        def open_when_judged() -> None:
+            while not stop.wait(0.2):
+                if fake.hits:
+                    fp.open_gate()
+                    return
+
+        watcher = threading.Thread(target=open_when_judged, daemon=True)
+        watcher.start()
+        model = ModelSpec(name="api-model", backend="litellm", batch_size=2, num_cpus=0.25, options={
+            "model": "openai/fake-model", "api_base": fp.base_url, "api_key_env": ENV, "max_concurrency": 1,
+            "timeout_s": 900.0, "backoff_base_s": 0.05})
         judge = {"model": "hosted_vllm/fake-judge", "actors": 1, "batch_size": 2, "progress": False,
                  "options": {"api_base": fake.base_url, "max_concurrency": 2, "backoff_base_s": 0.05,
                              "timeout_s": 20}}
-        cfg = RunConfig(name="stream", out=str(tmp_path / "run"), models=[slow], max_inflight_batches=1,
+        cfg = RunConfig(name="stream", out=str(tmp_path / "run"), models=[model], max_inflight_batches=1,
                         datasets=[DatasetSpec(benchmark="graphverse", path=str(tmp_path / "gv"))], judge=judge)
-        out = execute(cfg)
+        try:
+            out = execute(cfg)
+        finally:
+            stop.set()
+            fp.open_gate()
         offset = time.time() - time.monotonic()
         first_call = min(h.t for h in fake.hits) + offset
         calls = len(fake.hits)
@@ -165,9 +182,9 @@ def test_judge_streams_beside_the_models_and_resumes_exactly_once(tmp_path, ray_
         assert df.height == 8 and js.height == 8
         assert not js.select(KEY_COLUMNS).is_duplicated().any()
         assert set(js["status"]) == {"ok"}
-        _, last_write = _windows(out)["oracle"]
+        _, last_write = _windows(out)["api-model"]
         # the judge was asked while the model was still writing: streamed, not after the model loop
-        assert first_call < last_write - 1.0, (first_call, last_write)
+        assert first_call < last_write, (first_call, last_write)
         manifest = json.loads((out / "manifest.json").read_text())
         assert manifest["judge"]["written"] == 8
         # the same run again: every sample and judgment is there, nothing is asked or written twice
