@@ -33,9 +33,10 @@ RECOLOR_MARGIN = 24.0
 RECOLOR_TRIES = 12
 RECOLOR_TRIES_HARD = 64
 MAX_ATTEMPTS = 60
-# Hard focus / recolour draws are rejected more often (the asked side must reach the hard range, and SD's
-# 14-airport drawings rarely leave a question the edit changes); most rejections now come before the layout.
-MAX_ATTEMPTS_HARD_EDIT = 200
+# Focus / recolour draws are rejected more often (hard: the asked side must reach the hard range, and SD's
+# 14-airport drawings rarely leave a question the edit changes; both levels: a degenerate edited graph is
+# redrawn); most rejections come before the layout. A cap only ever changes draws that would have failed.
+MAX_ATTEMPTS_EDIT = 200
 
 
 def _edit_targets(cfg: TaskConfig, kind: EditKind, paired_mode: PairedMode | None, rng: random.Random) -> list[int]:
@@ -86,7 +87,7 @@ def build_data(
         raise ValueError(f"{cfg.name} does not take the {kind!r} edit; allowed: {', '.join(cfg.edits)}")
     last: Exception | None = None
     want_preferred = cfg.prefer is not None and rng.random() < cfg.prefer_rate
-    attempts = MAX_ATTEMPTS_HARD_EDIT if level == "hard" and kind in ("focus", "recolor") else MAX_ATTEMPTS
+    attempts = MAX_ATTEMPTS_EDIT if kind in ("focus", "recolor") else MAX_ATTEMPTS
     for _ in range(attempts):
         try:
             return _build_once(cfg, kind, rng, paired_mode, stream, want_preferred, level)
