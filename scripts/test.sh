@@ -2,8 +2,8 @@
 # Install what the tests need (the project with its dev and CPU-vLLM extras in .venv, Debian's chromium
 # for the report screenshot test), then run lint and the tests.
 #   bash scripts/test.sh          the whole suite (the README's test command; CI runs exactly this)
-#   bash scripts/test.sh --fast   the fast tier: every module's unit tests, no test marked slow (<= 3 min);
-#                                 fails when a test without the mark takes over 30 s
+#   bash scripts/test.sh --fast   the fast tier: every module's unit tests, leaving out tests marked slow and
+#                                 those on a Ray cluster (marked ray); fails when a test it runs takes over 30 s
 # Further arguments go to pytest (e.g. `bash scripts/test.sh --fast tests/test_extract.py -x`).
 # Tests run in parallel processes (pytest-xdist; NPHE4V_TEST_WORKERS, default 3): most slow tests wait on
 # subprocesses, servers and Ray more than they compute, so three processes keep two cores busy. A file's tests
@@ -25,6 +25,6 @@ fi
 .venv/bin/lint-imports --no-cache  # the layering (pyproject's import-linter contracts, zero exceptions)
 workers=${NPHE4V_TEST_WORKERS:-3}
 if [ "$fast" = 1 ]; then
-  exec .venv/bin/python -m pytest -q -n "$workers" --dist loadfile --no-loadscope-reorder -m "not slow" --slow-limit 30 --durations=15 "$@"
+  exec .venv/bin/python -m pytest -q -n "$workers" --dist loadfile --no-loadscope-reorder -m "not slow and not ray" --slow-limit 30 --durations=15 "$@"
 fi
 exec .venv/bin/python -m pytest -q -n "$workers" --dist loadfile --no-loadscope-reorder --durations=25 "$@"

@@ -15,6 +15,15 @@ import pytest
 os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
 os.environ.setdefault("RAY_DEDUP_LOGS", "0")
 
+# Property tests draw the same examples on every run (derandomize): a run's verdict depends on the code, not on
+# the draw, so a red run is reproducible and a green one stays green. `HYPOTHESIS_PROFILE=explore` draws new
+# examples (and more of them) to hunt for cases the fixed draw misses.
+from hypothesis import settings as _hypothesis_settings  # noqa: E402
+
+_hypothesis_settings.register_profile("suite", derandomize=True)
+_hypothesis_settings.register_profile("explore", derandomize=False, max_examples=2000)
+_hypothesis_settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "suite"))
+
 PROJECT = Path(__file__).resolve().parents[1]
 # The papers' peer data and shared docs sit beside the project (../shared), never inside it: it is not
 # shipped with the package, so every test reaches it through `shared_or_skip`, the one place that knows where.
@@ -42,6 +51,10 @@ def pytest_collection_modifyitems(config, items):
             if (m := it.get_closest_marker("slow")) is not None and not m.kwargs.get("reason")]
     if bare:
         raise pytest.UsageError("@pytest.mark.slow needs reason=\"what makes it slow\": " + ", ".join(bare[:5]))
+    # A test on the session's Ray cluster is an integration test: marked `ray`, so the fast tier leaves it out
+    for it in items:
+        if "ray_local" in getattr(it, "fixturenames", ()):
+            it.add_marker(pytest.mark.ray)
     # Longest first: files holding a slow test go to the workers before the rest (scripts/test.sh keeps this
     # order with --no-loadscope-reorder), the longest known ones first, so a long end-to-end test starts early
     # instead of becoming the run's tail.

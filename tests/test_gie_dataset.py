@@ -80,6 +80,7 @@ def test_sampled_sizes_follow_the_level(small_split: Path):
             assert r.lo <= len(g["nodes"]) <= r.hi, (inst.instance_id, len(g["nodes"]), r)
 
 
+@pytest.mark.ray
 def test_ray_workers_match_in_process(tmp_path: Path):
     """Real Ray tasks on 1 and 2 workers write the same bytes as in-process generation."""
     gd.generate_split(tmp_path / "ray2", "full", SEED, limit=12, workers=2)
