@@ -276,10 +276,21 @@ class Store:
 
     def warm(self) -> None:
         """Build the whole-run tables now (the server does before it listens), so no page waits for them; the
-        bootstrap bounds come from the run's cache file or start computing (in the background if so made)."""
+        bootstrap bounds come from the run's cache file or start computing (in the background if so made), and
+        so does the datasets' index the sample pages need (a second or more of reading manifests)."""
         self.boards()
         self.facets()
-        self.dataset_index()
+        if self._background:
+            threading.Thread(target=self._warm_datasets, name="dataset-index", daemon=True).start()
+        else:
+            self.dataset_index()
+
+    def _warm_datasets(self) -> None:
+        from report.sample_rebuild import DatasetIndex
+
+        idx = DatasetIndex(self.runs)  # built outside the lock: pages keep reading the other cached tables
+        with self._lock:
+            self._cache.setdefault("dataset_index", idx)
 
     # ------------------------------------------------------------------------------------------ drill-down
 
