@@ -5,10 +5,11 @@ million samples. ``IntervalCache`` stores its bound columns in ``<first run>/cac
 samples: every shard's path (relative to its run), size and modification time, plus the bootstrap's draws and
 seed and this file format's version. New or rewritten shards give a new key, so stale bounds are never read.
 
-A run folder has one writer (the sink). The cache is the only other file anything writes there, and it is
-written so that nobody can see a part of it: a temporary file in the same folder, then ``os.replace``. A
-read-only run folder (or any write error) keeps the bounds in memory only; reading a damaged cache file
-recomputes.
+A run folder has one writer (the sink). The cache is the only other file anything writes there: only into
+finished runs (every manifest's status ``complete``: no writer is at work; a run still running keeps its
+bounds in memory), and so that nobody can see a part of it: a temporary file in the same folder, then
+``os.replace``. A read-only run folder (or any write error) keeps the bounds in memory only; reading a damaged
+cache file recomputes.
 """
 
 from __future__ import annotations
@@ -40,7 +41,8 @@ def samples_key(run_paths: Sequence[str | Path], n_boot: int, seed: int) -> str:
 class IntervalCache:
     """Load and store one frame of bounds for ``run_paths`` (see the module docstring)."""
 
-    def __init__(self, run_paths: Sequence[str | Path], n_boot: int, seed: int) -> None:
+    def __init__(self, run_paths: Sequence[str | Path], n_boot: int, seed: int, *, write: bool = True) -> None:
+        self.write = write
         self.key = samples_key(run_paths, n_boot, seed)
         self.dir = Path(run_paths[0]) / CACHE_DIR
         self.path = self.dir / f"{PREFIX}{self.key[:32]}.parquet"
@@ -52,7 +54,10 @@ class IntervalCache:
             return None
 
     def save(self, frame: pl.DataFrame) -> bool:
-        """Write atomically; False (bounds kept by the caller in memory) when the folder is not writable."""
+        """Write atomically; False (bounds kept by the caller in memory) when the folder is not writable or
+        writing was not allowed (a run still running)."""
+        if not self.write:
+            return False
         tmp = None
         try:
             self.dir.mkdir(exist_ok=True)

@@ -4,6 +4,7 @@ when the run folder cannot be written; and the bootstrap's model chunks change n
 
 from __future__ import annotations
 
+import json
 import shutil
 from pathlib import Path
 
@@ -73,6 +74,14 @@ def test_an_unwritable_run_folder_keeps_the_bounds_in_memory(run) -> None:
     assert _bounds(store.boards()["nph"]).equals(_bounds(analysis.leaderboard([run], n_boot=N_BOOT)))
     assert (run / CACHE_DIR).read_text() == "not a folder"
     assert not [p for p in run.iterdir() if p.name.startswith(".tmp-")]
+
+
+def test_a_run_still_running_gets_no_cache_file(run) -> None:
+    manifest = json.loads((run / "manifest.json").read_text())
+    (run / "manifest.json").write_text(json.dumps({**manifest, "status": "running"}))
+    store = Store([run], n_boot=N_BOOT)
+    assert _bounds(store.boards()["nph"]).equals(_bounds(analysis.leaderboard([run], n_boot=N_BOOT)))
+    assert not (run / CACHE_DIR).exists()
 
 
 def test_background_bounds_arrive_after_the_quick_board(run) -> None:

@@ -127,7 +127,8 @@ class Store:
         self._dataset_index = None
         # the leaderboard's bootstrap bounds: from the run's cache file, else computed once (in a background
         # thread when `background_intervals`, so that the server listens before they are ready)
-        self._iv_cache = IntervalCache([r.path for r in self.runs], n_boot, analysis.DEFAULT_SEED)
+        finished = all(r.manifest.get("status") == "complete" for r in self.runs)  # else a writer is at work
+        self._iv_cache = IntervalCache([r.path for r in self.runs], n_boot, analysis.DEFAULT_SEED, write=finished)
         self._background = background_intervals
         self._intervals: pl.DataFrame | None = None
         self._iv_thread: threading.Thread | None = None
