@@ -119,10 +119,14 @@ def main() -> None:
         print(f"{n_models} models: {n:,} samples ({time.perf_counter() - t0:.1f} s to build or find {run})")
         dt, cpu, rss_gb, size_mb = measure(run, args.work / f"report-{n_models}.html", args.n_boot)
         cap = 10 if n_models <= 40 else 15
+
+        def verdict(ok: bool, target: str, n_models: int = n_models) -> str:
+            # the time and memory targets are set at 40 models; beyond, the HTML size only (<= 15 MB)
+            return f"target {target}: {'PASS' if ok else 'MISS'}" if n_models <= 40 else "no target above 40 models"
+
         # on a shared machine the wall time includes waiting for a core; the CPU time does not
-        print(f"report, {n_models} models: {dt:.1f} s wall, {cpu:.1f} s CPU "
-              f"(target <= 30 s: {'PASS' if dt <= 30 else 'MISS'}); "
-              f"peak RSS {rss_gb:.2f} GB (target <= 1.5 GB: {'PASS' if rss_gb <= 1.5 else 'MISS'}); "
+        print(f"report, {n_models} models: {dt:.1f} s wall, {cpu:.1f} s CPU ({verdict(dt <= 30, '<= 30 s')}); "
+              f"peak RSS {rss_gb:.2f} GB ({verdict(rss_gb <= 1.5, '<= 1.5 GB')}); "
               f"HTML {size_mb:.2f} MB (target <= {cap} MB: {'PASS' if size_mb <= cap else 'MISS'})", flush=True)
 
 
