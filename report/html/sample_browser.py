@@ -52,9 +52,9 @@ def select_samples(df: pl.DataFrame, per_group: int = DEFAULT_SAMPLES_PER_GROUP,
     """At most ``per_group`` samples per (benchmark, version, model, task) and ``max_rows`` in all, deterministic,
     varied and stratified: a group's rows are split by outcome (wrong, parse_error, model_error, infra_error,
     correct; recognition asks apart) and taken round-robin across those categories, each category in a fixed
-    pseudo-random order (sha256 of the sample key without the model). The total cap then takes every group's
-    first pick before any group's second, and inside one round spreads over (benchmark, task, outcome) strata
-    first, models rotating through them, so that a run of many models keeps every task and outcome in view."""
+    pseudo-random order (sha256 of the sample key without the model). The total cap then takes the i-th row of
+    every (benchmark, version, task, outcome) stratum before any stratum's (i+1)-th, models rotating through
+    each stratum, so that a run of many models keeps every task and outcome, and a spread of models, in view."""
     if df.is_empty() or per_group <= 0 or max_rows <= 0:
         return df.head(0).with_columns(outcome=pl.lit(None, pl.String))
     # the model is not part of the hash: every model ranks the same instances first, so models line up
@@ -82,16 +82,17 @@ def select_samples(df: pl.DataFrame, per_group: int = DEFAULT_SAMPLES_PER_GROUP,
     ).sort(*group, "_rank", "_co", "_h")
     picked = rows.with_columns(_n=pl.int_range(pl.len()).over(group)).filter(pl.col("_n") < per_group)
     if picked.height > max_rows:
-        # round _n of every group first; inside a round, the i-th pick of each (benchmark, task, outcome)
-        # stratum before any (i+1)-th, models in an order that differs per stratum (sha256 of model + stratum)
-        mh = pl.concat_str([pl.col(c).cast(pl.String) for c in ("model", "benchmark", "task", "_cat", "_n")],
-                           separator="|")
+        # the i-th row of every (benchmark, task, outcome) stratum before any stratum's (i+1)-th, so the cap keeps
+        # every task and outcome in view; inside a stratum the groups' first picks of that outcome come first,
+        # models in an order that differs per stratum (sha256 of model + stratum), so models rotate
+        strat = ["benchmark", "version", "task", "_cat"]
+        mh = pl.concat_str([pl.col(c).cast(pl.String) for c in ("model", *strat)], separator="|")
         mkeys = picked.select(_m=mh.unique())
         mkeys = mkeys.with_columns(_mh=pl.Series([hashlib.sha256(k.encode()).hexdigest()
                                                   for k in mkeys["_m"].to_list()], dtype=pl.String))
         picked = (picked.with_columns(_m=mh).join(mkeys, on="_m", how="left", maintain_order="left")
-                  .with_columns(_s=pl.col("_mh").rank("ordinal").over(["_n", "benchmark", "version", "task", "_cat"]))
-                  .sort("_n", "_s", "benchmark", "version", "task", "_co", "_mh").head(max_rows)
+                  .sort("_rank", "_mh").with_columns(_s=pl.int_range(pl.len()).over(strat))
+                  .sort("_s", "benchmark", "version", "task", "_co", "_mh").head(max_rows)
                   .sort(*group, "_n").drop("_m", "_mh", "_s"))
     return picked.drop("_cat", "_h", "_rank", "_co", "_n")
 
