@@ -1,127 +1,133 @@
-"""Time `nphe4v report --html` on a synthetic ~400k-sample run (issue 11.6).
+"""Time `nphe4v report --html` on a real multi-model run of 40 and 100 models (issue 20.1).
 
-The run is made for real like the demo's NPHardEval4V part (the four built-in baselines, three prompt modes,
-recognition with controls, scored by the real scorer) on a per_level-8 version, so that each of the 40 model
-names (copies of the four baselines) holds 9,360 samples: 374,400 in all, plus a few 10 MB responses. The report runs in a child process; its wall time, peak RSS and the HTML size
-are printed against the targets (<= 30 s, <= 1.5 GB, <= 10 MB).
+The run is the demo run (`jobs/eval_all.py --config configs/demo.yaml`, made once under --work unless
+--source names a run: both benchmarks, the rule judge's judgments) with all its samples and judgments copied
+under each of --models model names (`model-NNN`): at 40 models 40 x 9,564 = 382,560 samples. The demo's four
+baselines become four repeats of each new model (``repeat`` = source repeat x 4 + baseline index), so keys
+stay unique and every model has a mix of outcomes. The first --huge models also carry one 10 MB response. For each model count the report runs in a
+child process; its wall time, peak RSS and the HTML size are printed against the targets (<= 30 s, <= 1.5 GB,
+<= 10 MB at 40 models; <= 15 MB at 100).
 
-Usage: python bench/bench_report.py [--models 40] [--huge 3] [--n-boot 500] [--keep DIR]
+Usage: python bench/bench_report.py [--models 40 100] [--huge 3] [--n-boot 500] [--work DIR] [--source RUN]
 """
 
 from __future__ import annotations
 
 import argparse
-import asyncio
 import json
 import os
-import shutil
 import subprocess
 import sys
-import tempfile
 import time
 from pathlib import Path
 
 import polars as pl
 
-from cluster.backends.baseline import BaselineBackend
-from cluster.config import DatasetSpec, ModelSpec, RunConfig
-from cluster.plan import plan_model
-from nphe4v.core.dataset import load_dataset
-from nphe4v.core.records import SAMPLE_SCHEMA
-from nphe4v.core.shards import slug
-from nphe4v.generate import generate_version
-from nphe4v.scoring import score_sample
+PROJECT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(PROJECT))
 
-BASELINES = ("oracle", "greedy", "random", "always-yes")
+from nphe4v.core.shards import slug  # noqa: E402
+
 HUGE_CHARS = 10_000_000
 
 
-def build_run(root: Path, n_models: int, n_huge: int, per_level: int) -> tuple[Path, int]:
-    ds_dir = root / "ds"
-    generate_version(ds_dir, version="bench-report", seed=2026, per_level=per_level)
-    ds = load_dataset(ds_dir)
-    by_id = ds.by_id()
-    cfg = RunConfig(name="bench-report", out=str(root / "run"), datasets=[DatasetSpec(path=str(ds_dir))],
-                    models=[ModelSpec(name=b, backend="baseline") for b in BASELINES])
-    base = []
-    for spec in cfg.models:
-        items = list(plan_model(cfg, spec, ds, ds.manifest.version))
-        responses = asyncio.run(BaselineBackend(spec.name).generate([w.request for w in items]))
-        for w, resp in zip(items, responses, strict=True):
-            base.append(score_sample("bench", ds.manifest.version, by_id[w.instance_id], w.request, resp).model_dump())
-    base_df = pl.DataFrame(base, schema=SAMPLE_SCHEMA)
-    run = root / "run"
+def demo_run(work: Path) -> Path:
+    out = work / "demo"
+    if not (out / "manifest.json").is_file():
+        subprocess.run([sys.executable, str(PROJECT / "jobs" / "eval_all.py"), "--config",
+                        str(PROJECT / "configs" / "demo.yaml"), "--out", str(out), "--data-root",
+                        str(work / "data"), "--no-html"], check=True, cwd=PROJECT)
+    return out
+
+
+def build_run(source: Path, out: Path, n_models: int, n_huge: int) -> int:
+    """``source``'s samples and judgments under ``n_models`` model names; returns the number of samples."""
+    samples = pl.read_parquet(sorted(source.glob("samples/*/*/*.parquet")))
+    judg_files = sorted(source.glob("judgments/**/*.parquet"))
+    judgments = pl.read_parquet(judg_files) if judg_files else None
+    base = sorted(samples["model"].unique().to_list())
+    k = len(base)
+    idx = pl.col("model").replace_strict({m: i for i, m in enumerate(base)}, return_dtype=pl.Int64)
+    # the source models become repeats of one model: unique keys, a mix of outcomes per model
+    samples = samples.with_columns(repeat=(pl.col("repeat") * k + idx).cast(samples.schema["repeat"]))
+    if judgments is not None:
+        judgments = judgments.with_columns(repeat=(pl.col("repeat") * k + idx).cast(judgments.schema["repeat"]))
+    tmp = out.with_name(out.name + ".tmp")
+    n = 0
     names = []
     for i in range(n_models):
-        kind = BASELINES[i % len(BASELINES)]
-        name = f"{kind}-{i:02d}"
-        names.append((name, kind))
-        part = base_df.filter(pl.col("model") == kind).with_columns(model=pl.lit(name))
+        name = f"model-{i:03d}"
+        names.append((name, base[i % k]))
+        part = samples.with_columns(model=pl.lit(name))
         if i < n_huge:  # a model that echoed a 10 MB answer back
-            big = "x" * HUGE_CHARS
-            part = part.with_columns(raw_response=pl.when(pl.int_range(pl.len()) == 0).then(pl.lit(big))
+            part = part.with_columns(raw_response=pl.when(pl.int_range(pl.len()) == 0).then(pl.lit("x" * HUGE_CHARS))
                                      .otherwise(pl.col("raw_response")))
-        out = run / "samples" / "nphardeval4v" / slug(name)
-        out.mkdir(parents=True, exist_ok=True)
-        part.write_parquet(out / "part-0.parquet")
-    manifest = {
-        "run_id": "bench-report", "status": "complete", "attempts": 1,
-        "config": {**cfg.model_dump(mode="json"),
-                   "models": [{"name": n, "backend": "baseline", "baseline": k} for n, k in names]},
-        "datasets": [{"benchmark": "nphardeval4v", "version": ds.manifest.version, "seed": ds.manifest.seed,
-                      "path": str(ds_dir.resolve()), "dataset_sha256": ds.manifest.dataset_sha256}],
-    }
-    (run / "manifest.json").write_text(json.dumps(manifest, indent=1))
-    return run, base_df.height // len(BASELINES) * n_models
+        for (bench,), grp in part.group_by(["benchmark"], maintain_order=True):
+            d = tmp / "samples" / slug(str(bench)) / slug(name)
+            d.mkdir(parents=True, exist_ok=True)
+            grp.write_parquet(d / "part-00000000000000000000-synth.parquet", compression="zstd")
+        n += part.height
+        if judgments is not None:
+            j = judgments.with_columns(model=pl.lit(name))
+            d = tmp / "judgments" / "rule-based"
+            d.mkdir(parents=True, exist_ok=True)
+            j.write_parquet(d / f"part-{i:05d}-synth.parquet", compression="zstd")
+    if (source / "judgments" / "manifest.json").is_file():
+        (tmp / "judgments" / "manifest.json").write_text((source / "judgments" / "manifest.json").read_text())
+    manifest = json.loads((source / "manifest.json").read_text())
+    manifest["run_id"] = f"bench-report-{n_models}"
+    specs = {m.get("name"): m for m in manifest.get("config", {}).get("models", [])}
+    if specs:
+        manifest["config"]["models"] = [{**specs.get(src, {}), "name": name} for name, src in names]
+    (tmp / "manifest.json").write_text(json.dumps(manifest, indent=1))
+    os.replace(tmp, out)
+    return n
+
+
+def measure(run: Path, html: Path, n_boot: int) -> tuple[float, float, float, float]:
+    """(wall s, CPU s, peak RSS GB, HTML MB) of `nphe4v report RUN --html HTML` in a child process."""
+    cmd = [sys.executable, "-m", "nphe4v.cli", "report", str(run), "--html", str(html), "--n-boot", str(n_boot)]
+    t0 = time.perf_counter()
+    proc = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+    # wait4: the report process's own CPU time and peak RSS
+    stderr = proc.stderr.read() if proc.stderr else ""
+    _, status, usage = os.wait4(proc.pid, 0)
+    dt = time.perf_counter() - t0
+    if os.waitstatus_to_exitcode(status) != 0:
+        print(stderr[-3000:], file=sys.stderr)
+        raise SystemExit(f"report failed with exit code {os.waitstatus_to_exitcode(status)}")
+    return dt, usage.ru_utime + usage.ru_stime, usage.ru_maxrss / 1024 ** 2, html.stat().st_size / 1e6
 
 
 def main() -> None:
     p = argparse.ArgumentParser()
-    p.add_argument("--models", type=int, default=40)
+    p.add_argument("--models", type=int, nargs="+", default=[40, 100])
     p.add_argument("--huge", type=int, default=3, help="models whose first response is 10 MB")
-    p.add_argument("--per-level", type=int, default=8,
-                   help="instances per task and level: 8 gives 9,360 samples per model (the demo's count x 4)")
     p.add_argument("--n-boot", type=int, default=500)
-    p.add_argument("--keep", type=Path, default=None,
-                   help="build the run here and keep it (a later call with the same DIR reuses it)")
+    p.add_argument("--source", type=Path, default=None, help="run to replicate (default: the demo run)")
+    p.add_argument("--work", type=Path, default=Path("/tmp/nphe4v-bench-report"),
+                   help="the demo run and the replicated runs are made here once and reused")
     args = p.parse_args()
-    root = args.keep or Path(tempfile.mkdtemp(prefix="bench-report-"))
-    root.mkdir(parents=True, exist_ok=True)
-    try:
+    args.work.mkdir(parents=True, exist_ok=True)
+    source = args.source or demo_run(args.work)
+    for n_models in args.models:
+        run = args.work / f"run-{n_models}x-huge{args.huge}"
         t0 = time.perf_counter()
-        if (root / "run" / "manifest.json").is_file():  # --keep DIR from an earlier call: measure again
-            run = root / "run"
-            n = pl.scan_parquet(sorted(run.glob("samples/**/*.parquet"))).select(pl.len()).collect().item()
-            print(f"reusing {run}: {n} samples")
-        else:
-            run, n = build_run(root, args.models, args.huge, args.per_level)
-            print(f"built {n} samples ({args.models} models, {args.huge} x 10 MB responses) in "
-                  f"{time.perf_counter() - t0:.1f} s")
-        html = root / "report.html"
-        cmd = [sys.executable, "-m", "nphe4v.cli", "report", str(run), "--html", str(html),
-               "--n-boot", str(args.n_boot)]
-        t0 = time.perf_counter()
-        proc = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
-        # wait4: the report process's own CPU time and peak RSS (RUSAGE_CHILDREN would add the dataset
-        # generator's worker processes)
-        stderr = proc.stderr.read() if proc.stderr else ""
-        _, status, usage = os.wait4(proc.pid, 0)
-        proc.returncode = os.waitstatus_to_exitcode(status)
-        dt = time.perf_counter() - t0
-        if proc.returncode != 0:
-            print(stderr[-3000:], file=sys.stderr)
-            raise SystemExit(f"report failed with exit code {proc.returncode}")
-        rss_gb = usage.ru_maxrss / 1024 ** 2  # Linux: kB
-        cpu = usage.ru_utime + usage.ru_stime
-        size_mb = html.stat().st_size / 1e6
+        if not (run / "manifest.json").is_file():
+            build_run(source, run, n_models, args.huge)
+        n = pl.scan_parquet(sorted(run.glob("samples/*/*/*.parquet"))).select(pl.len()).collect().item()
+        print(f"{n_models} models: {n:,} samples ({time.perf_counter() - t0:.1f} s to build or find {run})")
+        dt, cpu, rss_gb, size_mb = measure(run, args.work / f"report-{n_models}.html", args.n_boot)
+        cap = 10 if n_models <= 40 else 15
+
+        def verdict(ok: bool, target: str, n_models: int = n_models) -> str:
+            # the time and memory targets are set at 40 models; beyond, the HTML size only (<= 15 MB)
+            return f"target {target}: {'PASS' if ok else 'MISS'}" if n_models <= 40 else "no target above 40 models"
+
         # on a shared machine the wall time includes waiting for a core; the CPU time does not
-        print(f"report: {n} samples in {dt:.1f} s wall, {cpu:.1f} s CPU "
-              f"(target <= 30 s: {'PASS' if dt <= 30 else 'MISS'}); "
-              f"peak RSS {rss_gb:.2f} GB (target <= 1.5 GB: {'PASS' if rss_gb <= 1.5 else 'MISS'}); "
-              f"HTML {size_mb:.2f} MB (target <= 10 MB: {'PASS' if size_mb <= 10 else 'MISS'})")
-    finally:
-        if args.keep is None:
-            shutil.rmtree(root, ignore_errors=True)
+        print(f"report, {n_models} models: {dt:.1f} s wall, {cpu:.1f} s CPU ({verdict(dt <= 30, '<= 30 s')}); "
+              f"peak RSS {rss_gb:.2f} GB ({verdict(rss_gb <= 1.5, '<= 1.5 GB')}); "
+              f"HTML {size_mb:.2f} MB (target <= {cap} MB: {'PASS' if size_mb <= cap else 'MISS'})", flush=True)
 
 
 if __name__ == "__main__":

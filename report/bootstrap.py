@@ -50,6 +50,7 @@ def _draws(part: pl.DataFrame, n_boot: int, seed: int) -> pl.DataFrame:
     })
 
 
+_MODEL_CHUNK = 16
 _BOOT_CACHE: dict[tuple[int, int, int, int], tuple[pl.DataFrame, pl.DataFrame]] = {}
 
 
@@ -143,10 +144,26 @@ def _bootstrap_uncached(part: pl.DataFrame, n_boot: int, seed: int) -> tuple[pl.
     draws = _draws(base, n_boot, seed)
     counts = draws.group_by("b", "instance_id").len()
     inst = base.select("task", "level", "instance_id").unique().sort("task", "level", "instance_id")
+    cnt_by = counts.join(inst, on="instance_id").partition_by(["task", "level"], as_dict=True)
+    # models are independent given the shared draws: a few at a time keeps the (model, mode, task, level,
+    # replicate) arrays small however many models the run holds (the rows come out in the same sorted order)
+    all_models = sorted(answers["model"].unique().to_list())
+    lb_rows: list[dict[str, Any]] = []
+    pt_rows: list[dict[str, Any]] = []
+    for i in range(0, len(all_models), _MODEL_CHUNK):
+        chunk = all_models[i:i + _MODEL_CHUNK]
+        lb, pt = _bootstrap_models(answers.filter(pl.col("model").is_in(chunk)),
+                                   flags.filter(pl.col("model").is_in(chunk)), inst, cnt_by, n_boot)
+        lb_rows += lb
+        pt_rows += pt
+    return (pl.DataFrame(lb_rows, schema=empty_lb.schema), pl.DataFrame(pt_rows, schema=empty_pt.schema))
+
+
+def _bootstrap_models(answers: pl.DataFrame, flags: pl.DataFrame, inst: pl.DataFrame,
+                      cnt_by: dict[Any, pl.DataFrame], n_boot: int) -> tuple[list[dict], list[dict]]:
+    """The leaderboard and per-task bound rows of the models in ``answers`` (see ``_bootstrap_uncached``)."""
     ans_by = answers.partition_by(["task", "level"], as_dict=True)
     flg_by = flags.partition_by(["task", "level"], as_dict=True)
-    cnt_by = counts.join(inst, on="instance_id").partition_by(["task", "level"], as_dict=True)
-
     meta: list[tuple[str, str, str, int]] = []  # (model, prompt_mode, task, level) per group row
     was, racs = [], []
     for (task, level), grp in inst.group_by(["task", "level"], maintain_order=True):
@@ -184,7 +201,7 @@ def _bootstrap_uncached(part: pl.DataFrame, n_boot: int, seed: int) -> tuple[pl.
         racs.append(rac.T)
         meta += [(model, mode, str(task), int(level)) for model, mode in gkeys]
     if not meta:
-        return empty_lb, empty_pt
+        return [], []
     # one dense array (model, mode, task, level, replicate): every aggregate below is a sum over axes
     models = sorted({m[0] for m in meta})
     modes = sorted({m[1] for m in meta})
@@ -250,4 +267,4 @@ def _bootstrap_uncached(part: pl.DataFrame, n_boot: int, seed: int) -> tuple[pl.
                 k = mi * len(tasks) + ti
                 pt_rows.append({"model": model, "task": task, "prompt_mode": POOLED, "AA_lo": lo_p[k],
                                 "AA_hi": hi_p[k]})
-    return (pl.DataFrame(lb_rows, schema=empty_lb.schema), pl.DataFrame(pt_rows, schema=empty_pt.schema))
+    return lb_rows, pt_rows

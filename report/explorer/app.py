@@ -94,7 +94,8 @@ def create_app(run_dirs: list[str | Path], *, annotate: bool = False, n_boot: in
     """The explorer over `run_dirs`. `allowed_hosts`: the Host headers to answer (the CLI passes the bound
     address and its loopback names, so a page of another site that rebinds its DNS name to 127.0.0.1
     cannot read the runs); None accepts any (in-process clients)."""
-    store = Store(run_dirs, n_boot=n_boot)
+    # started by the CLI (warm): the bootstrap bounds compute in the background, the server listens at once
+    store = Store(run_dirs, n_boot=n_boot, background_intervals=warm)
     if warm:
         store.warm()
     env = _env()
@@ -138,8 +139,8 @@ def create_app(run_dirs: list[str | Path], *, annotate: bool = False, n_boot: in
         # the tables never change while the server runs: each mode's page is rendered once
         if mode not in rendered:
             html = _index_html(mode)
-            if mode not in store.facets()["prompt_mode"] and mode != POOLED:
-                return HTMLResponse(html)  # an unknown mode (an empty table) is not kept
+            if (mode not in store.facets()["prompt_mode"] and mode != POOLED) or not store.intervals_ready():
+                return HTMLResponse(html)  # an unknown mode (an empty table) or pending bounds: not kept
             rendered[mode] = html
         return HTMLResponse(rendered[mode])
 
@@ -161,10 +162,13 @@ def create_app(run_dirs: list[str | Path], *, annotate: bool = False, n_boot: in
             vgr_t = _table(boards["gv_vgr"], ["model", "task", "n_acc", "acc", "n_vgr", "judge_errors", "vgr",
                                               "arrow"], {}, digits=1)
         return page("index.j2", nph=nph_t, gv=gv_t, vgr=vgr_t, modes=modes, mode=mode, facets=store.facets(),
-                    n_boot=store.n_boot).body.decode()
+                    n_boot=store.n_boot, intervals_pending=not store.intervals_ready(),
+                    interval_error=store.interval_error).body.decode()
 
     if warm:
-        rendered[POOLED] = _index_html(POOLED)
+        html = _index_html(POOLED)
+        if store.intervals_ready():
+            rendered[POOLED] = html
 
     @app.get("/samples", response_class=HTMLResponse)
     def samples(request: Request) -> HTMLResponse:

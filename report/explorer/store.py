@@ -20,6 +20,7 @@ from pydantic import BaseModel, ConfigDict, Field, field_validator
 from nphe4v.core.records import KEY_COLUMNS, SAMPLE_SCHEMA
 from nphe4v.core.shards import slug
 from report import analysis
+from report.interval_cache import IntervalCache
 
 PAGE_SIZE = 100
 LIST_COLUMNS = ["run", "model", "benchmark", "version", "task", "level", "instance_id", "variant", "prompt_mode",
@@ -27,6 +28,8 @@ LIST_COLUMNS = ["run", "model", "benchmark", "version", "task", "level", "instan
 PAIR_KEY = ["run", "benchmark", "version", "instance_id", "variant", "prompt_mode", "repeat"]
 FACET_COLUMNS = ("benchmark", "model", "task", "level", "prompt_mode", "variant", "outcome", "run")
 # the columns every all-samples table (leaderboards, facets) needs; free text never
+# the leaderboard columns only the instance bootstrap fills (report.bootstrap)
+BOOT_BOUNDS = [f"{c}_{s}" for c in ("RA_corrected", *analysis.AA_COLUMNS) for s in ("lo", "hi")]
 METRIC_COLUMNS = [c for c in analysis.LIGHT_COLUMNS
                   if c not in ("reason", "prompt_sha256", "image_sha256", "template_version", "schema_version")]
 
@@ -97,7 +100,8 @@ class Shard:
 class Store:
     """The run folders the server was started on, their shard index and the cached whole-run tables."""
 
-    def __init__(self, run_dirs: Sequence[str | Path], n_boot: int = analysis.DEFAULT_BOOT) -> None:
+    def __init__(self, run_dirs: Sequence[str | Path], n_boot: int = analysis.DEFAULT_BOOT,
+                 background_intervals: bool = False) -> None:
         for d in run_dirs:
             if not Path(d, "manifest.json").is_file():
                 raise StoreError(f"{d}: not a run folder (no manifest.json)")
@@ -121,6 +125,14 @@ class Store:
         self._lock = threading.RLock()  # cached tables build on each other
         self._cache: dict[str, Any] = {}
         self._dataset_index = None
+        # the leaderboard's bootstrap bounds: from the run's cache file, else computed once (in a background
+        # thread when `background_intervals`, so that the server listens before they are ready)
+        finished = all(r.manifest.get("status") == "complete" for r in self.runs)  # else a writer is at work
+        self._iv_cache = IntervalCache([r.path for r in self.runs], n_boot, analysis.DEFAULT_SEED, write=finished)
+        self._background = background_intervals
+        self._intervals: pl.DataFrame | None = None
+        self._iv_thread: threading.Thread | None = None
+        self.interval_error: str | None = None
 
     # ------------------------------------------------------------------------------------------ scanning
 
@@ -190,13 +202,11 @@ class Store:
             return sorted(df.get_column("task").unique().to_list())
         return self._cached("gv_tasks", build)
 
-    def boards(self) -> dict[str, pl.DataFrame]:
-        """The report's tables with their intervals: NPHardEval4V leaderboard (Wilson / instance bootstrap),
-        GraphVerse accuracy per model and task (Wilson, percent) and, when judged, Acc vs VGR-S."""
+    def _base_boards(self) -> dict[str, pl.DataFrame]:
+        """The boards without the bootstrap bounds (quick: counts, Wilson intervals)."""
         def build() -> dict[str, pl.DataFrame]:
             df = self.light()
-            out: dict[str, pl.DataFrame] = {
-                "nph": analysis.leaderboard(df, n_boot=self.n_boot, seed=analysis.DEFAULT_SEED)}
+            out: dict[str, pl.DataFrame] = {"nph": analysis.leaderboard(df, n_boot=0)}
             gv = analysis.graphverse(df)
             if gv:
                 out["gv_accuracy"] = gv["accuracy"]
@@ -204,13 +214,84 @@ class Store:
                 if judged:
                     out["gv_vgr"] = judged["acc_vgr"]
             return out
+        return self._cached("base_boards", build)
+
+    def _compute_intervals(self) -> pl.DataFrame:
+        board = analysis.leaderboard(self.light(), n_boot=self.n_boot, seed=analysis.DEFAULT_SEED)
+        iv = board.select("version", "model", "prompt_mode", *BOOT_BOUNDS)
+        self._iv_cache.save(iv)  # a read-only run folder keeps them in memory only
+        return iv
+
+    def _run_intervals(self) -> None:
+        try:
+            iv = self._compute_intervals()
+        except Exception as e:  # shown on the page instead of intervals; the server keeps serving
+            self.interval_error = f"{type(e).__name__}: {e}"
+            return
+        with self._lock:
+            self._intervals = iv
+
+    def intervals(self) -> pl.DataFrame | None:
+        """The bootstrap bound columns per version, model and prompt mode; None while they are computed."""
+        if self.n_boot <= 0:
+            return None
+        with self._lock:
+            if self._intervals is not None or self._iv_thread is not None:
+                return self._intervals
+            cached = self._iv_cache.load()
+            if cached is not None and set(BOOT_BOUNDS) <= set(cached.columns):
+                self._intervals = cached
+                return cached
+            if not self._background:
+                self._intervals = self._compute_intervals()
+                return self._intervals
+            self._iv_thread = threading.Thread(target=self._run_intervals, name="bootstrap-intervals", daemon=True)
+            self._iv_thread.start()
+            return None
+
+    def intervals_ready(self) -> bool:
+        """True once the boards carry their final numbers (bootstrap bounds, or none asked for)."""
+        return self.n_boot <= 0 or self.intervals() is not None or self.interval_error is not None
+
+    def wait_intervals(self, timeout: float | None = None) -> bool:
+        self.intervals()
+        t = self._iv_thread
+        if t is not None:
+            t.join(timeout)
+        return self.intervals_ready()
+
+    def boards(self) -> dict[str, pl.DataFrame]:
+        """The report's tables with their intervals: NPHardEval4V leaderboard (Wilson / instance bootstrap),
+        GraphVerse accuracy per model and task (Wilson, percent) and, when judged, Acc vs VGR-S. While the
+        bootstrap runs in the background the NPHardEval4V bootstrap bounds are null (`intervals_ready`)."""
+        base = self._base_boards()
+        iv = self.intervals()
+        if iv is None:
+            return base
+        def build() -> dict[str, pl.DataFrame]:
+            nph = base["nph"]
+            keys = ["version", "model", "prompt_mode"]
+            nph = nph.drop(BOOT_BOUNDS).join(iv, on=keys, how="left", nulls_equal=True).select(nph.columns)
+            return {**base, "nph": nph}
         return self._cached("boards", build)
 
     def warm(self) -> None:
-        """Build the whole-run tables now (the server does before it listens), so no page waits for them."""
+        """Build the whole-run tables now (the server does before it listens), so no page waits for them; the
+        bootstrap bounds come from the run's cache file or start computing (in the background if so made), and
+        so does the datasets' index the sample pages need (a second or more of reading manifests)."""
         self.boards()
         self.facets()
-        self.dataset_index()
+        if self._background:
+            threading.Thread(target=self._warm_datasets, name="dataset-index", daemon=True).start()
+        else:
+            self.dataset_index()
+
+    def _warm_datasets(self) -> None:
+        from report.sample_rebuild import DatasetIndex
+
+        idx = DatasetIndex(self.runs)  # built outside the lock: pages keep reading the other cached tables
+        with self._lock:
+            self._cache.setdefault("dataset_index", idx)
 
     # ------------------------------------------------------------------------------------------ drill-down
 

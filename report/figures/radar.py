@@ -18,6 +18,7 @@ from report.figures.canvas import (
     text_width,
 )
 
+PER_ROW = 4
 RADAR_AXES: tuple[tuple[str, str], ...] = tuple((m, c) for m in ("AA", "ER", "RA") for c in ("P", "NPC", "NPH"))
 
 
@@ -50,18 +51,23 @@ def radar(profile: pl.DataFrame, groups: Sequence[tuple[str, Sequence[str]]] | N
     panel, radius = 440, 108
     panel_h = int(2 * radius * 1.3 + 40)
     legend_rows = max(len(ms) for _, ms in groups)
-    height = 40 + panel_h + 18 * legend_rows + 10
-    c = Canvas(max(panel * len(groups), int(text_width(title, 15)) + 40), height, title)
+    # small multiples: at most PER_ROW radars side by side, further groups on further rows, so that a run of
+    # many models gives a grid readable at page width rather than one strip thousands of pixels wide
+    cols = min(PER_ROW, len(groups))
+    row_h = panel_h + 18 * legend_rows + 10
+    height = 40 + row_h * math.ceil(len(groups) / cols)
+    c = Canvas(max(panel * cols, int(text_width(title, 15)) + 40), height, title)
     c.text(12, 18, title, 15, bold=True)
     n = len(RADAR_AXES)
-    for gi, (gname, models) in enumerate(groups):
-        ox, oy = gi * panel + panel / 2, 40 + panel_h / 2 + 8
+    for i, (gname, models) in enumerate(groups):
+        gi, top = i % cols, 40 + (i // cols) * row_h
+        ox, oy = gi * panel + panel / 2, top + panel_h / 2 + 8
 
         def pt(k: int, v: float, ox: float = ox, oy: float = oy) -> tuple[float, float]:
             ang = -math.pi / 2 + 2 * math.pi * k / n
             return ox + radius * v * math.cos(ang), oy + radius * v * math.sin(ang)
 
-        c.text(gi * panel + 12, 44, f"({gname})", 13, bold=True)
+        c.text(gi * panel + 12, top + 4, f"({gname})", 13, bold=True)
         for ring in (0.25, 0.5, 0.75, 1.0):
             c.polygon([pt(k, ring) for k in range(n)], None, GRID, 1)
         c.text(ox + 3, oy - radius * 0.5, "0.5", 9, fill="#888888")
@@ -77,7 +83,7 @@ def radar(profile: pl.DataFrame, groups: Sequence[tuple[str, Sequence[str]]] | N
             c.polygon(pts, colors[lab], colors[lab], 2, opacity=0.12)
             for x, y in pts:
                 c.circle(x, y, 2.5, colors[lab])
-        ly = 40 + panel_h + 4
+        ly = top + panel_h + 4
         for lab in models:
             c.rect(gi * panel + 16, ly - 5, 10, 10, colors[lab])
             c.text(gi * panel + 32, ly, lab, 11)

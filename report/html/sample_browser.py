@@ -22,6 +22,8 @@ from report.html.format import esc, fmt, json_for_script
 from report.sample_rebuild import DatasetIndex, rebuild_sample
 
 DEFAULT_SAMPLES_PER_GROUP = 4
+DEFAULT_MAX_ROWS = 600
+"""Rows the whole browser may hold, whatever the number of models: the page stays small; `nphe4v view` has the rest."""
 DEFAULT_MAX_IMAGES = 120
 DEFAULT_THUMB_PX = 480
 DEFAULT_MAX_CHARS = 2000
@@ -45,12 +47,15 @@ def _outcome(row: dict) -> str:
     return str(row["verdict"] or "parse_error")
 
 
-def select_samples(df: pl.DataFrame, per_group: int = DEFAULT_SAMPLES_PER_GROUP) -> pl.DataFrame:
-    """At most ``per_group`` samples per (benchmark, version, model, task), deterministic and varied: the group's
-    rows are split by outcome (wrong, parse_error, model_error, infra_error, correct; recognition asks apart)
-    and taken round-robin across those categories, each category in a fixed pseudo-random order (sha256 of
-    the sample key without the model)."""
-    if df.is_empty() or per_group <= 0:
+def select_samples(df: pl.DataFrame, per_group: int = DEFAULT_SAMPLES_PER_GROUP,
+                   max_rows: int = DEFAULT_MAX_ROWS) -> pl.DataFrame:
+    """At most ``per_group`` samples per (benchmark, version, model, task) and ``max_rows`` in all, deterministic,
+    varied and stratified: a group's rows are split by outcome (wrong, parse_error, model_error, infra_error,
+    correct; recognition asks apart) and taken round-robin across those categories, each category in a fixed
+    pseudo-random order (sha256 of the sample key without the model). The total cap then takes the i-th row of
+    every (benchmark, version, task, outcome) stratum before any stratum's (i+1)-th, models rotating through
+    each stratum, so that a run of many models keeps every task and outcome, and a spread of models, in view."""
+    if df.is_empty() or per_group <= 0 or max_rows <= 0:
         return df.head(0).with_columns(outcome=pl.lit(None, pl.String))
     # the model is not part of the hash: every model ranks the same instances first, so models line up
     # (and share image thumbnails) wherever their outcomes agree
@@ -70,13 +75,25 @@ def select_samples(df: pl.DataFrame, per_group: int = DEFAULT_SAMPLES_PER_GROUP)
                                           dtype=pl.String))
     rows = rows.join(keys, on="_k", how="left", maintain_order="left").drop("_k")
     order = {c: i for i, c in enumerate(OUTCOME_ORDER)}
+    group = ["benchmark", "version", "model", "task"]
     rows = rows.with_columns(
-        _rank=pl.col("_h").rank("ordinal").over(["benchmark", "version", "model", "task", "_cat"]),
+        _rank=pl.col("_h").rank("ordinal").over([*group, "_cat"]),
         _co=pl.col("_cat").replace_strict(order, default=len(order), return_dtype=pl.Int64),
-    ).sort("benchmark", "version", "model", "task", "_rank", "_co", "_h")
-    picked = rows.with_columns(_n=pl.int_range(pl.len()).over(["benchmark", "version", "model", "task"])).filter(
-        pl.col("_n") < per_group
-    )
+    ).sort(*group, "_rank", "_co", "_h")
+    picked = rows.with_columns(_n=pl.int_range(pl.len()).over(group)).filter(pl.col("_n") < per_group)
+    if picked.height > max_rows:
+        # the i-th row of every (benchmark, task, outcome) stratum before any stratum's (i+1)-th, so the cap keeps
+        # every task and outcome in view; inside a stratum the groups' first picks of that outcome come first,
+        # models in an order that differs per stratum (sha256 of model + stratum), so models rotate
+        strat = ["benchmark", "version", "task", "_cat"]
+        mh = pl.concat_str([pl.col(c).cast(pl.String) for c in ("model", *strat)], separator="|")
+        mkeys = picked.select(_m=mh.unique())
+        mkeys = mkeys.with_columns(_mh=pl.Series([hashlib.sha256(k.encode()).hexdigest()
+                                                  for k in mkeys["_m"].to_list()], dtype=pl.String))
+        picked = (picked.with_columns(_m=mh).join(mkeys, on="_m", how="left", maintain_order="left")
+                  .sort("_rank", "_mh").with_columns(_s=pl.int_range(pl.len()).over(strat))
+                  .sort("_s", "benchmark", "version", "task", "_co", "_mh").head(max_rows)
+                  .sort(*group, "_n").drop("_m", "_mh", "_s"))
     return picked.drop("_cat", "_h", "_rank", "_co", "_n")
 
 
@@ -193,12 +210,12 @@ def _pre(label: str, text: Any, cls: str = "") -> str:
 
 def sample_browser(df: pl.DataFrame, runs: Sequence[analysis.Run], judge: pl.DataFrame | None, *,
                    per_group: int, max_images: int, thumb_px: int,
-                   max_chars: int = DEFAULT_MAX_CHARS) -> tuple[str, pl.DataFrame]:
+                   max_chars: int = DEFAULT_MAX_CHARS, max_rows: int = DEFAULT_MAX_ROWS) -> tuple[str, pl.DataFrame]:
     """The sample browser: at most ``per_group`` rows per (benchmark, version, model, task); every long text
     cut to ``max_chars`` characters (``truncate``), or shorter when the rows times ``max_chars`` would exceed
     ``BROWSER_TEXT_BUDGET`` (never below ``MIN_CHARS``). Long-text columns missing from ``df`` (a light load) are
     read for the picked rows only (``analysis.long_texts``)."""
-    picked = select_samples(df, per_group)
+    picked = select_samples(df, per_group, max_rows)
     # the page stays bounded however many models and tasks the runs hold
     max_chars = max(MIN_CHARS, min(max_chars, BROWSER_TEXT_BUDGET // max(1, picked.height)))
     if not picked.is_empty():
@@ -268,7 +285,9 @@ def sample_browser(df: pl.DataFrame, runs: Sequence[analysis.Run], judge: pl.Dat
             vals = sorted(vals, key=int)
         opts = '<option value="">all</option>' + "".join(f'<option value="{esc(v)}">{esc(v)}</option>' for v in vals)
         selects.append(f'<label>{esc(label)} <select id="f-{k}" data-key="{k}">{opts}</select></label>')
-    note = (f"<p class='note'>At most {per_group} samples per model and task (varied by outcome); texts cut "
+    note = (f"<p class='note'>{picked.height:,} of {df.height:,} samples: at most {per_group} per model and task "
+            f"(varied by outcome) and {max_rows:,} in all, spread over benchmarks, tasks, outcomes and models; "
+            "every sample is in the explorer (<code>nphe4v view RUN</code>). Texts cut "
             f"to {max_chars:,} characters (the full text is in the run's Parquet); "
             f"{len(assets.images)} distinct images embedded as thumbnails of at most {thumb_px}px"
             + (f", {assets.skipped} left out by the limit of {max_images}" if assets.skipped else "")
