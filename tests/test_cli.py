@@ -185,6 +185,7 @@ def test_eval_all_bad_config_one_line(tmp_path):
     assert p.returncode == 2 and "unknown model 'gpt-17'" in p.stderr and len(p.stderr.strip().splitlines()) == 1
 
 
+@pytest.mark.slow(reason="imports the 900 published NPHardEval4V instances: exact gold and a picture for each")
 def test_import_peer_4v(tmp_path):
     data = shared_or_skip("peers", "nphardeval4v", "Data")
     out = tmp_path / "peer4v"
@@ -220,6 +221,7 @@ def test_missing_api_key_fails_before_any_work(tmp_path):
     assert not (tmp_path / "run").exists() and not (tmp_path / "data").exists(), "no work before the check"
 
 
+@pytest.mark.ray
 def test_replica_larger_than_any_node_fails_before_work(tmp_path):
     cfg = tmp_path / "gpu.yaml"
     cfg.write_text(

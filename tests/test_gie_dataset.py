@@ -39,6 +39,7 @@ def _files(root: Path) -> dict[str, bytes]:
     return {str(p.relative_to(root)): p.read_bytes() for p in sorted(root.rglob("*")) if p.is_file()}
 
 
+@pytest.mark.slow(reason="generates a 102-instance GraphVerse slice twice and compares every byte")
 def test_split_regenerates_byte_identically(small_split: Path, tmp_path: Path):
     from gie import render
     from gie.tasks import construction
@@ -140,6 +141,7 @@ def _subgraphs(path: Path) -> dict[str, list[tuple[str, set[str]]]]:
     return out
 
 
+@pytest.mark.slow(reason="generates 102-instance train and full slices of GraphVerse")
 def test_no_train_subgraph_shares_over_half_its_nodes_with_a_test_subgraph(small_split: Path, small_train: Path):
     test, train = _subgraphs(small_split), _subgraphs(small_train)
     assert train and test

@@ -67,6 +67,7 @@ def _errors(stderr: str) -> list[str]:
 
 # --- 2. one writer per run folder --------------------------------------------------------------------------------
 
+@pytest.mark.ray
 def test_second_writer_refused_naming_the_holder_and_killed_holder_taken_over(small_dataset, tmp_path):
     resp = _responses(small_dataset, tmp_path / "r.jsonl")
     run = tmp_path / "graded"
