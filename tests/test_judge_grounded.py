@@ -67,7 +67,7 @@ def _score(inst, text, steps):
 @pytest.mark.parametrize("inst", INSTANCES, ids=lambda i: f"{i.task}-{i.meta['edit']}")
 def test_hostile_judge_scores_what_code_says(inst):
     texts = _texts(inst)
-    scores = {}
+    scores, graphs = {}, {}
     for name, (text, entries) in texts.items():
         host, g = _score(inst, text, judge_steps(entries, True, _first_line(text)))
         honest, _ = _score(inst, text, judge_steps(entries, False))
@@ -83,12 +83,20 @@ def test_hostile_judge_scores_what_code_says(inst):
             if s.fact is not None and s.truth != "unknown":
                 want = truth.get(json.dumps(s.fact.model_dump(), sort_keys=True))
                 assert want is None or s.correct == want, (name, s.quote, s.fact, s.error_type)
-        scores[name] = host
+        scores[name], graphs[name] = host, g
     vgr = {k: v["vgr_score"] for k, v in scores.items()}
     assert vgr["crit+extra"] <= vgr["crit"], vgr  # true facts that solve nothing never raise a score
     assert vgr["para"] == vgr["crit"] and scores["para"]["n_credited"] == scores["crit"]["n_credited"]
     n_false = len({json.dumps(f, sort_keys=True) for f in facts_of(inst)["false"]})
-    assert scores["crit+false"]["n_errors"] == scores["crit"]["n_errors"] + n_false
+    # every false fact code finds false is one error, whatever the judge said; on GED/MCS a false fact that does
+    # not name its molecule and holds in the other one is ambiguous by design (neither earns nor costs)
+    found_false = len({s.key for s in graphs["crit+false"].steps if s.truth == "false"}
+                      - {s.key for s in graphs["crit"].steps if s.truth == "false"})
+    assert found_false == n_false or (inst.task in ("GED", "MCS") and found_false <= n_false), (n_false, found_false)
+    # VGR v3 counts a mistake once: two false facts resting on one false atom (a false edge, and a path through
+    # it) are one error; so at least one error more when code found any false fact, never more than it found
+    added = scores["crit+false"]["n_errors"] - scores["crit"]["n_errors"]
+    assert min(1, found_false) <= added <= found_false, (added, found_false)
     assert vgr["crit+false"] <= vgr["crit"] and (vgr["crit+false"] < vgr["crit"] or vgr["crit"] == 0)
     assert max(vgr[k] for k in VARIANTS if not k.startswith("right")) < 100
     assert vgr["right-bare"] <= vgr["right-crit"]

@@ -46,6 +46,15 @@ def wrong_answer(inst: Instance, seed: int = 0) -> dict[str, Any]:
         canonical = answers.parse(inst.task, a)
         if answers.verify(inst.task, asked, ev.facts.query, inst.gold, canonical).verdict != "correct":
             return a
+    # Where every random answer is right (a 4-city tour: the witness decides, and each of its tours can be
+    # optimal; a 3-city tour is the only one), the gold answer with one element of its witness dropped is wrong:
+    # a city, node or pair fewer.
+    for key, value in inst.gold.answer.items():
+        if isinstance(value, list) and len(value) > 1:
+            a = {**inst.gold.answer, key: value[:1] + value[2:]}
+            canonical = answers.parse(inst.task, a)
+            if answers.verify(inst.task, asked, ev.facts.query, inst.gold, canonical).verdict != "correct":
+                return a
     raise AssertionError(f"{inst.instance_id}: no wrong random answer found")
 
 
