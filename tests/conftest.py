@@ -70,8 +70,10 @@ def pytest_collection_modifyitems(config, items):
 
 
 # The slowest files of the suite, longest first (from `--durations` of full runs on 2 cores)
-LONGEST_FIRST = ("test_packaging.py", "test_judge_recipe.py", "test_run_faults.py", "test_ray_job.py",
-                 "test_scheduler.py", "test_judge_vllm.py", "test_demo_job.py", "test_pipeline.py")
+LONGEST_FIRST = ("test_judge_vgr3.py", "test_packaging.py", "test_multinode_kill.py", "test_scheduler.py",
+                 "test_run_faults.py", "test_judge_recipe.py", "test_ray_job.py", "test_driver_death.py",
+                 "test_demo_job.py", "test_secrets.py", "test_gie_dataset.py", "test_vllm_engine.py",
+                 "test_pipeline.py", "test_judge_vllm.py")
 
 
 _TOOK: dict[str, float] = {}
