@@ -86,7 +86,7 @@ def build_run(source: Path, out: Path, n_models: int, n_huge: int) -> int:
 
 def measure(run: Path, html: Path, n_boot: int) -> tuple[float, float, float, float]:
     """(wall s, CPU s, peak RSS GB, HTML MB) of `nphe4v report RUN --html HTML` in a child process."""
-    cmd = [sys.executable, "-m", "nphe4v.cli", "report", str(run), "--html", str(html), "--n-boot", str(n_boot)]
+    cmd = [sys.executable, "-m", "nphe4v_cli", "report", str(run), "--html", str(html), "--n-boot", str(n_boot)]
     t0 = time.perf_counter()
     proc = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
     # wait4: the report process's own CPU time and peak RSS

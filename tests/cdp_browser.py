@@ -182,7 +182,7 @@ def view_server(runs: Sequence[Path], *args: str, cwd: Path | None = None, stdou
     stopped on exit. A benchmark probes a path that does not exist, so that no page it times is warmed."""
     port = free_port()
     env = {**os.environ, "PYTHONPATH": str(PROJECT), "LITELLM_LOCAL_MODEL_COST_MAP": "True"}
-    server = subprocess.Popen([sys.executable, "-m", "nphe4v.cli", "view", *map(str, runs), "--port", str(port),
+    server = subprocess.Popen([sys.executable, "-m", "nphe4v_cli", "view", *map(str, runs), "--port", str(port),
                                *args], cwd=cwd, env=env, stdout=stdout, stderr=subprocess.PIPE)
     base = f"http://127.0.0.1:{port}"
     try:

@@ -267,7 +267,7 @@ def test_judge_rerun_human_folder_without_annotations_is_one_line(runs, capsys) 
 def test_cli_view_refuses_a_folder_that_is_no_run(tmp_path) -> None:
     from typer.testing import CliRunner
 
-    from nphe4v.cli import app
+    from nphe4v_cli.app import app
 
     res = CliRunner().invoke(app, ["view", str(tmp_path)])
     assert res.exit_code == 2 and "not a run folder" in res.output
@@ -325,7 +325,7 @@ def test_nphe4v_view_serves_on_loopback_only(runs) -> None:
         s.bind(("127.0.0.1", 0))
         port = s.getsockname()[1]
     env = {**os.environ, "PYTHONPATH": str(PROJECT)}
-    proc = subprocess.Popen([sys.executable, "-m", "nphe4v.cli", "view", *map(str, runs), "--port", str(port),
+    proc = subprocess.Popen([sys.executable, "-m", "nphe4v_cli", "view", *map(str, runs), "--port", str(port),
                              "--n-boot", "20"], env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
     try:
         t0 = time.monotonic()

@@ -18,7 +18,7 @@ from cluster.run import execute
 from gie import metrics as gie_metrics
 from nphe4v import metrics
 from nphe4v.baselines import baseline_answer
-from nphe4v.cli import app
+from nphe4v_cli.app import app
 from nphe4v.core.dataset import load_dataset
 from nphe4v.core.records import read_samples
 from nphe4v.core.schema import RECOGNITION_MODE, ModelRequest, Prompt, SampleKey, SamplingParams

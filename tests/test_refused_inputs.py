@@ -19,7 +19,7 @@ from typer.testing import CliRunner
 from cluster.config import MAX_YAML_VALUES, ConfigError, DatasetSpec, GenerateSpec, read_yaml_mapping
 from cluster.main import main as eval_all
 from cluster.run import dataset_path
-from nphe4v.cli import app
+from nphe4v_cli.app import app
 
 runner = CliRunner()
 OK_MODELS = "models: [{name: oracle}]\n"

@@ -436,7 +436,7 @@ def test_figures_from_empty_tables() -> None:
 
 
 def test_cli_defaults_match_the_library() -> None:
-    from nphe4v import report_cli
+    from nphe4v_cli import report_command as report_cli
     from report import html_report
 
     assert report_cli.DEFAULT_SAMPLES_PER_GROUP == html_report.DEFAULT_SAMPLES_PER_GROUP
@@ -451,7 +451,7 @@ def test_cli_report(runs, tmp_path) -> None:
     import typer
     from typer.testing import CliRunner
 
-    from nphe4v.report_cli import report
+    from nphe4v_cli.report_command import report
 
     app = typer.Typer()
     app.command()(report)
@@ -582,7 +582,7 @@ def test_cli_group_by_open_closed(runs, tmp_path) -> None:
     import typer
     from typer.testing import CliRunner
 
-    from nphe4v.report_cli import report
+    from nphe4v_cli.report_command import report
 
     app = typer.Typer()
     app.command()(report)
@@ -593,7 +593,7 @@ def test_cli_group_by_open_closed(runs, tmp_path) -> None:
     assert grouped["access"].to_list() == ["unregistered"] and grouped["models"].to_list() == ["alpha"]
     assert "Closed vs open models" in res.output
     # the entry point hands the registry's entries to the report (which imports nothing from cluster)
-    from nphe4v.report_cli import _model_catalogue
+    from nphe4v_cli.report_command import _model_catalogue
 
     assert _model_catalogue()["gpt-4o"].access == "closed"
     assert 'id="open-closed"' in (tmp_path / "g.html").read_text()

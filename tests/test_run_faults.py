@@ -56,7 +56,7 @@ def _responses(small_dataset: Path, path: Path, model: str = "ext") -> Path:
 
 
 def _grade(small_dataset: Path, responses: Path, out: Path) -> subprocess.CompletedProcess:
-    return subprocess.run([sys.executable, "-m", "nphe4v.cli", "grade", "--dataset", str(small_dataset),
+    return subprocess.run([sys.executable, "-m", "nphe4v_cli", "grade", "--dataset", str(small_dataset),
                            "--responses", str(responses), "--out", str(out)],
                           env=_env(), capture_output=True, text=True, timeout=300)
 
@@ -111,7 +111,7 @@ def test_second_writer_refused_naming_the_holder_and_killed_holder_taken_over(sm
 def test_two_grades_at_once_never_write_a_sample_twice(small_dataset, tmp_path):
     resp = _responses(small_dataset, tmp_path / "r.jsonl")
     out = tmp_path / "both"
-    cmd = [sys.executable, "-m", "nphe4v.cli", "grade", "--dataset", str(small_dataset), "--responses", str(resp),
+    cmd = [sys.executable, "-m", "nphe4v_cli", "grade", "--dataset", str(small_dataset), "--responses", str(resp),
            "--out", str(out)]
     procs = [subprocess.Popen(cmd, env=_env(), stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
              for _ in range(2)]

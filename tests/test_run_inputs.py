@@ -16,7 +16,7 @@ from cluster.config import ConfigError, DatasetSpec, GenerateSpec
 from cluster.config_file import load_config
 from cluster.main import main as eval_all
 from cluster.run import dataset_path, resolve_dataset
-from nphe4v.cli import app
+from nphe4v_cli.app import app
 from nphe4v.core.dataset import DatasetError, load_dataset
 from nphe4v.core.hashing import sha256_file
 from nphe4v.core.records import SampleSink

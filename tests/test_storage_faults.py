@@ -27,7 +27,7 @@ def _env() -> dict[str, str]:
 
 
 def _cli(*args: str) -> subprocess.CompletedProcess:
-    return subprocess.run([sys.executable, "-m", "nphe4v.cli", *args], env=_env(), capture_output=True, text=True,
+    return subprocess.run([sys.executable, "-m", "nphe4v_cli", *args], env=_env(), capture_output=True, text=True,
                           timeout=300)
 
 

@@ -304,7 +304,7 @@ def view(
 
 
 # `report` lives in its own module so that importing the CLI stays cheap
-from nphe4v.report_cli import report as _report_cmd  # noqa: E402
+from nphe4v_cli.report_command import report as _report_cmd  # noqa: E402
 
 app.command(name="report")(_report_cmd)
 

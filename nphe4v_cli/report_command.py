@@ -1,6 +1,6 @@
 """`nphe4v report RUN_DIR [RUN_DIR ...] [--html OUT.html] [--md OUT.md] [--csv-dir DIR]`.
 
-Registered in ``nphe4v.cli`` with ``app.command(name="report")(report_cli.report)``. Without options it does
+Registered in ``nphe4v_cli.app`` with ``app.command(name="report")(report_command.report)``. Without options it does
 what `report` always did: print each run's leaderboard and write RUN_DIR/leaderboard.csv. With ``--html``
 (and/or ``--md``) it also builds the full report with ``report.html_report.build_report``.
 """
