@@ -6,7 +6,6 @@
                         `rule_checks`, and `rule_v3` (claims -> atoms -> VGR v3)
 * `judge.critical`      VGR v3: the critical facts of an instance (from the gold optimum + networkx)
 * `judge.vgr3`          VGR v3: the formula and the closest-optimum match
-* `judge.facts`         structured facts (the LLM judge's steps), checked by code, scored as v3
 * `judge.llm_judge`     any litellm model as the scoring agent: versioned templates, JSON schema, bounded retries
                         (its calls go through `nphe4v.core.llm_client`)
 * `judge.grounding`     the grounded LLM judge (prompt v3): quote check, structured facts checked by code, dedupe by fact

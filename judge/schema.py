@@ -47,8 +47,8 @@ MAX_STEPS_DEFAULT = 32
 MAX_CLAIM_CHARS_DEFAULT = 240
 
 
-# Structured facts of the grounded judge (template vgr_judge_v3), in the form of the VGR v3 fact checker
-# (judge.facts on the h-vgr branch): what a step states, checked by code against the graph (judge.grounding).
+# Structured facts of the grounded judge (template vgr_judge_v3): what a step states, checked by code against
+# the graph with the rule scorer's checks (judge.grounding, the one fact checker).
 # "none": the step states nothing of these forms.
 FACT_TYPES: tuple[str, ...] = (
     "none", "edge", "non_edge", "distance", "path", "set", "neighbors", "mapping", "assign", "color", "degree",

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import pytest
 from test_judge_helpers import load_instances, wrong_answer
-from vgr_responses import NOTATIONS, as_facts, pieces, render
+from vgr_responses import NOTATIONS, as_facts, pieces, render, render_piece
 
 from judge.evidence import build_evidence
 from judge.rule_scorer import score_response
@@ -156,60 +156,86 @@ def test_padding_wrong_answer_scores_low():
 # ------------------------------------------------------------------------------ structured facts (LLM path)
 
 
-def _facts(chosen):
-    from judge.facts import Fact
+def _llm_score(inst, ev, chosen, final_match, *, repeat=1, extra=()):
+    """VGR v3 of the facts an LLM judge would return for the `chosen` pieces, through the product's grounded
+    judge (quotes found in the response, facts checked by code, merged by fact): each fact's step `repeat`
+    times, plus `extra` pieces whose facts are stated in the response too."""
+    from judge.grounding import ground_verdict, grounded_fields
+    from judge.schema import JudgeVerdict
 
-    return [Fact.from_dict(d) for p in chosen for d in as_facts(p)]
+    w = ev.facts.weighted
+    every = list(chosen) + list(extra)
+    text = render(inst, every, dict(inst.gold.answer), "arrow", w)
+    steps, chain = [], []
+    for p in every:
+        quote = render_piece(p, "arrow", w)
+        if quote not in text:  # `render` writes some pieces in the dash notation
+            quote = render_piece(p, "dash", w)
+        if p[0] == "hop":  # a running distance names its source only where the chain starts: quote the chain
+            chain = [quote] if p[1] == p[2] else [*chain, quote]
+            quote = "\n".join(chain)
+        steps += [{"quote": quote, "fact": {"graph": None, "value": None, **f}, "leads_to_answer": True,
+                   "correct": True} for f in as_facts(p)]
+    verdict = JudgeVerdict.model_validate({"steps": steps * repeat, "final_answer_match": True})
+    g = ground_verdict(ev, text, verdict.steps, True)
+    return grounded_fields(g, ev, inst.gold.answer, inst.gold.value, final_match)["vgr_score"]
 
 
 @pytest.mark.parametrize("task", TASKS)
 def test_structured_facts_score_like_the_rule_reader(task):
-    """The facts an LLM judge would return for the same reasoning score as the rule reader scores the text;
-    a flood of paraphrases (the same fact 8 times) counts once; invented facts cost; every property holds."""
-    from judge.facts import score_facts
-
+    """The facts an LLM judge would return for the same reasoning, grounded and checked by the product's judge,
+    score as the rule reader scores the text; a flood of paraphrases (each fact 8 times, and true facts no
+    optimum needs) counts once; invented facts cost; a bare wrong answer stays low."""
     for inst in (i for i in load_instances() if i.task == task):
         ev = build_evidence(inst.task, inst.data)
         gen = pieces(inst, ev)
         gold, value = inst.gold.answer, inst.gold.value
         for ok in (True, False):
-            full = score_facts(ev, gold, value, _facts(gen.critical), ok)
+            full = _llm_score(inst, ev, gen.critical, ok)
             text = render(inst, gen.critical, dict(gold), "arrow", ev.facts.weighted)
             rule = score_response(ev, text, final_match=ok, gold=gold, gold_value=value)
-            assert abs(full.vgr - rule.vgr) <= 5, (inst.instance_id, full, rule.v3)
-            flood = score_facts(ev, gold, value, _facts(gen.critical) * 8 + _facts(gen.noncritical) * 8, ok)
-            assert flood.vgr == full.vgr, inst.instance_id
-            bare = score_facts(ev, gold, value, [], ok)
-            assert bare.vgr <= full.vgr
-            prev = full.vgr
+            assert abs(full - rule.vgr) <= 5, (inst.instance_id, full, rule.v3)
+            flood = _llm_score(inst, ev, gen.critical, ok, repeat=8, extra=gen.noncritical)
+            assert flood == full, (inst.instance_id, flood, full)
+            bare = _llm_score(inst, ev, [], ok)
+            assert bare <= full
+            prev = full
             for k in range(1, len(gen.false) + 1):
-                s = score_facts(ev, gold, value, _facts(gen.critical + gen.false[:k]), ok).vgr
+                s = _llm_score(inst, ev, gen.critical + gen.false[:k], ok)
                 assert s < prev or prev == 0.0 == s, (inst.instance_id, k, s, prev)
                 prev = s
             if not ok:
-                assert bare.vgr <= 10 and (not gen.critical or full.vgr >= 60), (inst.instance_id, full)
+                assert bare <= 10 and (not gen.critical or full >= 60), (inst.instance_id, full)
 
 
-def test_check_fact_truth_and_ambiguity():
-    from judge.facts import Fact, check_fact
+def _truth(ev, fact: dict) -> str:
+    """Code's verdict on one structured fact, quoted as the response states it (the grounded judge's path)."""
+    from judge.grounding import ground_verdict
+    from judge.schema import JudgeVerdict
 
+    quote = " ".join(str(n) for n in fact["nodes"])
+    text = f"<root><reasoning>\n{quote}\n</reasoning><final_answer>{{}}</final_answer></root>"
+    verdict = JudgeVerdict.model_validate({"steps": [{"quote": quote, "fact": fact, "correct": True}],
+                                          "final_answer_match": False})
+    g = ground_verdict(ev, text, verdict.steps)
+    assert len(g.steps) == 1 and not g.dropped, (fact, g.dropped)
+    return g.steps[0].truth
+
+
+def test_fact_truth_and_ambiguity():
     for inst in load_instances():
         ev = build_evidence(inst.task, inst.data)
         gs = ev.facts.graphs
         g = gs[0].asked
         for a, b in list(g.edges)[:3]:
-            assert check_fact(Fact.from_dict({"type": "edge", "nodes": [a, b], "graph": 1 if len(gs) > 1 else None}),
-                              ev)[0] == "true"
-        assert check_fact(Fact.from_dict({"type": "edge", "nodes": ["ZZZ9", "QQQ9"]}), ev)[0] == "false"
+            assert _truth(ev, {"type": "edge", "nodes": [a, b], "graph": 1 if len(gs) > 1 else None}) == "true"
+        assert _truth(ev, {"type": "edge", "nodes": ["ZZZ9", "QQQ9"]}) == "false"
         if len(gs) > 1:  # paired: an edge of one molecule only, no molecule named -> unknown
             only1 = [(a, b) for a, b in gs[0].graph.edges if not gs[1].graph.has_edge(a, b)
                      and a in gs[1].graph and b in gs[1].graph]
             for a, b in only1[:2]:
-                assert check_fact(Fact.from_dict({"type": "edge", "nodes": [a, b]}), ev)[0] == "unknown"
-                assert check_fact(Fact.from_dict({"type": "edge", "nodes": [a, b], "graph": 2}), ev)[0] == "false"
-    assert Fact.from_dict({"type": "nonsense", "nodes": ["A"]}) is None
-    assert Fact.from_dict({"type": "edge", "nodes": ["A"]}) is None
-    assert Fact.from_dict({"type": "edge", "nodes": ["B", "A"]}) == Fact.from_dict({"type": "edge", "nodes": ["A", "B"]})
+                assert _truth(ev, {"type": "edge", "nodes": [a, b]}) == "unknown"
+                assert _truth(ev, {"type": "edge", "nodes": [a, b], "graph": 2}) == "false"
 
 
 # ------------------------------------------------------------------------------ the issue's notations

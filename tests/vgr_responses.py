@@ -282,11 +282,13 @@ def gold_candidate(inst, ev: Evidence) -> Candidate | None:
 
 
 def as_facts(piece: tuple, src: str | None = None) -> list[dict[str, Any]]:
-    """The structured facts (judge.facts schema) a piece states, as an LLM judge would return them."""
+    """The structured facts (judge.schema.Fact) a piece states, as an LLM judge would return them."""
     kind = piece[0]
     if kind == "hop":
         _, s, a, b, _before, run, w = piece
-        return [{"type": "edge", "nodes": [a, b], "value": w}, {"type": "distance", "nodes": [s, b], "value": run}]
+        # past the first hop the text states running distances, not the weight: the edge is stated bare
+        return [{"type": "edge", "nodes": [a, b], "value": w if a == s else None},
+                {"type": "distance", "nodes": [s, b], "value": run}]
     if kind == "edge":
         return [{"type": "edge", "nodes": [piece[1], piece[2]], "value": piece[3]}]
     if kind == "gedge":
