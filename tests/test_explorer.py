@@ -170,6 +170,29 @@ def test_sample_page_shows_what_was_sent_and_the_judges_steps(client, runs) -> N
     assert 'id="gold"' in page.text and 'id="reason"' in page.text and 'id="parsed"' in page.text
 
 
+def test_sample_page_says_whether_the_stated_value_agrees_with_the_witness(client, runs) -> None:
+    """GraphVerse grades the witness (a tour, a path, a set); the value the answer states beside it is shown as
+    agreeing or not, as in the report's sample browser, and nothing is shown where no value was compared."""
+    run_label = json.loads((runs[1] / "manifest.json").read_text())["run_id"]
+    rows = _all(runs[1]).filter(pl.col("benchmark") == "graphverse")
+    seen = set()
+    for value in (True, False, None):
+        pick = rows.filter(pl.col("value_consistent").is_null() if value is None
+                           else pl.col("value_consistent") == value)
+        if pick.is_empty():
+            continue
+        row = pick.row(0, named=True)
+        page = client.get("/sample?" + urlencode({"run": run_label, **{c: row[c] for c in KEY_COLUMNS}}))
+        assert page.status_code == 200
+        shown = re.search(r'<td id="value-consistent"[^>]*>(.*?)</td>', page.text, re.S)
+        if value is None:
+            assert shown is None
+        else:
+            assert shown and ("disagrees" in shown.group(1)) == (not value), shown
+        seen.add(value)
+    assert {True, False} <= seen, f"the runs hold no agreeing and disagreeing stated values: {seen}"
+
+
 @pytest.mark.parametrize(("path", "code"), [("../manifest.json", 400), ("../../../../../../etc/passwd", 400),
                                             ("/etc/passwd", 400), ("instances.parquet", 415),
                                             ("images/../manifest.json", 400), ("images/NOPE/x.png", 404)])
