@@ -29,6 +29,7 @@ import urllib.request
 from pathlib import Path
 
 import polars as pl
+from demo_run import demo_run  # bench/demo_run.py (this script's folder is on sys.path)
 
 PROJECT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(PROJECT))
@@ -38,15 +39,6 @@ from cdp_browser import view_server  # noqa: E402
 
 from nphe4v.core.records import KEY_COLUMNS  # noqa: E402
 from nphe4v.core.shards import slug  # noqa: E402
-
-
-def demo_run(work: Path) -> Path:
-    out = work / "demo"
-    if not (out / "manifest.json").is_file():
-        subprocess.run([sys.executable, str(PROJECT / "jobs" / "eval_all.py"), "--config",
-                        str(PROJECT / "configs" / "demo.yaml"), "--out", str(out), "--data-root",
-                        str(work / "data"), "--no-html"], check=True, cwd=PROJECT)
-    return out
 
 
 def synthetic(source: Path, rows: int, work: Path) -> Path:

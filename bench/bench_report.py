@@ -22,6 +22,7 @@ import time
 from pathlib import Path
 
 import polars as pl
+from demo_run import demo_run  # bench/demo_run.py (this script's folder is on sys.path)
 
 PROJECT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(PROJECT))
@@ -29,15 +30,6 @@ sys.path.insert(0, str(PROJECT))
 from nphe4v.core.shards import slug  # noqa: E402
 
 HUGE_CHARS = 10_000_000
-
-
-def demo_run(work: Path) -> Path:
-    out = work / "demo"
-    if not (out / "manifest.json").is_file():
-        subprocess.run([sys.executable, str(PROJECT / "jobs" / "eval_all.py"), "--config",
-                        str(PROJECT / "configs" / "demo.yaml"), "--out", str(out), "--data-root",
-                        str(work / "data"), "--no-html"], check=True, cwd=PROJECT)
-    return out
 
 
 def build_run(source: Path, out: Path, n_models: int, n_huge: int) -> int:
