@@ -1,14 +1,17 @@
 """Losing a worker node mid-run, on real raylets (a head and two worker nodes, `ray start` processes): the run of
-an API model (litellm over HTTP to the fake provider) finishes on its own, every sample exactly once.
+an API model (litellm over HTTP to the fake provider), and the run of a CPU vLLM replica (the tiny random-weight
+model), each finish on their own, every sample exactly once.
 
 The bound (stated, and asserted with slack for a loaded machine): Ray declares the killed node dead within its
 health-check window (about 30 s by default), the replica restarts on the other worker node (or is replaced),
 the dead replica's limiter slots are reclaimed 15 s + 1 s after its last heartbeat, and the batches it had in
-flight are retried: the run ends within 120 s of the kill.
+flight are retried: the run ends within 120 s of the kill (a vLLM replica also reloads its engine on the other
+node: 180 s).
 """
 
 from __future__ import annotations
 
+import importlib.util
 import json
 import os
 import signal
@@ -18,6 +21,7 @@ import textwrap
 import time
 from pathlib import Path
 
+import polars as pl
 import psutil
 import pytest
 from fake_provider import FakeProvider
@@ -61,11 +65,14 @@ def _wait_cpus(env: dict[str, str], gcs: str, cpus: float) -> None:
     assert out.returncode == 0 and float(out.stdout.strip().splitlines()[-1]) >= cpus, out.stderr[-2000:] + logs
 
 
-def _replica_node(workers: list[subprocess.Popen]) -> subprocess.Popen | None:
-    """The worker node (its `ray start` session) whose processes include a live model replica."""
+def _replica_node(workers: list[subprocess.Popen], engine: bool = False) -> subprocess.Popen | None:
+    """The worker node (its `ray start` session) whose processes include a live model replica; `engine`: one
+    that has loaded vLLM (its compiled extension is mapped)."""
     for p in psutil.process_iter(["cmdline"]):
         try:
             if any("ModelActor" in part for part in (p.info["cmdline"] or [])[:1]):
+                if engine and not any("vllm" in m.path for m in p.memory_maps()):
+                    continue
                 sid = os.getsid(p.pid)
                 for w in workers:
                     if w.pid == sid:
@@ -76,10 +83,57 @@ def _replica_node(workers: list[subprocess.Popen]) -> subprocess.Popen | None:
 
 
 def test_worker_node_killed_mid_run_the_api_model_finishes_on_its_own(tmp_path):
+    def model(fp: FakeProvider) -> str:
+        return (f"{{name: api, backend: litellm, num_cpus: 1.5, batch_size: 2, options: {{model: openai/fake-model, "
+                f"api_base: '{fp.base_url}', api_key_env: {ENV}, max_concurrency: 2, timeout_s: 30, "
+                f"backoff_base_s: 0.05}}}}")
+
+    def victim(fp: FakeProvider, workers: list[subprocess.Popen], _out: Path) -> subprocess.Popen | None:
+        node = _replica_node(workers)
+        return node if node is not None and fp.count >= 6 else None  # mid-run: some answers in, most not
+
+    manifest = _kill_a_node_mid_run(tmp_path, model, victim, BOUND_S)
+    assert manifest["models"][0]["status"] == "complete"
+
+
+@pytest.mark.skipif(importlib.util.find_spec("vllm") is None, reason="vllm is not installed")
+def test_worker_node_killed_mid_run_the_vllm_replica_reloads_and_finishes(tmp_path):
+    from cluster.backends.vllm_engine import set_cpu_env_defaults
+    from cluster.tiny_vlm import build_tiny_idefics3
+
+    tiny = build_tiny_idefics3(tmp_path / "tiny-idefics3")
+
+    def model(_fp: FakeProvider) -> str:
+        return (f"{{name: tiny, backend: vllm, num_cpus: 1.5, batch_size: 4, options: {{model: '{tiny}', "
+                f"max_model_len: 4096, max_images: 2}}}}")
+
+    def victim(_fp: FakeProvider, workers: list[subprocess.Popen], out: Path) -> subprocess.Popen | None:
+        # the node whose replica has loaded vLLM, before the model has all its samples
+        node = _replica_node(workers, engine=True)
+        return node if node is not None and _written(out, "tiny") < 24 else None
+
+    set_cpu_env_defaults()  # the nodes inherit it: the CPU engine's small-machine settings
+    manifest = _kill_a_node_mid_run(tmp_path, model, victim, BOUND_S + 60, {k: os.environ[k] for k in os.environ
+                                                                             if k.startswith("VLLM_")})
+    stats = manifest["models"][0]
+    assert stats["status"] == "complete" and stats["replica_failures"] >= 1, stats  # the replica was lost
+
+
+def _written(out: Path, model: str) -> int:
+    try:
+        return read_samples(out).filter(pl.col("model") == model).height
+    except Exception:  # no shard yet, or one being renamed into place
+        return 0
+
+
+def _kill_a_node_mid_run(tmp_path: Path, model, victim, bound_s: float, extra_env: dict[str, str] | None = None
+                         ) -> dict:
+    """Run one model on a head (1 CPU) and two worker nodes (2 CPUs each), SIGKILL the worker node `victim`
+    names once it names one, and check the run ends on its own within `bound_s` with every sample once."""
     ds = tmp_path / "ds"
     generate_version(ds, version="node-test", seed=2, per_level=2, tasks=["BSP", "SPP"], levels=[1, 2, 3])
     key = "sk-node-test-KEY-0123456789"
-    env = _env(**{ENV: key})  # node-level env: every raylet (and so every replica) has the key
+    env = _env(**{ENV: key}, **(extra_env or {}))  # node-level env: every raylet (so every replica) has it
     head = start_head(env, command=[str(BIN / "ray"), "start", "--head", "--include-dashboard=false"], num_cpus=1)
     workers: list[subprocess.Popen] = []
     try:
@@ -95,10 +149,9 @@ def test_worker_node_killed_mid_run_the_api_model_finishes_on_its_own(tmp_path):
                 name: nodes
                 datasets: [{{path: {ds}}}]
                 models:
-                  - {{name: api, backend: litellm, num_cpus: 1.5, batch_size: 2,
-                     options: {{model: openai/fake-model, api_base: "{fp.base_url}", api_key_env: {ENV},
-                               max_concurrency: 2, timeout_s: 30, backoff_base_s: 0.05}}}}
+                  - {model(fp)}
                 prompt_modes: [figure+limited_text, full_text_only]
+                sampling: {{temperature: 0.0, max_tokens: 12, seed: 0}}
                 recognition: {{enabled: false}}
                 ray: {{address: "{head.gcs_address}"}}
             """))
@@ -108,14 +161,14 @@ def test_worker_node_killed_mid_run_the_api_model_finishes_on_its_own(tmp_path):
                                       stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
                                       start_new_session=True)
             deadline = time.monotonic() + 300
-            victim = None
-            while time.monotonic() < deadline and driver.poll() is None and (victim is None or fp.count < 6):
-                victim = victim or _replica_node(workers)
+            node = None
+            while time.monotonic() < deadline and driver.poll() is None and node is None:
+                node = victim(fp, workers, out)
                 time.sleep(0.2)
-            assert victim is not None and driver.poll() is None, "the replica never served on a worker node"
-            os.killpg(victim.pid, signal.SIGKILL)  # the node's raylet and every worker on it, mid-run
+            assert node is not None and driver.poll() is None, "the replica never served on a worker node"
+            os.killpg(node.pid, signal.SIGKILL)  # the node's raylet and every worker on it, mid-run
             killed_at = time.monotonic()
-            victim.wait()
+            node.wait()
             _, stderr = driver.communicate(timeout=600)
             took = time.monotonic() - killed_at
             assert driver.returncode == 0, stderr[-3000:]
@@ -125,8 +178,9 @@ def test_worker_node_killed_mid_run_the_api_model_finishes_on_its_own(tmp_path):
         assert set(df["status"]) == {"ok"}, df["error"].to_list()
         manifest = json.loads((out / "manifest.json").read_text())
         assert manifest["status"] == "complete" and "failed_models" not in manifest
-        assert took <= BOUND_S, f"the run ended {took:.0f} s after the node was killed"
+        assert took <= bound_s, f"the run ended {took:.0f} s after the node was killed"
         print(f"run ended {took:.1f} s after the worker node was killed")
+        return manifest
     finally:
         for w in workers:
             try:
