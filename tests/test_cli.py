@@ -13,10 +13,10 @@ import pytest
 from conftest import shared_or_skip
 from typer.testing import CliRunner
 
-from nphe4v_cli.app import app
 from nphe4v.core.dataset import DatasetError, load_dataset
 from nphe4v.core.hashing import sha256_file
 from nphe4v.generate import generate_version
+from nphe4v_cli.app import app
 
 runner = CliRunner()
 ROOT = Path(__file__).resolve().parents[1]

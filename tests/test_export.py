@@ -18,11 +18,11 @@ from cluster.run import execute
 from gie import metrics as gie_metrics
 from nphe4v import metrics
 from nphe4v.baselines import baseline_answer
-from nphe4v_cli.app import app
 from nphe4v.core.dataset import load_dataset
 from nphe4v.core.records import read_samples
 from nphe4v.core.schema import RECOGNITION_MODE, ModelRequest, Prompt, SampleKey, SamplingParams
 from nphe4v.generate import generate_version
+from nphe4v_cli.app import app
 
 runner = CliRunner()
 KEY = ["model", "benchmark", "instance_id", "variant", "prompt_mode", "repeat"]

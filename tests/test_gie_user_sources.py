@@ -205,8 +205,8 @@ def test_a_user_source_changes_the_dataset_identity(tmp_path: Path) -> None:
 
 @pytest.mark.slow(reason="nphe4v generate in subprocesses, four generations with and without user sources")
 def test_cli_source_flag(tmp_path: Path) -> None:
-    from nphe4v_cli.app import app
     from nphe4v.core.dataset import load_dataset
+    from nphe4v_cli.app import app
 
     folder = write_openflights(tmp_path / "of")
     r = runner.invoke(app, ["generate", "--benchmark", "graphverse", "--split", "testmini", "--limit", "1",
