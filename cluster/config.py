@@ -13,6 +13,7 @@ from nphe4v.baselines import BASELINES
 from nphe4v.core.dataset import LEVELS
 from nphe4v.core.hashing import sha256_json
 from nphe4v.core.schema import PROMPT_MODES, PromptMode
+from nphe4v.core.validation import first_error
 from nphe4v.tasks import TASK_MODULES
 
 # Model names become sample keys (joined with '|'), folder names and terminal output: no separators, no
@@ -159,9 +160,8 @@ class ModelSpec(Strict):
             try:
                 SamplingOverrides.model_validate(ra)
             except ValidationError as e:
-                err = e.errors()[0]
-                loc = ".".join(str(x) for x in err["loc"])
-                raise ValueError(f"options.request_args{'.' + loc if loc else ''}: {err['msg']}") from None
+                loc, msg = first_error(e)
+                raise ValueError(f"options.request_args{'.' + loc if loc else ''}: {msg}") from None
         return self
 
     def sampling_overrides(self) -> SamplingOverrides:

@@ -11,6 +11,7 @@ from pydantic import ValidationError
 
 from cluster.config import ConfigError, RunConfig, read_yaml_mapping
 from cluster.registry import expand_models
+from nphe4v.core.validation import first_error
 
 
 def load_config(path: str | Path, overrides: dict[str, Any] | None = None) -> RunConfig:
@@ -22,6 +23,5 @@ def load_config(path: str | Path, overrides: dict[str, Any] | None = None) -> Ru
     try:
         return RunConfig.model_validate(raw)
     except ValidationError as e:
-        err = e.errors()[0]
-        loc = ".".join(str(p) for p in err["loc"]) or "(top level)"
-        raise ConfigError(f"{path}: field {loc}: {err['msg']}") from None
+        loc, msg = first_error(e, "(top level)")
+        raise ConfigError(f"{path}: field {loc}: {msg}") from None

@@ -37,6 +37,7 @@ from cluster.judge_work import resolve_spec  # noqa: E402
 from judge import agreement, failure_modes  # noqa: E402
 from judge.rule_scorer import RULE_VERSION  # noqa: E402
 from judge.vgr import default_judge, read_judgments, select  # noqa: E402
+from nphe4v.core.validation import first_error  # noqa: E402
 
 # Bounds for a judge on a local server (--api-base), each overridable with --options.
 LOCAL_DEFAULTS: dict[str, object] = {"max_tokens": 1024, "max_steps": 8, "max_claim_chars": 80,
@@ -134,9 +135,8 @@ def _check_judge(judge: str, options: dict[str, object]) -> None:
     try:
         spec = resolve_spec(judge, options)
     except ValidationError as e:
-        err = e.errors()[0]
-        loc = ".".join(str(x) for x in err["loc"])
-        raise UsageError(f"--options: {loc}: {err['msg']}") from None
+        loc, msg = first_error(e)
+        raise UsageError(f"--options: {loc}: {msg}") from None
     if spec.is_rule:
         return
     if "/" not in spec.model:

@@ -22,9 +22,18 @@ from collections.abc import Iterable
 from typing import Any, Literal
 
 import polars as pl
-from pydantic import AliasChoices, BaseModel, ConfigDict, Field, field_validator, model_validator
+from pydantic import (
+    AliasChoices,
+    BaseModel,
+    ConfigDict,
+    Field,
+    ValidationError,
+    field_validator,
+    model_validator,
+)
 
 from nphe4v.core.records import KEY_COLUMNS
+from nphe4v.core.validation import first_error
 
 ERROR_TYPES: tuple[str, ...] = ("perception", "visual_reasoning", "text_reasoning")
 ErrorType = Literal["none", "perception", "visual_reasoning", "text_reasoning", "unlabelled"]
@@ -314,14 +323,7 @@ def parse_verdict(content: str | None, max_steps: int | None = None) -> JudgeVer
 
 
 def _first_error(e: Exception) -> str:
-    errors = getattr(e, "errors", None)
-    if callable(errors):
-        try:
-            err = errors()[0]
-            return f"{'.'.join(str(p) for p in err['loc'])}: {err['msg']}"
-        except Exception:
-            pass
-    return ""
+    return ": ".join(first_error(e)) if isinstance(e, ValidationError) else ""
 
 
 # --------------------------------------------------------------------------------------------- the table

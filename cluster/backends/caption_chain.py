@@ -9,6 +9,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from cluster.backends.base import ModelBackend
 from nphe4v.core.schema import ModelRequest, ModelResponse, Prompt, Usage
+from nphe4v.core.validation import first_error
 
 CAPTION_TEMPLATE_VERSION = "caption-v1"
 CAPTION_PROMPT = (
@@ -49,9 +50,8 @@ def parse_chain(name: str, options: dict[str, Any]) -> ChainOptions:
     try:
         return ChainOptions.model_validate({**options, **steps})
     except ValidationError as e:
-        err = e.errors()[0]
-        loc = ".".join(str(p) for p in err["loc"]) or "options"
-        raise ValueError(f"model {name!r}: options.{loc}: {err['msg']}") from None
+        loc, msg = first_error(e)
+        raise ValueError(f"model {name!r}: options{'.' + loc if loc else ''}: {msg}") from None
 
 
 class CaptionChainBackend:

@@ -28,6 +28,7 @@ from nphe4v.core import llm_client, secrets
 from nphe4v.core.llm_client import CallFailed, ClientOptions, GenerateConfig, LLMClient, clean_error
 from nphe4v.core.ratelimit import RateLimiter
 from nphe4v.core.schema import ModelRequest, ModelResponse
+from nphe4v.core.validation import first_error
 
 log = logging.getLogger(__name__)
 
@@ -53,9 +54,8 @@ def client_options(name: str, options: dict[str, Any]) -> LiteLLMOptions:
     try:
         return LiteLLMOptions.model_validate({**options, "model": options.get("model") or name})
     except ValidationError as e:
-        err = e.errors()[0]
-        loc = ".".join(str(p) for p in err["loc"]) or "options"
-        raise ValueError(f"model {name!r}: options.{loc}: {err['msg']}") from None
+        loc, msg = first_error(e)
+        raise ValueError(f"model {name!r}: options{'.' + loc if loc else ''}: {msg}") from None
 
 
 def preflight(name: str, options: dict[str, Any]) -> None:

@@ -49,6 +49,7 @@ from typing import Any
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from nphe4v.core.schema import ModelRequest, ModelResponse, Usage
+from nphe4v.core.validation import first_error
 
 DEFAULT_TINY_PATH = "data/models/tiny-idefics3"
 DEFAULT_MAX_IMAGES = 4
@@ -98,9 +99,8 @@ def parse_options(name: str, options: dict[str, Any]) -> VLLMOptions:
     try:
         return VLLMOptions.model_validate(options)
     except ValidationError as e:
-        err = e.errors()[0]
-        loc = ".".join(str(p) for p in err["loc"]) or "options"
-        raise ValueError(f"model {name!r}: options.{loc}: {err['msg']}") from None
+        loc, msg = first_error(e)
+        raise ValueError(f"model {name!r}: options{'.' + loc if loc else ''}: {msg}") from None
 
 
 def cpu_build() -> bool:

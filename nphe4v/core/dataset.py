@@ -21,6 +21,7 @@ from nphe4v.core.hashing import canonical_json, sha256_bytes, sha256_file, sha25
 from nphe4v.core.provenance import package_versions, rendering_versions
 from nphe4v.core.schema import SCHEMA_VERSION, Gold, ImageRef, Instance
 from nphe4v.core.task import TaskSpec
+from nphe4v.core.validation import first_error
 
 MANIFEST = "manifest.json"
 INSTANCES = "instances.parquet"
@@ -202,8 +203,8 @@ def load_dataset(root: str | Path, *, check_images: bool = True) -> Dataset:
     try:
         manifest = DatasetManifest.model_validate_json(mpath.read_text())
     except ValidationError as e:
-        err = e.errors()[0]
-        raise DatasetError(f"{mpath}: field {'.'.join(map(str, err['loc']))}: {err['msg']}") from None
+        loc, msg = first_error(e, "(top level)")
+        raise DatasetError(f"{mpath}: field {loc}: {msg}") from None
     ipath = root / INSTANCES
     try:
         frame = pl.read_parquet(ipath)

@@ -25,6 +25,7 @@ from markupsafe import Markup
 from pydantic import ValidationError
 
 from nphe4v.core.records import KEY_COLUMNS
+from nphe4v.core.validation import first_error
 from nphe4v.metrics import POOLED
 from report import analysis
 from report.explorer import annotations as ann
@@ -69,8 +70,7 @@ def _filters(request: Request) -> Filters:
     try:
         return Filters(**dict(request.query_params))
     except ValidationError as e:
-        err = e.errors()[0]
-        raise HTTPException(400, f"{'.'.join(str(x) for x in err['loc'])}: {err['msg']}") from None
+        raise HTTPException(400, ": ".join(first_error(e, "body"))) from None
 
 
 def _table(df: pl.DataFrame, cols: list[str], ci: dict[str, tuple[str, str]], digits: int = 3
@@ -376,8 +376,7 @@ def _annotation_routes(app: FastAPI, store: Store, env: Environment, page, token
             sub = ann.Submission.model_validate(body)
         except (ValueError, ValidationError, RecursionError) as e:
             if isinstance(e, ValidationError):
-                err = e.errors()[0]
-                raise HTTPException(400, f"{'.'.join(str(x) for x in err['loc'])}: {err['msg']}") from None
+                raise HTTPException(400, ": ".join(first_error(e, "body"))) from None
             raise HTTPException(400, "body: not JSON, or nested too deeply") from None
         if sub.run not in store.by_label:
             raise HTTPException(400, f"run {sub.run!r}: not one of the explorer's runs")
