@@ -14,7 +14,6 @@ import tracemalloc
 
 import pytest
 
-from nphe4v.core import sandbox
 from nphe4v.core.sandbox import (
     POT_ERRORS,
     WEAKER_NOTE,
@@ -24,6 +23,7 @@ from nphe4v.core.sandbox import (
     check_isolation,
     run_program,
 )
+from nphe4v.core.sandbox.layout import RUN_UIDS
 
 LAYERS = [pytest.param(True, id="hook"), pytest.param(False, id="kernel-only")]
 FAST = SandboxLimits(timeout_s=5)
@@ -132,7 +132,7 @@ def test_disk_fill_hits_the_file_size_limit():
 
 
 def _sandbox_uid_processes() -> set[int]:
-    base, span = sandbox._RUN_UIDS
+    base, span = RUN_UIDS
     found = set()
     for pid in filter(str.isdigit, os.listdir("/proc")):
         try:

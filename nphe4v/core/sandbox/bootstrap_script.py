@@ -24,23 +24,26 @@ import sys
 REPORT_FD = 3
 VIOLATION_EXIT = 86
 
-with open(sys.argv[1]) as _f:
-    _CFG = json.load(_f)
-with open(_CFG["program"], encoding="utf-8", errors="replace") as _f:
-    _SOURCE = _f.read()
-
-# -I -S leaves the standard library alone on sys.path; networkx's folder is the only addition.
-_STDLIB = tuple(os.path.realpath(p) for p in sys.path if p)
-sys.path.append(_CFG["site"])
-_HIDDEN = tuple(os.path.realpath(p) for p in _CFG["hidden"])
-_READ = _STDLIB + tuple(os.path.realpath(p) for p in (_CFG["site"], _CFG["workdir"], _CFG["indir"]))
-# In rlimits-only mode networkx is a symlink in the site folder; reads resolve to where it really is.
-_READ += tuple(os.path.realpath(os.path.join(_CFG["site"], e)) for e in os.listdir(_CFG["site"]))
 _DEVICES = ("/dev/null", "/dev/zero", "/dev/urandom", "/dev/random")
-_WRITE = (os.path.realpath(_CFG["workdir"]),)
-_FORBIDDEN_MODULES = frozenset(_CFG["forbidden_modules"])
 _WRITE_FLAGS = os.O_WRONLY | os.O_RDWR | os.O_APPEND | os.O_CREAT | os.O_TRUNC
-_MY_PID = os.getpid()
+# The policy, set by _configure from the run's config before the hook is installed.
+_READ: tuple[str, ...] = ()
+_WRITE: tuple[str, ...] = ()
+_HIDDEN: tuple[str, ...] = ()
+_FORBIDDEN_MODULES: frozenset[str] = frozenset()
+
+
+def _configure(cfg: dict) -> None:
+    global _READ, _WRITE, _HIDDEN, _FORBIDDEN_MODULES
+    # -I -S leaves the standard library alone on sys.path; networkx's folder is the only addition.
+    stdlib = tuple(os.path.realpath(p) for p in sys.path if p)
+    sys.path.append(cfg["site"])
+    _HIDDEN = tuple(os.path.realpath(p) for p in cfg["hidden"])
+    _READ = stdlib + tuple(os.path.realpath(p) for p in (cfg["site"], cfg["workdir"], cfg["indir"]))
+    # In rlimits-only mode networkx is a symlink in the site folder; reads resolve to where it really is.
+    _READ += tuple(os.path.realpath(os.path.join(cfg["site"], e)) for e in os.listdir(cfg["site"]))
+    _WRITE = (os.path.realpath(cfg["workdir"]),)
+    _FORBIDDEN_MODULES = frozenset(cfg["forbidden_modules"])
 
 
 def _report(kind: str, detail: str) -> None:
@@ -153,10 +156,15 @@ _NET_ERRNOS = {errno.ENETUNREACH, errno.EHOSTUNREACH, errno.ENETDOWN, errno.ECON
 
 
 def main() -> None:
+    with open(sys.argv[1]) as f:
+        cfg = json.load(f)
+    with open(cfg["program"], encoding="utf-8", errors="replace") as f:
+        source = f.read()
+    _configure(cfg)
     # A file over RLIMIT_FSIZE raises EFBIG instead of killing the program with SIGXFSZ.
     signal.signal(signal.SIGXFSZ, signal.SIG_IGN)
     try:
-        code = compile(_SOURCE, "<program>", "exec")
+        code = compile(source, "<program>", "exec")
     except (SyntaxError, ValueError) as e:
         line = getattr(e, "lineno", None)
         _report("error syntax_error", f"line {line}: {getattr(e, 'msg', e)}" if line else str(e))
@@ -164,7 +172,7 @@ def main() -> None:
     import traceback
     import types
 
-    if _CFG["audit"]:
+    if cfg["audit"]:
         sys.addaudithook(_hook)
     main_module = types.ModuleType("__main__")
     main_module.__dict__["__builtins__"] = __builtins__
@@ -188,4 +196,5 @@ def main() -> None:
             pass
 
 
-main()
+if __name__ == "__main__":
+    main()
