@@ -169,7 +169,6 @@ def main() -> None:
         line = getattr(e, "lineno", None)
         _report("error syntax_error", f"line {line}: {getattr(e, 'msg', e)}" if line else str(e))
         sys.exit(1)
-    import traceback
     import types
 
     if cfg["audit"]:
@@ -184,7 +183,9 @@ def main() -> None:
     except BaseException as e:  # noqa: BLE001 - every end of the program is classified
         kind, detail = _classify(e)
         _report(f"error {kind}", detail)
-        try:
+        try:  # imported only now: it costs a third of the bootstrap's start-up
+            import traceback
+
             traceback.print_exception(e)
         except BaseException:  # noqa: BLE001 - out of memory while printing
             pass
