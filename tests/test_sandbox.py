@@ -235,6 +235,17 @@ def test_missing_isolation_refuses_in_one_line(tmp_path):
         run_program("print(1)", tool_path=empty)
 
 
+def test_denied_namespaces_refuse_in_one_line(tmp_path):
+    # An unshare that fails as it does where a container's seccomp profile denies namespaces.
+    fake = tmp_path / "unshare"
+    fake.write_text("#!/bin/sh\necho 'unshare: unshare failed: Operation not permitted' >&2\nexit 1\n")
+    fake.chmod(0o755)
+    with pytest.raises(SandboxUnavailable) as e:
+        check_isolation("strict", tool_path=str(tmp_path))
+    msg = str(e.value)
+    assert "\n" not in msg and "Operation not permitted" in msg and "isolation='rlimits-only'" in msg
+
+
 def test_rlimits_only_runs_and_says_it_is_weaker(tmp_path, caplog):
     check_isolation("rlimits-only", tool_path=str(tmp_path))
     r = run_program("import networkx\nprint(2)", isolation="rlimits-only", tool_path=str(tmp_path), limits=FAST)

@@ -75,6 +75,9 @@ def run_program(source: str, *, stdin: str = "", limits: SandboxLimits = DEFAULT
                 audit_hook: bool = True) -> SandboxResult:
     """Run `source` in the sandbox; every failure of the program is a classified SandboxResult.
 
+    Raises SandboxUnavailable only for what is not the program's doing: the isolation is missing, or the
+    sandbox of this run could not be built (the caller records that as an infrastructure error).
+
     `audit_hook=False` leaves out the interpreter-level layer, so tests can show that the kernel layer
     alone stops each attack (the error is then classified from what the kernel answered: a missing
     file, an unreachable network, a module that cannot load). Callers keep the default.

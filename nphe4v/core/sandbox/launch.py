@@ -200,6 +200,10 @@ def _result(out: bytes, err: bytes, report: bytes, timed_out: bool, overflow: bo
         return res("timeout", f"the program ran longer than {limits.timeout_s:g} s")
     if setup and status is None:
         raise SandboxUnavailable(f"sandbox setup failed: {clean(setup.partition(' ')[2])}")
+    err_lines = [ln for ln in err.decode("utf-8", "replace").splitlines() if ln.strip()]
+    if not lines and err_lines and err_lines[-1].startswith("unshare:"):
+        # unshare itself failed (namespaces denied by the kernel or a container): not the program's doing.
+        raise SandboxUnavailable(f"namespaces could not be created ({clean(err_lines[-1])})")
     code: int | None = None
     sig: int | None = None
     if status:
