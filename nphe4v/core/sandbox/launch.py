@@ -3,7 +3,7 @@ within the limits, kill what is left, and classify how the program ended."""
 
 from __future__ import annotations
 
-import json
+import marshal
 import math
 import os
 import secrets
@@ -58,7 +58,7 @@ def _launch_in(hostdir: Path, source: str, stdin: str, limits: SandboxLimits, is
         if nx:
             os.symlink(nx, os.path.join(site, "networkx"))
     hidden = layout.hidden_dirs()
-    (indir / "config.json").write_text(json.dumps({
+    (indir / "config.marshal").write_bytes(marshal.dumps({
         "program": f"{inside_in}/program.py", "indir": inside_in, "site": site, "workdir": workdir, "hidden": hidden,
         "forbidden_modules": list(layout.FORBIDDEN_MODULES), "audit": audit_hook}))
     for p in [indir, *indir.iterdir()]:
@@ -75,14 +75,15 @@ def _launch_in(hostdir: Path, source: str, stdin: str, limits: SandboxLimits, is
         "report_fd": report_w, "lifeline_fd": life_r, "workdir": workdir,
         "run_uid": layout.RUN_UIDS[0] + secrets.randbelow(layout.RUN_UIDS[1]) if root_run else None,
         "cap_last_cap": layout.cap_last_cap(), "bootstrap": f"{inside_in}/bootstrap.py",
-        "bootstrap_config": f"{inside_in}/config.json",
+        "bootstrap_config": f"{inside_in}/config.marshal",
         "env": {"HOME": workdir, "TMPDIR": workdir, "LANG": "C.UTF-8", "LC_ALL": "C.UTF-8"},
         "limits": {"memory_mb": limits.memory_mb, "cpu_s": math.ceil(limits.timeout_s) + 1,
                    "max_processes": limits.max_processes, "max_file_mb": limits.max_file_mb,
                    "max_open_files": limits.max_open_files},
     }
-    (hostdir / "init.json").write_text(json.dumps(cfg))
-    argv = [python, "-I", "-S", "-B", str(_INIT), str(hostdir / "init.json")]
+    # marshal, read by the same interpreter version: the scripts start faster than with json
+    (hostdir / "init.marshal").write_bytes(marshal.dumps(cfg))
+    argv = [python, "-I", "-S", "-B", str(_INIT), str(hostdir / "init.marshal")]
     if strict:
         assert unshare is not None
         ns = ["--mount", "--net", "--pid", "--ipc", "--uts", "--cgroup", "--fork", "--kill-child=SIGKILL",
