@@ -186,9 +186,11 @@ def _result(out: bytes, err: bytes, report: bytes, timed_out: bool, overflow: bo
     problem = next((ln for ln in lines if ln.startswith(("violation ", "error "))), None)
     setup = next((ln for ln in lines if ln.startswith("init-error")), None)
 
-    def clean(text: str) -> str:
-        text = text.replace(str(hostdir), "<sandbox>").replace("\n", " ").strip()
-        return text[:300]
+    def clean(text: str) -> str:  # one line, without the host's paths (the install's is mirrored inside)
+        for path, name in ((str(hostdir), "<sandbox>"), (os.path.realpath(sys.base_prefix), "<python>"),
+                           (layout.networkx_dir() or "<networkx>", "<networkx>")):
+            text = text.replace(path, name)
+        return text.replace("\n", " ").strip()[:300]
 
     def res(error: str | None, detail: str, returncode: int | None = rc) -> SandboxResult:
         return SandboxResult(ok=error is None, stdout=stdout, error=error, detail=clean(detail),
