@@ -32,7 +32,7 @@ import os
 import shutil
 import sys
 
-from nphe4v.core.sandbox.launch import launch
+from nphe4v.core.sandbox.launch import run_once
 from nphe4v.core.sandbox.models import (
     DEFAULT_LIMITS,
     POT_ERRORS,
@@ -84,7 +84,7 @@ def run_program(source: str, *, stdin: str = "", limits: SandboxLimits = DEFAULT
     """
     check_isolation(isolation, tool_path=tool_path)
     unshare = _find_unshare(tool_path) if isolation == "strict" else None
-    result = launch(source, stdin, limits, isolation, unshare, audit_hook)
+    result = run_once(source, stdin, limits, isolation, unshare, audit_hook)
     if isolation == "rlimits-only":
         _warn_weaker()
     return result
@@ -104,7 +104,7 @@ def _find_unshare(tool_path: str | None) -> str | None:
 @functools.cache
 def _probe(unshare: str, euid: int) -> None:  # noqa: ARG001 - euid keys the cache
     try:
-        result = launch("pass", "", SandboxLimits(timeout_s=30), "strict", unshare)
+        result = run_once("pass", "", SandboxLimits(timeout_s=30), "strict", unshare)
     except SandboxUnavailable as e:
         raise SandboxUnavailable(f"strict sandbox unavailable: {e}; {_OPT_IN}") from None
     if not result.ok:

@@ -31,7 +31,7 @@ _INIT = _HERE / "init_script.py"
 _BOOTSTRAP = _HERE / "bootstrap_script.py"
 
 
-def launch(source: str, stdin: str, limits: SandboxLimits, isolation: Isolation,
+def run_once(source: str, stdin: str, limits: SandboxLimits, isolation: Isolation,
             unshare: str | None, audit_hook: bool = True) -> SandboxResult:
     hostdir = Path(tempfile.mkdtemp(prefix="nphe4v-sandbox-"))
     try:
