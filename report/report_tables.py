@@ -14,6 +14,7 @@ from report.comparisons import ComparisonError, Comparisons, auto_comparisons, m
 from report.graphverse_tables import vgr_samples
 from report.improvement_tables import arms_present, improvement_tables
 from report.model_groups import ModelCatalogue
+from report.runs import frame_of
 
 
 @dataclass
@@ -57,13 +58,15 @@ def improvement(run_dirs: Sequence[str | Path], df: pl.DataFrame | None = None,
     """GraphVerse Tables 3 / 8 / 11 / 13 of the runs (``report.improvement_tables``) as ``comparisons`` asks;
     without a spec, each model's other prompt modes (PoT) against its direct inference (``auto_comparisons``).
     An arm the runs do not hold raises ``ComparisonError``, one line naming ``source`` and the field."""
-    gv = vgr_samples(list(run_dirs), df)
-    present = arms_present(gv)
+    df = frame_of(list(run_dirs)) if df is None else df
+    present = arms_present(df)
     spec = comparisons if comparisons is not None else auto_comparisons(present)
     errors = missing_arms(spec, present, source)
     if errors:
         raise ComparisonError(errors[0])
-    return improvement_tables(gv, spec, n_boot=n_boot, seed=seed) if not spec.empty else {}
+    if spec.empty:  # most reports: no judgments read twice for nothing
+        return {}
+    return improvement_tables(vgr_samples(list(run_dirs), df), spec, n_boot=n_boot, seed=seed)
 
 
 def compute_tables(run_dirs: Sequence[str | Path], df: pl.DataFrame, *, n_boot: int, seed: int,
