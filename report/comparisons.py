@@ -81,9 +81,13 @@ class Improvement(BaseModel):
 
     @model_validator(mode="after")
     def _distinct(self) -> Improvement:
+        seen: set[tuple[str, str]] = set()
         for i, v in enumerate(self.variants):
             if v.key == self.base.key:
                 raise ValueError(f"variants.{i} is the base itself ({v.model}, {v.prompt_mode})")
+            if v.key in seen or v.shown in {w.shown for w in self.variants[:i]}:
+                raise ValueError(f"variants.{i} repeats an earlier variant ({v.shown})")
+            seen.add(v.key)
         return self
 
 

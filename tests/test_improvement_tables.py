@@ -264,6 +264,7 @@ def test_table11_and_13_match_a_hand_computation(joined) -> None:
     ({"improvements": [{"base": "bad|name", "variants": ["x"]}]}, "f.yaml: field improvements.0.base.model: String should match pattern"),
     ({"gie_ablation": [{"without": "a", "with": {"blur": "b"}}]}, "f.yaml: field gie_ablation.0.with.blur.[key]: Input should be 'patch', 'composition', 'focus' or 'recolor'"),
     ({"description": [{"visual": "a", "description": {"model": "a", "mode": "pot"}}]}, "f.yaml: field description.0.description.mode: Extra inputs are not permitted"),
+    ({"improvements": [{"base": "b", "variants": ["x", {"model": "x", "label": "again"}]}]}, "f.yaml: field improvements.0: variants.1 repeats an earlier variant (again)"),
     (["a"], "f.yaml: the top level must be a mapping"),
 ])
 def test_a_wrong_spec_is_one_line(raw, line) -> None:
@@ -325,3 +326,13 @@ def test_report_and_cli_render_the_tables(runs, tmp_path) -> None:
     bad.write_text("improvements: [{base: base, variants: [x], extra: 1}]\n")
     out = CliRunner().invoke(app, [*map(str, runs), "--comparisons", str(bad)])
     assert out.exit_code == 2 and out.output.strip() == f"error: {bad}: field improvements.0.extra: Extra inputs are not permitted"
+
+
+def test_the_documented_spec_is_valid() -> None:
+    """docs/report.md's example spec parses as written."""
+    import yaml
+
+    doc = (Path(__file__).resolve().parents[1] / "docs" / "report.md").read_text()
+    block = doc.split("### Improving VGR", 1)[1].split("```yaml\n", 1)[1].split("```", 1)[0]
+    spec = parse_comparisons(yaml.safe_load(block), "docs/report.md")
+    assert (len(spec.improvements[0].variants), len(spec.gie_ablation[0].with_), len(spec.description)) == (3, 4, 1)
