@@ -106,24 +106,20 @@ def _acc_vgr(df: pl.DataFrame, joined: pl.DataFrame, by: Sequence[str]) -> pl.Da
     )
 
 
-def _join_judgments(df: pl.DataFrame, js: pl.DataFrame) -> pl.DataFrame:
-    from judge import vgr
-
-    # per run: sample keys repeat across runs (the same models on several versions); vgr.join wants one
-    # judgment per sample key
-    return pl.concat([vgr.join(part, js.filter(pl.col("run_id") == rid))
-                      for (rid,), part in df.group_by(["run_id"], maintain_order=True)], how="vertical")
-
-
 def vgr_samples(src: Source, df: pl.DataFrame | None = None) -> pl.DataFrame:
     """The runs' GraphVerse samples with ``vgr_score`` and ``judge_status`` of the default judge (repeat 0),
-    null where the judge has not scored a sample (no judgments at all: every sample); for the improvement
-    tables (``report.improvement_tables``). ``df``: the runs' samples when already loaded."""
+    null where the judge has not scored a sample (no judgments at all: every sample), keyed by model and prompt
+    mode as stored; for the improvement tables (``report.improvement_tables``). ``df``: the runs' samples when
+    already loaded."""
+    from judge import vgr
+
     df = (frame_of(src) if df is None else df).filter(pl.col("benchmark") == GV_BENCHMARK)
     js = judgments(src) if runs_of(src) else None
     if df.is_empty() or js is None:
         return df.with_columns(vgr_score=pl.lit(None, pl.Float64), judge_status=pl.lit(None, pl.String))
-    return _join_judgments(df, js)
+    # per run, as graphverse_judged joins: sample keys repeat across runs
+    return pl.concat([vgr.join(part, js.filter(pl.col("run_id") == rid))
+                      for (rid,), part in df.group_by(["run_id"], maintain_order=True)], how="vertical")
 
 
 def graphverse_judged(src: Source, df: pl.DataFrame | None = None) -> dict[str, pl.DataFrame]:
@@ -140,13 +136,16 @@ def graphverse_judged(src: Source, df: pl.DataFrame | None = None) -> dict[str, 
       each mode (perception, visual_reasoning, text_reasoning, unattributed; they sum to 1).
 
     ``df``: the runs' samples when already loaded (``samples(src)``)."""
-    from judge import failure_modes
+    from judge import failure_modes, vgr
 
     df = (frame_of(src) if df is None else df).filter(pl.col("benchmark") == GV_BENCHMARK)
     js = judgments(src) if runs_of(src) else None
     if df.is_empty() or js is None:
         return {}
-    joined = _join_judgments(df, js)
+    # per run: sample keys repeat across runs (the same models on several versions); vgr.join wants one
+    # judgment per sample key
+    joined = pl.concat([vgr.join(part, js.filter(pl.col("run_id") == rid))
+                        for (rid,), part in df.group_by(["run_id"], maintain_order=True)], how="vertical")
     per_task = _acc_vgr(df, joined, ("model", "task"))
     pooled = _acc_vgr(df, joined, ("model",)).with_columns(task=pl.lit("All")).select(per_task.columns)
     tasks = [t for t in TASK_NAMES if t in set(per_task["task"].to_list())]

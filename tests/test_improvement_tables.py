@@ -295,7 +295,13 @@ def test_report_and_cli_render_the_tables(runs, tmp_path) -> None:
     from typer.testing import CliRunner
 
     from nphe4v_cli.report_command import report
+    from report.html_report import self_contained_violations
 
+    evil = {**SPEC, "gie_ablation": [{**SPEC["gie_ablation"][0], "label": "<script>alert(1)</script>"}]}
+    res = build_report(runs, tmp_path / "r.html", tmp_path / "r.md", n_boot=20, comparisons=parse_comparisons(evil))
+    page = res.html.read_text()
+    assert self_contained_violations(page) == []
+    assert "&lt;script&gt;alert(1)&lt;/script&gt;" in page and "<script>alert(1)" not in page
     spec = parse_comparisons(SPEC)
     res = build_report(runs, tmp_path / "r.html", tmp_path / "r.md", n_boot=20, comparisons=spec)
     page = res.html.read_text()
