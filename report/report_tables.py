@@ -14,7 +14,7 @@ from report.comparisons import ComparisonError, Comparisons, auto_comparisons, m
 from report.graphverse_tables import vgr_samples
 from report.improvement_tables import arms_present, improvement_tables
 from report.model_groups import ModelCatalogue
-from report.runs import frame_of
+from report.runs import scan_run_samples
 
 
 @dataclass
@@ -58,8 +58,13 @@ def improvement(run_dirs: Sequence[str | Path], df: pl.DataFrame | None = None,
     """GraphVerse Tables 3 / 8 / 11 / 13 of the runs (``report.improvement_tables``) as ``comparisons`` asks;
     without a spec, each model's other prompt modes (PoT) against its direct inference (``auto_comparisons``).
     An arm the runs do not hold raises ``ComparisonError``, one line naming ``source`` and the field."""
-    df = frame_of(list(run_dirs)) if df is None else df
-    present = arms_present(df)
+    if not run_dirs and df is None:
+        return {}
+    if df is None:  # the CLI: which arms exist, from four columns, before reading anything else
+        present = arms_present(pl.concat([scan_run_samples(p).select("benchmark", "model", "prompt_mode", "status")
+                                          for p in run_dirs], how="vertical"))
+    else:
+        present = arms_present(df)
     spec = comparisons if comparisons is not None else auto_comparisons(present)
     errors = missing_arms(spec, present, source)
     if errors:
