@@ -35,6 +35,30 @@ def _model_catalogue():
         return None
 
 
+def _comparisons(path: Path | None):
+    """The ``--comparisons`` spec (``report.comparisons``), or None; a wrong file is one error line."""
+    if path is None:
+        return None
+    from cluster.config import ConfigError, read_yaml_mapping
+    from report.comparisons import ComparisonError, parse_comparisons
+
+    try:
+        return parse_comparisons(read_yaml_mapping(path, str(path), what="comparisons"), str(path))
+    except (ConfigError, ComparisonError) as e:
+        _fail(str(e))
+
+
+def _improvement(run_dirs: list[Path], spec, path: Path | None, n_boot: int, seed: int):
+    """GraphVerse Tables 3/8/11/13 of the runs; a spec naming a model or prompt mode the runs lack is one line."""
+    from report.comparisons import ComparisonError
+    from report.report_tables import improvement
+
+    try:
+        return improvement(run_dirs, None, spec, n_boot=n_boot, seed=seed, source=str(path or "comparisons"))
+    except ComparisonError as e:
+        _fail(str(e))
+
+
 def _fail(msg: str) -> None:
     typer.echo(f"error: {msg}", err=True)
     raise typer.Exit(2)
@@ -60,11 +84,15 @@ def report(
     max_chars: Annotated[int, typer.Option(
         help="sample browser: cut each response, reason and trace to this many characters, shorter when many "
         "rows are shown (the full text stays in the run's Parquet)")] = DEFAULT_MAX_CHARS,
+    comparisons: Annotated[Path | None, typer.Option(
+        "--comparisons", help="YAML naming the baseline of each GraphVerse variant (PoT, fine-tuned, description "
+        "-> LLM) for Tables 3/8/11/13 (docs/report.md); default: each model's PoT against its direct "
+        "inference")] = None,
 ) -> None:
     """Print the leaderboard and write RUN_DIR/leaderboard.csv; with --html/--md/--csv-dir, also the full
     report (tables with confidence intervals, figures, what is missing, a sample browser)."""
     from nphe4v.core.shards import ShardError, StorageError, writing
-    from report.summaries import print_summaries
+    from report.summaries import print_improvement, print_summaries
 
     if group_by not in GROUP_BY:
         _fail(f"--group-by: {group_by!r} is not one of {', '.join(GROUP_BY)}")
@@ -73,11 +101,14 @@ def report(
     for run_dir in run_dirs:
         if not (run_dir / "samples").is_dir():
             _fail(f"{run_dir}/samples: not found (is {run_dir} a run folder?)")
+    spec = _comparisons(comparisons)
     catalogue = _model_catalogue()
     try:
+        improvement = _improvement(run_dirs, spec, comparisons, n_boot, seed)
         for run_dir in run_dirs:
             for path in print_summaries(run_dir, group_by=group_by, catalogue=catalogue):
                 typer.echo(f"wrote {path}")
+        print_improvement(improvement)
         if html is None and md is None and csv_dir is None:
             return
         from report.html_report import build_report
@@ -87,7 +118,7 @@ def report(
             res = build_report(
                 run_dirs, html, md, csv_dir, samples_per_group=samples_per_group, max_images=max_images,
                 thumb_px=thumb_px, n_boot=n_boot, seed=seed, group_by=group_by, max_chars=max_chars,
-                catalogue=catalogue,
+                catalogue=catalogue, comparisons=spec,
             )
     except (StorageError, ShardError) as e:
         _fail(str(e))

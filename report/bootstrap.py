@@ -114,6 +114,18 @@ def _dense(rows: pl.DataFrame, col_of: dict[str, int], k: int, group_cols: list[
     return gkeys, mats
 
 
+def instance_draws(instances: pl.DataFrame, n_boot: int, seed: int) -> pl.DataFrame:
+    """The bootstrap draws of this module for any benchmark's instances (columns task, level, instance_id):
+    per replicate ``b`` and (task, level) stratum, as many instance ids drawn with replacement as the stratum
+    holds. Columns b, instance_id, pos. GraphVerse's improvement tables (``report.improvement_tables``) use it."""
+    return _draws(instances, n_boot, seed)
+
+
+def percentile_bounds(x: np.ndarray) -> tuple[list[float | None], list[float | None]]:
+    """2.5 % and 97.5 % percentiles over the replicates (axis 1) of each row of ``x``, NaNs skipped."""
+    return _bounds(x)
+
+
 def _bounds(x: np.ndarray) -> tuple[list[float | None], list[float | None]]:
     """2.5 % and 97.5 % percentiles (linear interpolation) over the replicates of each row, NaNs skipped."""
 

@@ -106,6 +106,22 @@ def _acc_vgr(df: pl.DataFrame, joined: pl.DataFrame, by: Sequence[str]) -> pl.Da
     )
 
 
+def vgr_samples(src: Source, df: pl.DataFrame | None = None) -> pl.DataFrame:
+    """The runs' GraphVerse samples with ``vgr_score`` and ``judge_status`` of the default judge (repeat 0),
+    null where the judge has not scored a sample (no judgments at all: every sample), keyed by model and prompt
+    mode as stored; for the improvement tables (``report.improvement_tables``). ``df``: the runs' samples when
+    already loaded."""
+    from judge import vgr
+
+    df = (frame_of(src) if df is None else df).filter(pl.col("benchmark") == GV_BENCHMARK)
+    js = judgments(src) if runs_of(src) else None
+    if df.is_empty() or js is None:
+        return df.with_columns(vgr_score=pl.lit(None, pl.Float64), judge_status=pl.lit(None, pl.String))
+    # per run, as graphverse_judged joins: sample keys repeat across runs
+    return pl.concat([vgr.join(part, js.filter(pl.col("run_id") == rid))
+                      for (rid,), part in df.group_by(["run_id"], maintain_order=True)], how="vertical")
+
+
 def graphverse_judged(src: Source, df: pl.DataFrame | None = None) -> dict[str, pl.DataFrame]:
     """GraphVerse with the judge (seed Table 1, per edit, Figure 3); ``{}`` without GraphVerse samples or
     judgments. Acc comes from ``gie.metrics``, VGR-S from ``judge.vgr`` over the samples joined to the

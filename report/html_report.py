@@ -27,6 +27,7 @@ import polars as pl
 from nphe4v.core.records import KEY_COLUMNS
 from nphe4v.core.secrets import redact, redact_frame
 from report import analysis, figures
+from report.comparisons import Comparisons
 from report.graphverse_tables import table2_labels
 from report.html.format import fmt, html_table, json_for_script, md_table
 from report.html.markdown import render_markdown
@@ -71,13 +72,15 @@ def build_report(
     group_by: str = "none",
     max_chars: int = DEFAULT_MAX_CHARS,
     catalogue: ModelCatalogue | None = None,
+    comparisons: Comparisons | None = None,
 ) -> ReportResult:
     """Write the report of ``run_dirs`` (see the module docstring); returns the paths written and the
     missing-parts table. ``groups`` = [(name, [model, ...]), ...] picks the radar panels (default: models in
     order, four per panel; ``group_by="open_closed"``: one panel per model access, and the closed-vs-open table
     of Figure 4). ``catalogue``: the model registry's entries by name (``report.model_groups``; the caller's,
 since the registry lives above the report), for the open / closed grouping and GraphVerse's model families;
-without it every model is "unregistered". The output is deterministic for the same inputs (no timestamps of its own)."""
+without it every model is "unregistered". ``comparisons``: which arm is the baseline of which in GraphVerse's
+improvement tables (``report.comparisons``; default: each model's PoT against its direct inference). The output is deterministic for the same inputs (no timestamps of its own)."""
     paths = as_paths(run_dirs)
     runs = analysis.load_runs(paths)
     # responses, errors and traces are read for the browser's rows only: a run's full text can be gigabytes
@@ -85,7 +88,7 @@ without it every model is "unregistered". The output is deterministic for the sa
     if group_by not in GROUP_BY:
         raise ValueError(f"group_by: {group_by!r} is not one of {', '.join(GROUP_BY)}")
     t = compute_tables(paths, df, n_boot=n_boot, seed=seed, lvlm_mode=lvlm_mode, group_by=group_by,
-                       catalogue=catalogue)
+                       catalogue=catalogue, comparisons=comparisons)
     if groups is None and group_by == "open_closed" and not t.profile.is_empty():
         versions = sorted(t.profile["version"].unique().to_list())
         groups = [(access, [figures.series_label(m, v, len(versions)) for m in models for v in versions])
@@ -138,6 +141,7 @@ without it every model is "unregistered". The output is deterministic for the sa
         **({"graphverse_families": table2_labels(t.gv_families)} if t.gv_families is not None and t.gv_families.height else {}),
         **{f"graphverse_{k}": v for k, v in t.graphverse.items()},
         **{f"graphverse_{k}": v for k, v in t.judged.items()},
+        **{f"graphverse_{k}": v for k, v in t.improvement.items()},
         **t.judge_csvs,
     }
     browser_html, picked = "", None

@@ -110,3 +110,12 @@ def _fmt(v: object) -> str:
     if isinstance(v, float):
         return f"{v:.3f}"
     return str(v)
+
+
+def print_improvement(tables: dict[str, pl.DataFrame], console: Console | None = None) -> None:
+    """GraphVerse Tables 3 / 8 / 11 / 13 as shown (``report.improvement_tables``), those the runs support."""
+    from report.html.improvement_section import TITLES
+
+    for name, title, note in TITLES:
+        if name in tables and tables[name].height:
+            print_leaderboard(tables[name], title=f"{title}\n{note}", console=console)

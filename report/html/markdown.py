@@ -11,6 +11,7 @@ from nphe4v import metrics
 from report import analysis
 from report.graphverse_tables import table2_labels
 from report.html.format import drop_single_version, md_table
+from report.html.improvement_section import improvement_markdown
 from report.html.page import BOARD_CI, JUDGE_CSV_TITLES, NO_JUDGE, ablation_wide, board_view, runs_table
 from report.report_tables import ReportResult, Tables
 
@@ -71,6 +72,7 @@ def render_markdown(title: str, runs: Sequence[analysis.Run], t: Tables, result:
                     [f"Not run yet (`{name}.csv` absent): `{how}`.", ""]
         else:
             out += [NO_JUDGE.replace("<code>", "`").replace("</code>", "`"), ""]
+        out += improvement_markdown(t.improvement)
     else:
         out += ["No GraphVerse samples in these runs.", ""]
     out += ["## Files", ""]

@@ -12,6 +12,7 @@ from nphe4v.metrics import POOLED
 from report import analysis, figures
 from report.graphverse_tables import table2_labels
 from report.html.format import drop_single_version, esc, html_table, inline_svg
+from report.html.improvement_section import improvement_html
 from report.report_tables import Tables
 
 MAX_DETAIL_ROWS = 1000
@@ -281,11 +282,14 @@ def render_page(title: str, runs: Sequence[analysis.Run], t: Tables, figs: dict[
     else:
         gv_body = '<p class="empty">No GraphVerse samples in these runs.</p>'
     sec.append(_section("graphverse", "GraphVerse", gv_body))
+    if gv:
+        sec.append(_section("improvement", "Improving VGR (GraphVerse §5.3, Appendix E)",
+                            improvement_html(t.improvement)))
     sec.append(_section("samples", "Sample browser", browser_html))
     nav = " ".join(f'<a href="#{a}">{esc(n)}</a>' for a, n in (
         ("missing", "missing"), ("leaderboard", "leaderboard"), ("classes", "classes"), ("heatmaps", "heatmaps"),
         ("ablation", "prompt modes"), ("lvlm-llm", "LVLM vs LLM"), ("versions", "versions"), ("failures", "failures"),
-        ("graphverse", "GraphVerse"), ("samples", "samples")))
+        ("graphverse", "GraphVerse"), *((("improvement", "improvement"),) if gv else ()), ("samples", "samples")))
     return "\n".join([
         "<!DOCTYPE html>",
         '<html lang="en"><head><meta charset="utf-8">',
