@@ -9,6 +9,8 @@ import json
 
 import numpy as np
 import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 from test_judge_helpers import load_instances, wrong_answer
 
 from gie.tasks import get_config
@@ -227,3 +229,46 @@ def test_value_scored_tasks_pay_the_certificate():
         assert full.correct and value.correct
         if R._gold_has_witness(inst.gold):
             assert (full.content, value.content) == (CFG.content_exact, CFG.content_value), inst.instance_id
+
+
+# ------------------------------------------------------------------------------------------------ the property
+
+PROPERTY_ROWS = [i for i in INSTANCES if i.meta["edit"] in ("none", "focus")]
+
+
+def _fragments(inst):
+    gold, bad = json.dumps(inst.gold.answer), json.dumps(wrong_answer(inst))
+    example = json.dumps(get_config(inst.task).answer_example)
+    return st.lists(st.one_of(
+        st.sampled_from(["<root>", "</root>", "<reasoning>", "</reasoning>", "<think>", "</think>",
+                         f"<final_answer>{gold}</final_answer>", f"<final_answer>{bad}</final_answer>",
+                         f"<final_answer>{example}</final_answer>", "<final_answer>", "</final_answer>",
+                         "<final_answer></final_answer>", gold, bad, PAD_DISTINCT[:400], "Check again. " * 40,
+                         reference_reasoning(inst)]),
+        st.text(max_size=80)), max_size=12).map("".join)
+
+
+@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(data=st.data())
+def test_no_completion_beats_a_correct_answer_without_being_correct(data):
+    """Whatever the completion is made of: the reward lies in [0, 1]; a completion the exact verifier grades
+    wrong earns at most format + thinking; one it grades correct at least format + content_value."""
+    inst = data.draw(st.sampled_from(PROPERTY_ROWS))
+    text = data.draw(_fragments(inst))
+    r = R.reward(text, gt(inst))
+    assert 0.0 <= r.total <= 1.0
+    if R.strict_reward(text, gt(inst)) == 1.0:
+        assert r.total >= CFG.format_reward + CFG.content_value
+    else:
+        assert r.content == 0.0 and r.total <= FMT_PLUS_THINKING
+
+
+def test_hostile_completions_cost_bounded_time():
+    import time
+
+    inst = INSTANCES[0]
+    for text in ("<think>" * 500_000, "x. " * 1_300_000, "<reasoning>a. " * 300_000, "a " * 2_000_000,
+                 "<final_answer>{" * 250_000):
+        start = time.perf_counter()
+        r = R.reward(text, gt(inst))
+        assert time.perf_counter() - start < 15 and r.total <= CFG.thinking_max  # 4 MB, no answer

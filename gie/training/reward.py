@@ -202,7 +202,7 @@ def _gold_has_witness(gold: Gold) -> bool:
 _REASONING = re.compile(r"<\s*(reasoning|think|thinking)\s*>(.*?)(?:<\s*/\s*\1\s*>|$)", re.I | re.S)
 _FINAL_BLOCK = re.compile(r"<\s*final[\s_-]?answer\s*>.*?(?:<\s*/\s*final[\s_-]?answer\s*>|$)", re.I | re.S)
 _TAG = re.compile(r"<\s*/?\s*[A-Za-z_][\w-]{0,30}\s*>")
-_SENTENCE_END = re.compile(r"[\n.!?;]+")
+_SENTENCE = re.compile(r"[^\n.!?;]+")
 _WS = re.compile(r"\s+")
 
 
@@ -215,20 +215,24 @@ def reasoning_text(text: str) -> str:
     return _TAG.sub(" ", body)
 
 
-def informative_words(reasoning: str) -> int:
-    """Words of the reasoning's distinct sentences: a sentence repeated counts once, so repetition is no length."""
+def informative_words(reasoning: str, cap: int | None = None) -> int:
+    """Words of the reasoning's distinct sentences: a sentence repeated counts once, so repetition is no length.
+    Counting stops at `cap` (the thinking reward is full there), which bounds the work on a padded text."""
     seen: set[str] = set()
     words = 0
-    for piece in _SENTENCE_END.split(reasoning):
-        norm = _WS.sub(" ", piece).strip().casefold()
+    for m in _SENTENCE.finditer(reasoning):
+        norm = _WS.sub(" ", m.group()).strip().casefold()
         if norm and norm not in seen:
             seen.add(norm)
             words += len(norm.split(" "))
+            if cap is not None and words >= cap:
+                break
     return words
 
 
 def thinking_reward(text: str, config: RewardConfig = DEFAULT) -> float:
-    grow = config.thinking_max * min(1.0, informative_words(reasoning_text(text)) / config.full_thinking_words)
+    words = informative_words(reasoning_text(text), cap=config.full_thinking_words)
+    grow = config.thinking_max * min(1.0, words / config.full_thinking_words)
     verbose = len(text[:MAX_INPUT_CHARS].split()) > config.verbose_words or len(text) > MAX_INPUT_CHARS
     return max(0.0, grow - (config.verbose_penalty if verbose else 0.0))
 
