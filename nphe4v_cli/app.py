@@ -262,6 +262,8 @@ def export(
 
     if fmt not in FORMATS:
         fail(f"--format {fmt}: expected {' or '.join(FORMATS)}")
+    if fmt not in TRAINING_FORMATS and (edits != "all" or limit is not None or allow_test_split):
+        fail(f"--edits, --limit and --allow-test-split apply to --format {'|'.join(TRAINING_FORMATS)}, not {fmt}")
     for name, value in (("--repeats", repeats), ("--asks", asks)):
         if value < 1:
             fail(f"{name} {value}: must be at least 1")

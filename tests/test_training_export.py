@@ -157,3 +157,12 @@ def test_matched_no_gie_set_has_the_gie_task_mix():
     mix_gie, mix_none = Counter(i.task for i in gie), Counter(i.task for i in none)
     for t in mix_gie:
         assert abs(mix_none[t] / len(none) - mix_gie[t] / len(gie)) < 0.03, t
+
+
+def test_training_options_are_refused_with_other_formats(testmini, tmp_path):
+    r = runner.invoke(app, ["export", str(testmini.root), "--format", "hf", "--edits", "gie", "--out",
+                            str(tmp_path / "hf")])
+    assert r.exit_code == 2 and "apply to --format sft|trl|verl" in r.output
+    r = runner.invoke(app, ["export", str(testmini.root), "--format", "trl", "--edits", "blur",
+                            "--allow-test-split", "--out", str(tmp_path / "t")])
+    assert r.exit_code == 2 and "--edits blur: expected one of" in r.output

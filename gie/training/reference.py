@@ -236,7 +236,7 @@ def _tsp(gs: list[nx.Graph], q: dict[str, Any], gold: Gold) -> list[str]:
     return out + [
         "The tour legs: " + "; ".join(legs) + ".",
         f"It visits every airport once and returns to {tour[0]}, with total length {_n(total)} km.",
-        f"An exact search over all tours (dynamic programming over subsets) finds none shorter than {_n(total)} km.",
+        f"An exact search over all tours finds none shorter than {_n(total)} km.",
     ]
 
 
