@@ -267,8 +267,8 @@ def test_hostile_completions_cost_bounded_time():
     import time
 
     inst = INSTANCES[0]
-    for text in ("<think>" * 500_000, "x. " * 1_300_000, "<reasoning>a. " * 300_000, "a " * 2_000_000,
-                 "<final_answer>{" * 250_000):
+    for text in ("<think>" * 150_000, "x. " * 350_000, "<reasoning>a. " * 80_000, "a " * 500_000,
+                 "<final_answer>{" * 70_000):
         start = time.perf_counter()
         r = R.reward(text, gt(inst))
-        assert time.perf_counter() - start < 15 and r.total <= CFG.thinking_max  # 4 MB, no answer
+        assert time.perf_counter() - start < 15 and r.total <= CFG.thinking_max  # 1 MB each, no answer
