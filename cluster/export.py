@@ -21,7 +21,8 @@ from nphe4v.core.hashing import canonical_json, sha256_json
 from nphe4v.core.prompting import RECOGNITION_TEMPLATE_VERSION, TEMPLATE_VERSION
 from nphe4v.core.schema import RECOGNITION_MODE
 
-FORMATS = ("hf", "jsonl")
+TRAINING_FORMATS = ("sft", "trl", "verl")  # gie.training.export (GraphVerse, docs/training.md)
+FORMATS = ("hf", "jsonl", *TRAINING_FORMATS)
 REQUESTS = "requests.jsonl"
 CARD = "README.md"
 DEFAULT_MODEL = "external"
@@ -272,3 +273,15 @@ def export_hf(dataset: Dataset, out: Path, *, seed: int = 0) -> int:
             datasets.enable_progress_bars()
     (out / CARD).write_text(dataset_card(dataset, "hf", columns=prompt_cols), encoding="utf-8")
     return len(rows)
+
+
+def export_training(dataset: Dataset, out: Path, fmt: str, **options: Any) -> tuple[int, list[str]]:
+    """`--format sft|trl|verl`: GraphVerse for training (`gie.training.export`), its errors as one line."""
+    check_out(out)
+    from gie.training.export import TrainingExportError
+    from gie.training.export import export_training as write
+
+    try:
+        return write(dataset, out, fmt, **options)
+    except TrainingExportError as e:
+        raise ExportError(str(e)) from None

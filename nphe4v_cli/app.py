@@ -231,7 +231,8 @@ def show(
 def export(
     dataset: Annotated[Path, typer.Argument(help="dataset folder to export")],
     out: Annotated[Path, typer.Option(help="folder to create (must not exist or be empty)")],
-    fmt: Annotated[str, typer.Option("--format", help="hf (Hugging Face datasets folder) | jsonl (requests)")] = "hf",
+    fmt: Annotated[str, typer.Option("--format", help="hf (Hugging Face datasets folder) | jsonl (requests) | "
+                                     "sft | trl | verl (GraphVerse for training, docs/training.md)")] = "hf",
     model: Annotated[str, typer.Option(help="jsonl: the `model` field of every request")] = "external",
     repeats: Annotated[int, typer.Option(help="jsonl: repeats per prompt, as a run's `repeats`")] = 1,
     asks: Annotated[int, typer.Option(help="jsonl: asks per recognition pair, as a run's `recognition.asks`")] = 5,
@@ -239,20 +240,43 @@ def export(
     absolute_paths: Annotated[bool, typer.Option(help="jsonl: absolute image paths (default: relative to DATASET)")
                               ] = False,
     seed: Annotated[int, typer.Option(help="the run's sampling seed (it picks the recognition controls)")] = 0,
+    edits: Annotated[str, typer.Option(help="sft/trl/verl: all | gie (edited rows) | none (no-GIE, matched to the "
+                                            "GIE rows' task mix) | patch | composition | focus | recolor")] = "all",
+    limit: Annotated[int | None, typer.Option(help="sft/trl/verl: keep N rows with the selection's task mix")] = None,
+    allow_test_split: Annotated[bool, typer.Option(help="sft/trl/verl: export a test split for training anyway")
+                                ] = False,
 ) -> None:
-    """Write a dataset for other tools: a `datasets.load_from_disk` folder, or JSON-lines requests for `grade`."""
-    from cluster.export import FORMATS, REQUESTS, ExportError, check_out, export_hf, export_jsonl
+    """Write a dataset for other tools: a `datasets.load_from_disk` folder, JSON-lines requests for `grade`, or
+    GraphVerse training sets (SFT, TRL GRPO, verl)."""
+    from cluster.export import (
+        FORMATS,
+        REQUESTS,
+        TRAINING_FORMATS,
+        ExportError,
+        check_out,
+        export_hf,
+        export_jsonl,
+        export_training,
+    )
     from nphe4v.core.dataset import DatasetError, load_dataset
 
     if fmt not in FORMATS:
         fail(f"--format {fmt}: expected {' or '.join(FORMATS)}")
+    if fmt not in TRAINING_FORMATS and (edits != "all" or limit is not None or allow_test_split):
+        fail(f"--edits, --limit and --allow-test-split apply to --format {'|'.join(TRAINING_FORMATS)}, not {fmt}")
     for name, value in (("--repeats", repeats), ("--asks", asks)):
         if value < 1:
             fail(f"{name} {value}: must be at least 1")
     try:
         check_out(out)  # before loading: a wrong --out should not cost a full hash check of the dataset
         ds = load_dataset(dataset)
-        if fmt == "hf":
+        if fmt in TRAINING_FORMATS:
+            n, notes = export_training(ds, out, fmt, edits=edits, limit=limit, allow_test_split=allow_test_split,
+                                       seed=seed)
+            for note in notes:
+                typer.echo(f"note: {note}", err=True)
+            typer.echo(f"wrote {n} {fmt} rows to {out} (card {out / 'README.md'})")
+        elif fmt == "hf":
             n = export_hf(ds, out, seed=seed)
             typer.echo(f"wrote {n} instances to {out} (datasets.load_from_disk; card {out / 'README.md'})")
         else:
