@@ -18,6 +18,7 @@ from pydantic import ValidationError
 
 from nphe4v.core.dataset import Dataset
 from nphe4v.core.hashing import canonical_json, sha256_json
+from nphe4v.core.hf_save import save_rows
 from nphe4v.core.prompting import RECOGNITION_TEMPLATE_VERSION, TEMPLATE_VERSION
 from nphe4v.core.schema import RECOGNITION_MODE
 
@@ -253,24 +254,8 @@ def export_hf(dataset: Dataset, out: Path, *, seed: int = 0) -> int:
         "gold": string, "gold_value": datasets.Value("float64"), "data": string, "meta": string,
         "seed": datasets.Value("uint64"), "peer_index": datasets.Value("int64"),
     }
-    import pyarrow as pa
-
-    feats = datasets.Features(features)
-    # through an explicit Arrow schema: `from_dict` infers int64 first and overflows on 64-bit seeds
-    encoded = feats.encode_batch({k: [r[k] for r in rows] for k in features})
-    table = pa.Table.from_pydict(encoded, schema=feats.arrow_schema)
     # a fingerprint from the content (not a random one): the same dataset exports to the same bytes
-    fingerprint = sha256_json([dataset.manifest.dataset_sha256, seed, "hf-export-v1"])[:16]
-    hf = datasets.Dataset(datasets.table.InMemoryTable(table), info=datasets.DatasetInfo(features=feats),
-                          fingerprint=fingerprint)
-    quiet = not datasets.are_progress_bars_disabled()
-    if quiet:  # the command prints its own one-line summary
-        datasets.disable_progress_bars()
-    try:
-        hf.save_to_disk(str(out))
-    finally:
-        if quiet:
-            datasets.enable_progress_bars()
+    save_rows(rows, out, features, sha256_json([dataset.manifest.dataset_sha256, seed, "hf-export-v1"])[:16])
     (out / CARD).write_text(dataset_card(dataset, "hf", columns=prompt_cols), encoding="utf-8")
     return len(rows)
 

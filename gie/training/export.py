@@ -37,6 +37,7 @@ from gie.training.reference import reference_solution
 from gie.training.reward import DATA_SOURCE, ground_truth_json
 from nphe4v.core.dataset import Dataset
 from nphe4v.core.hashing import sha256_json
+from nphe4v.core.hf_save import save_rows
 from nphe4v.core.prompting import VISION_MODE, build_prompt
 from nphe4v.core.schema import Instance
 
@@ -182,22 +183,7 @@ def verl_row(dataset: Dataset, inst: Instance, split: str, index: int) -> dict[s
 
 
 def _save_hf(rows: list[dict[str, Any]], out: Path, fingerprint: str, features: dict[str, Any]) -> None:
-    import datasets  # heavy: only the export pays for it
-    import pyarrow as pa
-
-    feats = datasets.Features(features)
-    encoded = feats.encode_batch({k: [r[k] for r in rows] for k in features})
-    table = pa.Table.from_pydict(encoded, schema=feats.arrow_schema)
-    hf = datasets.Dataset(datasets.table.InMemoryTable(table), info=datasets.DatasetInfo(features=feats),
-                          fingerprint=fingerprint)
-    quiet = not datasets.are_progress_bars_disabled()
-    if quiet:
-        datasets.disable_progress_bars()
-    try:
-        hf.save_to_disk(str(out))
-    finally:
-        if quiet:
-            datasets.enable_progress_bars()
+    save_rows(rows, out, features, fingerprint)
 
 
 def _hf_features(kind: str) -> dict[str, Any]:
