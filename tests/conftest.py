@@ -112,6 +112,36 @@ def small_dataset(tmp_path_factory) -> Path:
 
 
 @pytest.fixture(scope="session")
+def graphverse_split(tmp_path_factory):
+    """`get(split, seed, limit=None) -> Path`: a generated GraphVerse split, made once per test run for every
+    test (and every xdist worker) that asks for the same (split, seed, limit), under a file lock, and renamed
+    into place whole. Tests read it and never write into it (a test that changes a dataset generates its own)."""
+    from filelock import FileLock
+
+    from gie.dataset import generate_split
+
+    base = tmp_path_factory.getbasetemp()
+    # under xdist each worker has its own basetemp inside the run's: share the run's, never an older run's
+    root = (base.parent if os.environ.get("PYTEST_XDIST_WORKER") else base) / "graphverse-splits"
+    root.mkdir(parents=True, exist_ok=True)
+
+    def get(split: str, seed: int, limit: int | None = None) -> Path:
+        out = root / f"{split}-{seed}-{limit if limit is not None else 'all'}"
+        with FileLock(str(out) + ".lock"):
+            if not (out / "manifest.json").is_file():
+                tmp = out.with_name(out.name + ".tmp")
+                if tmp.exists():
+                    import shutil
+
+                    shutil.rmtree(tmp)
+                generate_split(tmp, split, seed, limit=limit, workers=0)
+                tmp.rename(out)
+        return out
+
+    return get
+
+
+@pytest.fixture(scope="session")
 def ray_local():
     import ray
 

@@ -10,7 +10,6 @@ from pathlib import Path
 
 import networkx as nx
 
-from gie import dataset as gd
 from gie.legibility import legibility_problems
 from gie.legibility_audit import instance_legibility_problems
 from gie.style import NODE_RADIUS
@@ -48,9 +47,8 @@ def test_weight_label_conflicts_are_reported():
     assert any("weight label" in p for p in legibility_problems(g, pos, weighted=True))
 
 
-def test_every_image_of_a_both_level_sample_is_legible(tmp_path: Path):
-    out = tmp_path / "sample"
-    gd.generate_split(out, "testmini", SEED, limit=102, workers=0)
+def test_every_image_of_a_both_level_sample_is_legible(graphverse_split):
+    out = graphverse_split("testmini", SEED, limit=102)
     ds = load_dataset(out)
     assert {i.level for i in ds.instances} == {1, 2}
     problems = [p for inst in ds.instances for p in image_problems(inst, out)]

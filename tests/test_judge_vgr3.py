@@ -109,13 +109,10 @@ def test_properties_fixture_rows(task):
 
 
 @pytest.fixture(scope="session")
-def testmini_instances(tmp_path_factory):
-    from gie.dataset import generate_split
+def testmini_instances(graphverse_split):
     from nphe4v.core.dataset import load_dataset
 
-    out = tmp_path_factory.mktemp("gv") / "testmini"
-    generate_split(out, "testmini", 2026, workers=0)
-    return list(load_dataset(out, check_images=False).instances)
+    return list(load_dataset(graphverse_split("testmini", 2026), check_images=False).instances)
 
 
 @pytest.mark.slow(reason="generates the whole testmini split (1,060 instances) and judges every property on each")

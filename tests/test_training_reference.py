@@ -50,11 +50,9 @@ def test_references_state_the_certificate():
 
 
 @pytest.mark.slow(reason="generates a 102-row GraphVerse testmini slice (every task x edit x level, ~1 min)")
-def test_references_over_a_generated_split(tmp_path):
-    from gie.dataset import generate_split
+def test_references_over_a_generated_split(graphverse_split):
     from nphe4v.core.dataset import load_dataset
 
-    generate_split(tmp_path / "tm", "testmini", 2026, limit=102, workers=0)
-    ds = load_dataset(tmp_path / "tm")
+    ds = load_dataset(graphverse_split("testmini", 2026, limit=102))  # the legibility test's slice too
     assert len({(i.task, i.meta["edit"], i.level) for i in ds.instances}) == 102
     check_references(ds.instances)
