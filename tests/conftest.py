@@ -70,10 +70,11 @@ def pytest_collection_modifyitems(config, items):
 
 
 # The slowest files of the suite, longest first (from `--durations` of full runs on 2 cores)
-LONGEST_FIRST = ("test_judge_vgr3.py", "test_packaging.py", "test_multinode_kill.py", "test_scheduler.py",
-                 "test_run_faults.py", "test_judge_recipe.py", "test_ray_job.py", "test_driver_death.py",
-                 "test_demo_job.py", "test_secrets.py", "test_gie_dataset.py", "test_vllm_engine.py",
-                 "test_pipeline.py", "test_judge_vllm.py")
+LONGEST_FIRST = ("test_judge_vgr3.py", "test_judge_llm_testmini.py", "test_packaging.py",
+                 "test_multinode_kill.py", "test_scheduler.py", "test_run_faults.py", "test_judge_recipe.py",
+                 "test_ray_job.py", "test_driver_death.py", "test_demo_job.py", "test_secrets.py",
+                 "test_gie_dataset.py", "test_vllm_engine.py", "test_pipeline.py", "test_judge_vllm.py",
+                 "test_training_docs.py", "test_caption_chain_e2e.py")
 
 
 _TOOK: dict[str, float] = {}
@@ -139,6 +140,14 @@ def graphverse_split(tmp_path_factory):
         return out
 
     return get
+
+
+@pytest.fixture(scope="session")
+def testmini_instances(graphverse_split):
+    """The instances of the whole testmini split, seed 2026 (generated once per run, images not read)."""
+    from nphe4v.core.dataset import load_dataset
+
+    return list(load_dataset(graphverse_split("testmini", 2026), check_images=False).instances)
 
 
 @pytest.fixture(scope="session")
