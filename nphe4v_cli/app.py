@@ -197,6 +197,8 @@ def grade(
         help="sandbox of GraphVerse `pot` lines' programs: strict, or rlimits-only (weaker, opted into by name)")
     ] = "strict",
     pot_workers: Annotated[int, typer.Option(min=1, max=64, help="PoT programs run at once")] = 2,
+    pot_timeout_s: Annotated[float, typer.Option(min=0.1, max=600, help="wall-clock limit of one PoT program")
+                             ] = 10.0,
 ) -> None:
     """Score responses produced elsewhere exactly as a live run would."""
     from cluster.grading import GradeError, grade_file
@@ -209,7 +211,8 @@ def grade(
     if pot_isolation not in ("strict", "rlimits-only"):
         fail(f"--pot-isolation {pot_isolation}: expected strict or rlimits-only")
     try:
-        n, new = grade_file(dataset, responses, out, PotSettings(isolation=pot_isolation, workers=pot_workers))
+        n, new = grade_file(dataset, responses, out, PotSettings(isolation=pot_isolation, workers=pot_workers,
+                                                            timeout_s=pot_timeout_s))
     except (DatasetError, GradeError, RunLockError, ShardError, StorageError) as e:
         fail(str(e))
     except OSError as e:
