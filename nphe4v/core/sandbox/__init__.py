@@ -1,0 +1,109 @@
+"""A sandbox for model-written Python programs (GraphVerse's program-of-thought answers).
+
+`run_program(source)` runs one program and returns a `SandboxResult`: what it printed (capped) and, when
+it failed, one of `POT_ERRORS` with a one-line reason. It never raises for anything the program does.
+`check_isolation()` raises `SandboxUnavailable` (one line) when the machine cannot give the isolation
+asked for. The threat model, the layers and the limits are in docs/sandbox.md; in short, in "strict"
+mode the program runs
+
+* in new mount, pid, network, IPC, UTS and cgroup namespaces (util-linux `unshare`; plus a user namespace
+  when not root), in a root that holds only the Python installation, the C library, networkx, its input
+  and a fresh size-limited /tmp: the host's files (run folders, datasets, ~/.ray, /etc) do not exist;
+* with no network device but a loopback that is down, so nothing, 127.0.0.1 included, is reachable;
+* as a fresh unprivileged uid (root) or with no capabilities (user namespace), with no_new_privs;
+* under rlimits (address space, CPU, processes, file size, open files, no core), a wall-clock timeout
+  after which the whole namespace is killed, and an output cap read incrementally;
+* with an environment built from nothing (no API keys) and `python -I -S -B` plus an audit hook that
+  classifies attempts (forbidden_import, filesystem, network, signal) and refuses escape hatches.
+
+"rlimits-only" is the weaker mode a user opts into by name where namespaces are unavailable: the same
+limits, environment and audit hook, but the host's filesystem and network stay reachable.
+
+Modules: `models` (the API's types), `layout` (what the sandbox is built from), `launch` (one run and its
+classification); `init_script` and `bootstrap_script` run in separate interpreters and import only the
+standard library.
+"""
+
+from __future__ import annotations
+
+import functools
+import logging
+import os
+import shutil
+import sys
+
+from nphe4v.core.sandbox.launch import launch
+from nphe4v.core.sandbox.models import (
+    DEFAULT_LIMITS,
+    POT_ERRORS,
+    WEAKER_NOTE,
+    Isolation,
+    SandboxLimits,
+    SandboxResult,
+    SandboxUnavailable,
+)
+
+__all__ = ["DEFAULT_LIMITS", "POT_ERRORS", "WEAKER_NOTE", "Isolation", "SandboxLimits", "SandboxResult",
+           "SandboxUnavailable", "check_isolation", "run_program"]
+
+log = logging.getLogger(__name__)
+_OPT_IN = "or opt into the weaker mode by name: isolation='rlimits-only'"
+
+
+def check_isolation(isolation: Isolation = "strict", *, tool_path: str | None = None) -> None:
+    """Raise SandboxUnavailable (one line) unless `isolation` can be given here.
+
+    `tool_path` is the PATH searched for `unshare` (default: the process's PATH, then the usual system
+    folders). Strict mode is probed once per process by building a real sandbox and running `pass` in it.
+    """
+    if not sys.platform.startswith("linux"):
+        raise SandboxUnavailable(f"the sandbox needs Linux (rlimits, namespaces); this is {sys.platform}")
+    if isolation == "rlimits-only":
+        return
+    if isolation != "strict":
+        raise SandboxUnavailable(f"unknown isolation {isolation!r}: use 'strict' or 'rlimits-only'")
+    unshare = _find_unshare(tool_path)
+    if unshare is None:
+        raise SandboxUnavailable(
+            "strict sandbox unavailable: `unshare` (util-linux) was not found on PATH; install util-linux, "
+            + _OPT_IN)
+    _probe(unshare, os.geteuid())
+
+
+def run_program(source: str, *, stdin: str = "", limits: SandboxLimits = DEFAULT_LIMITS,
+                isolation: Isolation = "strict", tool_path: str | None = None,
+                audit_hook: bool = True) -> SandboxResult:
+    """Run `source` in the sandbox; every failure of the program is a classified SandboxResult.
+
+    `audit_hook=False` leaves out the interpreter-level layer, so tests can show that the kernel layer
+    alone stops each attack (the error is then classified from what the kernel answered: a missing
+    file, an unreachable network, a module that cannot load). Callers keep the default.
+    """
+    check_isolation(isolation, tool_path=tool_path)
+    unshare = _find_unshare(tool_path) if isolation == "strict" else None
+    result = launch(source, stdin, limits, isolation, unshare, audit_hook)
+    if isolation == "rlimits-only":
+        _warn_weaker()
+    return result
+
+
+@functools.cache
+def _warn_weaker() -> None:
+    log.warning("sandbox: %s", WEAKER_NOTE)
+
+
+def _find_unshare(tool_path: str | None) -> str | None:
+    if tool_path is None:
+        tool_path = os.pathsep.join([os.environ.get("PATH", ""), "/usr/bin", "/bin", "/usr/sbin", "/sbin"])
+    return shutil.which("unshare", path=tool_path)
+
+
+@functools.cache
+def _probe(unshare: str, euid: int) -> None:  # noqa: ARG001 - euid keys the cache
+    try:
+        result = launch("pass", "", SandboxLimits(timeout_s=30), "strict", unshare)
+    except SandboxUnavailable as e:
+        raise SandboxUnavailable(f"strict sandbox unavailable: {e}; {_OPT_IN}") from None
+    if not result.ok:
+        raise SandboxUnavailable(f"strict sandbox unavailable: a trivial program failed "
+                                 f"({result.error}: {result.detail}); {_OPT_IN}")

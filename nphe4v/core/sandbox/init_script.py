@@ -1,0 +1,261 @@
+"""The sandbox's init: trusted code that builds the program's world, then starts the program in it.
+
+Run by `nphe4v.core.sandbox` as a script (`python -I -S _sandbox_init.py CONFIG`), never imported: it uses
+only the standard library. In strict mode it runs as pid 1 of fresh mount, pid, network, IPC and UTS
+namespaces made by util-linux `unshare` (plus a user namespace when not run as root). It then
+
+1. makes every mount private (nothing it mounts is seen by the host), mounts a small tmpfs as the new root
+   and binds into it, read-only, only what the program needs: the Python installation, the directory of
+   the C library, networkx (at /sandbox/site) and the program's input folder (at /sandbox); /tmp is a
+   fresh size-limited tmpfs, /dev holds null, zero, random and urandom; there is no /proc, no /etc, no
+   /home, no run folder, no dataset;
+2. pivots into the new root and detaches the old one, so the host's filesystem is gone from this mount
+   namespace, not merely hidden by permissions (we run as root in CI, where permissions protect nothing);
+3. forks the program: a new session, the rlimits, no_new_privs, and either a fresh unprivileged uid (when
+   root: no capabilities, RLIMIT_NPROC binds) or an empty capability bounding set (in a user namespace);
+   then exec's `python -I -S -B` on the bootstrap, which installs the audit hook and runs the program;
+4. reaps children, and exits with the program's status, written first to the report pipe. Its exit (as
+   pid 1) makes the kernel kill every process left in the namespace. A thread watches the lifeline pipe:
+   when the host side goes away, init exits, and the namespace dies with it (like bwrap's
+   --die-with-parent).
+
+In rlimits-only mode steps 1-2 and the namespaces are skipped: the program runs on the host's filesystem
+and network, with only the rlimits, the cleared environment and the audit hook.
+"""
+
+import ctypes
+import json
+import os
+import resource
+import signal
+import sys
+import threading
+
+MS_RDONLY, MS_NOSUID, MS_NODEV, MS_NOEXEC = 0x1, 0x2, 0x4, 0x8
+MS_REMOUNT, MS_BIND, MS_REC, MS_PRIVATE = 0x20, 0x1000, 0x4000, 0x40000
+MNT_DETACH = 2
+PR_SET_NO_NEW_PRIVS, PR_CAPBSET_DROP, PR_CAP_AMBIENT, PR_CAP_AMBIENT_CLEAR_ALL = 38, 24, 47, 4
+# glibc has no pivot_root wrapper; the syscall number is per architecture.
+SYS_PIVOT_ROOT = {"x86_64": 155, "aarch64": 41, "riscv64": 41, "ppc64le": 203, "s390x": 217}
+SYS_KEYCTL = {"x86_64": 250, "aarch64": 219, "riscv64": 219, "ppc64le": 271, "s390x": 280}
+KEYCTL_JOIN_SESSION_KEYRING = 1
+
+_libc = ctypes.CDLL(None, use_errno=True)
+_libc.mount.argtypes = [ctypes.c_char_p, ctypes.c_char_p, ctypes.c_char_p, ctypes.c_ulong, ctypes.c_char_p]
+
+
+class SetupError(Exception):
+    pass
+
+
+def _check(rc: int, what: str) -> None:
+    if rc != 0:
+        err = ctypes.get_errno()
+        raise SetupError(f"{what}: {os.strerror(err)}")
+
+
+def _b(s):
+    return None if s is None else os.fsencode(s)
+
+
+def mount(src, dst, fstype, flags, data=None) -> None:
+    _check(_libc.mount(_b(src), _b(dst), _b(fstype), flags, _b(data)), f"mount {dst}")
+
+
+def _locked_flags(path: str) -> int:
+    """Flags of the source mount that a bind must keep (a user namespace may not clear them)."""
+    f = os.statvfs(path).f_flag
+    out = 0
+    for st, ms in ((os.ST_NOSUID, MS_NOSUID), (os.ST_NODEV, MS_NODEV), (os.ST_NOEXEC, MS_NOEXEC)):
+        if f & st:
+            out |= ms
+    return out
+
+
+class Root:
+    def __init__(self, root: str):
+        self.root = root
+        self.bound: list[str] = []
+
+    def inside(self, path: str) -> str:
+        return self.root + path
+
+    def is_bound(self, path: str) -> bool:
+        return any(path == b or path.startswith(b.rstrip("/") + "/") for b in self.bound)
+
+    def bind(self, src: str, dst: str, *, devices: bool = False) -> None:
+        target = self.inside(dst)
+        if os.path.isdir(src):
+            os.makedirs(target, exist_ok=True)
+        else:
+            os.makedirs(os.path.dirname(target), exist_ok=True)
+            if not os.path.exists(target):
+                open(target, "wb").close()
+        mount(src, target, None, MS_BIND | MS_REC)
+        flags = MS_BIND | MS_REMOUNT | MS_RDONLY | MS_NOSUID | _locked_flags(src)
+        if not devices:
+            flags |= MS_NODEV
+        mount(None, target, None, flags)
+        self.bound.append(dst)
+
+    def expose(self, path: str, depth: int = 0) -> None:
+        """Make `path` resolve inside the new root as on the host: copy the symlinks met on the way
+        (/lib -> usr/lib, /lib64/ld-linux... -> ...) and bind the real directory or file at the end."""
+        if depth > 16:
+            raise SetupError(f"too many symlinks under {path}")
+        path = os.path.normpath(path)
+        comps = path.strip("/").split("/")
+        cur = ""
+        for i, comp in enumerate(comps):
+            cur += "/" + comp
+            if self.is_bound(cur):
+                return
+            if os.path.islink(cur):
+                target = os.readlink(cur)
+                link = self.inside(cur)
+                if not os.path.lexists(link):
+                    os.makedirs(os.path.dirname(link), exist_ok=True)
+                    os.symlink(target, link)
+                rest = comps[i + 1:]
+                self.expose(os.path.join(os.path.dirname(cur), target, *rest), depth + 1)
+                return
+        self.bind(path, path)
+
+
+def build_root(cfg: dict) -> None:
+    root = cfg["newroot"]
+    mount(None, "/", None, MS_REC | MS_PRIVATE)
+    mount("tmpfs", root, "tmpfs", MS_NOSUID | MS_NODEV, "size=2m,nr_inodes=4096,mode=755")
+    r = Root(root)
+    for d in cfg["lib_paths"]:
+        if os.path.lexists(d):
+            r.expose(d)
+    r.expose(cfg["prefix"])
+    if not r.is_bound(os.path.dirname(cfg["python"])):
+        r.expose(os.path.dirname(cfg["python"]))
+    # The base installation's own site-packages (pip, ...) is not importable: an empty read-only tmpfs
+    # covers it. Extension modules that would undo the audit hook (_ctypes: arbitrary memory and
+    # syscalls; _xxsubinterpreters: interpreters without the hook) are covered by an empty file.
+    for d in cfg["hide_dirs"]:
+        if os.path.isdir(d):
+            mount("tmpfs", r.inside(d), "tmpfs", MS_RDONLY | MS_NOSUID | MS_NODEV, "size=4k,nr_inodes=4")
+    empty = r.inside("/.empty")
+    open(empty, "wb").close()
+    for f in cfg["hide_files"]:
+        if os.path.isfile(f):
+            mount(empty, r.inside(f), None, MS_BIND)
+            mount(None, r.inside(f), None, MS_BIND | MS_REMOUNT | MS_RDONLY | MS_NOSUID | MS_NODEV)
+    if cfg["networkx_dir"]:
+        r.bind(cfg["networkx_dir"], "/sandbox/site/networkx")
+    else:
+        os.makedirs(r.inside("/sandbox/site"), exist_ok=True)
+    r.bind(cfg["indir"], "/sandbox/in")
+    for dev in ("null", "zero", "random", "urandom"):
+        r.bind(f"/dev/{dev}", f"/dev/{dev}", devices=True)
+    tmp = r.inside("/tmp")
+    os.makedirs(tmp, exist_ok=True)
+    mount("tmpfs", tmp, "tmpfs", MS_NOSUID | MS_NODEV,
+          f"size={cfg['disk_mb']}m,nr_inodes={cfg['disk_inodes']},mode=1777")
+    mount(None, root, None, MS_REMOUNT | MS_RDONLY | MS_NOSUID | MS_NODEV)
+    nr = SYS_PIVOT_ROOT.get(os.uname().machine)
+    if nr is None:
+        raise SetupError(f"pivot_root: unknown syscall number on {os.uname().machine}")
+    os.chdir(root)
+    _check(_libc.syscall(nr, b".", b"."), "pivot_root")
+    _check(_libc.umount2(b".", MNT_DETACH), "umount old root")
+    os.chdir("/")
+
+
+def drop_privileges(cfg: dict) -> None:
+    _check(_libc.prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0), "no_new_privs")
+    # A fresh anonymous session keyring: the kernel keys of the host's session are not the program's.
+    nr = SYS_KEYCTL.get(os.uname().machine)
+    if nr is not None and _libc.syscall(nr, KEYCTL_JOIN_SESSION_KEYRING, None) < 0:
+        raise SetupError(f"keyctl: {os.strerror(ctypes.get_errno())}")
+    if cfg["run_uid"] is not None:
+        uid = cfg["run_uid"]
+        os.setgroups([])
+        os.setresgid(uid, uid, uid)
+        os.setresuid(uid, uid, uid)  # a non-zero uid: every capability goes
+    elif cfg["mode"] == "strict":
+        # uid 0 of our own user namespace: an empty bounding set means the exec'd program has none.
+        _libc.prctl(PR_CAP_AMBIENT, PR_CAP_AMBIENT_CLEAR_ALL, 0, 0, 0)
+        for cap in range(cfg["cap_last_cap"] + 1):
+            _check(_libc.prctl(PR_CAPBSET_DROP, cap, 0, 0, 0), "drop capabilities")
+
+
+def set_limits(lim: dict) -> None:
+    mb = 1024 * 1024
+    for res, value in (
+        (resource.RLIMIT_AS, lim["memory_mb"] * mb),
+        (resource.RLIMIT_CPU, lim["cpu_s"]),
+        (resource.RLIMIT_NPROC, lim["max_processes"]),
+        (resource.RLIMIT_FSIZE, lim["max_file_mb"] * mb),
+        (resource.RLIMIT_NOFILE, lim["max_open_files"]),
+        (resource.RLIMIT_CORE, 0),
+    ):
+        resource.setrlimit(res, (value, value))
+
+
+def start_program(cfg: dict, report_fd: int) -> int:
+    pid = os.fork()
+    if pid:
+        return pid
+    try:
+        if cfg["mode"] == "strict":
+            os.setsid()  # kill(0, ...) then reaches only the sandbox's own processes
+        os.dup2(report_fd, 3)
+        os.closerange(4, 1 << 16)
+        os.chdir(cfg["workdir"])
+        drop_privileges(cfg)
+        set_limits(cfg["limits"])
+        os.execve(cfg["python"], [cfg["python"], "-I", "-S", "-B", "-X", "utf8", cfg["bootstrap"],
+                                  cfg["bootstrap_config"]], cfg["env"])
+    except BaseException as e:  # noqa: BLE001 - report anything, then leave the forked child
+        try:
+            os.write(3, f"init-error start: {e}\n".encode())
+        except OSError:
+            pass
+    os._exit(125)
+
+
+def watch_lifeline(fd: int, child: int, strict: bool) -> None:
+    while os.read(fd, 4096):
+        pass
+    # The host side is gone: end the program. As pid 1, exiting kills the whole namespace.
+    if not strict:
+        os.killpg(os.getpgid(0), signal.SIGKILL)
+    os._exit(137)
+
+
+def main() -> None:
+    with open(sys.argv[1]) as f:
+        cfg = json.load(f)
+    report_fd, lifeline_fd = cfg["report_fd"], cfg["lifeline_fd"]
+    strict = cfg["mode"] == "strict"
+    try:
+        if strict:
+            build_root(cfg)
+        child = start_program(cfg, report_fd)
+    except (SetupError, OSError) as e:
+        os.write(report_fd, f"init-error {e}\n".encode())
+        os._exit(125)
+    threading.Thread(target=watch_lifeline, args=(lifeline_fd, child, strict), daemon=True).start()
+    while True:  # as pid 1 we reap every orphan, and stop at the program's own end
+        try:
+            pid, status = os.waitpid(-1, 0)
+        except ChildProcessError:
+            os._exit(125)
+        if pid == child:
+            break
+    if os.WIFSIGNALED(status):
+        sig = os.WTERMSIG(status)
+        os.write(report_fd, f"status signal {sig}\n".encode())
+        os._exit(128 + sig)
+    code = os.WEXITSTATUS(status)
+    os.write(report_fd, f"status exit {code}\n".encode())
+    os._exit(code)
+
+
+if __name__ == "__main__":
+    main()

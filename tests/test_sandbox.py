@@ -1,0 +1,244 @@
+"""Attacks on the sandbox for model-written programs (nphe4v.core.sandbox); real processes, no mocks.
+
+Each attack must end as a classified error with the host unchanged. Where it matters, an attack runs
+twice: with the audit hook (the classification) and without it (`audit_hook=False`), to show that the
+kernel layer alone (namespaces, rlimits, no capabilities) stops it.
+"""
+
+import os
+import select
+import socket
+import subprocess
+import sys
+import tracemalloc
+
+import pytest
+
+from nphe4v.core.sandbox import (
+    POT_ERRORS,
+    WEAKER_NOTE,
+    SandboxLimits,
+    SandboxResult,
+    SandboxUnavailable,
+    check_isolation,
+    run_program,
+)
+from nphe4v.core.sandbox.layout import RUN_UIDS
+
+LAYERS = [pytest.param(True, id="hook"), pytest.param(False, id="kernel-only")]
+FAST = SandboxLimits(timeout_s=5)
+
+
+@pytest.fixture(scope="module", autouse=True)
+def strict_available():
+    check_isolation("strict")  # the machine the suite runs on must give strict isolation
+
+
+def attacked(r: SandboxResult, hook: bool, kind: str) -> None:
+    """The attempt is classified as `kind`: by the hook, or from what the kernel answered without it."""
+    assert not r.ok, r
+    assert r.error == kind, (hook, r)
+    assert "\n" not in r.detail
+
+
+def test_networkx_program_prints_the_shortest_path():
+    src = (
+        "import networkx as nx\n"
+        "G = nx.Graph()\n"
+        "G.add_weighted_edges_from([('A', 'B', 1), ('B', 'C', 2), ('A', 'C', 5), ('C', 'D', 1)])\n"
+        "print(nx.shortest_path(G, 'A', 'D', weight='weight'))\n"
+    )
+    r = run_program(src)
+    assert r.ok and r.error is None and r.detail == "" and r.returncode == 0, r
+    assert r.stdout == "['A', 'B', 'C', 'D']\n"
+    assert r.isolation == "strict" and r.note == ""
+
+
+def test_stdin_reaches_the_program_and_tmp_is_writable():
+    src = ("import sys\n"
+           "data = sys.stdin.read()\n"
+           "open('scratch.txt', 'w').write(data.upper())\n"
+           "print(open('/tmp/scratch.txt').read())\n")
+    r = run_program(src, stdin="a b\n", limits=FAST)
+    assert r.ok, r
+    assert r.stdout == "A B\n\n"
+
+
+@pytest.mark.parametrize("hook", LAYERS)
+def test_reading_host_files_fails(tmp_path, hook):
+    secret = "run-folder-secret-7f3a"
+    run_file = tmp_path / "runs" / "samples.jsonl"
+    run_file.parent.mkdir()
+    run_file.write_text(secret)
+    for path in ("/etc/passwd", str(run_file), os.path.expanduser("~/.ray/session_latest/x")):
+        r = run_program(f"print(open({path!r}).read())", limits=FAST, audit_hook=hook)
+        attacked(r, hook, "filesystem")
+        assert "root:" not in r.stdout and secret not in r.stdout
+    # Without an audited call: the host's files do not exist in the sandbox's mount namespace at all.
+    r = run_program(f"import os\nprint(os.path.exists('/etc/passwd'), os.path.exists({str(run_file)!r}),"
+                    f" os.path.exists('/work'), os.path.exists(os.path.expanduser('~root')))",
+                    limits=FAST, audit_hook=hook)
+    assert r.ok and r.stdout == "False False False False\n", r
+
+
+@pytest.mark.parametrize("hook", LAYERS)
+def test_writing_outside_fails_and_the_host_is_unchanged(tmp_path, hook):
+    victim = tmp_path / "victim.txt"
+    victim.write_text("original")
+    new = tmp_path / "new.txt"
+    before = sorted(p.name for p in tmp_path.iterdir())
+    for src in (f"open({str(victim)!r}, 'w').write('pwned')",
+                f"open({str(new)!r}, 'w').write('pwned')",
+                "open('/etc/evil', 'w').write('x')",
+                f"import os\nos.remove({str(victim)!r})",
+                "import os\nos.mkdir('/sandbox/x')"):
+        attacked(run_program(src, limits=FAST, audit_hook=hook), hook, "filesystem")
+    assert victim.read_text() == "original"
+    assert sorted(p.name for p in tmp_path.iterdir()) == before
+
+
+@pytest.mark.parametrize("hook", LAYERS)
+def test_no_connection_reaches_a_loopback_listener(hook):
+    with socket.socket() as srv:
+        srv.bind(("127.0.0.1", 0))
+        srv.listen(8)
+        port = srv.getsockname()[1]
+        src = ("import socket\n"
+               f"s = socket.create_connection(('127.0.0.1', {port}), timeout=2)\n"
+               "s.sendall(b'leak')\nprint('connected')\n")
+        r = run_program(src, limits=FAST, audit_hook=hook)
+        attacked(r, hook, "network")
+        assert "connected" not in r.stdout
+        # A connect() that succeeded would sit in the backlog by now (connect returns after the handshake).
+        readable, _, _ = select.select([srv], [], [], 0.2)
+        assert readable == []
+
+
+def test_fork_bomb_hits_the_process_limit():
+    r = run_program("import os\nwhile True:\n    os.fork()\n", limits=FAST)
+    assert r.error == "process_limit", r
+    assert r.wall_s < FAST.timeout_s
+
+
+def test_memory_bomb_hits_the_memory_limit():
+    r = run_program("chunks = []\nwhile True:\n    chunks.append(bytearray(50 * 2**20))\n", limits=FAST)
+    assert r.error == "memory", r
+
+
+def test_disk_fill_hits_the_file_size_limit():
+    r = run_program("with open('big', 'wb') as f:\n    for _ in range(100):\n        f.write(b'x' * 2**20)\n",
+                    limits=FAST)
+    assert r.error == "filesystem" and "limit" in r.detail, r
+
+
+def _sandbox_uid_processes() -> set[int]:
+    base, span = RUN_UIDS
+    found = set()
+    for pid in filter(str.isdigit, os.listdir("/proc")):
+        try:
+            with open(f"/proc/{pid}/status") as f:
+                uid = next(int(ln.split()[1]) for ln in f if ln.startswith("Uid:"))
+        except (OSError, StopIteration):
+            continue
+        if base <= uid < base + span:
+            found.add(int(pid))
+    return found
+
+
+def test_infinite_loop_times_out_and_nothing_outlives_it():
+    before = _sandbox_uid_processes()
+    src = ("import os, time\n"
+           "if os.fork() == 0:\n"
+           "    os.setsid()\n"
+           "    time.sleep(1000)\n"
+           "while True:\n    pass\n")
+    r = run_program(src, limits=SandboxLimits(timeout_s=1.5))
+    assert r.error == "timeout" and "1.5 s" in r.detail, r
+    assert r.wall_s < 4
+    if os.geteuid() == 0:  # the program ran as a fresh uid: none of its processes may be left
+        assert _sandbox_uid_processes() - before == set()
+
+
+def test_output_flood_is_capped_and_the_parent_stays_small():
+    limits = SandboxLimits(timeout_s=20, max_output_bytes=1_000_000)
+    tracemalloc.start()
+    try:
+        r = run_program("import sys\nchunk = 'x' * 2**20\nfor _ in range(100):\n    sys.stdout.write(chunk)\n",
+                        limits=limits)
+        _, peak = tracemalloc.get_traced_memory()
+    finally:
+        tracemalloc.stop()
+    assert r.error == "output_limit", r
+    assert len(r.stdout) == limits.max_output_bytes
+    assert peak < 8 * limits.max_output_bytes  # bounded by the cap, not by the 100 MB printed
+
+
+@pytest.mark.parametrize("hook", LAYERS)
+def test_signalling_the_parent_or_everyone_leaves_the_host_alone(hook):
+    bystander = subprocess.Popen([sys.executable, "-c", "import sys; sys.stdin.read()"], stdin=subprocess.PIPE)
+    try:
+        for src in (f"import os, signal\nos.kill({os.getpid()}, signal.SIGKILL)",
+                    f"import os, signal\nos.kill({bystander.pid}, signal.SIGKILL)",
+                    "import os, signal\nos.kill(os.getppid(), signal.SIGKILL)",
+                    "import os, signal\nos.kill(-1, signal.SIGKILL)",
+                    f"import os, signal\nos.killpg({os.getpgid(0)}, signal.SIGKILL)"):
+            r = run_program(src + "\nprint('survived')", limits=FAST, audit_hook=hook)
+            if hook:
+                assert r.error == "signal", r
+            else:  # the pids are not in the sandbox's pid namespace, or are its own processes
+                assert r.error in POT_ERRORS or r.ok
+        assert bystander.poll() is None  # the test process is alive too, or we would not be here
+    finally:
+        bystander.kill()
+        bystander.wait()
+
+
+@pytest.mark.parametrize("hook", LAYERS)
+def test_ctypes_is_refused(hook):
+    for src in ("import ctypes\nctypes.CDLL(None).kill(-1, 9)", "import _ctypes"):
+        attacked(run_program(src, limits=FAST, audit_hook=hook), hook, "forbidden_import")
+
+
+def test_subprocess_and_exec_are_refused():
+    assert run_program("import subprocess", limits=FAST).error == "forbidden_import"
+    r = run_program("import os, sys\nos.execv(sys.executable, [sys.executable, '-c', 'print(1)'])", limits=FAST)
+    assert r.error == "process_limit", r
+
+
+@pytest.mark.parametrize("hook", LAYERS)
+def test_environment_holds_no_secret(monkeypatch, hook):
+    monkeypatch.setenv("NPHE4V_SANDBOX_TEST_SECRET", "sk-test-5e1b")
+    monkeypatch.setenv("OPENAI_API_KEY", "sk-openai-test-5e1b")
+    r = run_program("import os\nprint(dict(os.environ))", limits=FAST, audit_hook=hook)
+    assert r.ok, r
+    assert "5e1b" not in r.stdout and "NPHE4V_SANDBOX_TEST_SECRET" not in r.stdout
+
+
+def test_program_errors_are_classified():
+    assert run_program("def f(:\n", limits=FAST).error == "syntax_error"
+    r = run_program("print('partial')\n1/0\n", limits=FAST)
+    assert (r.error, r.stdout, r.returncode) == ("runtime_error", "partial\n", 1)
+    assert r.detail.startswith("ZeroDivisionError")
+    assert run_program("raise SystemExit(3)", limits=FAST).returncode == 3
+    r = run_program("import os, signal\nos.kill(os.getpid(), signal.SIGSEGV)", limits=FAST)
+    assert r.error == "signal" and "SIGSEGV" in r.detail, r
+    assert run_program("import numpy", limits=FAST).error == "forbidden_import"  # stdlib + networkx only
+
+
+def test_missing_isolation_refuses_in_one_line(tmp_path):
+    empty = str(tmp_path)  # a PATH with no unshare on it
+    with pytest.raises(SandboxUnavailable) as e:
+        check_isolation("strict", tool_path=empty)
+    msg = str(e.value)
+    assert "\n" not in msg and "unshare" in msg and "isolation='rlimits-only'" in msg
+    with pytest.raises(SandboxUnavailable):
+        run_program("print(1)", tool_path=empty)
+
+
+def test_rlimits_only_runs_and_says_it_is_weaker(tmp_path, caplog):
+    check_isolation("rlimits-only", tool_path=str(tmp_path))
+    r = run_program("import networkx\nprint(2)", isolation="rlimits-only", tool_path=str(tmp_path), limits=FAST)
+    assert r.ok and r.stdout == "2\n", r
+    assert r.isolation == "rlimits-only" and r.note == WEAKER_NOTE and "no namespaces" in r.note
+    # The hook still classifies attempts there.
+    assert run_program("import ctypes", isolation="rlimits-only", limits=FAST).error == "forbidden_import"
