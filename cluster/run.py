@@ -200,8 +200,8 @@ def pot_problem(cfg: RunConfig) -> str | None:
     except SandboxUnavailable as e:
         weaker = (" (or opt into the weaker sandbox by name: `pot_isolation: rlimits-only`)"
                   if cfg.pot_isolation == "strict" else "")
-        return (f"field pot_isolation: {cfg.pot_isolation}: PoT programs cannot run here: "
-                f"{' '.join(str(e).split())}{weaker}")
+        why = " ".join(str(e).split()).split("; or opt into")[0]  # the sandbox's own hint names its API
+        return f"field pot_isolation: {cfg.pot_isolation}: PoT programs cannot run here: {why}{weaker}"
     return None
 
 

@@ -103,9 +103,9 @@ def hostile(port: int, run_dir: Path) -> dict[str, str]:
     }
 
 
-# Reading a folder needs the mount namespace: the weaker sandbox (rlimits, cleared environment, isolated Python),
-# opted into by name where namespaces are missing, may let a program list a folder. It still gets no answer from it.
-WEAK_MODE_MISSES = frozenset({"run_folder", "socket"})
+# what each attack ends as, in either isolation (the weaker one classifies them with its audit hook)
+EXPECTED = {"passwd": "filesystem", "run_folder": "filesystem", "write_outside": "filesystem", "socket": "network",
+            "loop": "timeout", "no_program": NO_PROGRAM}
 
 
 # ------------------------------------------------------------------------------------------- pure parts
@@ -206,12 +206,11 @@ def test_grade_runs_pot_lines_in_the_sandbox(gv, tmp_path):
         out = tmp_path / "out"
         isolation = sandbox_isolation()
         r = runner.invoke(app, ["grade", "--dataset", str(gv), "--responses", str(responses), "--out", str(out),
-                                "--pot-isolation", isolation, "--pot-timeout-s", "5"])
+                                "--pot-isolation", isolation, "--pot-timeout-s", "5", "--pot-workers", "4"])
         assert r.exit_code == 0, r.output
-        if isolation == "strict" or "socket" not in WEAK_MODE_MISSES:
-            listener.settimeout(0.2)
-            with pytest.raises(TimeoutError):
-                listener.accept()  # no program reached the listener
+        listener.settimeout(0.2)
+        with pytest.raises(TimeoutError):
+            listener.accept()  # no program reached the listener
     df = read_samples(out).sort("repeat")
     pot = df.filter(pl.col("prompt_mode") == "pot")
     assert pot.height == len(answers) and set(pot["status"]) == {"ok"}
@@ -221,13 +220,9 @@ def test_grade_runs_pot_lines_in_the_sandbox(gv, tmp_path):
 
     for i, name in enumerate(attacks, start=2):
         verdict, err = got[i]
-        assert verdict == "parse_error", (name, got[i])
-        if isolation == "strict" or name not in WEAK_MODE_MISSES:
-            assert err in (*POT_ERRORS, NO_PROGRAM), (name, got[i])
-    assert got[2 + list(attacks).index("no_program")][1] == NO_PROGRAM
-    assert got[2 + list(attacks).index("loop")][1] == "timeout"
-    if isolation == "strict" or "write_outside" not in WEAK_MODE_MISSES:
-        assert not (out / "pwned.txt").exists()
+        assert verdict == "parse_error" and err in (*POT_ERRORS, NO_PROGRAM), (name, got[i])
+    assert {name: got[i][1] for i, name in enumerate(attacks, start=2)} == EXPECTED
+    assert not (out / "pwned.txt").exists()
     assert not any("root:" in (s or "") for s in pot["pot_stdout"].to_list())  # /etc/passwd never read
     assert df.filter(pl.col("prompt_mode") == "vision")["verdict"].to_list() == ["correct"]
     board = pl.read_csv(out / "graphverse_acc.csv")
@@ -337,11 +332,8 @@ def test_live_run_direct_and_pot_side_by_side(demo_slice, ray_local, tmp_path):
             execute(cfg)
         stop.set()
         watcher.join(5)
-    strict = cfg.pot_isolation == "strict"
-    if strict or "socket" not in WEAK_MODE_MISSES:
-        assert not hits, "a program reached a listener on 127.0.0.1"
-    if strict or "write_outside" not in WEAK_MODE_MISSES:
-        assert not (out / "pwned.txt").exists()
+    assert not hits, "a program reached a listener on 127.0.0.1"
+    assert not (out / "pwned.txt").exists()
     df = read_samples(out)
     assert df.height == 2 * len(ds.instances)
     assert set(df["status"]) == {"ok"}, df.filter(pl.col("status") != "ok")["error"].to_list()[:2]
@@ -354,12 +346,11 @@ def test_live_run_direct_and_pot_side_by_side(demo_slice, ray_local, tmp_path):
         elif kind == "wrong":
             assert (row["verdict"], row["pot_error"]) == ("wrong", None), row["reason"]
         else:
-            assert row["verdict"] == "parse_error", (kind, row["reason"])
-            if strict or kind not in WEAK_MODE_MISSES:
-                assert row["pot_error"] in (*POT_ERRORS, NO_PROGRAM), (kind, row["pot_error"], row["reason"])
+            assert row["verdict"] == "parse_error" and row["pot_error"] == EXPECTED[kind], \
+                (kind, row["pot_error"], row["reason"])
+            assert row["pot_error"] in (*POT_ERRORS, NO_PROGRAM)
             assert "root:" not in (row["pot_stdout"] or "")
-    assert set(pot.filter(pl.col("pot_error") == "timeout")["instance_id"]) == \
-        {iid for iid, k in kind_of.items() if k == "loop"}
+    assert set(kind_of.values()) == {"right", "wrong", *EXPECTED}  # every attack was made
     # reported beside direct inference, never pooled with it
     acc = dict(write_summaries(out)[0][1].select("model", "All").iter_rows())
     n_right = sum(1 for k in kind_of.values() if k == "right")
