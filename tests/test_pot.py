@@ -184,6 +184,38 @@ def test_graphverse_modes_per_model_and_the_default_run_id_unchanged(gv):
         RunConfig(datasets=cfg.datasets, models=[both], pot_isolation="none")
 
 
+def test_baselines_answer_pot_with_a_program_graded_like_their_direct_answer(gv):
+    from nphe4v.baselines import baseline_answer
+    from nphe4v.core.pot import run_response
+
+    ds = load_dataset(gv)
+    spec = ModelSpec(name="oracle", graphverse_modes=["vision", "pot"])
+    cfg = RunConfig(datasets=[DatasetSpec(path=str(gv), benchmark="graphverse")], models=[spec])
+    for item in plan_model(cfg, spec, ds, "v"):
+        req = item.request
+        inst = ds.by_id()[item.instance_id]
+        text = baseline_answer("oracle", req)
+        resp = ModelResponse(text=text, status="ok")
+        pot = run_response(text, isolation=sandbox_isolation()) if req.key.prompt_mode == POT_MODE else None
+        rec = score_sample("r", "v", inst, req, resp, pot)
+        assert rec.verdict == "correct", (req.key.prompt_mode, rec.reason)
+
+
+def test_plan_shows_the_pot_sandbox_and_the_modes(gv, tmp_path):
+    from cluster.run_plan import resolve_plan
+
+    models = [ModelSpec(name="oracle", graphverse_modes=["vision", "pot"]), ModelSpec(name="greedy")]
+    cfg = RunConfig(out=str(tmp_path / "run"), models=models,
+                    datasets=[DatasetSpec(path=str(gv), benchmark="graphverse")], pot_isolation="rlimits-only")
+    plan = resolve_plan(cfg, tmp_path)
+    n = len(load_dataset(gv).instances)
+    assert [m["samples"] for m in plan["models"]] == [2 * n, n]
+    assert plan["models"][0]["graphverse_modes"] == ["vision", "pot"]
+    assert plan["pot"] == {"isolation": "rlimits-only", "timeout_s": 10.0, "workers": 2, "problem": None}
+    assert "pot" not in resolve_plan(cfg.model_copy(update={"models": models[1:]}), tmp_path)
+    assert not (tmp_path / "run").exists()
+
+
 # ------------------------------------------------------------------------------------------- grade
 
 

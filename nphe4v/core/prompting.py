@@ -113,5 +113,12 @@ def format_response(answer: dict[str, Any], reasoning: str = "") -> str:
     )
 
 
+def format_program(answer: dict[str, Any], note: str = "") -> str:
+    """The program a well-behaved PoT model returns for `answer` (the baselines' PoT response): it prints the
+    answer object, as POT_INSTRUCTIONS asks."""
+    comment = f"# {note}\n" if note else ""
+    return f"```python\n{comment}print({json.dumps(answer, ensure_ascii=False)!r})\n```"
+
+
 def example_literal(example: dict[str, Any]) -> str:
     return json.dumps(example, ensure_ascii=False)
