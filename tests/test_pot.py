@@ -359,8 +359,7 @@ def test_live_run_direct_and_pot_side_by_side(demo_slice, ray_local, tmp_path):
                                      "max_concurrency": 8, "timeout_s": 60.0, "backoff_base_s": 0.05})
             cfg = RunConfig(name="pot", out=str(out), models=[api],
                             datasets=[DatasetSpec(benchmark="graphverse", path=str(demo_slice))],
-                            pot_isolation=sandbox_isolation(), pot_timeout_s=5.0, pot_workers=2,
-                            judge={"enabled": False})
+                            pot_isolation=sandbox_isolation(), pot_timeout_s=5.0, pot_workers=2)
             execute(cfg)
         stop.set()
         watcher.join(5)
@@ -389,3 +388,9 @@ def test_live_run_direct_and_pot_side_by_side(demo_slice, ray_local, tmp_path):
     assert set(acc) == {"api", "api (pot)"}
     assert acc["api (pot)"] == pytest.approx(100 * n_right / len(ds.instances))
     assert acc["api"] == pytest.approx(100 * len(range(0, len(ds.instances), 2)) / len(ds.instances))
+    # the judge (rule-based, the default) read the programs as the responses' reasoning; its tables keep PoT apart
+    from report.graphverse_tables import graphverse_judged
+
+    judged = graphverse_judged([out])["acc_vgr"].filter(pl.col("task") == "All")
+    assert dict(judged.select("model", "n_vgr").iter_rows()) == {"api": len(ds.instances),
+                                                                  "api (pot)": len(ds.instances)}
