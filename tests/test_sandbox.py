@@ -10,6 +10,7 @@ import select
 import socket
 import subprocess
 import sys
+import tempfile
 import tracemalloc
 
 import pytest
@@ -145,7 +146,8 @@ def _sandbox_uid_processes() -> set[int]:
     return found
 
 
-def test_infinite_loop_times_out_and_nothing_outlives_it():
+def test_infinite_loop_times_out_and_nothing_outlives_it(tmp_path, monkeypatch):
+    monkeypatch.setattr(tempfile, "tempdir", str(tmp_path))  # where the run's host folder goes
     before = _sandbox_uid_processes()
     src = ("import os, time\n"
            "if os.fork() == 0:\n"
@@ -157,6 +159,9 @@ def test_infinite_loop_times_out_and_nothing_outlives_it():
     assert r.wall_s < 4
     if os.geteuid() == 0:  # the program ran as a fresh uid: none of its processes may be left
         assert _sandbox_uid_processes() - before == set()
+    assert list(tmp_path.iterdir()) == []  # the run's host folder is gone
+    with open("/proc/self/mountinfo") as f:  # and none of its mounts reached the host
+        assert str(tmp_path) not in f.read()
 
 
 def test_output_flood_is_capped_and_the_parent_stays_small():
@@ -196,7 +201,9 @@ def test_signalling_the_parent_or_everyone_leaves_the_host_alone(hook):
 @pytest.mark.parametrize("hook", LAYERS)
 def test_ctypes_is_refused(hook):
     for src in ("import ctypes\nctypes.CDLL(None).kill(-1, 9)", "import _ctypes"):
-        attacked(run_program(src, limits=FAST, audit_hook=hook), hook, "forbidden_import")
+        r = run_program(src, limits=FAST, audit_hook=hook)
+        attacked(r, hook, "forbidden_import")
+        assert sys.base_prefix not in r.detail  # no host path in the detail
 
 
 def test_subprocess_and_exec_are_refused():
@@ -233,6 +240,17 @@ def test_missing_isolation_refuses_in_one_line(tmp_path):
     assert "\n" not in msg and "unshare" in msg and "isolation='rlimits-only'" in msg
     with pytest.raises(SandboxUnavailable):
         run_program("print(1)", tool_path=empty)
+
+
+def test_denied_namespaces_refuse_in_one_line(tmp_path):
+    # An unshare that fails as it does where a container's seccomp profile denies namespaces.
+    fake = tmp_path / "unshare"
+    fake.write_text("#!/bin/sh\necho 'unshare: unshare failed: Operation not permitted' >&2\nexit 1\n")
+    fake.chmod(0o755)
+    with pytest.raises(SandboxUnavailable) as e:
+        check_isolation("strict", tool_path=str(tmp_path))
+    msg = str(e.value)
+    assert "\n" not in msg and "Operation not permitted" in msg and "isolation='rlimits-only'" in msg
 
 
 def test_rlimits_only_runs_and_says_it_is_weaker(tmp_path, caplog):

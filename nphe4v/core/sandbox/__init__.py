@@ -32,7 +32,7 @@ import os
 import shutil
 import sys
 
-from nphe4v.core.sandbox.launch import launch
+from nphe4v.core.sandbox.launch import run_once
 from nphe4v.core.sandbox.models import (
     DEFAULT_LIMITS,
     POT_ERRORS,
@@ -75,13 +75,16 @@ def run_program(source: str, *, stdin: str = "", limits: SandboxLimits = DEFAULT
                 audit_hook: bool = True) -> SandboxResult:
     """Run `source` in the sandbox; every failure of the program is a classified SandboxResult.
 
+    Raises SandboxUnavailable only for what is not the program's doing: the isolation is missing, or the
+    sandbox of this run could not be built (the caller records that as an infrastructure error).
+
     `audit_hook=False` leaves out the interpreter-level layer, so tests can show that the kernel layer
     alone stops each attack (the error is then classified from what the kernel answered: a missing
     file, an unreachable network, a module that cannot load). Callers keep the default.
     """
     check_isolation(isolation, tool_path=tool_path)
     unshare = _find_unshare(tool_path) if isolation == "strict" else None
-    result = launch(source, stdin, limits, isolation, unshare, audit_hook)
+    result = run_once(source, stdin, limits, isolation, unshare, audit_hook)
     if isolation == "rlimits-only":
         _warn_weaker()
     return result
@@ -101,7 +104,7 @@ def _find_unshare(tool_path: str | None) -> str | None:
 @functools.cache
 def _probe(unshare: str, euid: int) -> None:  # noqa: ARG001 - euid keys the cache
     try:
-        result = launch("pass", "", SandboxLimits(timeout_s=30), "strict", unshare)
+        result = run_once("pass", "", SandboxLimits(timeout_s=30), "strict", unshare)
     except SandboxUnavailable as e:
         raise SandboxUnavailable(f"strict sandbox unavailable: {e}; {_OPT_IN}") from None
     if not result.ok:

@@ -15,10 +15,10 @@ The hook is defence in depth and the classifier of attempts; the boundary is the
 rlimits, no capabilities), which holds even for code that gets past the hook.
 """
 
+import _signal  # not signal: its enum import doubles the start-up time
 import errno
-import json
+import marshal
 import os
-import signal
 import sys
 
 REPORT_FD = 3
@@ -156,25 +156,22 @@ _NET_ERRNOS = {errno.ENETUNREACH, errno.EHOSTUNREACH, errno.ENETDOWN, errno.ECON
 
 
 def main() -> None:
-    with open(sys.argv[1]) as f:
-        cfg = json.load(f)
+    with open(sys.argv[1], "rb") as f:
+        cfg = marshal.load(f)  # not json: importing json (and re) costs more than the rest
     with open(cfg["program"], encoding="utf-8", errors="replace") as f:
         source = f.read()
     _configure(cfg)
     # A file over RLIMIT_FSIZE raises EFBIG instead of killing the program with SIGXFSZ.
-    signal.signal(signal.SIGXFSZ, signal.SIG_IGN)
+    _signal.signal(_signal.SIGXFSZ, _signal.SIG_IGN)
     try:
         code = compile(source, "<program>", "exec")
     except (SyntaxError, ValueError) as e:
         line = getattr(e, "lineno", None)
         _report("error syntax_error", f"line {line}: {getattr(e, 'msg', e)}" if line else str(e))
         sys.exit(1)
-    import traceback
-    import types
-
     if cfg["audit"]:
         sys.addaudithook(_hook)
-    main_module = types.ModuleType("__main__")
+    main_module = type(sys)("__main__")
     main_module.__dict__["__builtins__"] = __builtins__
     sys.modules["__main__"] = main_module
     try:
@@ -184,7 +181,9 @@ def main() -> None:
     except BaseException as e:  # noqa: BLE001 - every end of the program is classified
         kind, detail = _classify(e)
         _report(f"error {kind}", detail)
-        try:
+        try:  # imported only now: it costs a third of the bootstrap's start-up
+            import traceback
+
             traceback.print_exception(e)
         except BaseException:  # noqa: BLE001 - out of memory while printing
             pass

@@ -23,13 +23,13 @@ In rlimits-only mode steps 1-2 and the namespaces are skipped: the program runs 
 and network, with only the rlimits, the cleared environment and the audit hook.
 """
 
+import _signal  # signal and threading cost more to import (enum) than the rest of init
+import _thread
 import ctypes
-import json
+import marshal
 import os
 import resource
-import signal
 import sys
-import threading
 
 MS_RDONLY, MS_NOSUID, MS_NODEV, MS_NOEXEC = 0x1, 0x2, 0x4, 0x8
 MS_REMOUNT, MS_BIND, MS_REC, MS_PRIVATE = 0x20, 0x1000, 0x4000, 0x40000
@@ -224,13 +224,13 @@ def watch_lifeline(fd: int, child: int, strict: bool) -> None:
         pass
     # The host side is gone: end the program. As pid 1, exiting kills the whole namespace.
     if not strict:
-        os.killpg(os.getpgid(0), signal.SIGKILL)
+        os.killpg(os.getpgid(0), _signal.SIGKILL)
     os._exit(137)
 
 
 def main() -> None:
-    with open(sys.argv[1]) as f:
-        cfg = json.load(f)
+    with open(sys.argv[1], "rb") as f:
+        cfg = marshal.load(f)  # not json: importing json (and re) costs more than the rest
     report_fd, lifeline_fd = cfg["report_fd"], cfg["lifeline_fd"]
     strict = cfg["mode"] == "strict"
     try:
@@ -240,7 +240,7 @@ def main() -> None:
     except (SetupError, OSError) as e:
         os.write(report_fd, f"init-error {e}\n".encode())
         os._exit(125)
-    threading.Thread(target=watch_lifeline, args=(lifeline_fd, child, strict), daemon=True).start()
+    _thread.start_new_thread(watch_lifeline, (lifeline_fd, child, strict))
     while True:  # as pid 1 we reap every orphan, and stop at the program's own end
         try:
             pid, status = os.waitpid(-1, 0)
