@@ -216,6 +216,18 @@ def test_plan_shows_the_pot_sandbox_and_the_modes(gv, tmp_path):
     assert not (tmp_path / "run").exists()
 
 
+def test_the_example_config_selects_pot_per_model_registry_references_included(tmp_path):
+    from cluster.config_file import load_config
+    from cluster.run_plan import resolve_plan
+
+    cfg = load_config(Path(__file__).resolve().parents[1] / "configs" / "graphverse-pot.yaml")
+    assert {m.name: m.graphverse_modes for m in cfg.models} == {"oracle": ["vision", "pot"],
+                                                                 "random": ["vision", "pot"]}
+    assert cfg.models[0].backend == "baseline" and cfg.pot_isolation == "strict"
+    plan = resolve_plan(cfg, tmp_path)
+    assert [m["samples"] for m in plan["models"]] == [102, 102]  # 51 instances x 2 modes
+
+
 # ------------------------------------------------------------------------------------------- grade
 
 
