@@ -206,13 +206,19 @@ def graphverse_families(df: pl.DataFrame, judged: Mapping[str, pl.DataFrame] | N
     from gie import metrics as gm
     from gie.catalogue import POLY_TASKS
 
-    gv = mode_rows(df.filter(pl.col("benchmark") == GV_BENCHMARK))
+    gv = df.filter(pl.col("benchmark") == GV_BENCHMARK)
     cols = {"family": pl.String, "models": pl.Int64, "Acc_P": pl.Float64, "Acc_NPH": pl.Float64,
             "Acc_drop": pl.Float64, "VGR_P": pl.Float64, "VGR_NPH": pl.Float64, "VGR_drop": pl.Float64}
     if gv.is_empty():
         return pl.DataFrame(schema=cols)
     info = model_info(gv["model"].unique().to_list(), catalogue)
     fam = dict(zip(info["model"].to_list(), info["family"].to_list(), strict=True))
+    # a PoT row `<model> (pot)` belongs to its own family, `<family> (pot)`: never pooled with direct inference
+    labelled = mode_rows(gv)
+    for (model, label), _ in labelled.with_columns(base=gv["model"]).group_by(["base", "model"]):
+        if label != model:
+            fam[label] = f"{fam[model]}{label[len(model):]}"
+    gv = labelled
     acc = gm.poly_vs_nph(gv, fam).rename({"Poly": "Acc_P", "NPH": "Acc_NPH", "rel_drop": "Acc_drop"})
     av = (judged or {}).get("acc_vgr")
     if av is None or av.is_empty():

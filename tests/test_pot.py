@@ -228,6 +228,24 @@ def test_the_example_config_selects_pot_per_model_registry_references_included(t
     assert [m["samples"] for m in plan["models"]] == [102, 102]  # 51 instances x 2 modes
 
 
+def test_pot_rows_are_reported_as_their_own_model_and_family():
+    from report.graphverse_tables import graphverse, graphverse_families, mode_rows
+
+    rows = []
+    for mode, verdicts in (("vision", ["correct", "wrong"]), ("pot", ["correct", "correct"])):
+        for i, (task, v) in enumerate(zip(("SD", "MCP"), verdicts, strict=True)):
+            rows.append({"benchmark": "graphverse", "model": "gpt-5.2", "task": task, "variant": "none",
+                         "instance_id": f"{task.lower()}-L01-{i}", "prompt_mode": mode, "repeat": 0,
+                         "status": "ok", "verdict": v, "witness_valid": None, "value_consistent": None})
+    rows.append({**rows[0], "benchmark": "nphardeval4v", "prompt_mode": "full_text_only", "task": "SPP"})
+    df = pl.DataFrame(rows)
+    assert mode_rows(df)["model"].to_list() == ["gpt-5.2"] * 2 + ["gpt-5.2 (pot)"] * 2 + ["gpt-5.2"]
+    acc = dict(graphverse(df)["acc_table"].select("model", "All").iter_rows())
+    assert acc == {"gpt-5.2": 50.0, "gpt-5.2 (pot)": 100.0}
+    fams = graphverse_families(df)
+    assert dict(fams.select("family", "models").iter_rows()) == {"gpt": 1, "gpt (pot)": 1}
+
+
 # ------------------------------------------------------------------------------------------- grade
 
 
