@@ -291,6 +291,31 @@ def test_grade_runs_pot_lines_in_the_sandbox(gv, tmp_path):
     assert set(board["model"]) == {"m", "m (pot)"}  # PoT reported beside direct inference
 
 
+def test_exported_pot_requests_round_trip_through_grade(gv, tmp_path):
+    from nphe4v.core.prompting import format_program
+
+    r = runner.invoke(app, ["export", str(gv), "--format", "jsonl", "--out", str(tmp_path / "exp"),
+                            "--graphverse-modes", "vision,pot"])
+    assert r.exit_code == 0, r.output
+    reqs = [json.loads(x) for x in (tmp_path / "exp" / "requests.jsonl").read_text().splitlines()]
+    by_id = load_dataset(gv).by_id()
+    assert sorted(x["prompt_mode"] for x in reqs) == ["pot"] * len(by_id) + ["vision"] * len(by_id)
+    for x in reqs:
+        gold = by_id[x["instance_id"]].gold.answer
+        assert x["template_version"] == (POT_TEMPLATE_VERSION if x["prompt_mode"] == "pot" else VISION_TEMPLATE_VERSION)
+        x["response"] = format_program(gold) if x["prompt_mode"] == "pot" else format_response(gold)
+    filled = tmp_path / "filled.jsonl"
+    filled.write_text("".join(json.dumps(x) + "\n" for x in reqs))
+    r = runner.invoke(app, ["grade", "--dataset", str(gv), "--responses", str(filled), "--out", str(tmp_path / "g"),
+                            "--pot-isolation", sandbox_isolation()])
+    assert r.exit_code == 0, r.output
+    df = read_samples(tmp_path / "g")
+    assert df.height == len(reqs) and set(df["verdict"]) == {"correct"}
+    bad = runner.invoke(app, ["export", str(gv), "--format", "jsonl", "--out", str(tmp_path / "exp2"),
+                              "--graphverse-modes", "vision,code"])
+    assert bad.exit_code == 2 and "--graphverse-modes 'vision,code'" in bad.output, bad.output
+
+
 def test_grade_refuses_pot_lines_without_the_sandbox_it_asks_for(gv, tmp_path):
     from nphe4v.core.sandbox import SandboxUnavailable, check_isolation
 
