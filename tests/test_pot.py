@@ -162,6 +162,21 @@ def test_pot_sample_is_graded_on_its_output_by_the_exact_verifier(gv):
     assert infra.verdict is None and infra.pot_error is None
 
 
+def test_a_run_written_before_the_pot_columns_still_reads(gv, tmp_path):
+    from nphe4v.core.records import SAMPLE_SCHEMA
+
+    inst = load_dataset(gv).instances[0]
+    rec = score_sample("r", "v", inst, _request(inst, VISION_MODE),
+                      ModelResponse(text=format_response(inst.gold.answer), status="ok"))
+    old = pl.DataFrame([rec.model_dump()], schema=SAMPLE_SCHEMA).drop("pot_stdout", "pot_error")
+    folder = tmp_path / "samples" / "graphverse" / "m"
+    folder.mkdir(parents=True)
+    old.write_parquet(folder / "part-0.parquet")
+    df = read_samples(tmp_path)
+    assert df.columns == list(SAMPLE_SCHEMA) and df["pot_error"].to_list() == [None]
+    assert df["verdict"].to_list() == ["correct"]
+
+
 def test_graphverse_modes_per_model_and_the_default_run_id_unchanged(gv):
     ds = load_dataset(gv)
     both = ModelSpec(name="oracle", graphverse_modes=["vision", "pot"])
