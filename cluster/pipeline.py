@@ -23,7 +23,7 @@ from cluster.backends.litellm_api import ensure_shared_limiter
 from cluster.config import ModelSpec, RunConfig
 from cluster.costs import estimate
 from cluster.plan import WorkItem, count_work, plan_batches
-from cluster.pot_stage import POT_TASK_CPUS, PotSettings, has_pot, run_pot
+from cluster.pot_stage import PotSettings, has_pot, pot_task_cpus, run_pot
 from cluster.replicas import actor_options, gpus_per_replica, release
 from cluster.scheduler import Backlog, Batch, Job, Scheduler, Stage
 from nphe4v.core.dataset import Dataset
@@ -153,13 +153,16 @@ def model_job(
         return actor, opts
 
     pot = PotSettings(isolation=cfg.pot_isolation, timeout_s=cfg.pot_timeout_s, workers=cfg.pot_workers)
+    pot_cpus: list[float] = []
 
     def submit(actor: Any, payload: tuple[int, list[WorkItem]]) -> Any:
         d, items = payload
         reqs = [w.request for w in items]
         insts = [by_ids[d][w.instance_id] for w in items]
         if has_pot(reqs):  # the programs are CPU work: the task holds more of the scoring reserve
-            return score_batch.options(num_cpus=POT_TASK_CPUS).remote(
+            if not pot_cpus:  # asked once Ray is up (the job is built before)
+                pot_cpus.append(pot_task_cpus(float(ray.cluster_resources().get("CPU", 0))))
+            return score_batch.options(num_cpus=pot_cpus[0]).remote(
                 run_id, versions[d], insts, reqs, actor.generate.remote(reqs), pot)
         return score_batch.remote(run_id, versions[d], insts, reqs, actor.generate.remote(reqs))
 

@@ -1,12 +1,14 @@
 """Program-of-thought execution in the score stage: the programs of a batch's PoT responses, run in the sandbox
 with bounded parallelism, before the batch is scored (`cluster.pipeline.score_batch`, `nphe4v grade`).
 
-Bounds. A score task holding PoT samples asks Ray for `POT_TASK_CPUS` (more than a plain score task: the
-programs are CPU work) and runs at most `pot_workers` programs at once (threads, each waiting on one sandboxed
-process); Ray runs only as many such tasks as the CPUs the scheduler keeps back for scoring allow, and the
-scheduler bounds the batches in flight. So the programs running at once across the cluster are bounded by
-(CPUs kept for scoring / POT_TASK_CPUS) x pot_workers. Half a CPU always fits that reserve (the scheduler keeps
-at least min(1, half the cluster)), so a PoT batch can never wait for CPUs that only the models' replicas hold.
+Bounds. A score task holding PoT samples asks Ray for `pot_task_cpus` (half a CPU, twice a plain score task:
+the programs are CPU work) and runs at most `pot_workers` programs at once (threads, each waiting on one
+sandboxed process); Ray runs only as many such tasks as the CPUs the scheduler keeps back for scoring allow, and
+the scheduler bounds the batches in flight. So the programs running at once across the cluster are bounded by
+(CPUs kept for scoring / the task's CPUs) x pot_workers. On a cluster of 2 CPUs or more the reserve is at least
+one CPU, so half a CPU fits beside the judge's actors; on a smaller one the task asks what any score task asks,
+so a PoT batch never waits for CPUs that only the models' replicas hold (they end only when every batch is
+scored).
 """
 
 from __future__ import annotations
@@ -21,6 +23,13 @@ from nphe4v.core.prompting import POT_MODE
 from nphe4v.core.schema import ModelRequest, ModelResponse
 
 POT_TASK_CPUS = 0.5
+
+
+def pot_task_cpus(total_cpus: float) -> float:
+    """What a score task holding PoT samples asks Ray for, on a cluster of `total_cpus`."""
+    from cluster.scheduler import SCORE_TASK_CPUS  # here: `nphe4v grade` runs programs without importing Ray
+
+    return POT_TASK_CPUS if total_cpus >= 2 else SCORE_TASK_CPUS
 
 
 class PotSettings(BaseModel):

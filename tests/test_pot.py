@@ -162,6 +162,14 @@ def test_pot_sample_is_graded_on_its_output_by_the_exact_verifier(gv):
     assert infra.verdict is None and infra.pot_error is None
 
 
+def test_a_pot_score_task_never_asks_more_than_a_small_cluster_keeps_for_scoring():
+    from cluster.pot_stage import pot_task_cpus
+    from cluster.scheduler import SCORE_TASK_CPUS
+
+    # the scheduler keeps min(half the cluster, >= 1) CPUs for scoring and the judge's actors (0.2 by default)
+    assert pot_task_cpus(1) == SCORE_TASK_CPUS and pot_task_cpus(2) == pot_task_cpus(64) == 0.5
+
+
 def test_a_run_written_before_the_pot_columns_still_reads(gv, tmp_path):
     from nphe4v.core.records import SAMPLE_SCHEMA
 
