@@ -191,6 +191,12 @@ def test_graphverse_modes_per_model_and_the_default_run_id_unchanged(gv):
     plain = ModelSpec(name="greedy")
     cfg = RunConfig(datasets=[DatasetSpec(path=str(gv), benchmark="graphverse")], models=[both, plain])
     assert plain.graphverse_modes == ["vision"]
+    from typing import get_args
+
+    from cluster.config import GraphVerseMode
+    from nphe4v.core.prompting import GRAPHVERSE_MODES
+
+    assert get_args(GraphVerseMode) == GRAPHVERSE_MODES  # the config's modes are the prompts' modes
     assert count_work(cfg, both, ds).planned == 2 * count_work(cfg, plain, ds).planned == 2 * len(ds.instances)
     modes = [w.request.key.prompt_mode for w in plan_model(cfg, both, ds, "v")]
     assert modes.count(POT_MODE) == modes.count(VISION_MODE) == len(ds.instances)
