@@ -12,6 +12,7 @@ from judge.schema import RULE_JUDGE
 from nphe4v.baselines import BASELINES
 from nphe4v.core.dataset import LEVELS
 from nphe4v.core.hashing import sha256_json
+from nphe4v.core.prompting import VISION_MODE
 from nphe4v.core.schema import PROMPT_MODES, PromptMode
 from nphe4v.core.validation import first_error
 from nphe4v.tasks import TASK_MODULES
@@ -136,6 +137,9 @@ class SamplingOverrides(Strict):
                 max_tokens if self.max_tokens is None else self.max_tokens)
 
 
+GraphVerseMode = Literal["vision", "pot"]  # nphe4v.core.prompting.GRAPHVERSE_MODES
+
+
 class ModelSpec(Strict):
     name: str = Field(pattern=MODEL_NAME_PATTERN)
     backend: Literal["baseline", "vllm", "litellm", "caption-chain"] = "baseline"
@@ -146,6 +150,17 @@ class ModelSpec(Strict):
     num_gpus: float = Field(0, ge=0)
     batch_size: int = Field(64, ge=1)
     options: dict[str, Any] = Field(default_factory=dict, description="backend-specific settings")
+    graphverse_modes: list[GraphVerseMode] = Field(
+        default_factory=lambda: [VISION_MODE], min_length=1,
+        description="GraphVerse prompt modes: vision (reasoning + answer, the paper's direct inference) and/or "
+        "pot (a program that prints the answer, run in the sandbox; seed 002 §5.3)")
+
+    @field_validator("graphverse_modes")
+    @classmethod
+    def _distinct_modes(cls, v: list[str]) -> list[str]:
+        if len(set(v)) != len(v):
+            raise ValueError("graphverse_modes: a mode is listed twice")
+        return v
 
     @model_validator(mode="after")
     def _replicas(self) -> ModelSpec:
@@ -230,6 +245,11 @@ class RunConfig(Strict):
     max_inflight_batches: int = Field(4, ge=1)
     max_attempts: int = Field(3, ge=1, description="tries of a batch whose model actor died")
     judge: JudgeConfig = Field(default_factory=JudgeConfig, description="GraphVerse process scoring (VGR-Score)")
+    pot_isolation: Literal["strict", "rlimits-only"] = Field(
+        "strict", description="sandbox of PoT programs: strict (kernel namespaces; the run refuses to start "
+        "without them) or rlimits-only (a weaker sandbox, opted into by name; docs/graphverse.md)")
+    pot_timeout_s: float = Field(10.0, gt=0, le=600, description="wall-clock limit of one PoT program")
+    pot_workers: int = Field(2, ge=1, le=64, description="PoT programs run at once by one score task")
     parser: Literal["tolerant", "paper"] = Field(
         "tolerant", description="NPHardEval4V: which parse of an answer the headline ER/AA use; both are always "
         "computed (tolerant = our extractor, paper = the papers' first-block Python-literal rule, ER_paper/AA_paper)")
@@ -246,13 +266,22 @@ class RunConfig(Strict):
         """What makes two runs the same run (resumable into one folder); where and how it runs does not."""
         # the judge is a later stage with its own cache and identity: changing it is not another run
         # `parser` only chooses which recorded parse the tables lead with: every sample carries both
+        # how PoT programs are sandboxed and how many run at once do not change what they print
         d = self.model_dump(mode="json", exclude={"out", "ray", "max_inflight_batches", "max_attempts", "judge",
-                                                  "parser"})
+                                                  "parser", "pot_isolation", "pot_workers"})
+        # settings appended later are left out at their defaults, so a run made before them keeps its id
+        if d["pot_timeout_s"] == RunConfig.model_fields["pot_timeout_s"].default:
+            d.pop("pot_timeout_s")
         for m in d["models"]:
             for k in ("replicas", "num_cpus", "num_gpus", "batch_size"):
                 m.pop(k, None)
+            if m["graphverse_modes"] == [VISION_MODE]:
+                m.pop("graphverse_modes")
             m["options"] = {k: v for k, v in m["options"].items() if k not in OPERATIONAL_OPTIONS}
         return d
+
+    def wants_pot(self) -> bool:
+        return any("pot" in m.graphverse_modes for m in self.models)
 
 
 # A config or registry is a few thousand values; YAML aliases may share a subtree, but a document whose

@@ -41,7 +41,8 @@ def prompt_column(mode: str, variant: str = "") -> str:
 
 
 def planned(dataset: Dataset, *, model: str = DEFAULT_MODEL, repeats: int = 1, asks: int = 5,
-            recognition: bool = True, seed: int = 0) -> Iterator[dict[str, Any]]:
+            recognition: bool = True, seed: int = 0,
+            graphverse_modes: Sequence[str] = ("vision",)) -> Iterator[dict[str, Any]]:
     """The requests a live run of one (non-baseline) model on `dataset` sends, with the default run config
     except for the arguments: one dict per request, in the planner's order, `response` left empty.
 
@@ -52,9 +53,12 @@ def planned(dataset: Dataset, *, model: str = DEFAULT_MODEL, repeats: int = 1, a
 
     try:
         # a litellm spec: the planner then attaches no gold (`reference`), as for any outside model
-        spec = ModelSpec(name=model, backend="litellm")
+        spec = ModelSpec(name=model, backend="litellm", graphverse_modes=list(graphverse_modes))
     except ValidationError as e:
-        raise ExportError(f"--model {model!r}: {e.errors()[0]['msg']}") from None
+        err = e.errors()[0]
+        flag = "--graphverse-modes" if err["loc"] and err["loc"][0] == "graphverse_modes" else "--model"
+        raise ExportError(f"{flag} {model if flag == '--model' else ','.join(graphverse_modes)!r}: "
+                          f"{err['msg']}") from None
     try:
         cfg = RunConfig(
             name="export", datasets=[DatasetSpec(path=str(dataset.root))], models=[spec], repeats=repeats,

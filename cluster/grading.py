@@ -11,10 +11,11 @@ from typing import Any
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from cluster.config import MODEL_NAME_PATTERN
+from cluster.pot_stage import PotSettings, run_pot
 from nphe4v.core.benchmarks import task_for
 from nphe4v.core.dataset import load_dataset
 from nphe4v.core.hashing import sha256_file, sha256_json
-from nphe4v.core.prompting import VISION_MODE, build_prompt, build_recognition_prompt
+from nphe4v.core.prompting import GRAPHVERSE_MODES, POT_MODE, build_prompt, build_recognition_prompt
 from nphe4v.core.provenance import git_sha, package_versions
 from nphe4v.core.schema import (
     PROMPT_MODES,
@@ -50,14 +51,18 @@ class ResponseLine(BaseModel):
     text_instance_id: str | None = None
 
 
-def grade_file(dataset_dir: Path, responses: Path, out: Path) -> tuple[int, int]:
-    """Grade a responses file into a run folder, holding the folder's lock for the whole write."""
+def grade_file(dataset_dir: Path, responses: Path, out: Path, pot: PotSettings | None = None) -> tuple[int, int]:
+    """Grade a responses file into a run folder, holding the folder's lock for the whole write. PoT lines'
+    programs run in the sandbox `pot` describes (strict isolation by default), checked before anything runs."""
     from cluster.run import RunFolderError, check_out_folder
     from cluster.runlock import run_lock
 
     ds = load_dataset(dataset_dir)
     by_id = ds.by_id()
     lines = _read_lines_or_fail(responses, by_id)
+    pot = pot or PotSettings()
+    if any(line.prompt_mode == POT_MODE for line in lines):
+        _check_pot(responses, pot)
     run_id = "grade-" + sha256_json([ds.manifest.dataset_sha256, sha256_file(responses)])[:12]
     try:
         check_out_folder(out)
@@ -66,7 +71,20 @@ def grade_file(dataset_dir: Path, responses: Path, out: Path) -> tuple[int, int]
     _check_folder(out, run_id, locked=False)  # before the lock file is made in someone else's folder
     with run_lock(out, f"grade {responses}"):
         _check_folder(out, run_id, locked=True)
-        return _grade_locked(ds, by_id, lines, responses, out, run_id)
+        return _grade_locked(ds, by_id, lines, responses, out, run_id, pot)
+
+
+def _check_pot(responses: Path, pot: PotSettings) -> None:
+    from nphe4v.core.sandbox import SandboxUnavailable, check_isolation
+
+    try:
+        check_isolation(pot.isolation)  # type: ignore[arg-type]
+    except SandboxUnavailable as e:
+        weaker = " (or opt into the weaker sandbox by name: --pot-isolation rlimits-only)" \
+            if pot.isolation == "strict" else ""
+        raise GradeError(f"{responses}: field prompt_mode: {POT_MODE!r} lines need the {pot.isolation} sandbox, "
+                         f"which cannot run here: {' '.join(str(e).split()).split('; or opt into')[0]}{weaker}"
+                         ) from None
 
 
 def _check_folder(out: Path, run_id: str, *, locked: bool) -> None:
@@ -85,11 +103,11 @@ def _check_folder(out: Path, run_id: str, *, locked: bool) -> None:
 
 
 def _grade_locked(ds: Any, by_id: dict[str, Any], lines: list[ResponseLine], responses: Path, out: Path,
-                  run_id: str) -> tuple[int, int]:
+                  run_id: str, pot: PotSettings) -> tuple[int, int]:
     from nphe4v.core.records import SampleSink
 
     sink = SampleSink(out)
-    records = []
+    work = []
     texts: dict[str, Any] = {}
     for line in lines:
         inst = by_id[line.instance_id]
@@ -107,8 +125,11 @@ def _grade_locked(ds: Any, by_id: dict[str, Any], lines: list[ResponseLine], res
             variant=line.variant, prompt_mode=line.prompt_mode, repeat=line.repeat,
         )
         req = ModelRequest(key=key, task=inst.task, level=inst.level, prompt=prompt, sampling=SamplingParams())
-        resp = ModelResponse(text=line.response, status="ok")
-        records.append(score_sample(run_id, ds.manifest.version, inst, req, resp))
+        work.append((inst, req, ModelResponse(text=line.response, status="ok")))
+    # PoT programs run here, in process, `pot.workers` at a time (a grading is one machine's job, not a run's)
+    outcomes = run_pot([w[1] for w in work], [w[2] for w in work], pot)
+    records = [score_sample(run_id, ds.manifest.version, inst, req, resp, outcome)
+               for (inst, req, resp), outcome in zip(work, outcomes, strict=True)]
     new = sink.add(records)
     sink.flush()
     manifest = {
@@ -207,8 +228,9 @@ def _as_live_run(line: ResponseLine, by_id: dict[str, Any]) -> ResponseLine:
         raise ValueError(f"field instance_id: {line.instance_id!r} is not in the dataset")
     inst = by_id[line.instance_id]
     if inst.benchmark == "graphverse":
-        if line.prompt_mode != VISION_MODE:
-            raise ValueError(f"field prompt_mode: {line.prompt_mode!r}: GraphVerse samples use {VISION_MODE!r}")
+        if line.prompt_mode not in GRAPHVERSE_MODES:
+            raise ValueError(f"field prompt_mode: {line.prompt_mode!r}: GraphVerse samples use "
+                             f"{' or '.join(map(repr, GRAPHVERSE_MODES))}")
         edit = str(inst.meta.get("edit", ""))
         if line.variant not in ("", edit):
             raise ValueError(f"field variant: {line.variant!r}: this instance's image edit is {edit!r}")

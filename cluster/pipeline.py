@@ -23,6 +23,7 @@ from cluster.backends.litellm_api import ensure_shared_limiter
 from cluster.config import ModelSpec, RunConfig
 from cluster.costs import estimate
 from cluster.plan import WorkItem, count_work, plan_batches
+from cluster.pot_stage import PotSettings, has_pot, pot_task_cpus, run_pot
 from cluster.replicas import actor_options, gpus_per_replica, release
 from cluster.scheduler import Backlog, Batch, Job, Scheduler, Stage
 from nphe4v.core.dataset import Dataset
@@ -84,11 +85,13 @@ def _node() -> str:
 @ray.remote(num_cpus=0.25)
 def score_batch(
     run_id: str, version: str, instances: list[Instance], requests: list[ModelRequest],
-    responses: list[ModelResponse],
+    responses: list[ModelResponse], pot: PotSettings | None = None,
 ) -> list[SampleRecord]:
+    """Score a batch; its PoT responses' programs run first, in the sandbox (`cluster.pot_stage`)."""
+    outcomes = run_pot(requests, responses, pot) if pot is not None else [None] * len(requests)
     return [
-        score_sample(run_id, version, inst, req, resp)
-        for inst, req, resp in zip(instances, requests, responses, strict=True)
+        score_sample(run_id, version, inst, req, resp, outcome)
+        for inst, req, resp, outcome in zip(instances, requests, responses, outcomes, strict=True)
     ]
 
 
@@ -149,10 +152,18 @@ def model_job(
         ).remote(model.backend, model.name, model.baseline, model.options)
         return actor, opts
 
+    pot = PotSettings(isolation=cfg.pot_isolation, timeout_s=cfg.pot_timeout_s, workers=cfg.pot_workers)
+    pot_cpus: list[float] = []
+
     def submit(actor: Any, payload: tuple[int, list[WorkItem]]) -> Any:
         d, items = payload
         reqs = [w.request for w in items]
         insts = [by_ids[d][w.instance_id] for w in items]
+        if has_pot(reqs):  # the programs are CPU work: the task holds more of the scoring reserve
+            if not pot_cpus:  # asked once Ray is up (the job is built before)
+                pot_cpus.append(pot_task_cpus(float(ray.cluster_resources().get("CPU", 0))))
+            return score_batch.options(num_cpus=pot_cpus[0]).remote(
+                run_id, versions[d], insts, reqs, actor.generate.remote(reqs), pot)
         return score_batch.remote(run_id, versions[d], insts, reqs, actor.generate.remote(reqs))
 
     def write(records: list[SampleRecord]) -> None:

@@ -16,7 +16,7 @@ from cluster.backends.base import needs_reference
 from cluster.config import ModelSpec, RunConfig
 from nphe4v.core.benchmarks import task_for
 from nphe4v.core.dataset import Dataset
-from nphe4v.core.prompting import VISION_MODE, TaskText, build_prompt, build_recognition_prompt
+from nphe4v.core.prompting import TaskText, build_prompt, build_recognition_prompt
 from nphe4v.core.rng import derive_seed
 from nphe4v.core.schema import RECOGNITION_MODE, Instance, ModelRequest, SampleKey, SamplingParams
 from nphe4v.recognition import control_gaps, mismatch_partners
@@ -73,8 +73,9 @@ def _report_control_gaps(dataset: Dataset, partners: dict[str, str]) -> None:
 def _groups(cfg: RunConfig, model: ModelSpec, dataset: Dataset) -> Iterator[_Group]:
     modes: list[str] = ["full_text_only"] if model.text_only else list(cfg.prompt_modes)
     if dataset.manifest.benchmark == "graphverse":
-        # GraphVerse has one prompt shape (images + question) and no recognition experiment
-        modes = [VISION_MODE]
+        # GraphVerse: images + question, answered directly (vision) and/or as a program (pot), as the model's
+        # config asks; no recognition experiment
+        modes = list(model.graphverse_modes)
 
     def keys(inst: Instance, variant: str, mode: str, n: int) -> tuple[SampleKey, ...]:
         return tuple(SampleKey(model=model.name, benchmark=inst.benchmark, instance_id=inst.instance_id,

@@ -27,7 +27,7 @@ from cluster.config import ConfigError, ModelSpec, read_yaml_mapping
 DEFAULT_PATH = Path(__file__).with_name("models.yaml")
 NAME_PATTERN = r"^[A-Za-z0-9][A-Za-z0-9._:@/+-]*$"
 # ModelSpec fields a `{use: ...}` reference may override (name and backend come from the registry).
-OVERRIDABLE = ("replicas", "num_cpus", "num_gpus", "batch_size", "text_only", "options")
+OVERRIDABLE = ("replicas", "num_cpus", "num_gpus", "batch_size", "text_only", "options", "graphverse_modes")
 
 
 class RegistryError(ConfigError):
@@ -261,7 +261,7 @@ def expand_models(raw: dict[str, Any], registry: Registry | str | Path | None = 
     A `models:` item may be
       * a string: a model or group name of cluster/models.yaml (groups expand in order);
       * a mapping with `use:` (a name, or a list of names), optional `exclude:` (names to leave out) and
-        overrides of `replicas`, `num_cpus`, `num_gpus`, `batch_size`, `text_only` or `options` (merged key by
+        overrides of `replicas`, `num_cpus`, `num_gpus`, `batch_size`, `text_only`, `graphverse_modes` or `options` (merged key by
         key) applied to every model the reference expands to;
       * a mapping with `name:` of a registry model, no `backend:` and only the overrides above: the same as
         `use:` (so `{name: oracle}` and `{name: gpt-4o, batch_size: 8}` work);

@@ -188,9 +188,31 @@ def _generate_graphverse(spec: DatasetSpec, path: Path) -> Dataset:
     return ds
 
 
+def pot_problem(cfg: RunConfig) -> str | None:
+    """Why the config's PoT programs could not run in the sandbox it asks for (one line), or None. Only asked
+    when a model wants PoT: without the isolation, no model-written program may run."""
+    if not cfg.wants_pot():
+        return None
+    from nphe4v.core.sandbox import SandboxUnavailable, check_isolation
+
+    try:
+        check_isolation(cfg.pot_isolation)
+    except SandboxUnavailable as e:
+        weaker = (" (or opt into the weaker sandbox by name: `pot_isolation: rlimits-only`)"
+                  if cfg.pot_isolation == "strict" else "")
+        why = " ".join(str(e).split()).split("; or opt into")[0]  # the sandbox's own hint names its API
+        return f"field pot_isolation: {cfg.pot_isolation}: PoT programs cannot run here: {why}{weaker}"
+    return None
+
+
 def preflight_models(cfg: RunConfig) -> None:
-    """Fail before any work on what would fail later: a missing API key, a bad backend option."""
+    """Fail before any work on what would fail later: a missing API key, a bad backend option, a PoT mode
+    without the sandbox it needs."""
     from cluster.backends.factory import check_options
+
+    problem = pot_problem(cfg)
+    if problem:
+        raise ConfigError(problem)
 
     for m in cfg.models:
         try:

@@ -28,6 +28,7 @@ def resolve_plan(cfg: RunConfig, data_root: Path) -> dict[str, Any]:
         "models": models,
         "judge": judge,
         "total_samples": sum(m["samples"] for m in models),
+        **({"pot": _pot_plan(cfg)} if cfg.wants_pot() else {}),
         "missing_api_keys": [k for m in models for k in m["missing_api_keys"]] + judge["missing_api_keys"],
     }
 
@@ -79,7 +80,7 @@ def _count_samples(cfg: RunConfig, model: ModelSpec, d: dict[str, Any]) -> int:
         return count_work(cfg, model, ds).planned
     n = d["instances"]
     if d["benchmark"] == "graphverse":
-        return n * cfg.repeats
+        return n * len(model.graphverse_modes) * cfg.repeats
     modes = 1 if model.text_only else len(cfg.prompt_modes)
     total = n * modes * cfg.repeats
     if cfg.recognition.enabled and not model.text_only:
@@ -105,9 +106,18 @@ def _model_plan(cfg: RunConfig, m: ModelSpec, datasets: list[dict[str, Any]]) ->
     return {
         "name": m.name, "backend": m.backend, "replicas": m.replicas, "num_gpus": m.num_gpus,
         "num_cpus": m.num_cpus, "batch_size": m.batch_size, "text_only": m.text_only,
+        "graphverse_modes": list(m.graphverse_modes),
         "options": redact(m.options), "samples_per_dataset": per_dataset,
         "samples": sum(per_dataset.values()), "missing_api_keys": _missing_keys(m.name, m.backend, m.options),
     }
+
+
+def _pot_plan(cfg: RunConfig) -> dict[str, Any]:
+    """The PoT sandbox a run would use, and the one line it would refuse to start with (None when it can)."""
+    from cluster.run import pot_problem
+
+    return {"isolation": cfg.pot_isolation, "timeout_s": cfg.pot_timeout_s, "workers": cfg.pot_workers,
+            "problem": pot_problem(cfg)}
 
 
 def _judge_plan(cfg: RunConfig) -> dict[str, Any]:

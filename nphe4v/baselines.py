@@ -12,7 +12,7 @@ from __future__ import annotations
 import json
 from typing import Any, Literal
 
-from nphe4v.core.prompting import format_response
+from nphe4v.core.prompting import POT_MODE, format_program, format_response
 from nphe4v.core.rng import rng_for
 from nphe4v.core.schema import RECOGNITION_MODE, ModelRequest
 
@@ -46,7 +46,10 @@ def baseline_answer(kind: BaselineKind, request: ModelRequest) -> str:
     else:
         data = spec.load(ref["data"])
         answer = spec.heuristic(data) if kind in ("greedy", "heuristic") else spec.random_answer(data, rng)
-    return format_response(json.loads(json.dumps(answer, default=_jsonable)), reasoning=f"{kind} baseline")
+    answer = json.loads(json.dumps(answer, default=_jsonable))
+    if key.prompt_mode == POT_MODE:  # a program that prints the answer (GraphVerse program-of-thought)
+        return format_program(answer, note=f"{kind} baseline")
+    return format_response(answer, reasoning=f"{kind} baseline")
 
 
 def _jsonable(v: object) -> object:

@@ -10,7 +10,7 @@ from pathlib import Path
 
 from nphe4v.core.benchmarks import task_for
 from nphe4v.core.dataset import INSTANCES, Dataset
-from nphe4v.core.prompting import VISION_MODE, build_prompt
+from nphe4v.core.prompting import GRAPHVERSE_MODES, build_prompt
 from nphe4v.core.schema import PROMPT_MODES, Instance, Prompt
 
 
@@ -19,7 +19,7 @@ class ShowError(ValueError):
 
 
 def modes_for(benchmark: str) -> tuple[str, ...]:
-    return (VISION_MODE,) if benchmark == "graphverse" else tuple(PROMPT_MODES)
+    return GRAPHVERSE_MODES if benchmark == "graphverse" else tuple(PROMPT_MODES)
 
 
 def instance_prompt(inst: Instance, mode: str) -> Prompt:

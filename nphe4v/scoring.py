@@ -13,6 +13,8 @@ from typing import Any
 from nphe4v.core.extract import extract_final_answer, extract_final_answer_text, extract_yes_no
 from nphe4v.core.hashing import sha256_bytes
 from nphe4v.core.paper_parse import extract_paper_answer
+from nphe4v.core.pot import MAX_STORED_STDOUT, PotOutcome
+from nphe4v.core.prompting import POT_MODE
 from nphe4v.core.schema import (
     RECOGNITION_MODE,
     Instance,
@@ -101,11 +103,25 @@ def _parse_error(err: ParseError) -> Verdict:
     return Verdict(verdict="parse_error", reason=f"{err.kind}: {err.detail}"[:300])
 
 
+def score_pot(instance: Instance, outcome: PotOutcome | None) -> tuple[Verdict, str | None]:
+    """A program-of-thought sample: graded on what its program printed, exactly as a direct answer's text is;
+    a program that could not give an output is a parse error whose reason names the classified pot_error."""
+    if outcome is None:  # a caller that did not run the program: a bug, recorded rather than lost
+        return Verdict(verdict="parse_error", reason="pot_error: not_run: the program was not executed"), None
+    if outcome.error is not None:
+        return Verdict(verdict="parse_error", reason=f"pot_error: {outcome.error}: {outcome.detail}"[:300]), None
+    return score_answer(instance, outcome.stdout)
+
+
 def score_sample(
-    run_id: str, version: str, instance: Instance, request: ModelRequest, response: ModelResponse
+    run_id: str, version: str, instance: Instance, request: ModelRequest, response: ModelResponse,
+    pot: PotOutcome | None = None,
 ) -> SampleRecord:
+    """`pot`: for a POT_MODE sample whose response is ok, what its program did (`nphe4v.core.pot.run_response`,
+    run by the caller: scoring stays pure)."""
     key = request.key
     paper: tuple[VerdictKind | None, str | None] = (None, None)
+    is_pot = key.prompt_mode == POT_MODE and response.status == "ok"
     if response.status == "infra_error":
         verdict: Verdict | None = None
         parsed = None
@@ -115,6 +131,8 @@ def score_sample(
             paper = ("parse_error", None)
     elif key.prompt_mode == RECOGNITION_MODE:
         verdict, parsed = score_recognition(key.variant == "match", response.text)
+    elif is_pot:
+        verdict, parsed = score_pot(instance, pot)
     else:
         verdict, parsed = score_answer(instance, response.text)
         paper = score_answer_paper(instance, response.text)
@@ -149,6 +167,8 @@ def score_sample(
         value_consistent=verdict.value_consistent if verdict else None,
         parsed_paper=paper[1],
         verdict_paper=paper[0],
+        pot_stdout=pot.stdout[:MAX_STORED_STDOUT] if is_pot and pot is not None and pot.stdout is not None else None,
+        pot_error=(pot.error if pot is not None else "not_run") if is_pot else None,
     )
 
 

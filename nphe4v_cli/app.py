@@ -193,16 +193,26 @@ def grade(
     dataset: Annotated[Path, typer.Option(help="dataset folder the responses answer")],
     responses: Annotated[Path, typer.Option(help="JSON lines: model, instance_id, prompt_mode, response")],
     out: Annotated[Path, typer.Option(help="run folder to write")],
+    pot_isolation: Annotated[str, typer.Option(
+        help="sandbox of GraphVerse `pot` lines' programs: strict, or rlimits-only (weaker, opted into by name)")
+    ] = "strict",
+    pot_workers: Annotated[int, typer.Option(min=1, max=64, help="PoT programs run at once")] = 2,
+    pot_timeout_s: Annotated[float, typer.Option(min=0.1, max=600, help="wall-clock limit of one PoT program")
+                             ] = 10.0,
 ) -> None:
     """Score responses produced elsewhere exactly as a live run would."""
     from cluster.grading import GradeError, grade_file
+    from cluster.pot_stage import PotSettings
     from cluster.runlock import RunLockError
     from nphe4v.core.dataset import DatasetError
     from nphe4v.core.shards import ShardError, StorageError
 
     _out_folder(out)
+    if pot_isolation not in ("strict", "rlimits-only"):
+        fail(f"--pot-isolation {pot_isolation}: expected strict or rlimits-only")
     try:
-        n, new = grade_file(dataset, responses, out)
+        n, new = grade_file(dataset, responses, out, PotSettings(isolation=pot_isolation, workers=pot_workers,
+                                                            timeout_s=pot_timeout_s))
     except (DatasetError, GradeError, RunLockError, ShardError, StorageError) as e:
         fail(str(e))
     except OSError as e:
@@ -245,6 +255,9 @@ def export(
     limit: Annotated[int | None, typer.Option(help="sft/trl/verl: keep N rows with the selection's task mix")] = None,
     allow_test_split: Annotated[bool, typer.Option(help="sft/trl/verl: export a test split for training anyway")
                                 ] = False,
+    graphverse_modes: Annotated[str, typer.Option(
+        help="jsonl: GraphVerse prompt modes, comma-separated (vision, pot), as a model's `graphverse_modes`")
+    ] = "vision",
 ) -> None:
     """Write a dataset for other tools: a `datasets.load_from_disk` folder, JSON-lines requests for `grade`, or
     GraphVerse training sets (SFT, TRL GRPO, verl)."""
@@ -281,7 +294,8 @@ def export(
             typer.echo(f"wrote {n} instances to {out} (datasets.load_from_disk; card {out / 'README.md'})")
         else:
             n = export_jsonl(ds, out, absolute_paths=absolute_paths, model=model, repeats=repeats, asks=asks,
-                             recognition=recognition, seed=seed)
+                             recognition=recognition, seed=seed,
+                             graphverse_modes=[m.strip() for m in graphverse_modes.split(",") if m.strip()])
             typer.echo(f"wrote {n} requests to {out / REQUESTS}")
     except (DatasetError, ExportError) as e:
         fail(str(e))

@@ -42,7 +42,7 @@ def _expected(cfg: Mapping[str, Any], model: Mapping[str, Any], ds) -> dict[str,
     repeats = int(cfg.get("repeats") or 1)
     bench = ds.manifest.benchmark
     if bench == GV_BENCHMARK:
-        modes = ["vision"]
+        modes = list(model.get("graphverse_modes") or ["vision"])
     elif model.get("text_only"):
         modes = [LLM_MODE]
     else:
@@ -117,7 +117,7 @@ def missing_parts(src: Source) -> pl.DataFrame:
                 else:
                     wanted = [LLM_MODE] if m.get("text_only") else list(cfg.get("prompt_modes") or PROMPT_MODES)
                     if bench == GV_BENCHMARK:
-                        wanted = ["vision"]
+                        wanted = list(m.get("graphverse_modes") or ["vision"])
                     for mode in wanted:
                         if mode not in have:
                             add(run.label, bench, name, "prompt_mode",

@@ -14,6 +14,23 @@ from report.model_groups import ModelCatalogue, model_info
 from report.runs import GV_BENCHMARK, Source, frame_of, load_runs, runs_of
 
 JUDGE_DIR = "judgments"  # where cluster.judge_stage / jobs/judge_rerun.py write (judge.vgr)
+DIRECT_MODE = "vision"  # GraphVerse's direct inference (nphe4v.core.prompting.VISION_MODE)
+
+
+def mode_rows(frame: pl.DataFrame) -> pl.DataFrame:
+    """GraphVerse rows of another prompt mode than direct inference (program-of-thought, `pot`) as rows of their
+    own: the model reads `<model> (pot)`, as the paper's Table 3 lists "Gemini-3-Pro Coder" beside Gemini-3-Pro.
+    Every GraphVerse table groups by model, so PoT is reported beside direct inference and never pooled with
+    it. A model name cannot hold a space (`cluster.config.MODEL_NAME_PATTERN`): no label collides with a model.
+    Parentheses, not brackets: the terminal tables (rich) would read `[pot]` as markup and drop it. Samples and
+    judgments are labelled alike, so their join on the key columns still matches."""
+    if "prompt_mode" not in frame.columns or frame.is_empty():
+        return frame
+    other = ((pl.col("benchmark") == GV_BENCHMARK) & pl.col("prompt_mode").is_not_null()
+             & (pl.col("prompt_mode") != DIRECT_MODE))
+    return frame.with_columns(
+        model=pl.when(other).then(pl.format("{} ({})", pl.col("model"), pl.col("prompt_mode")))
+        .otherwise(pl.col("model")))
 
 
 def graphverse(src: Source) -> dict[str, pl.DataFrame]:
@@ -21,7 +38,7 @@ def graphverse(src: Source) -> dict[str, pl.DataFrame]:
     the model x task ``acc_table``, ``by_edit``, ``single_vs_paired``, ``poly_vs_nph``, and ``witness``:
     per model x task how often the given witness is valid and the stated value agrees with it,
     ``witness_validity``); ``{}`` when the source has no GraphVerse rows."""
-    df = frame_of(src).filter(pl.col("benchmark") == GV_BENCHMARK)
+    df = mode_rows(frame_of(src).filter(pl.col("benchmark") == GV_BENCHMARK))
     if df.is_empty():
         return {}
     from gie import metrics as gm
@@ -138,10 +155,11 @@ def graphverse_judged(src: Source, df: pl.DataFrame | None = None) -> dict[str, 
     ``df``: the runs' samples when already loaded (``samples(src)``)."""
     from judge import failure_modes, vgr
 
-    df = (frame_of(src) if df is None else df).filter(pl.col("benchmark") == GV_BENCHMARK)
+    df = mode_rows((frame_of(src) if df is None else df).filter(pl.col("benchmark") == GV_BENCHMARK))
     js = judgments(src) if runs_of(src) else None
     if df.is_empty() or js is None:
         return {}
+    js = mode_rows(js)
     # per run: sample keys repeat across runs (the same models on several versions); vgr.join wants one
     # judgment per sample key
     joined = pl.concat([vgr.join(part, js.filter(pl.col("run_id") == rid))
@@ -211,6 +229,12 @@ def graphverse_families(df: pl.DataFrame, judged: Mapping[str, pl.DataFrame] | N
         return pl.DataFrame(schema=cols)
     info = model_info(gv["model"].unique().to_list(), catalogue)
     fam = dict(zip(info["model"].to_list(), info["family"].to_list(), strict=True))
+    # a PoT row `<model> (pot)` belongs to its own family, `<family> (pot)`: never pooled with direct inference
+    labelled = mode_rows(gv)
+    for (model, label), _ in labelled.with_columns(base=gv["model"]).group_by(["base", "model"]):
+        if label != model:
+            fam[label] = f"{fam[model]}{label[len(model):]}"
+    gv = labelled
     acc = gm.poly_vs_nph(gv, fam).rename({"Poly": "Acc_P", "NPH": "Acc_NPH", "rel_drop": "Acc_drop"})
     av = (judged or {}).get("acc_vgr")
     if av is None or av.is_empty():

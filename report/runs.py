@@ -68,7 +68,7 @@ def load_runs(run_dirs: str | Path | Sequence[str | Path]) -> list[Run]:
     return runs
 
 
-HEAVY_COLUMNS: tuple[str, ...] = ("raw_response", "error", "trace")
+HEAVY_COLUMNS: tuple[str, ...] = ("raw_response", "error", "trace", "pot_stdout")
 """Free text of any length; no metric reads it. ``samples(..., light=True)`` leaves it out."""
 LIGHT_COLUMNS: tuple[str, ...] = tuple(c for c in SAMPLE_SCHEMA if c not in HEAVY_COLUMNS)
 

@@ -47,7 +47,7 @@ class DatasetIndex:
 
 def rebuild_sample(row: dict, index: DatasetIndex) -> dict[str, Any]:
     """Prompt text, image files, gold for one sample, rebuilt from its dataset; notes say what could not be."""
-    from nphe4v.core.prompting import VISION_MODE, build_prompt, build_recognition_prompt
+    from nphe4v.core.prompting import GRAPHVERSE_MODES, VISION_MODE, build_prompt, build_recognition_prompt
 
     out: dict[str, Any] = {"prompt": None, "images": [], "gold": None, "note": ""}
     hit = index.get(row["run"], row["benchmark"], row["version"])
@@ -74,7 +74,7 @@ def rebuild_sample(row: dict, index: DatasetIndex) -> dict[str, Any]:
         else:
             mode = row["prompt_mode"]
             prompt = build_prompt(DatasetIndex.text(ds, info, inst.instance_id),
-                                  mode if mode in (*PROMPT_MODES, VISION_MODE) else VISION_MODE, inst.images)
+                                  mode if mode in (*PROMPT_MODES, *GRAPHVERSE_MODES) else VISION_MODE, inst.images)
             gold = json.dumps(inst.gold.answer, ensure_ascii=False, sort_keys=True)
             out["gold"] = gold + ("" if inst.gold.value is None else f"  (optimal value {inst.gold.value:g})")
     except Exception as e:  # a task that cannot rebuild its text must not sink the whole report

@@ -19,7 +19,9 @@ is cut in half), `400ctx` (a context-length 400), `400key` (a 400 whose message 
 way some providers do), `401` (a refused key), `filter` (finish_reason content_filter), `gate:<seconds>` (an ok
 answer held until the test calls `open_gate()`, or at most that long).
 
-An ok answer is `"ok " + <the prompt's text>`, so a test can check that every response belongs to its request.
+An ok answer is `"ok " + <the prompt's text>`, so a test can check that every response belongs to its request,
+unless `reply(prompt, images)` is given and returns a text: then that text is the answer (a scripted model, e.g.
+one that writes programs; `images` are the request's data: URIs, which tell apart prompts of equal text).
 With `echo_secrets=True` it also repeats what a careless provider might echo: the request's path and query
 string (a key in `api_base`) and every header (Authorization, custom auth headers). The server answers a POST
 on any path: a client joining `chat/completions` to a base URL that holds a query string sends
@@ -36,6 +38,7 @@ import re
 import socket
 import threading
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -67,6 +70,7 @@ class FakeProvider:
     lifetime_s: float = 180.0
     model: str = "fake-model"
     echo_secrets: bool = False
+    reply: Callable[[str, list[str]], str | None] | None = None
 
     def __post_init__(self) -> None:
         self._gate = threading.Event()
@@ -210,7 +214,7 @@ class FakeProvider:
                 await asyncio.sleep(0.05)
             return self._reply(hit, self._completion(body, prompt))
         if kind == "ok":
-            text = None
+            text = self.reply(prompt, hit.images) if self.reply is not None else None
             if self.echo_secrets:
                 text = f"ok {prompt}\n[echo] url={hit.path_qs} headers={json.dumps(hit.headers)}"
             return self._reply(hit, self._completion(body, prompt, text=text))

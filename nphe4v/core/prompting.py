@@ -15,9 +15,14 @@ from nphe4v.core.task import TaskText
 TEMPLATE_VERSION = "nphe4v-prompt-v2"
 RECOGNITION_TEMPLATE_VERSION = "nphe4v-recognition-v1"
 VISION_MODE = "vision"
+# GraphVerse program-of-thought (seed 002 §5.3, "training-free"): the model answers with a program that
+# prints the final answer; the score stage runs it in the sandbox (`nphe4v.core.pot`).
+POT_MODE = "pot"
+GRAPHVERSE_MODES: tuple[str, ...] = (VISION_MODE, POT_MODE)
 
 # GraphVerse (VISION_MODE) keeps its wording and concrete examples; its prompts are unchanged since v1.
 VISION_TEMPLATE_VERSION = "nphe4v-prompt-v1"
+POT_TEMPLATE_VERSION = "nphe4v-pot-v1"
 ENVELOPE = (
     "Write your whole answer inside <root></root>. Inside it, put your step-by-step reasoning in "
     "<reasoning></reasoning> and then the final answer in <final_answer></final_answer> as one JSON "
@@ -34,6 +39,18 @@ ENVELOPE_PLACEHOLDERS = (
     "<root><reasoning>...</reasoning><final_answer>{example}</final_answer></root>"
 )
 
+# The paper gives no PoT prompt (it names Chen et al. 2022); the wording is ours. The program reads the graph
+# from the picture through the model's eyes: it must write the graph down as data, so the transcription is
+# part of the response (and checkable), and print only the answer object.
+POT_INSTRUCTIONS = (
+    "Answer with a Python 3 program that solves this task. First write down, as data in the program, the graph "
+    "you read from the picture(s) (its nodes, edges and any weights or colours that matter), then compute the "
+    "answer from that data. The program may use only the Python standard library and networkx; it gets no "
+    "input, no files and no network, and runs under a time limit of a few seconds. It must print exactly one line: the final "
+    "answer as one JSON object with exactly these keys, for example:\n{example}\n"
+    "Put the whole program in one ```python fenced code block; if you write several, the last one is run."
+)
+
 FIGURE_LIMITED = "The data of this problem is shown in the figure."
 FULL_TEXT_HEADER = "The data of this problem:"
 FIGURE_AND_TEXT = (
@@ -43,13 +60,18 @@ FIGURE_AND_TEXT = (
 
 
 def build_prompt(text: TaskText, mode: str, images: tuple[ImageRef, ...]) -> Prompt:
-    """`mode` is one of PROMPT_MODES (NPHardEval4V) or VISION_MODE (GraphVerse: the evidence is only in
-    the image(s), the question only in the text)."""
+    """`mode` is one of PROMPT_MODES (NPHardEval4V) or GRAPHVERSE_MODES (GraphVerse: the evidence is only in
+    the image(s), the question only in the text; VISION_MODE asks for reasoning and an answer, POT_MODE for a
+    program that prints the answer)."""
     if mode == VISION_MODE:
         parts = [text.intro, text.question, text.output, ENVELOPE.format(example=text.example)]
         return Prompt(
             text="\n\n".join(p for p in parts if p), images=images, template_version=VISION_TEMPLATE_VERSION
         )
+    if mode == POT_MODE:
+        pot = POT_INSTRUCTIONS.format(example=text.example)
+        parts = [text.intro, text.question, text.output, pot]
+        return Prompt(text="\n\n".join(p for p in parts if p), images=images, template_version=POT_TEMPLATE_VERSION)
     question = text.question
     if mode == "figure+limited_text" and text.limited_question is not None:
         question = text.limited_question
@@ -89,6 +111,13 @@ def format_response(answer: dict[str, Any], reasoning: str = "") -> str:
         + json.dumps(answer, ensure_ascii=False)
         + "</final_answer></root>"
     )
+
+
+def format_program(answer: dict[str, Any], note: str = "") -> str:
+    """The program a well-behaved PoT model returns for `answer` (the baselines' PoT response): it prints the
+    answer object, as POT_INSTRUCTIONS asks."""
+    comment = f"# {note}\n" if note else ""
+    return f"```python\n{comment}print({json.dumps(answer, ensure_ascii=False)!r})\n```"
 
 
 def example_literal(example: dict[str, Any]) -> str:

@@ -49,6 +49,8 @@ SAMPLE_SCHEMA: dict[str, pl.DataType] = {
     "value_consistent": pl.Boolean(),
     "parsed_paper": pl.String(),
     "verdict_paper": pl.String(),
+    "pot_stdout": pl.String(),
+    "pot_error": pl.String(),
 }
 assert list(SAMPLE_SCHEMA) == list(SampleRecord.model_fields), "sink schema out of step with SampleRecord"
 
