@@ -83,7 +83,7 @@ def _check_pot(responses: Path, pot: PotSettings) -> None:
         weaker = " (or opt into the weaker sandbox by name: --pot-isolation rlimits-only)" \
             if pot.isolation == "strict" else ""
         raise GradeError(f"{responses}: field prompt_mode: {POT_MODE!r} lines need the {pot.isolation} sandbox, "
-                         f"which cannot run here: {' '.join(str(e).split()).split('; or opt into')[0]}{weaker}"
+                         f"which cannot run here: {e.reason}{weaker}"
                          ) from None
 
 

@@ -200,8 +200,7 @@ def pot_problem(cfg: RunConfig) -> str | None:
     except SandboxUnavailable as e:
         weaker = (" (or opt into the weaker sandbox by name: `pot_isolation: rlimits-only`)"
                   if cfg.pot_isolation == "strict" else "")
-        why = " ".join(str(e).split()).split("; or opt into")[0]  # the sandbox's own hint names its API
-        return f"field pot_isolation: {cfg.pot_isolation}: PoT programs cannot run here: {why}{weaker}"
+        return f"field pot_isolation: {cfg.pot_isolation}: PoT programs cannot run here: {e.reason}{weaker}"
     return None
 
 

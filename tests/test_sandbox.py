@@ -238,6 +238,8 @@ def test_missing_isolation_refuses_in_one_line(tmp_path):
         check_isolation("strict", tool_path=empty)
     msg = str(e.value)
     assert "\n" not in msg and "unshare" in msg and "isolation='rlimits-only'" in msg
+    # what is missing and the opt-in apart: a config or a command line names the opt-in in its own words
+    assert "unshare" in e.value.reason and "rlimits-only" not in e.value.reason and "rlimits-only" in e.value.hint
     with pytest.raises(SandboxUnavailable):
         run_program("print(1)", tool_path=empty)
 

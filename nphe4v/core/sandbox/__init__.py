@@ -65,8 +65,7 @@ def check_isolation(isolation: Isolation = "strict", *, tool_path: str | None = 
     unshare = _find_unshare(tool_path)
     if unshare is None:
         raise SandboxUnavailable(
-            "strict sandbox unavailable: `unshare` (util-linux) was not found on PATH; install util-linux, "
-            + _OPT_IN)
+            "strict sandbox unavailable: `unshare` (util-linux) was not found on PATH; install util-linux", _OPT_IN)
     _probe(unshare, os.geteuid())
 
 
@@ -106,7 +105,7 @@ def _probe(unshare: str, euid: int) -> None:  # noqa: ARG001 - euid keys the cac
     try:
         result = run_once("pass", "", SandboxLimits(timeout_s=30), "strict", unshare)
     except SandboxUnavailable as e:
-        raise SandboxUnavailable(f"strict sandbox unavailable: {e}; {_OPT_IN}") from None
+        raise SandboxUnavailable(f"strict sandbox unavailable: {e}", _OPT_IN) from None
     if not result.ok:
         raise SandboxUnavailable(f"strict sandbox unavailable: a trivial program failed "
-                                 f"({result.error}: {result.detail}); {_OPT_IN}")
+                                 f"({result.error}: {result.detail})", _OPT_IN)

@@ -16,7 +16,14 @@ WEAKER_NOTE = ("rlimits-only: no namespaces, so the program can read the user's 
 
 
 class SandboxUnavailable(Exception):
-    """The isolation asked for is missing on this machine; str() is one line naming it and the opt-in."""
+    """The isolation asked for is missing on this machine; str() is one line naming it and the opt-in.
+    `reason` is what is missing, `hint` how to opt into the weaker mode in this API's words (a config or a
+    command line names the opt-in in its own words, so it shows `reason` with its own hint)."""
+
+    def __init__(self, reason: str, hint: str = "") -> None:
+        self.reason = " ".join(reason.split())
+        self.hint = hint
+        super().__init__(f"{self.reason}; {hint}" if hint else self.reason)
 
 
 class SandboxLimits(BaseModel):
