@@ -184,8 +184,14 @@ CHUNK_MS = 1500.0
 CHUNK_MAX = 16
 
 
+# Hard GED / MCS pairs have a heavy tail (an exact GED may take 20-40 s on the MILP): their chunks are
+# smaller and go first, so a slow one is never the last task running.
+PAIRED_HARD_FACTOR = 4.0
+
+
 def _cost(job: Job) -> float:
-    return _COST_MS.get((job.edit, job.level), 100.0)
+    ms = _COST_MS.get((job.edit, job.level), 100.0)
+    return ms * PAIRED_HARD_FACTOR if job.task in PAIRED_TASKS and job.level == "hard" else ms
 
 
 def _chunks(jobs: list[Job], size: int | None = None) -> Iterable[list[Job]]:
