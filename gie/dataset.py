@@ -194,12 +194,12 @@ def _cost(job: Job) -> float:
     return ms * PAIRED_HARD_FACTOR if job.task in PAIRED_TASKS and job.level == "hard" else ms
 
 
-def _chunks(jobs: list[Job], size: int | None = None) -> Iterable[list[Job]]:
-    """Consecutive jobs of one cell, `size` at a time, or (size None) up to CHUNK_MS of estimated work."""
+def _chunks(jobs: list[Job]) -> Iterable[list[Job]]:
+    """Consecutive jobs of one cell, up to CHUNK_MS of estimated work (CHUNK_MAX jobs) each."""
     chunk: list[Job] = []
     spent = 0.0
     for job in jobs:
-        full = len(chunk) >= size if size else (len(chunk) >= CHUNK_MAX or spent + _cost(job) > CHUNK_MS)
+        full = len(chunk) >= CHUNK_MAX or spent + _cost(job) > CHUNK_MS
         if chunk and (full or (job.task, job.edit, job.level) != (chunk[0].task, chunk[0].edit, chunk[0].level)):
             yield chunk
             chunk, spent = [], 0.0

@@ -11,6 +11,7 @@ redrawn. Molecules are never cut: a whole molecule of the right size is drawn in
 from __future__ import annotations
 
 import random
+from collections import Counter
 from collections.abc import Callable, Sequence
 
 import networkx as nx
@@ -70,7 +71,9 @@ def random_walk_with_restart(
 ) -> list[tuple[str, int]]:
     """Visited nodes with visit counts, most visited first; ties go to the node reached earlier. With a
     `region`, a step that would leave it restarts the walk (the walk runs on the region's induced graph)."""
-    visits: dict[str, int] = {start: 1}
+    # The path, counted at the end (Counter counts in C and keeps first-visit order).
+    path = [start]
+    visit = path.append
     node = start
     uniform = rng.random
     table = source.walk_table()
@@ -81,7 +84,7 @@ def random_walk_with_restart(
             if nxt is not None and region is not None and nxt not in region:
                 nxt = None
             node = start if nxt is None else nxt
-            visits[node] = visits.get(node, 0) + 1
+            visit(node)
     else:
         # `step` inlined (a million steps per thousand instances): the same draws from the same rng.
         known, fill = table
@@ -99,9 +102,9 @@ def random_walk_with_restart(
                         node = start
                 else:
                     node = start
-            visits[node] = visits.get(node, 0) + 1
-    # A dict keeps first-visit order and the sort is stable: ties stay in the order nodes were reached.
-    return sorted(visits.items(), key=lambda kv: -kv[1])
+            visit(node)
+    # Counter keeps first-visit order and the sort is stable: ties stay in the order nodes were reached.
+    return sorted(Counter(path).items(), key=lambda kv: -kv[1])
 
 
 def rwr_nodes(
