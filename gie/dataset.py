@@ -19,8 +19,8 @@ Train/test disjointness: the streams never share a source node or a molecule (`g
 sources are cut into node regions by a hash of each node id and walks stay inside their stream's region,
 small ones belong whole to one stream, molecules go one in four to train by a hash of their id.
 
-Parallelism: `generate_split` runs chunks of jobs as Ray tasks (`workers` CPUs of a local Ray) and writes
-results in plan order, so the files do not depend on the worker count.
+Parallelism: `generate_split` runs chunks of jobs as Ray tasks (`workers` CPUs of a local Ray), longest
+first, and writes results in plan order, so the files do not depend on the worker count.
 """
 
 from __future__ import annotations
@@ -44,7 +44,6 @@ SPLITS: tuple[Split, ...] = ("full", "testmini", "train")
 FULL_PER_TASK = 1000
 TESTMINI_TOTAL = 1060
 TRAIN_TOTAL = 3500
-CHUNK = 4
 
 
 @dataclass(frozen=True)
@@ -171,9 +170,43 @@ def _chunk(seed: int, jobs: list[Job], user_sources: dict[str, object] | None = 
     return [generate_one(seed, job) for job in jobs]
 
 
-def _chunks(jobs: list[Job], size: int) -> Iterable[list[Job]]:
-    for i in range(0, len(jobs), size):
-        yield jobs[i : i + size]
+# Estimated CPU ms of one instance by (edit, level), measured on a testmini slice (seed 2026, 200
+# instances): focus and recolouring redraw and re-solve until the edit changes the answer, and hard graphs
+# are bigger. Only used to size chunks and to hand out the longest ones first; never changes a byte.
+_COST_MS: dict[tuple[str, Level], float] = {
+    ("none", "easy"): 40, ("composition", "easy"): 30, ("focus", "easy"): 45, ("patch", "easy"): 65,
+    ("recolor", "easy"): 120, ("none", "hard"): 100, ("composition", "hard"): 90, ("patch", "hard"): 240,
+    ("focus", "hard"): 600, ("recolor", "hard"): 750,
+}
+# A chunk (one Ray task) holds jobs of one cell worth about this much CPU, at most CHUNK_MAX of them:
+# big enough that Ray's per-task cost (~ms) stays negligible, small enough to balance two workers.
+CHUNK_MS = 1500.0
+CHUNK_MAX = 16
+
+
+# Hard GED / MCS pairs have a heavy tail (an exact GED may take 20-40 s on the MILP): their chunks are
+# smaller and go first, so a slow one is never the last task running.
+PAIRED_HARD_FACTOR = 4.0
+
+
+def _cost(job: Job) -> float:
+    ms = _COST_MS.get((job.edit, job.level), 100.0)
+    return ms * PAIRED_HARD_FACTOR if job.task in PAIRED_TASKS and job.level == "hard" else ms
+
+
+def _chunks(jobs: list[Job]) -> Iterable[list[Job]]:
+    """Consecutive jobs of one cell, up to CHUNK_MS of estimated work (CHUNK_MAX jobs) each."""
+    chunk: list[Job] = []
+    spent = 0.0
+    for job in jobs:
+        full = len(chunk) >= CHUNK_MAX or spent + _cost(job) > CHUNK_MS
+        if chunk and (full or (job.task, job.edit, job.level) != (chunk[0].task, chunk[0].edit, chunk[0].level)):
+            yield chunk
+            chunk, spent = [], 0.0
+        chunk.append(job)
+        spent += _cost(job)
+    if chunk:
+        yield chunk
 
 
 # Below this many jobs a local Ray start (a few seconds) costs more than it saves.
@@ -181,9 +214,14 @@ RAY_MIN_JOBS = 64
 
 
 def _run_ray(seed: int, chunks: list[list[Job]], workers: int,
-             on_chunk: Callable[[list[tuple[Instance, list[bytes]]]], None]) -> None:
+             on_chunk: Callable[[int, list[tuple[Instance, list[bytes]]]], None]) -> None:
     """Chunks as Ray tasks (one CPU each) on the running Ray, or on a local one with `workers` CPUs
-    started (and stopped) here. Results are taken in submission order, so output order is the plan's."""
+    started (and stopped) here. `on_chunk(i, results)` gets chunk i's results as they finish, in any
+    order; the caller puts them back in plan order.
+
+    Scheduling, for the two workers to stay busy to the end: the chunks expected to take longest go
+    first (no long chunk left to run alone at the end), and a new chunk is submitted whenever any one
+    finishes (waiting for them in submission order left a worker idle behind a slow chunk)."""
     import ray
 
     started = not ray.is_initialized()
@@ -200,14 +238,18 @@ def _run_ray(seed: int, chunks: list[list[Job]], workers: int,
         # Chunks are pure functions of (seed, jobs): a retry after a worker crash gives the same bytes.
         remote = ray.remote(num_cpus=1, max_retries=2)(_chunk)
         spec = user_copies.user_sources_identity()
-        window = 4 * workers  # keeps every worker busy without holding the whole split in the object store
-        pending = []
-        for c in chunks:
-            pending.append(remote.remote(seed, c, spec))
-            if len(pending) >= window:
-                on_chunk(ray.get(pending.pop(0)))
-        for ref in pending:
-            on_chunk(ray.get(ref))
+        order = sorted(range(len(chunks)), key=lambda i: -sum(_cost(j) for j in chunks[i]))
+        # Two per worker: the next chunk is queued when one finishes; the object store holds few results.
+        window = 2 * workers
+        pending: dict[Any, int] = {}
+        nxt = 0
+        while nxt < len(order) or pending:
+            while nxt < len(order) and len(pending) < window:
+                pending[remote.remote(seed, chunks[order[nxt]], spec)] = order[nxt]
+                nxt += 1
+            done, _ = ray.wait(list(pending), num_returns=1)
+            for ref in done:
+                on_chunk(pending.pop(ref), ray.get(ref))
     finally:
         if started:
             ray.shutdown()
@@ -229,19 +271,26 @@ def generate_split(
     jobs = plan(split, seed, limit)
     if workers is None:
         workers = (os.cpu_count() or 1) if len(jobs) >= RAY_MIN_JOBS else 0
-    results: list[tuple[Instance, list[bytes]]] = []
+    chunks = list(_chunks(jobs))
+    by_chunk: list[list[tuple[Instance, list[bytes]]] | None] = [None] * len(chunks)
+    done = 0
 
-    def on_chunk(chunk: list[tuple[Instance, list[bytes]]]) -> None:
-        results.extend(chunk)
+    def on_chunk(i: int, chunk: list[tuple[Instance, list[bytes]]]) -> None:
+        nonlocal done
+        by_chunk[i] = chunk
+        done += len(chunk)
         if progress:
-            progress(len(results), len(jobs))
+            progress(done, len(jobs))
 
-    chunks = list(_chunks(jobs, CHUNK))
     if workers <= 0:
-        for c in chunks:
-            on_chunk(_chunk(seed, c))
+        for i, c in enumerate(chunks):
+            on_chunk(i, _chunk(seed, c))
     else:
         _run_ray(seed, chunks, workers, on_chunk)
+    # Plan order, whatever order the chunks finished in: the files never depend on the worker count.
+    results = [r for chunk in by_chunk if chunk is not None for r in chunk]
+    if len(results) != len(jobs):
+        raise RuntimeError(f"graphverse {split}: {len(results)} of {len(jobs)} instances came back")
     order = [c[0] for c in cells()]
     tasks = sorted({j.task for j in jobs}, key=order.index)
     levels = sorted({LEVEL_NUMBER[j.level] for j in jobs})

@@ -96,44 +96,66 @@ def _repair(g: nx.Graph, pos: dict[str, Position], width: int, top: float, heigh
     """Nudge nodes out of the near-misses that make a drawing ambiguous: a node grazed by a foreign edge
     moves away from the segment, two discs too close move apart, a little more than needed each round.
     neato's layouts of 20-50 node graphs, scaled to the canvas, usually have a handful of such
-    near-misses; this removes most of them. Deterministic: nodes and edges in sorted order."""
+    near-misses; this removes most of them. Deterministic: nodes and edges in sorted order.
+
+    Speed (the hottest loop of generation): a pair or a node farther than the threshold plus 1 px along
+    one axis from a disc or from the edge's bounding box cannot be a near-miss, so it is skipped before
+    the exact test; the pushes themselves are the same float operations in the same order, so positions
+    are bit-identical to the unpruned loop (`tests/test_gie_layout_speed.py` compares the two)."""
     r = NODE_RADIUS
     nodes = sorted(g.nodes)
-    edges = sorted_edges(g)
-    p = {n: list(pos[n]) for n in nodes}
+    index = {n: i for i, n in enumerate(nodes)}
+    edges = [(index[a], index[b]) for a, b in sorted_edges(g)]
+    p = [list(pos[n]) for n in nodes]
+    count = len(p)
     lo_x, hi_x = MARGIN / 2 + r, width - MARGIN / 2 - r
     lo_y, hi_y = top + MARGIN / 2 + r, top + height - MARGIN / 2 - r
+    need_pair = 2 * r + 18
+    need_edge = r + 12
+    # 1 px beyond the threshold: far more than any rounding of the exact test, so a skip is never wrong.
+    far_pair = need_pair + 1
+    far_edge = need_edge + 1
+    hypot = math.hypot
     for _ in range(REPAIR_ROUNDS):
         moved = False
-        for i, u in enumerate(nodes):
-            for v in nodes[i + 1 :]:
-                dx, dy = p[v][0] - p[u][0], p[v][1] - p[u][1]
-                d = math.hypot(dx, dy)
-                need = 2 * r + 18
-                if d < need:
+        for i in range(count):
+            pu = p[i]
+            for j in range(i + 1, count):
+                pv = p[j]
+                dx = pv[0] - pu[0]
+                if dx >= far_pair or dx <= -far_pair:
+                    continue
+                dy = pv[1] - pu[1]
+                if dy >= far_pair or dy <= -far_pair:
+                    continue
+                d = hypot(dx, dy)
+                if d < need_pair:
                     if d < 1e-6:
                         dx, dy, d = 1.0, 0.0, 1.0
-                    push = (need - d) / 2 + 1
-                    p[u][0] -= dx / d * push
-                    p[u][1] -= dy / d * push
-                    p[v][0] += dx / d * push
-                    p[v][1] += dy / d * push
+                    push = (need_pair - d) / 2 + 1
+                    pu[0] -= dx / d * push
+                    pu[1] -= dy / d * push
+                    pv[0] += dx / d * push
+                    pv[1] += dy / d * push
                     moved = True
         for a, b in edges:
-            for n in nodes:
-                if n in (a, b):
+            pa, pb = p[a], p[b]
+            x0, x1 = (pa[0], pb[0]) if pa[0] <= pb[0] else (pb[0], pa[0])
+            y0, y1 = (pa[1], pb[1]) if pa[1] <= pb[1] else (pb[1], pa[1])
+            x0, x1, y0, y1 = x0 - far_edge, x1 + far_edge, y0 - far_edge, y1 + far_edge
+            for n in range(count):
+                pn = p[n]
+                if not (x0 < pn[0] < x1 and y0 < pn[1] < y1) or n == a or n == b:
                     continue
-                pa, pb, pn = p[a], p[b], p[n]
                 sx, sy = pb[0] - pa[0], pb[1] - pa[1]
                 t = max(0.0, min(1.0, ((pn[0] - pa[0]) * sx + (pn[1] - pa[1]) * sy) / max(sx * sx + sy * sy, 1e-9)))
                 cx, cy = pa[0] + t * sx, pa[1] + t * sy
                 dx, dy = pn[0] - cx, pn[1] - cy
-                d = math.hypot(dx, dy)
-                need = r + 12
-                if d < need:
+                d = hypot(dx, dy)
+                if d < need_edge:
                     if d < 1e-6:
-                        dx, dy, d = -sy, sx, max(math.hypot(sx, sy), 1e-9)
-                    push = need - d + 1
+                        dx, dy, d = -sy, sx, max(hypot(sx, sy), 1e-9)
+                    push = need_edge - d + 1
                     # the node moves most; the edge's ends give way a little in the other direction
                     pn[0] += dx / d * push * 0.7
                     pn[1] += dy / d * push * 0.7
@@ -141,12 +163,16 @@ def _repair(g: nx.Graph, pos: dict[str, Position], width: int, top: float, heigh
                         end[0] -= dx / d * push * 0.15
                         end[1] -= dy / d * push * 0.15
                     moved = True
-        for n in nodes:
-            p[n][0] = min(max(p[n][0], lo_x), hi_x)
-            p[n][1] = min(max(p[n][1], lo_y), hi_y)
+                    # the edge's ends moved: its box follows them
+                    x0, x1 = (pa[0], pb[0]) if pa[0] <= pb[0] else (pb[0], pa[0])
+                    y0, y1 = (pa[1], pb[1]) if pa[1] <= pb[1] else (pb[1], pa[1])
+                    x0, x1, y0, y1 = x0 - far_edge, x1 + far_edge, y0 - far_edge, y1 + far_edge
+        for q in p:
+            q[0] = min(max(q[0], lo_x), hi_x)
+            q[1] = min(max(q[1], lo_y), hi_y)
         if not moved:
             break
-    return {n: (round(p[n][0], 2), round(p[n][1], 2)) for n in nodes}
+    return {n: (round(q[0], 2), round(q[1], 2)) for n, q in zip(nodes, p, strict=True)}
 
 
 def _circle(nodes: list[str], seed: int, top: float, width: int) -> tuple[dict[str, Position], int]:

@@ -89,27 +89,56 @@ def weight_label_positions(g: nx.Graph, pos: dict[str, Position]) -> tuple[dict[
 def layout_defects(g: nx.Graph, pos: dict[str, Position], weighted: bool) -> tuple[int, int]:
     """(ambiguities, crossings). Ambiguities make the picture misreadable: two discs too close, an
     edge passing within reach of a node it does not join, and (weighted) a weight box that cannot be
-    placed clear of discs, other boxes and foreign edges. Crossings are only a tie-breaker."""
+    placed clear of discs, other boxes and foreign edges. Crossings are only a tie-breaker.
+
+    Runs for every candidate layout, so the loops skip what cannot count: a pair or a node more than
+    the threshold plus 1 px away along one axis (no rounding reaches 1 px) and, for crossings, two edges
+    whose boxes are 1 px apart. The counted tests are those of `_seg_dist` and `_crosses`, inlined."""
     r = NODE_RADIUS
     nodes = sorted(g.nodes)
+    pts = [pos[n] for n in nodes]
+    index = {n: i for i, n in enumerate(nodes)}
     edges = sorted_edges(g)
     bad = 0
-    for i, u in enumerate(nodes):
-        for v in nodes[i + 1 :]:
-            if math.dist(pos[u], pos[v]) < 2 * r + 14:
+    near_pair = 2 * r + 14
+    far_pair = near_pair + 1
+    dist = math.dist
+    for i, pu in enumerate(pts):
+        ux, uy = pu
+        for j in range(i + 1, len(pts)):
+            pv = pts[j]
+            if -far_pair < pv[0] - ux < far_pair and -far_pair < pv[1] - uy < far_pair and dist(pu, pv) < near_pair:
                 bad += 1
+    near_edge = r + 8
+    far_edge = near_edge + 1
+    segs = []
     for u, v in edges:
-        for n in nodes:
-            if n not in (u, v) and _seg_dist(pos[n], pos[u], pos[v]) < r + 8:
+        iu, iv = index[u], index[v]
+        a, b = pts[iu], pts[iv]
+        x0, x1 = min(a[0], b[0]), max(a[0], b[0])
+        y0, y1 = min(a[1], b[1]), max(a[1], b[1])
+        segs.append((a, b, x0, y0, x1, y1, iu, iv))
+        bx0, bx1, by0, by1 = x0 - far_edge, x1 + far_edge, y0 - far_edge, y1 + far_edge
+        for k, p in enumerate(pts):
+            if bx0 < p[0] < bx1 and by0 < p[1] < by1 and k != iu and k != iv and _seg_dist(p, a, b) < near_edge:
                 bad += 1
     if weighted:
         bad += weight_label_positions(g, pos)[1]
-    crossings = sum(
-        _crosses(pos[u], pos[v], pos[a], pos[b])
-        for i, (u, v) in enumerate(edges)
-        for a, b in edges[i + 1 :]
-        if len({u, v, a, b}) == 4
-    )
+    crossings = 0
+    for i, (a, b, ax0, ay0, ax1, ay1, ia, ib) in enumerate(segs):
+        abx, aby = b[0] - a[0], b[1] - a[1]
+        for c, d, cx0, cy0, cx1, cy1, ic, id_ in segs[i + 1 :]:
+            # Segments whose boxes are 1 px apart cannot cross (the sign tests below would say so too,
+            # unless four points were collinear to the last bit: then boxes that overlap decide).
+            if cx0 > ax1 + 1 or ax0 > cx1 + 1 or cy0 > ay1 + 1 or ay0 > cy1 + 1:
+                continue
+            if ia == ic or ia == id_ or ib == ic or ib == id_:
+                continue
+            # _crosses(a, b, c, d), the same float operations in the same order
+            if (abx * (c[1] - a[1]) - aby * (c[0] - a[0])) * (abx * (d[1] - a[1]) - aby * (d[0] - a[0])) < 0:
+                cdx, cdy = d[0] - c[0], d[1] - c[1]
+                if (cdx * (a[1] - c[1]) - cdy * (a[0] - c[0])) * (cdx * (b[1] - c[1]) - cdy * (b[0] - c[0])) < 0:
+                    crossings += 1
     return bad, crossings
 
 

@@ -6,7 +6,7 @@ from __future__ import annotations
 import csv
 import gzip
 import random
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Literal
@@ -41,6 +41,14 @@ class Source:
         nb = self.adjacency.get(node, ())
         # int(random() * n) rather than randrange: same uniform choice, a third of the cost per step.
         return nb[int(rng.random() * len(nb))] if nb else None
+
+    def walk_table(self) -> tuple[Mapping[str, tuple[str, ...]], Callable[[str], tuple[str, ...]]] | None:
+        """What `step` draws from, for walks that inline it: (neighbour tuples by node, the neighbours of
+        a node missing there), a step being `nb[int(rng.random() * len(nb))]`, or no move when nb is
+        empty. None when a subclass steps some other way."""
+        if type(self).step is not Source.step:
+            return None
+        return self.adjacency, lambda node: ()
 
     def induced(self, ids: Iterable[str]) -> nx.Graph:
         keep = set(ids)

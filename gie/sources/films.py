@@ -6,7 +6,7 @@ from __future__ import annotations
 import random
 import re
 import sqlite3
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from functools import lru_cache
 from pathlib import Path
@@ -83,6 +83,11 @@ class CoStarSource(Source):
         if nb is None:
             nb = self.neighbours(node)
         return nb[int(rng.random() * len(nb))] if nb else None
+
+    def walk_table(self) -> tuple[Mapping[str, tuple[str, ...]], Callable[[str], tuple[str, ...]]] | None:
+        if type(self).step is not CoStarSource.step:
+            return None
+        return self._nb_cache, self.neighbours
 
     def induced(self, ids: Iterable[str]) -> nx.Graph:
         keep = sorted(set(ids))

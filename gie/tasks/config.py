@@ -37,6 +37,10 @@ def _gold_value(gold: Gold) -> Any:
     return gold.value
 
 
+def gold_key_is_value(cfg: TaskConfig) -> bool:
+    return cfg.gold_key is _gold_value
+
+
 @dataclass(frozen=True, kw_only=True)
 class TaskConfig:
     name: str
@@ -57,6 +61,10 @@ class TaskConfig:
     bare: Bare | None = None
     # What must differ for an edit to matter: the optimal value, or (CN) the set itself.
     gold_key: Callable[[Gold], Any] = _gold_value
+    # Cheap (lower, upper) bounds on the gold value, when gold_key is the value: checks that only compare
+    # values (does a recolouring change the answer?) try them before an exact solve (GED's can take a
+    # minute). They only ever skip a solve whose value is known to differ, so they change no instance.
+    value_bounds: Callable[[Sequence[nx.Graph], dict[str, Any]], tuple[float, float]] | None = None
     query: QueryFn | None = None
     # is this (asked graph, query) a proper instance (feasible, not degenerate)?
     valid: ValidFn = lambda g, q: g.number_of_edges() > 0

@@ -17,7 +17,7 @@ from gie.layout import pick_layout_seed
 from gie.levels import Level
 from gie.sample import SampleError
 from gie.sources.registry import get_source
-from gie.tasks.config import RecolorMode, RetryInstance, TaskConfig
+from gie.tasks.config import RecolorMode, RetryInstance, TaskConfig, gold_key_is_value
 from gie.tasks.drawing import remember_patch, render_images
 from gie.tasks.instance import GVData
 from gie.tasks.sampling import asked_range, sample_pair, sample_single
@@ -340,6 +340,26 @@ def _initial_colours(g: nx.Graph, new_color: str, keep: set[str], rng: random.Ra
     return h
 
 
+class _UneditedValue:
+    """The gold key of the question without the recolouring, solved only when a comparison needs it: a
+    trial whose value lies outside the task's cheap bounds on it (`TaskConfig.value_bounds`) differs
+    without an exact solve. Comparisons give what comparing exact keys gives, so no instance changes."""
+
+    def __init__(self, cfg: TaskConfig, graphs: list[nx.Graph], query: dict[str, Any]) -> None:
+        self.cfg, self.graphs, self.query = cfg, list(graphs), query
+        self.bounds: tuple[float, float] | None = None
+
+    def same_key(self, gold: Gold) -> bool:
+        cfg = self.cfg
+        if cfg.value_bounds is not None and gold_key_is_value(cfg) and gold.value is not None:
+            if self.bounds is None:
+                self.bounds = cfg.value_bounds(self.graphs, self.query)
+            lo, hi = self.bounds
+            if not lo <= gold.value <= hi:
+                return False
+        return bool(cfg.gold_key(solve_asked(cfg, self.graphs, self.query)) == cfg.gold_key(gold))
+
+
 def _recolor(
     cfg: TaskConfig,
     images: list[nx.Graph],
@@ -356,7 +376,7 @@ def _recolor(
     Only choices whose constrained graph meets the level's node range are tried (`asked_size_ok`).
     Returns the asked graphs, the edit details and the query (`_requery` may have redrawn it)."""
     asked = list(images)
-    base_key = cfg.gold_key(solve_asked(cfg, images, query))
+    base = _UneditedValue(cfg, images, query)
     details = []
     keep = cfg.keep(query)
     for li, new_color in zip(targets, new_colors, strict=True):
@@ -394,7 +414,7 @@ def _recolor(
             if gold.value is None:
                 continue
             # The last target must leave the gold different from ignoring every recolouring.
-            if is_last and cfg.gold_key(gold) == base_key:
+            if is_last and base.same_key(gold):
                 continue
             _, meta = edits.spatial_recolor(g, pos, rng, new_color, anchor=anchor, direction=direction,
                                             margin=RECOLOR_MARGIN)

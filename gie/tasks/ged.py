@@ -8,7 +8,7 @@ from typing import Any
 
 import networkx as nx
 
-from gie.edit_distance import ged_cost, node_label, solve_ged
+from gie.edit_distance import ged_bounds, ged_cost, node_label, solve_ged
 from gie.solvers import sorted_labels
 from gie.tasks.answer_parsing import EDITS, Bare, parse_value_with_mapping
 from gie.tasks.config import TaskConfig
@@ -43,6 +43,12 @@ def parse(obj: dict[str, Any]) -> dict[str, Any] | ParseError:
 def solve(graphs: Sequence[nx.Graph], query: dict[str, Any]) -> Gold:
     cost, mapping = solve_ged(graphs[0], graphs[1])
     return Gold(answer={"Distance": cost, "Mapping": mapping}, value=float(cost))
+
+
+def value_bounds(graphs: Sequence[nx.Graph], query: dict[str, Any]) -> tuple[float, float]:
+    # A few thousand A* states and a local descent: ~0.1 s, against up to a minute for the exact MILP.
+    lo, hi = ged_bounds(graphs[0], graphs[1], max_evals=2000)
+    return float(lo), float(hi)
 
 
 def _ged_witness(G1: nx.Graph, G2: nx.Graph, stated: float, mapping: dict[str, str | None]) -> Witness:
@@ -99,6 +105,7 @@ CONFIG = TaskConfig(
     task_text=_text,
     focus_min=3,
     solve=solve,
+    value_bounds=value_bounds,
     parse=parse,
     verify=verify,
     heuristic=heuristic,
