@@ -25,7 +25,7 @@ import polars as pl
 import psutil
 import pytest
 from fake_provider import FakeProvider
-from ray_head import BIN, free_port, start_head, stop_head, wait_for_gcs
+from ray_head import BIN, MAX_STARTS, STARTUP_TIMEOUT, free_port, start_head, stop_head, wait_for_gcs
 
 from nphe4v.core.records import KEY_COLUMNS, read_samples
 from nphe4v.generate import generate_version
@@ -49,6 +49,20 @@ def _worker(env: dict[str, str], gcs: str, cpus: int, log: Path) -> subprocess.P
     return subprocess.Popen([str(BIN / "ray"), "start", f"--address={gcs}", "--block", "--node-ip-address=127.0.0.1",
                              f"--num-cpus={cpus}", "--disable-usage-stats", *ports],
                             env=env, start_new_session=True, stdout=log.open("w"), stderr=subprocess.STDOUT)
+
+
+def _join(env: dict[str, str], gcs: str, cpus: int, log: Path, total: float) -> subprocess.Popen:
+    """A worker node that has joined: the cluster then has `total` CPUs. Started again when it missed Ray's
+    hard-coded start-up window (tests/ray_head.py: STARTUP_TIMEOUT), which a loaded machine sometimes does."""
+    for _ in range(MAX_STARTS):
+        w = _worker(env, gcs, cpus, log)
+        while w.poll() is None and "Ray runtime started" not in log.read_text():
+            time.sleep(0.5)  # `ray start --block` prints it once the node is up, or exits
+        if w.poll() is None:
+            _wait_cpus(env, gcs, total)
+            return w
+        assert STARTUP_TIMEOUT in log.read_text(), log.read_text()[-3000:]
+    raise AssertionError(f"a worker node missed Ray's start-up window {MAX_STARTS} times:\n{log.read_text()[-3000:]}")
 
 
 def _wait_cpus(env: dict[str, str], gcs: str, cpus: float) -> None:
@@ -140,8 +154,7 @@ def _kill_a_node_mid_run(tmp_path: Path, model, victim, bound_s: float, extra_en
         wait_for_gcs(head)
         env = {**env, "RAY_TMPDIR": head.temp_root, "NODE_LOGS": str(tmp_path)}
         for i in range(2):  # one after the other: each joins before the next starts
-            workers.append(_worker(env, head.gcs_address, 2, tmp_path / f"worker{i}.log"))
-            _wait_cpus(env, head.gcs_address, 3 + 2 * i)
+            workers.append(_join(env, head.gcs_address, 2, tmp_path / f"worker{i}.log", 3 + 2 * i))
         with FakeProvider(default="slow:0.4", lifetime_s=900) as fp:
             cfg = tmp_path / "c.yaml"
             # 1.5 CPUs: more than the head's one, so the replica runs on a worker node
