@@ -33,12 +33,13 @@ and it stops itself after `lifetime_s` or when the `with` block ends.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import json
 import re
 import socket
 import threading
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -175,6 +176,31 @@ class FakeProvider:
     def open_gate(self) -> None:
         """Release every `gate` request, now and later."""
         self._gate.set()
+
+    @contextlib.contextmanager
+    def gate_opens_when(self, ready: Callable[[], bool], every_s: float = 0.2) -> Iterator[None]:
+        """Open the gate once `ready()` holds (a test's event: the judge was called, the engines wrote their
+        samples), checked every `every_s` in a thread; an exception from `ready` counts as not yet (no shard
+        written yet). Leaving the block opens it whatever happened, so nothing stays held."""
+        stop = threading.Event()
+
+        def watch() -> None:
+            while not stop.wait(every_s):
+                try:
+                    if ready():
+                        self.open_gate()
+                        return
+                except Exception:  # noqa: BLE001 -- not ready yet
+                    continue
+
+        watcher = threading.Thread(target=watch, daemon=True)
+        watcher.start()
+        try:
+            yield
+        finally:
+            stop.set()
+            self.open_gate()
+            watcher.join(10)
 
     async def _handle(self, request: web.Request) -> web.StreamResponse:
         raw = await request.read()

@@ -6,7 +6,6 @@ from __future__ import annotations
 import importlib.util
 import json
 import os
-import threading
 from pathlib import Path
 
 import polars as pl
@@ -66,29 +65,16 @@ def test_two_vllm_models_and_an_api_model_run_at_once(bsp_spp, ray_local, tmp_pa
     # all their samples: "the API model was answering while the engines wrote" must not depend on how long the
     # engines take to load on a loaded machine (CI once loaded them slower than the API model answered)
     with FakeProvider(script=["slow:1.0"] * (n - 1), default="gate:600", lifetime_s=900) as fp:
-        stop = threading.Event()
+        def engines_done() -> bool:
+            done = read_samples(out).group_by("model").len()
+            counts = dict(zip(done["model"], done["len"], strict=True))
+            return all(counts.get(m, 0) >= n for m in ("tiny-a", "tiny-b"))
 
-        def open_when_engines_done() -> None:
-            while not stop.wait(0.5):
-                try:
-                    done = read_samples(out).group_by("model").len()
-                except Exception:  # no shard yet
-                    continue
-                counts = dict(zip(done["model"], done["len"], strict=True))
-                if all(counts.get(m, 0) >= n for m in ("tiny-a", "tiny-b")):
-                    fp.open_gate()
-                    return
-
-        watcher = threading.Thread(target=open_when_engines_done, daemon=True)
-        watcher.start()
         api = ModelSpec(name="fake-api", backend="litellm", num_cpus=0.25, batch_size=4, options={
             "model": "openai/fake-model", "api_base": fp.base_url, "api_key_env": ENV, "max_concurrency": 1,
             "timeout_s": 900.0, "backoff_base_s": 0.05})
-        try:
+        with fp.gate_opens_when(engines_done, every_s=0.5):
             execute(_cfg(bsp_spp, out, [*models, api]))
-        finally:
-            stop.set()
-            fp.open_gate()
         api_hits = list(fp.hits)
     df = read_samples(out)
     assert df.height == 3 * n and df.select(KEY_COLUMNS).unique().height == df.height
@@ -151,16 +137,6 @@ def test_judge_streams_beside_the_models_and_resumes_exactly_once(tmp_path, ray_
     # until the judge has made its first call: "the judge was asked while the model was still writing" then
     # holds by construction, however long the judge actor takes to start on a loaded machine.
     with JudgeFake() as fake, FakeProvider(script=["ok"] * 7, default="gate:600", lifetime_s=900) as fp:
-        stop = threading.Event()
-
-        def open_when_judged() -> None:
-            while not stop.wait(0.2):
-                if fake.hits:
-                    fp.open_gate()
-                    return
-
-        watcher = threading.Thread(target=open_when_judged, daemon=True)
-        watcher.start()
         model = ModelSpec(name="api-model", backend="litellm", batch_size=2, num_cpus=0.25, options={
             "model": "openai/fake-model", "api_base": fp.base_url, "api_key_env": ENV, "max_concurrency": 1,
             "timeout_s": 900.0, "backoff_base_s": 0.05})
@@ -169,11 +145,8 @@ def test_judge_streams_beside_the_models_and_resumes_exactly_once(tmp_path, ray_
                              "timeout_s": 20}}
         cfg = RunConfig(name="stream", out=str(tmp_path / "run"), models=[model], max_inflight_batches=1,
                         datasets=[DatasetSpec(benchmark="graphverse", path=str(tmp_path / "gv"))], judge=judge)
-        try:
+        with fp.gate_opens_when(lambda: bool(fake.hits)):
             out = execute(cfg)
-        finally:
-            stop.set()
-            fp.open_gate()
         offset = time.time() - time.monotonic()
         first_call = min(h.t for h in fake.hits) + offset
         calls = len(fake.hits)
