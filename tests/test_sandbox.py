@@ -11,6 +11,7 @@ import socket
 import subprocess
 import sys
 import tempfile
+import time
 import tracemalloc
 
 import pytest
@@ -132,8 +133,9 @@ def test_disk_fill_hits_the_file_size_limit():
     assert r.error == "filesystem" and "limit" in r.detail, r
 
 
-def _sandbox_uid_processes() -> set[int]:
-    base, span = RUN_UIDS
+def _sandbox_uid_processes(only: int | None = None) -> set[int]:
+    """Processes running as a sandbox's fresh uid (`only`: that one)."""
+    base, span = (only, 1) if only is not None else RUN_UIDS
     found = set()
     for pid in filter(str.isdigit, os.listdir("/proc")):
         try:
@@ -148,8 +150,8 @@ def _sandbox_uid_processes() -> set[int]:
 
 def test_infinite_loop_times_out_and_nothing_outlives_it(tmp_path, monkeypatch):
     monkeypatch.setattr(tempfile, "tempdir", str(tmp_path))  # where the run's host folder goes
-    before = _sandbox_uid_processes()
     src = ("import os, time\n"
+           "print(os.getuid(), flush=True)\n"
            "if os.fork() == 0:\n"
            "    os.setsid()\n"
            "    time.sleep(1000)\n"
@@ -157,8 +159,12 @@ def test_infinite_loop_times_out_and_nothing_outlives_it(tmp_path, monkeypatch):
     r = run_program(src, limits=SandboxLimits(timeout_s=1.5))
     assert r.error == "timeout" and "1.5 s" in r.detail, r
     assert r.wall_s < 4
-    if os.geteuid() == 0:  # the program ran as a fresh uid: none of its processes may be left
-        assert _sandbox_uid_processes() - before == set()
+    if os.geteuid() == 0:  # the program ran as a fresh uid of its own: none of its processes may be left
+        uid = int(r.stdout.split()[0])  # (other tests' sandboxes, running beside this one, have other uids)
+        deadline = time.monotonic() + 10  # the kernel reaps the killed namespace's processes asynchronously
+        while _sandbox_uid_processes(uid) and time.monotonic() < deadline:
+            time.sleep(0.05)
+        assert _sandbox_uid_processes(uid) == set()
     assert list(tmp_path.iterdir()) == []  # the run's host folder is gone
     with open("/proc/self/mountinfo") as f:  # and none of its mounts reached the host
         assert str(tmp_path) not in f.read()
