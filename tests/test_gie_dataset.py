@@ -52,6 +52,7 @@ def test_split_regenerates_byte_identically(small_split: Path, tmp_path: Path):
     assert _files(small_split) == _files(again)
 
 
+@pytest.mark.slow(reason="reads a generated 102-instance GraphVerse slice (~20 s to generate on 2 cores)")
 def test_split_loads_with_images_and_covers_every_cell(small_split: Path):
     ds = load_dataset(small_split, check_images=True)
     assert ds.manifest.benchmark == "graphverse" and ds.manifest.version == "graphverse-full"
@@ -71,6 +72,7 @@ def test_split_loads_with_images_and_covers_every_cell(small_split: Path):
     assert frames["task_edit"].filter(frames["task_edit"]["task"] == "all")["total"].item() == LIMIT
 
 
+@pytest.mark.slow(reason="reads a generated 102-instance GraphVerse slice (~20 s to generate on 2 cores)")
 def test_sampled_sizes_follow_the_level(small_split: Path):
     ds = load_dataset(small_split)
     for inst in ds.instances:

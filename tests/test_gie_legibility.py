@@ -9,6 +9,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import networkx as nx
+import pytest
 
 from gie.legibility import legibility_problems
 from gie.legibility_audit import instance_legibility_problems
@@ -47,6 +48,7 @@ def test_weight_label_conflicts_are_reported():
     assert any("weight label" in p for p in legibility_problems(g, pos, weighted=True))
 
 
+@pytest.mark.slow(reason="generates a 102-row testmini slice, every task x edit x level (~20 s on 2 cores)")
 def test_every_image_of_a_both_level_sample_is_legible(graphverse_split):
     out = graphverse_split("testmini", SEED, limit=102)
     ds = load_dataset(out)
