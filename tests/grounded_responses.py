@@ -21,7 +21,7 @@ import json
 import random
 from typing import Any
 
-from judge.evidence import build_evidence
+from test_judge_helpers import evidence_of
 
 Fact = dict[str, Any]
 
@@ -38,7 +38,7 @@ def fact(type_: str, nodes: list[str | None], value: Any = None, graph: int | No
 
 
 def facts_of(inst: Any, seed: int = 0) -> dict[str, list[Fact]]:
-    ev = build_evidence(inst.task, inst.data)
+    ev = evidence_of(inst)
     rng = random.Random(f"{inst.instance_id}:{seed}")
     gold, task, weighted = inst.gold.answer, inst.task, ev.facts.weighted
     paired = len(ev.facts.graphs) > 1

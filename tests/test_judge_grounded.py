@@ -21,7 +21,14 @@ import re
 import polars as pl
 import pytest
 from grounded_responses import build, fact, facts_of, judge_steps
-from test_judge_helpers import JudgeFake, load_instances, write_dataset_folder, write_run, wrong_answer
+from test_judge_helpers import (
+    JudgeFake,
+    evidence_of,
+    load_instances,
+    write_dataset_folder,
+    write_run,
+    wrong_answer,
+)
 
 from cluster.config import JudgeConfig
 from cluster.judge_stage import run_judge_stage
@@ -46,8 +53,9 @@ VARIANTS: dict[str, tuple[str, dict]] = {
 
 def _texts(inst):
     out = {}
+    wrong = wrong_answer(inst)
     for name, (which, parts) in VARIANTS.items():
-        answer = inst.gold.answer if which == "right" else wrong_answer(inst)
+        answer = inst.gold.answer if which == "right" else wrong
         out[name] = build(inst, answer, parts)
     return out
 
@@ -57,7 +65,7 @@ def _first_line(text: str) -> str:
 
 
 def _score(inst, text, steps):
-    ev = build_evidence(inst.task, inst.data)
+    ev = evidence_of(inst)
     verdict = JudgeVerdict.model_validate({"steps": steps, "final_answer_match": True})
     g = ground_verdict(ev, text, verdict.steps, verdict.final_answer_match)
     match = score_answer(inst, text)[0].verdict == "correct"

@@ -7,6 +7,7 @@ seed 2026, `gie.dataset.generate_split(..., limit=51)`, one instance per task x 
 
 from __future__ import annotations
 
+import copy
 import json
 import random
 import re
@@ -34,11 +35,35 @@ def write_dataset_folder(root: Path, instances: list[Instance]) -> Path:
     return root
 
 
-def wrong_answer(inst: Instance, seed: int = 0) -> dict[str, Any]:
-    from gie import answers
+# Pure functions of an instance, asked for many times per instance by the batteries (a whole testmini has
+# ~1,000): each is computed once per instance object. The instance is kept with its value, so an id is never
+# reused while its entry lives.
+_EVIDENCE: dict[int, tuple[Instance, Any]] = {}
+_WRONG: dict[tuple[int, int], tuple[Instance, dict[str, Any]]] = {}
+
+
+def evidence_of(inst: Instance):
+    """`build_evidence(inst.task, inst.data)`, built once per instance."""
     from judge.evidence import build_evidence
 
-    ev = build_evidence(inst.task, inst.data)
+    hit = _EVIDENCE.get(id(inst))
+    if hit is None or hit[0] is not inst:
+        hit = _EVIDENCE[id(inst)] = (inst, build_evidence(inst.task, inst.data))
+    return hit[1]
+
+
+def wrong_answer(inst: Instance, seed: int = 0) -> dict[str, Any]:
+    """A readable answer the exact verifier calls wrong (seeded: the same one every time)."""
+    hit = _WRONG.get((id(inst), seed))
+    if hit is None or hit[0] is not inst:
+        hit = _WRONG[(id(inst), seed)] = (inst, _wrong_answer(inst, seed))
+    return copy.deepcopy(hit[1])
+
+
+def _wrong_answer(inst: Instance, seed: int) -> dict[str, Any]:
+    from gie import answers
+
+    ev = evidence_of(inst)
     asked = [g.asked for g in ev.facts.graphs]
     rng = random.Random(seed)
     for _ in range(50):

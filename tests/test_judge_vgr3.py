@@ -32,10 +32,17 @@ def _check_instance(inst) -> list[str]:
         fm[name] = score_answer(inst, render(inst, [], ans, "arrow", w))[0].verdict == "correct"
     assert fm["right"] and not fm["wrong"], inst.instance_id
 
+    seen: dict[tuple, float] = {}
+
     def S(chosen, which, notation="arrow"):  # noqa: N802
-        text = render(inst, chosen, right if which == "right" else wrong, notation, w)
-        return score_response(ev, text, final_match=fm[which], gold=inst.gold.answer,
-                              gold_value=inst.gold.value).vgr
+        # The properties ask for the same response many times (a prefix of the critical facts, the complete
+        # process under each check): scoring is a pure function of the text, so each is scored once.
+        key = (repr(chosen), which, notation)
+        if key not in seen:
+            text = render(inst, chosen, right if which == "right" else wrong, notation, w)
+            seen[key] = score_response(ev, text, final_match=fm[which], gold=inst.gold.answer,
+                                       gold_value=inst.gold.value).vgr
+        return seen[key]
 
     bad: list[str] = []
     iid = f"{inst.instance_id} ({inst.task}/{inst.data['edit']['kind']})"
