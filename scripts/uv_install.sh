@@ -1,19 +1,21 @@
 #!/usr/bin/env bash
-# Install this checkout (editable) with the extras in $1 into .venv with uv, reading pip's configuration
-# (index-url, extra-index-url, find-links, constraint; files and PIP_* variables alike) so that uv sees the
-# same packages pip would. Exits non-zero when uv is missing and cannot be installed, or when it fails:
-# scripts/setup.sh then installs with pip.
+# `uv pip install` into the environment of the interpreter $1 whatever follows (e.g. `-e ".[dev]"`), reading
+# pip's configuration (index-url, extra-index-url, find-links, constraint, cert; files and PIP_* variables
+# alike) so that uv sees the same packages pip would. Exits non-zero when uv is missing and cannot be
+# installed, or when it fails: the caller then installs with pip (scripts/setup.sh does).
 set -euo pipefail
-cd "$(dirname "$0")/.."
-extras=$1
+py=$1; shift
+here=$(cd "$(dirname "$0")/.." && pwd)
 uv=$(command -v uv || true)
 if [ -z "$uv" ]; then
-  [ -x .venv/bin/uv ] || .venv/bin/python -m pip install -q uv 2>&1 | grep -v '^WARNING: Location' || true
-  [ -x .venv/bin/uv ] || exit 1
-  uv=.venv/bin/uv
+  # the project's own venv holds uv once set-up has run; a fresh one gets it from pip
+  venv_bin="$here/.venv/bin"
+  [ -x "$venv_bin/uv" ] || "$venv_bin/python" -m pip install -q uv 2>&1 | grep -v '^WARNING: Location' || true
+  [ -x "$venv_bin/uv" ] || exit 1
+  uv=$venv_bin/uv
 fi
-args=(--python .venv/bin/python --index-strategy unsafe-best-match --quiet)
-# `pip config list` prints `<where>.<key>='<value>'`, lists separated by spaces or newlines
+args=(--python "$py" --index-strategy unsafe-best-match --quiet)
+# `pip config list` prints `<where>.<key>='<value>'`, lists separated by spaces
 while IFS= read -r line; do
   key=${line%%=*}; key=${key##*.}
   val=${line#*=}; val=${val#\'}; val=${val%\'}
@@ -22,5 +24,5 @@ while IFS= read -r line; do
       for v in $val; do [[ " ${args[*]} " == *" --$key $v "* ]] || args+=("--$key" "$v"); done ;;
     cert) [ -n "${SSL_CERT_FILE:-}" ] || export SSL_CERT_FILE="$val" ;;  # a proxy's CA: uv reads this
   esac
-done < <(.venv/bin/python -m pip config list 2>/dev/null | sort -u)
-"$uv" pip install "${args[@]}" -e ".[${extras}]"
+done < <("$py" -m pip config list 2>/dev/null | sort -u)
+"$uv" pip install "${args[@]}" "$@"

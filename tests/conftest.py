@@ -14,6 +14,12 @@ import pytest
 
 os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
 os.environ.setdefault("RAY_DEDUP_LOGS", "0")
+# Ray runs its worker processes at nice 15. On a 2-core machine where the suite's other test processes, or any
+# other work, keep the cores busy at nice 0, every Ray worker (model replicas, score tasks, a job's
+# supervisor) then gets a few per cent of a core: one test's vLLM replica took 6 min to import vLLM beside
+# two busy loops, against 8 s at equal priority. Every Ray a test starts (in process, `ray start`, or
+# eval_all in a subprocess, which inherit this environment) runs its workers at the tests' priority.
+os.environ.setdefault("RAY_worker_niceness", "0")
 
 # Property tests draw the same examples on every run (derandomize): a run's verdict depends on the code, not on
 # the draw, so a red run is reproducible and a green one stays green. `HYPOTHESIS_PROFILE=explore` draws new
