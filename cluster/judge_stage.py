@@ -379,12 +379,14 @@ def _judge_local(spec: JudgeSpec, cache: JudgeCache, unique: list[tuple[str, Jud
 
 
 def _init_ray() -> None:
+    from nphe4v.core.local_ray import start_local_ray
+
     if ray.is_initialized():
         return
     if os.environ.get("RAY_ADDRESS"):  # under `ray job submit`: join the job's cluster
         ray.init(address=os.environ["RAY_ADDRESS"], log_to_driver=True)
     else:  # "local" starts a private Ray; a plain init would attach to any other Ray on this machine
-        ray.init(address="local", num_cpus=os.cpu_count(), include_dashboard=False, log_to_driver=True)
+        start_local_ray(os.cpu_count(), log_to_driver=True)
 
 
 def _record_default(out: Path, spec: JudgeSpec, template: str, repeat: int) -> None:

@@ -275,6 +275,8 @@ def init_ray(cfg: RunConfig) -> None:
     import ray
     from ray.exceptions import RayError
 
+    from nphe4v.core.local_ray import start_local_ray
+
     if ray.is_initialized():
         return
     os.environ.setdefault("RAY_DEDUP_LOGS", "0")
@@ -293,8 +295,7 @@ def init_ray(cfg: RunConfig) -> None:
     else:
         # "local" always starts a new cluster: plain ray.init() would attach to any Ray already running
         # on this machine (another user's, another run's) and then refuse num_cpus
-        ray.init(address="local", num_cpus=cfg.ray.num_cpus or os.cpu_count(), include_dashboard=False,
-                 log_to_driver=True)
+        start_local_ray(cfg.ray.num_cpus or os.cpu_count(), log_to_driver=True)
     # ray.init replaces the SIGTERM handler with sys.exit; keep the run's clean interrupt
     interrupts.install()
 

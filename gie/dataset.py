@@ -224,6 +224,8 @@ def _run_ray(seed: int, chunks: list[list[Job]], workers: int,
     finishes (waiting for them in submission order left a worker idle behind a slow chunk)."""
     import ray
 
+    from nphe4v.core.local_ray import start_local_ray
+
     started = not ray.is_initialized()
     if started:
         # Workers inherit the driver's environment: put the gie the driver imported first on their path
@@ -233,7 +235,7 @@ def _run_ray(seed: int, chunks: list[list[Job]], workers: int,
         if here not in old.split(os.pathsep):
             os.environ["PYTHONPATH"] = os.pathsep.join(p for p in (here, old) if p)
         # "local": a private Ray, never another one already running on this machine
-        ray.init(address="local", num_cpus=workers, include_dashboard=False, log_to_driver=False)
+        start_local_ray(workers, log_to_driver=False)
     try:
         # Chunks are pure functions of (seed, jobs): a retry after a worker crash gives the same bytes.
         remote = ray.remote(num_cpus=1, max_retries=2)(_chunk)
