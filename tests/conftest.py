@@ -20,6 +20,12 @@ os.environ.setdefault("RAY_DEDUP_LOGS", "0")
 # two busy loops, against 8 s at equal priority. Every Ray a test starts (in process, `ray start`, or
 # eval_all in a subprocess, which inherit this environment) runs its workers at the tests' priority.
 os.environ.setdefault("RAY_worker_niceness", "0")
+# One thread per CPU engine and per torch/BLAS user: the suite runs ~3 test processes, each with its own Ray and
+# engines, on 2 cores. vLLM's CPU engine otherwise binds two OpenMP threads to cores 0-1, and a bound thread
+# whose partner is descheduled spins at every barrier: the same prompts cost ~2x the CPU (0.7 s on one
+# unbound thread vs 1.6 s on two bound ones beside two busy loops; docs/vllm-cpu.md: ~3x the throughput).
+os.environ.setdefault("VLLM_CPU_OMP_THREADS_BIND", "nobind")
+os.environ.setdefault("OMP_NUM_THREADS", "1")
 
 # Property tests draw the same examples on every run (derandomize): a run's verdict depends on the code, not on
 # the draw, so a red run is reproducible and a green one stays green. `HYPOTHESIS_PROFILE=explore` draws new
