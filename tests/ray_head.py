@@ -100,8 +100,9 @@ def wait_for_jobs_api(head: Head, env: dict[str, str], timeout: float = 120) -> 
     raise TimeoutError(f"ray head did not answer on {head.dashboard_url} in {timeout} s")
 
 
-def wait_for_gcs(head: Head, timeout: float = 180) -> None:
-    """Until `ray start` has written the cluster's address file (after the head node is fully up)."""
+def wait_for_gcs(head: Head, timeout: float = 600) -> None:
+    """Until `ray start` has written the cluster's address file (after the head node is fully up). The bound
+    is a safety net: with one core busy-looped, a head once took over 180 s to come up."""
     address_file = Path(head.temp_root, "ray", "ray_current_cluster")
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:
