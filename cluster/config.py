@@ -248,7 +248,7 @@ class RunConfig(Strict):
     pot_isolation: Literal["strict", "rlimits-only"] = Field(
         "strict", description="sandbox of PoT programs: strict (kernel namespaces; the run refuses to start "
         "without them) or rlimits-only (a weaker sandbox, opted into by name; docs/graphverse.md)")
-    pot_timeout_s: float = Field(10.0, gt=0, le=600, description="wall-clock limit of one PoT program")
+    pot_timeout_s: float = Field(10.0, gt=0, le=600, description="CPU-time limit of one PoT program, s (each process; a wall clock of 3x + 10 s backs it)")
     pot_workers: int = Field(2, ge=1, le=64, description="PoT programs run at once by one score task")
     parser: Literal["tolerant", "paper"] = Field(
         "tolerant", description="NPHardEval4V: which parse of an answer the headline ER/AA use; both are always "

@@ -197,8 +197,9 @@ def grade(
         help="sandbox of GraphVerse `pot` lines' programs: strict, or rlimits-only (weaker, opted into by name)")
     ] = "strict",
     pot_workers: Annotated[int, typer.Option(min=1, max=64, help="PoT programs run at once")] = 2,
-    pot_timeout_s: Annotated[float, typer.Option(min=0.1, max=600, help="wall-clock limit of one PoT program")
-                             ] = 10.0,
+    pot_timeout_s: Annotated[float, typer.Option(
+        min=0.1, max=600, help="CPU-time limit of one PoT program, s (each process; a wall clock of 3x + 10 s backs it)")
+    ] = 10.0,
 ) -> None:
     """Score responses produced elsewhere exactly as a live run would."""
     from cluster.grading import GradeError, grade_file

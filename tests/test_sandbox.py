@@ -159,9 +159,10 @@ def test_infinite_loop_times_out_and_nothing_outlives_it(tmp_path, monkeypatch):
            "    os.setsid()\n"
            "    time.sleep(1000)\n"
            "while True:\n    pass\n")
-    r = run_program(src, limits=SandboxLimits(timeout_s=1.5))
-    assert r.error == "timeout" and "1.5 s" in r.detail, r
-    assert r.wall_s < 4
+    limits = SandboxLimits(timeout_s=1.5)
+    r = run_program(src, limits=limits)
+    assert r.error == "timeout" and "1.5 s of CPU time" in r.detail, r
+    assert r.wall_s < limits.wall_limit_s  # the busy loop's CPU limit ended it, not the backstop
     if os.geteuid() == 0:  # the program ran as a fresh uid of its own: none of its processes may be left
         uid = int(r.stdout.split()[0])  # (other tests' sandboxes, running beside this one, have other uids)
         deadline = time.monotonic() + 10  # the kernel reaps the killed namespace's processes asynchronously
@@ -171,6 +172,39 @@ def test_infinite_loop_times_out_and_nothing_outlives_it(tmp_path, monkeypatch):
     assert list(tmp_path.iterdir()) == []  # the run's host folder is gone
     with open("/proc/self/mountinfo") as f:  # and none of its mounts reached the host
         assert str(tmp_path) not in f.read()
+
+
+def test_the_time_limit_is_cpu_time_so_a_loaded_machine_changes_no_verdict():
+    """A program needing ~0.5 s of CPU under a 1 s limit passes while four busy loops share its core and
+    stretch its wall clock past that limit (a wall-clock limit made such programs `timeout` under load)."""
+    cpu = min(os.sched_getaffinity(0))
+    before = os.sched_getaffinity(0)
+    # each loop in a session of its own, like the sandbox: with autogroup scheduling a session shares a core
+    # as one, so four loops in this test's session would take half of it, not four fifths
+    loops = [subprocess.Popen([sys.executable, "-c", "while True: pass"], start_new_session=True) for _ in range(4)]
+    try:
+        for p in loops:
+            os.sched_setaffinity(p.pid, {cpu})
+        os.sched_setaffinity(0, {cpu})  # this thread, so the sandbox it starts, shares the loops' core
+        try:
+            r = run_program("print(sum(i * i for i in range(6 * 10**6)))", limits=SandboxLimits(timeout_s=1))
+        finally:
+            os.sched_setaffinity(0, before)
+    finally:
+        for p in loops:
+            p.kill()
+            p.wait()
+    assert r.ok and r.stdout.strip() == str(sum(i * i for i in range(6 * 10**6))), r
+    assert r.wall_s > 1, r  # the load did stretch it past the limit: the property was exercised
+
+
+def test_a_program_that_ignores_sigxcpu_or_waits_is_a_timeout():
+    ignores = "import signal\nsignal.signal(signal.SIGXCPU, signal.SIG_IGN)\nwhile True:\n    pass\n"
+    r = run_program(ignores, limits=SandboxLimits(timeout_s=1))
+    assert r.error == "timeout" and "1 s of CPU time" in r.detail, r  # SIGKILL at the hard limit
+    r = run_program("import time\ntime.sleep(60)\n", limits=SandboxLimits(timeout_s=1, wall_timeout_s=2))
+    assert r.error == "timeout" and "2 s wall-clock limit" in r.detail and r.wall_s < 30, r
+    assert SandboxLimits(timeout_s=10).wall_limit_s == 40  # the default backstop: 3 x the CPU limit + 10 s
 
 
 def test_output_flood_is_capped_and_the_parent_stays_small():

@@ -11,8 +11,9 @@ mode the program runs
   and a fresh size-limited /tmp: the host's files (run folders, datasets, ~/.ray, /etc) do not exist;
 * with no network device but a loopback that is down, so nothing, 127.0.0.1 included, is reachable;
 * as a fresh unprivileged uid (root) or with no capabilities (user namespace), with no_new_privs;
-* under rlimits (address space, CPU, processes, file size, open files, no core), a wall-clock timeout
-  after which the whole namespace is killed, and an output cap read incrementally;
+* under rlimits (address space, CPU time, processes, file size, open files, no core), a wall-clock
+  backstop for a program that waits, after which the whole namespace is killed, and an output cap read
+  incrementally;
 * with an environment built from nothing (no API keys) and `python -I -S -B` plus an audit hook that
   classifies attempts (forbidden_import, filesystem, network, signal) and refuses escape hatches.
 

@@ -188,13 +188,14 @@ def set_limits(lim: dict) -> None:
     mb = 1024 * 1024
     for res, value in (
         (resource.RLIMIT_AS, lim["memory_mb"] * mb),
-        (resource.RLIMIT_CPU, lim["cpu_s"]),
         (resource.RLIMIT_NPROC, lim["max_processes"]),
         (resource.RLIMIT_FSIZE, lim["max_file_mb"] * mb),
         (resource.RLIMIT_NOFILE, lim["max_open_files"]),
         (resource.RLIMIT_CORE, 0),
     ):
         resource.setrlimit(res, (value, value))
+    # soft: SIGXCPU, classified `timeout`; hard, a second later: SIGKILL for a program that ignores SIGXCPU
+    resource.setrlimit(resource.RLIMIT_CPU, (lim["cpu_s"], lim["cpu_s"] + 1))
 
 
 def start_program(cfg: dict, report_fd: int) -> int:
@@ -243,11 +244,13 @@ def main() -> None:
     _thread.start_new_thread(watch_lifeline, (lifeline_fd, child, strict))
     while True:  # as pid 1 we reap every orphan, and stop at the program's own end
         try:
-            pid, status = os.waitpid(-1, 0)
+            pid, status, usage = os.wait4(-1, 0)
         except ChildProcessError:
             os._exit(125)
         if pid == child:
             break
+    # the program's own CPU time: tells a SIGKILL at RLIMIT_CPU's hard limit from any other SIGKILL
+    os.write(report_fd, f"cpu {usage.ru_utime + usage.ru_stime:.3f}\n".encode())
     if os.WIFSIGNALED(status):
         sig = os.WTERMSIG(status)
         os.write(report_fd, f"status signal {sig}\n".encode())

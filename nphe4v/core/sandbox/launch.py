@@ -4,7 +4,6 @@ within the limits, kill what is left, and classify how the program ended."""
 from __future__ import annotations
 
 import marshal
-import math
 import os
 import secrets
 import selectors
@@ -77,7 +76,7 @@ def _launch_in(hostdir: Path, source: str, stdin: str, limits: SandboxLimits, is
         "cap_last_cap": layout.cap_last_cap(), "bootstrap": f"{inside_in}/bootstrap.py",
         "bootstrap_config": f"{inside_in}/config.marshal",
         "env": {"HOME": workdir, "TMPDIR": workdir, "LANG": "C.UTF-8", "LC_ALL": "C.UTF-8"},
-        "limits": {"memory_mb": limits.memory_mb, "cpu_s": math.ceil(limits.timeout_s) + 1,
+        "limits": {"memory_mb": limits.memory_mb, "cpu_s": limits.cpu_limit_s,
                    "max_processes": limits.max_processes, "max_file_mb": limits.max_file_mb,
                    "max_open_files": limits.max_open_files},
     }
@@ -128,7 +127,7 @@ def _collect(proc: subprocess.Popen, report_r: int, limits: SandboxLimits, start
     for fd in fds:
         os.set_blocking(fd, False)
         sel.register(fd, selectors.EVENT_READ)
-    deadline = start + limits.timeout_s
+    deadline = start + limits.wall_limit_s
     timed_out = overflow = False
     try:
         while sel.get_map() and not overflow:
@@ -185,6 +184,8 @@ def _result(out: bytes, err: bytes, report: bytes, timed_out: bool, overflow: bo
     status = next((ln for ln in reversed(lines) if ln.startswith("status ")), None)
     problem = next((ln for ln in lines if ln.startswith(("violation ", "error "))), None)
     setup = next((ln for ln in lines if ln.startswith("init-error")), None)
+    cpu_line = next((ln for ln in reversed(lines) if ln.startswith("cpu ")), None)
+    cpu = float(cpu_line.split()[1]) if cpu_line else None  # the program's CPU s (init's wait4), when it ended
 
     def clean(text: str) -> str:  # one line, without the host's paths (the install's is mirrored inside)
         for path, name in ((str(hostdir), "<sandbox>"), (os.path.realpath(sys.base_prefix), "<python>"),
@@ -200,7 +201,8 @@ def _result(out: bytes, err: bytes, report: bytes, timed_out: bool, overflow: bo
     if overflow:
         return res("output_limit", f"the program printed more than {limits.max_output_bytes} bytes")
     if timed_out:
-        return res("timeout", f"the program ran longer than {limits.timeout_s:g} s")
+        return res("timeout", f"the program ran longer than the {limits.wall_limit_s:g} s wall-clock limit "
+                              f"(its CPU limit is {limits.timeout_s:g} s)")
     if setup and status is None:
         raise SandboxUnavailable(f"sandbox setup failed: {clean(setup.partition(' ')[2])}")
     err_lines = [ln for ln in err.decode("utf-8", "replace").splitlines() if ln.strip()]
@@ -217,8 +219,9 @@ def _result(out: bytes, err: bytes, report: bytes, timed_out: bool, overflow: bo
         return res(kind if kind in POT_ERRORS else "runtime_error", detail, code)
     if sig is not None:
         name = signal.Signals(sig).name if sig in signal.Signals._value2member_map_ else f"signal {sig}"
-        if sig == signal.SIGXCPU:
-            return res("timeout", "the CPU time limit was reached", -sig)
+        if sig == signal.SIGXCPU or (sig == signal.SIGKILL and cpu is not None and cpu >= limits.cpu_limit_s):
+            # SIGKILL past the soft limit: the hard limit, for a program that caught or ignored SIGXCPU
+            return res("timeout", f"the program used more than {limits.timeout_s:g} s of CPU time", -sig)
         if sig == signal.SIGXFSZ:
             return res("filesystem", "the file size limit was reached", -sig)
         if sig == signal.SIGKILL:
