@@ -150,15 +150,23 @@ def test_killed_driver_resumes_only_missing_keys(small_dataset, tmp_path):
     )
     out = tmp_path / "run"
     cmd = [sys.executable, str(root / "jobs" / "eval_all.py"), "--config", str(cfg), "--out", str(out)]
-    proc = subprocess.Popen(cmd, cwd=root, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True)
-    deadline = time.monotonic() + 180
-    while time.monotonic() < deadline and len(list((out / "samples").glob("**/*.parquet"))) < 2:
+    log = tmp_path / "first-run.log"
+    with open(log, "wb") as fh:
+        proc = subprocess.Popen(cmd, cwd=root, stdout=fh, stderr=subprocess.STDOUT, start_new_session=True)
+    # the event: two shards written (the run is under way), or the run's own end (then its log says why); the
+    # bound is a safety net (a loaded machine once took over 180 s to get there)
+    deadline = time.monotonic() + 600
+    while (time.monotonic() < deadline and proc.poll() is None
+           and len(list((out / "samples").glob("**/*.parquet"))) < 2):
         time.sleep(0.2)
+    ended = proc.poll()
     os.killpg(proc.pid, signal.SIGKILL)
     proc.wait(timeout=30)
-    partial = read_samples(out)
+    partial = read_samples(out) if (out / "samples").is_dir() else None
     total = len(load_dataset(small_dataset).instances) * 3
-    assert 0 < partial.height < total, "the kill must land mid-run"
+    assert ended is None and partial is not None and 0 < partial.height < total, (
+        f"the kill must land mid-run (the run had ended: {ended}; rows: "
+        f"{None if partial is None else partial.height}):\n" + log.read_text(errors="replace")[-3000:])
     done = subprocess.run(cmd, cwd=root, capture_output=True, text=True, timeout=600)
     assert done.returncode == 0, done.stderr[-2000:]
     final = read_samples(out)
