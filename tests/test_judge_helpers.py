@@ -38,26 +38,27 @@ def write_dataset_folder(root: Path, instances: list[Instance]) -> Path:
 # Pure functions of an instance, asked for many times per instance by the batteries (a whole testmini has
 # ~1,000): each is computed once per instance object. The instance is kept with its value, so an id is never
 # reused while its entry lives.
-_EVIDENCE: dict[int, tuple[Instance, Any]] = {}
-_WRONG: dict[tuple[int, int], tuple[Instance, dict[str, Any]]] = {}
+_ONCE: dict[tuple[str, int, Any], tuple[Instance, Any]] = {}
+
+
+def _once(what: str, inst: Instance, arg: Any, make):
+    key = (what, id(inst), arg)
+    hit = _ONCE.get(key)
+    if hit is None or hit[0] is not inst:
+        hit = _ONCE[key] = (inst, make())
+    return hit[1]
 
 
 def evidence_of(inst: Instance):
     """`build_evidence(inst.task, inst.data)`, built once per instance."""
     from judge.evidence import build_evidence
 
-    hit = _EVIDENCE.get(id(inst))
-    if hit is None or hit[0] is not inst:
-        hit = _EVIDENCE[id(inst)] = (inst, build_evidence(inst.task, inst.data))
-    return hit[1]
+    return _once("evidence", inst, None, lambda: build_evidence(inst.task, inst.data))
 
 
 def wrong_answer(inst: Instance, seed: int = 0) -> dict[str, Any]:
     """A readable answer the exact verifier calls wrong (seeded: the same one every time)."""
-    hit = _WRONG.get((id(inst), seed))
-    if hit is None or hit[0] is not inst:
-        hit = _WRONG[(id(inst), seed)] = (inst, _wrong_answer(inst, seed))
-    return copy.deepcopy(hit[1])
+    return copy.deepcopy(_once("wrong", inst, seed, lambda: _wrong_answer(inst, seed)))
 
 
 def _wrong_answer(inst: Instance, seed: int) -> dict[str, Any]:

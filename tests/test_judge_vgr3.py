@@ -12,7 +12,7 @@ Fast tier: the 51 fixture rows (one per task x edit, testmini). Slow tier: a who
 from __future__ import annotations
 
 import pytest
-from test_judge_helpers import load_instances, wrong_answer
+from test_judge_helpers import evidence_of, load_instances, wrong_answer
 from vgr_responses import NOTATIONS, as_facts, pieces, render, render_piece
 
 from judge.evidence import build_evidence
@@ -23,7 +23,7 @@ from nphe4v.scoring import score_answer
 
 def _check_instance(inst) -> list[str]:
     """Every property on one instance; returns the failures (empty when all hold)."""
-    ev = build_evidence(inst.task, inst.data)
+    ev = evidence_of(inst)
     gen = pieces(inst, ev)
     right, wrong = dict(inst.gold.answer), wrong_answer(inst)
     w = ev.facts.weighted
