@@ -2,20 +2,25 @@
 
 Prints the median and minimum wall time, in ms, of: a bare `python -I -S -c pass` (the floor: the sandbox
 starts two interpreters), `run_program("pass")` in strict and rlimits-only mode, and a program that
-imports networkx (what a PoT program does). Usage:
+imports networkx (what a PoT program does). Then the time limit under load: a networkx shortest-path program
+sharing one core with 0, 2, 4 and 8 busy loops (each in its own session, as other work would be), with its
+wall time, its CPU time and its verdict under `timeout_s=1` (a CPU-time limit), beside the verdict a
+wall-clock limit of the same length would have given. Usage:
 
-    PYTHONPATH=$PWD python bench/bench_sandbox.py [--runs 20]
+    PYTHONPATH=$PWD python bench/bench_sandbox.py [--runs 20] [--load-runs 3]
 """
 
 from __future__ import annotations
 
 import argparse
 import os
+import resource
 import statistics
 import subprocess
+import sys
 import time
 
-from nphe4v.core.sandbox import check_isolation, run_program
+from nphe4v.core.sandbox import SandboxLimits, check_isolation, run_program
 from nphe4v.core.sandbox.layout import python
 
 
@@ -31,6 +36,7 @@ def _time(fn, runs: int) -> tuple[float, float]:
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--runs", type=int, default=20)
+    ap.add_argument("--load-runs", type=int, default=3)
     args = ap.parse_args()
     check_isolation("strict")
     py = python()
@@ -44,6 +50,43 @@ def main() -> None:
     for name, fn in cases.items():
         med, low = _time(fn, args.runs)
         print(f"{name:28s} median {med:7.0f} ms   min {low:7.0f} ms")
+    under_load(args.load_runs)
+
+
+PROGRAM = ("import networkx as nx\nG = nx.grid_2d_graph(60, 60)\n"
+           "print(nx.shortest_path_length(G, (0, 0), (59, 59)))\n")
+
+
+def under_load(runs: int) -> None:
+    """Busy loops share the sandbox's core: the wall clock stretches, the CPU time and the verdict do not."""
+    cpu = min(os.sched_getaffinity(0))
+    before = os.sched_getaffinity(0)
+    limits = SandboxLimits(timeout_s=1)
+    print(f"\nunder load, one core, timeout_s={limits.timeout_s:g} (CPU); {runs} runs each")
+    for k in (0, 2, 4, 8):
+        loops = [subprocess.Popen([sys.executable, "-c", "while True: pass"], start_new_session=True)
+                 for _ in range(k)]
+        try:
+            for p in loops:
+                os.sched_setaffinity(p.pid, {cpu})
+            os.sched_setaffinity(0, {cpu})
+            rows = []
+            for _ in range(runs):
+                t0 = resource.getrusage(resource.RUSAGE_CHILDREN)
+                r = run_program(PROGRAM, limits=limits)
+                t1 = resource.getrusage(resource.RUSAGE_CHILDREN)
+                rows.append((r.wall_s, t1.ru_utime + t1.ru_stime - t0.ru_utime - t0.ru_stime, r.error or "ok"))
+        finally:
+            os.sched_setaffinity(0, before)
+            for p in loops:
+                p.kill()
+                p.wait()
+        wall = statistics.median(w for w, _, _ in rows)
+        cpu_s = statistics.median(c for _, c, _ in rows)
+        verdicts = ",".join(sorted({v for _, _, v in rows}))
+        by_wall = "timeout" if max(w for w, _, _ in rows) > limits.timeout_s else "ok"
+        print(f"{k} busy loops: wall median {wall:5.2f} s  CPU median {cpu_s:4.2f} s  verdict {verdicts:8s} "
+              f"(a {limits.timeout_s:g} s wall clock: {by_wall})")
 
 
 if __name__ == "__main__":
