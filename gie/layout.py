@@ -3,13 +3,14 @@ choice of a layout seed whose drawing passes the legibility checks (`gie.legibil
 
 from __future__ import annotations
 
+import json
 import math
 import random
 from collections.abc import Sequence
 
 import networkx as nx
 
-from gie.graphs import sorted_edges
+from gie.graphs import sorted_edges, to_node_link
 from gie.legibility import layout_defects
 from gie.style import (
     CAPTION_H,
@@ -44,10 +45,49 @@ def _scale(pos_pt: dict[str, Position], top: float, width: int = WIDTH) -> tuple
     return px, int(math.ceil(draw_h))
 
 
+# Every image's layout is computed twice: once while `pick_layout_seed` tries candidate seeds, and
+# again when the chosen seed is drawn (`gie.render`, a separate pass in build_instance). The layout is a
+# pure function of the graph's stored form and the arguments, so a small per-process memo keyed on them
+# serves the second call; it never changes a position. Bounded: oldest entries go first.
+# Each entry also keeps the `layout_defects` score the layout computed for the positions it returns
+# (None when it computed none), which `pick_layout_seed` would otherwise compute again.
+_LAYOUTS: dict[tuple[str, int, bool, bool], tuple[tuple[tuple[str, Position], ...], int, tuple[int, int] | None]] = {}
+LAYOUT_MEMO = 256
+
+
+def clear_layout_memo() -> None:
+    _LAYOUTS.clear()
+
+
 def layout_pixels(
     g: nx.Graph, seed: int, *, caption: bool = False, distance_table: bool = False
 ) -> tuple[dict[str, Position], int]:
-    """Pixel centres of the nodes and the drawing height (without caption/legend strips).
+    """Pixel centres of the nodes and the drawing height (without caption/legend strips); memoised
+    per process (`_LAYOUTS`), see `_layout_pixels`."""
+    pos, height, _ = _memo_layout(g, seed, caption, distance_table)
+    return pos, height
+
+
+def _memo_layout(g: nx.Graph, seed: int, caption: bool, distance_table: bool
+                 ) -> tuple[dict[str, Position], int, tuple[int, int] | None]:
+    # The stored form (sorted nodes and edges, every attribute): everything the layout can depend on.
+    key = (json.dumps(to_node_link(g), sort_keys=True), seed, bool(caption), bool(distance_table))
+    hit = _LAYOUTS.get(key)
+    if hit is None:
+        pos, height, defects = _layout_pixels(g, seed, caption=caption, distance_table=distance_table)
+        if len(_LAYOUTS) >= LAYOUT_MEMO:
+            del _LAYOUTS[next(iter(_LAYOUTS))]
+        hit = _LAYOUTS[key] = (tuple(pos.items()), height, defects)
+    # A fresh dict in the computed order (TSP's circle keeps its seeded order): callers may mutate it.
+    return dict(hit[0]), hit[1], hit[2]
+
+
+def _layout_pixels(
+    g: nx.Graph, seed: int, *, caption: bool = False, distance_table: bool = False
+) -> tuple[dict[str, Position], int, tuple[int, int] | None]:
+    """Pixel centres of the nodes, the drawing height (without caption/legend strips) and, when it was
+    computed, `layout_defects(g, positions, weighted)` of the returned positions (weighted: g has
+    weights; never computed for one node or a distance table).
 
     neato with the seed; if that drawing is ambiguous (see `layout_defects`) and Graphviz's circular
     layout is less so (nodes on a circle in the angular order neato gave them), that is used instead: on a circle no edge can pass through a foreign
@@ -57,9 +97,9 @@ def layout_pixels(
     top = CAPTION_H if caption else 0
     width = image_width(g, distance_table=distance_table)
     if len(nodes) == 1:
-        return {nodes[0]: (width / 2, top + MIN_HEIGHT / 2)}, MIN_HEIGHT
+        return {nodes[0]: (width / 2, top + MIN_HEIGHT / 2)}, MIN_HEIGHT, None
     if distance_table:
-        return _circle(nodes, seed, top, width)
+        return (*_circle(nodes, seed, top, width), None)
     edges = sorted_edges(g)
     weighted = any("weight" in d for _, _, d in g.edges(data=True))
     pos_pt = layout_graph(nodes, edges, seed)
@@ -67,14 +107,15 @@ def layout_pixels(
     pos = _repair(g, pos, width, top, height)
     score = layout_defects(g, pos, weighted)
     if score[0] == 0:
-        return pos, height
+        return pos, height, score
     # Graphviz's circo aborts the whole process (heap corruption in its C code) on some small dense
     # graphs, e.g. 11 hub airports with 24 routes, so the circular fallback is our own.
     alt, alt_height = _scale(_circular_from(pos_pt), top, width)
     alt = _repair(g, alt, width, top, alt_height)
-    if layout_defects(g, alt, weighted) < score:
-        return alt, alt_height
-    return pos, height
+    alt_score = layout_defects(g, alt, weighted)
+    if alt_score < score:
+        return alt, alt_height, alt_score
+    return pos, height, score
 
 
 def _circular_from(pos_pt: dict[str, Position]) -> dict[str, Position]:
@@ -203,9 +244,11 @@ def pick_layout_seed(
         for i, g in enumerate(graphs):
             if g.number_of_nodes() <= 1:
                 continue
-            pos, _ = layout_pixels(g, image_seed(seed, i), caption=captions, distance_table=distance_table)
+            pos, _, known = _memo_layout(g, image_seed(seed, i), captions, distance_table)
             weighted = not distance_table and any("weight" in d for _, _, d in g.edges(data=True))
-            a, c = layout_defects(g, pos, weighted)
+            # The layout scored these positions with the same `weighted` (it returns no score for a
+            # distance table, where `weighted` would differ): the same numbers as scoring them again.
+            a, c = known if known is not None else layout_defects(g, pos, weighted)
             score = (score[0] + a, score[1] + c)
         if best_score is None or score < best_score:
             best_seed, best_score = seed, score

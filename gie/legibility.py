@@ -37,11 +37,23 @@ def _box(centre: Position, text: str) -> tuple[float, float, float, float]:
     return (x - w / 2, y - h / 2, x + w / 2, y + h / 2)
 
 
+# An edge with its bounding box: (edge, a, b, min x, min y, max x, max y).
+_Seg = tuple[tuple[str, str], Position, Position, float, float, float, float]
+
+
+def _segments(pos: dict[str, Position], edges: Sequence[tuple[str, str]]) -> list[_Seg]:
+    out = []
+    for u, v in edges:
+        a, b = pos[u], pos[v]
+        out.append(((u, v), a, b, min(a[0], b[0]), min(a[1], b[1]), max(a[0], b[0]), max(a[1], b[1])))
+    return out
+
+
 def _box_conflicts(
     box: tuple[float, float, float, float],
     edge: tuple[str, str],
     pos: dict[str, Position],
-    edges: Sequence[tuple[str, str]],
+    segs: Sequence[_Seg],
     placed: Sequence[tuple[float, float, float, float]],
 ) -> int:
     r = NODE_RADIUS + 3
@@ -50,8 +62,13 @@ def _box_conflicts(
     for p in pos.values():
         if x0 - r < p[0] < x1 + r and y0 - r < p[1] < y1 + r:
             bad += 1
-    for a, b in edges:
-        if (a, b) != edge and segment_hits_box(pos[a], pos[b], (x0 - 2, y0 - 2, x1 + 2, y1 + 2)):
+    hx0, hy0, hx1, hy1 = hit = (x0 - 2, y0 - 2, x1 + 2, y1 + 2)
+    for e, a, b, sx0, sy0, sx1, sy1 in segs:
+        # An edge whose bounding box is more than 1 px clear of the box cannot meet it: the clipping test
+        # would say so too (1 px is far beyond its rounding), so only that test's call is skipped.
+        if sx1 < hx0 - 1 or sx0 > hx1 + 1 or sy1 < hy0 - 1 or sy0 > hy1 + 1:
+            continue
+        if e != edge and segment_hits_box(a, b, hit):
             bad += 1
     for q in placed:
         if x0 < q[2] + 4 and q[0] < x1 + 4 and y0 < q[3] + 4 and q[1] < y1 + 4:
@@ -63,6 +80,7 @@ def weight_label_positions(g: nx.Graph, pos: dict[str, Position]) -> tuple[dict[
     """Where each edge's weight box goes (edges in sorted order, each at the first free spot along the
     edge, else the least bad one) and how many conflicts remain."""
     edges = sorted_edges(g)
+    segs = _segments(pos, edges)
     placed: list[tuple[float, float, float, float]] = []
     out: dict[tuple[str, str], Position] = {}
     total = 0
@@ -74,7 +92,7 @@ def weight_label_positions(g: nx.Graph, pos: dict[str, Position]) -> tuple[dict[
         best: tuple[int, Position] | None = None
         for t in LABEL_TS:
             c = (round(x1 + t * (x2 - x1), 2), round(y1 + t * (y2 - y1), 2))
-            bad = _box_conflicts(_box(c, text), (u, v), pos, edges, placed)
+            bad = _box_conflicts(_box(c, text), (u, v), pos, segs, placed)
             if best is None or bad < best[0]:
                 best = (bad, c)
             if bad == 0:

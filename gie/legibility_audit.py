@@ -14,7 +14,7 @@ from PIL import Image
 
 from gie.legibility import legibility_problems
 from gie.tasks import get_config, get_task
-from gie.tasks.drawing import render_images
+from gie.tasks.drawing import image_positions
 from nphe4v.core.schema import Instance
 
 
@@ -23,9 +23,10 @@ def instance_legibility_problems(inst: Instance, root: Path) -> list[str]:
     cfg = get_config(inst.task)
     data = get_task(inst.task).load(inst.data)
     graphs = data.image_graphs()
-    rendered = render_images(cfg, data.edit, graphs, data.layout_seed, final=False)
+    # The renderer's positions (`image_positions` gives what it draws at, without drawing the pixels).
+    positions = image_positions(cfg, data.edit, graphs, data.layout_seed)
     out = []
-    for g, (_, pos, _), ref in zip(graphs, rendered, inst.images, strict=True):
+    for g, pos, ref in zip(graphs, positions, inst.images, strict=True):
         weighted = not cfg.complete and any("weight" in d for _, _, d in g.edges(data=True))
         with Image.open(io.BytesIO((root / ref.path).read_bytes())) as img:
             w, h = img.size

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import random
 from collections import Counter
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 
 import networkx as nx
 
@@ -119,11 +119,12 @@ def rwr_nodes(
     return [n for n, _ in random_walk_with_restart(source, start, rng, region=region)[:k]]
 
 
-def _component_ids(g_all: nx.Graph, ids: Sequence[str]) -> list[str]:
+def _component_ids(adj: Mapping[str, Iterable[str]], ids: Sequence[str]) -> list[str]:
     """The connected component of ids[0] in the subgraph induced on `ids` (sorted), or [] when ids[0] is
-    isolated there. Plain dict/set work: this runs for every candidate size of every walk."""
+    isolated there; `adj` is the adjacency of a graph induced on a superset of `ids` (a graph's `_adj`,
+    read-only, or `Source.induced_adjacency`). Plain dict/set work: this runs for every candidate size of
+    every walk (building subgraph views here dominated sampling time)."""
     keep = set(ids)
-    adj = g_all._adj  # read-only access; building subgraph views here dominated sampling time
     seen = {ids[0]}
     stack = [ids[0]]
     while stack:
@@ -135,16 +136,15 @@ def _component_ids(g_all: nx.Graph, ids: Sequence[str]) -> list[str]:
     return sorted(seen) if len(seen) > 1 else []
 
 
-def _edge_count(g_all: nx.Graph, nodes: Sequence[str]) -> int:
+def _edge_count(adj: Mapping[str, Iterable[str]], nodes: Sequence[str]) -> int:
     keep = set(nodes)
-    adj = g_all._adj
     return sum(1 for u in nodes for v in adj[u] if v in keep) // 2
 
 
 def _component_of_top(g_all: nx.Graph, ids: Sequence[str]) -> nx.Graph:
     """The induced subgraph on `ids` (taken from the induced graph of a longer prefix), without isolated
     nodes, restricted to the connected component of the most visited node."""
-    comp = _component_ids(g_all, ids)
+    comp = _component_ids(g_all._adj, ids)
     return g_all.subgraph(comp).copy() if comp else nx.Graph()
 
 
@@ -172,13 +172,18 @@ def sample_subgraph(
     for _ in range(max_tries):
         k = draw_size(node_range, rng)
         ranked = rwr_nodes(source, node_range.hi, rng, region=region)
-        g_all = source.induced(ranked[:k])
+        # Most walks fail the size and edge checks: they run on the bare adjacency, and the graph (with
+        # names, codes, weights) is built only for a candidate that passes them.
+        adj = source.induced_adjacency(ranked[:k])
+        g_all: nx.Graph | None = None
         for size in range(k, node_range.lo - 1, -1):
-            comp = _component_ids(g_all, ranked[:size])
+            comp = _component_ids(adj, ranked[:size])
             if not node_range.lo <= len(comp) <= node_range.hi:
                 continue
-            if _edge_count(g_all, comp) > node_range.max_edges(len(comp)):
+            if _edge_count(adj, comp) > node_range.max_edges(len(comp)):
                 continue
+            if g_all is None:
+                g_all = source.induced(ranked[:k])
             g = g_all.subgraph(comp).copy()
             if accept is None or accept(g):
                 return g

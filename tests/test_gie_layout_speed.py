@@ -1,6 +1,8 @@
 """The fast paths of GraphVerse generation give exactly what the plain loops give (issue 20 item 3): the
 layout repair and the legibility counts skip only what cannot count, the random walk inlines its step,
-GED bounds bracket the exact distance, and chunks (whatever order they run in) come back in plan order."""
+GED bounds bracket the exact distance, and chunks (whatever order they run in) come back in plan order;
+weight boxes skip only edges that cannot reach them, the sampler's bare adjacency is the induced graph's, and
+the layout memo hands out what the layout computes."""
 
 from __future__ import annotations
 
@@ -180,3 +182,67 @@ def test_chunks_keep_cells_and_plan_order() -> None:
         assert len({(j.task, j.edit, j.level) for j in c}) == 1
         assert len(c) == 1 or sum(gd._cost(j) for j in c) <= gd.CHUNK_MS
         assert len(c) <= gd.CHUNK_MAX
+
+
+def _weight_labels_reference(g, pos):  # type: ignore[no-untyped-def]
+    """Weight-box placement testing every edge with the clipping test (no bounding-box skip)."""
+    from nphe4v.core.draw import segment_hits_box
+
+    edges = sorted_edges(g)
+    placed: list[tuple[float, float, float, float]] = []
+    out, total = {}, 0
+    for u, v in edges:
+        text = str(g.edges[u, v]["weight"])
+        (x1, y1), (x2, y2) = pos[u], pos[v]
+        best = None
+        for t in legibility.LABEL_TS:
+            c = (round(x1 + t * (x2 - x1), 2), round(y1 + t * (y2 - y1), 2))
+            x0, y0, xe, ye = legibility._box(c, text)
+            bad = sum(1 for p in pos.values() if x0 - NODE_RADIUS - 3 < p[0] < xe + NODE_RADIUS + 3
+                      and y0 - NODE_RADIUS - 3 < p[1] < ye + NODE_RADIUS + 3)
+            bad += sum(1 for a, b in edges
+                       if (a, b) != (u, v) and segment_hits_box(pos[a], pos[b], (x0 - 2, y0 - 2, xe + 2, ye + 2)))
+            bad += sum(1 for q in placed if x0 < q[2] + 4 and q[0] < xe + 4 and y0 < q[3] + 4 and q[1] < ye + 4)
+            if best is None or bad < best[0]:
+                best = (bad, c)
+            if bad == 0:
+                break
+        out[(u, v)] = best[1]
+        placed.append(legibility._box(best[1], text))
+        total += best[0]
+    return out, total
+
+
+@pytest.mark.parametrize("seed", range(16))
+def test_weight_labels_match_the_plain_loop(seed: int) -> None:
+    g, pos = _crowded(seed)
+    for p in (pos, layout._repair(g, pos, 1000, 0.0, 900)):
+        assert legibility.weight_label_positions(g, p) == _weight_labels_reference(g, p)
+
+
+def test_induced_adjacency_is_the_induced_graphs() -> None:
+    from gie.sources.registry import get_source
+
+    rng = random.Random(3)
+    for name in ("us-airports", "wikidata-costar", "les-miserables"):
+        src = get_source(name)
+        assert isinstance(src, Source)
+        starts = list(src.starts())
+        for _ in range(5):
+            ids = sample.rwr_nodes(src, 40, rng, start=starts[rng.randrange(len(starts))])
+            adj = src.induced_adjacency(ids)
+            g = src.induced(ids)
+            assert {n: set(adj[n]) for n in adj} == {n: set(g[n]) for n in g}
+
+
+@pytest.mark.parametrize("seed", range(4))
+def test_layout_memo_gives_fresh_copies_of_the_computed_layout(seed: int) -> None:
+    g, _ = _crowded(seed)
+    layout.clear_layout_memo()
+    pos, height, defects = layout._layout_pixels(g, 77 + seed, caption=True)
+    first = layout.layout_pixels(g, 77 + seed, caption=True)
+    assert first == (pos, height)
+    # the score kept with the layout is the score of the positions it hands out
+    assert defects == legibility.layout_defects(g, pos, True)
+    first[0]["N00"] = (0.0, 0.0)  # a caller's edit never reaches the memo
+    assert layout.layout_pixels(g, 77 + seed, caption=True) == (pos, height)

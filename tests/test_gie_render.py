@@ -28,6 +28,7 @@ def _graph(weighted: bool = False) -> nx.Graph:
 
 def _fresh(g: nx.Graph, seed: int, **kw) -> tuple[bytes, dict, float]:
     render._render_cached.cache_clear()
+    layout.clear_layout_memo()
     return render.render_graph(g, seed, **kw)
 
 

@@ -55,8 +55,13 @@ def _recolor_disc(
     inside = (xx - x) ** 2 + (yy - y) ** 2 <= (radius - 0.5) ** 2
     if not inside.any():
         return
-    colours, counts = np.unique(roi[inside], axis=0, return_counts=True)
-    old = colours[int(np.argmax(counts))].astype(np.int64)  # the disc's fill: its most common colour
+    # The disc's fill: its most common colour (ties: the lowest (b, g, r)). Each pixel is packed into one
+    # integer whose order is the rows' lexicographic order, so this is what np.unique(..., axis=0) on
+    # the rows picks, ~40x faster (row-wise unique sorts structured records).
+    px = roi[inside].astype(np.int64)
+    keys, counts = np.unique((px[:, 0] << 16) | (px[:, 1] << 8) | px[:, 2], return_counts=True)
+    fill = int(keys[int(np.argmax(counts))])
+    old = np.array([fill >> 16, (fill >> 8) & 255, fill & 255], dtype=np.int64)
     work = np.ascontiguousarray(roi)
     mask = np.ones((hh + 2, ww + 2), dtype=np.uint8)
     mask[1:-1, 1:-1][inside] = 0

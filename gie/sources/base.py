@@ -64,6 +64,22 @@ class Source:
                         g.add_edge(u, v, weight=self.weight(u, v))
         return g
 
+    def induced_adjacency(self, ids: Iterable[str]) -> Mapping[str, Iterable[str]]:
+        """The adjacency of `induced(ids)` (node -> neighbours), without building the graph: the sampler
+        checks most walks by size and edge count alone and rejects them, so it builds the graph (names,
+        codes, weights) only for a candidate that passes. Same edges as `induced`, by the same test."""
+        if type(self).induced is not Source.induced:
+            return self.induced(ids)._adj  # a subclass's own induced graph: read its adjacency
+        keep = set(ids)
+        adj: dict[str, set[str]] = {n: set() for n in keep}
+        for u in keep:
+            # the intersection runs in C over a hub's long neighbour tuple; what is left is tiny
+            for v in keep.intersection(self.adjacency.get(u, ())):
+                if u < v:
+                    adj[u].add(v)
+                    adj[v].add(u)
+        return adj
+
     def _node_attrs(self, n: str) -> dict[str, str]:
         attrs = {"name": self.names.get(n, n)}
         if n in self.codes:

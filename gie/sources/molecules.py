@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from functools import lru_cache
 from pathlib import Path
 
@@ -45,9 +45,16 @@ class MoleculeSource:
     molecules: tuple[Molecule, ...]
     scenario: Scenario = "molecules"
     description: str = "molecules drawn as graphs: atoms are nodes labelled by element, bonds are lines"
+    # with_size by (lo, hi), with the tuple it was taken from: every molecule draw would otherwise filter
+    # the whole tuple (thousands) by size
+    _by_range: dict[tuple[int, int], tuple[tuple[Molecule, ...], tuple[Molecule, ...]]] = field(
+        default_factory=dict, repr=False, compare=False)
 
     def with_size(self, lo: int, hi: int) -> list[Molecule]:
-        return [m for m in self.molecules if lo <= m.size <= hi]
+        hit = self._by_range.get((lo, hi))
+        if hit is None or hit[0] is not self.molecules:
+            hit = self._by_range[(lo, hi)] = (self.molecules, tuple(m for m in self.molecules if lo <= m.size <= hi))
+        return list(hit[1])
 
     def number_of_nodes(self) -> int:
         return sum(m.size for m in self.molecules)

@@ -18,7 +18,7 @@ from gie.levels import Level
 from gie.sample import SampleError
 from gie.sources.registry import get_source
 from gie.tasks.config import RecolorMode, RetryInstance, TaskConfig, gold_key_is_value
-from gie.tasks.drawing import remember_patch, render_images
+from gie.tasks.drawing import image_positions, remember_patch, render_images
 from gie.tasks.instance import GVData
 from gie.tasks.sampling import asked_range, sample_pair, sample_single
 from nphe4v.core.schema import Gold
@@ -182,8 +182,8 @@ def _build_once(
         # final legend so that the render cache serves the final pass too).
         edit_base = {"kind": kind, "targets": targets, "images": edit["images"],
                      "details": [{"new_color": c} for c in new_colors] or [{} for _ in targets]}
-        rendered = render_images(cfg, edit_base, images, layout_seed, final=False)
         if kind == "patch":
+            rendered = render_images(cfg, edit_base, images, layout_seed, final=False)
             for li in targets:
                 png, pos, radius = rendered[li]
                 g = images[li]
@@ -192,7 +192,10 @@ def _build_once(
                 remember_patch(png, meta, edited)
                 edit["details"].append(meta)
         else:
-            asked, details, query = _recolor(cfg, images, rendered, targets, new_colors, query, rng, level)
+            # Recolouring needs only the node centres: drawing the pixels here was wasted on every draw
+            # that finds no recolouring (most hard ones); the final pass draws them once.
+            positions = image_positions(cfg, edit_base, images, layout_seed)
+            asked, details, query = _recolor(cfg, images, positions, targets, new_colors, query, rng, level)
             edit["details"] = details
 
     _checked_gold(cfg, kind, level, asked, logical, targets, query, want_preferred)
@@ -363,7 +366,7 @@ class _UneditedValue:
 def _recolor(
     cfg: TaskConfig,
     images: list[nx.Graph],
-    rendered: list[tuple[bytes, dict[str, tuple[float, float]], float]],
+    positions: list[dict[str, tuple[float, float]]],
     targets: list[int],
     new_colors: list[str],
     query: dict[str, Any],
@@ -381,7 +384,7 @@ def _recolor(
     keep = cfg.keep(query)
     for li, new_color in zip(targets, new_colors, strict=True):
         g = images[li]
-        _, pos, _ = rendered[li]
+        pos = positions[li]
         mode: RecolorMode = rng.choice(cfg.recolor_modes)
         options = edits.spatial_candidates(g, pos, RECOLOR_MARGIN)
         rng.shuffle(options)

@@ -11,7 +11,7 @@ import networkx as nx
 
 from gie import edits
 from gie.graphs import DEFAULT_COLOR, PALETTE
-from gie.layout import image_seed
+from gie.layout import image_seed, layout_pixels
 from gie.render import render_graph
 from gie.tasks.config import TaskConfig
 from gie.tasks.instance import GVData
@@ -70,6 +70,19 @@ def render_images(
                 new = PALETTE[meta["new_color"]]
                 png = edits.recolor_nodes_png(png, pos, radius, {n: new for n in meta["recoloured"]})
         out.append((png, pos, radius))
+    return out
+
+
+def image_positions(cfg: TaskConfig, edit: dict[str, Any], graphs: list[nx.Graph], layout_seed: int
+                    ) -> list[dict[str, tuple[float, float]]]:
+    """The node centres `render_images(..., final=False)` returns, without drawing: the renderer draws at
+    `layout_pixels`' positions (sorted by node, as `render_graph` returns them) and nothing else moves them."""
+    captions = _captions(cfg, edit["images"])
+    out = []
+    for i, g in enumerate(graphs):
+        pos, _ = layout_pixels(g, image_seed(layout_seed, i), caption=captions[i] is not None,
+                               distance_table=cfg.complete)
+        out.append(dict(sorted(pos.items())))
     return out
 
 
