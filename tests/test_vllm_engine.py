@@ -10,6 +10,7 @@ from __future__ import annotations
 import asyncio
 import importlib.util
 import os
+import time
 from pathlib import Path
 
 import pytest
@@ -168,12 +169,33 @@ def test_seeded_sampling_over_long_prompts(backend, bsp_spp):
 
 def test_concurrent_batches_share_the_engine(backend, bsp_spp):
     reqs = _requests(bsp_spp, 6)
+    if backend._llm is None:  # the engine loads with the first batch (this test run on its own)
+        asyncio.run(backend.generate(reqs[:1]))
+    engine = backend._llm.llm_engine
+    step = engine.step
+    held = False
+
+    def first_step_waits_for_the_second_batch():
+        # The event the property needs: the second batch queued while the first is in flight. Without this
+        # hold, a loaded machine could finish the first batch before the second was even decoded (CI run I
+        # saw a peak of 3). A backend that waited for the first batch to drain would still show 3.
+        nonlocal held
+        if not held:
+            held = True
+            deadline = time.monotonic() + 300  # a safety net, not a timing
+            while len(backend._inflight) < 6 and backend._inbox.qsize() == 0 and time.monotonic() < deadline:
+                time.sleep(0.01)
+        return step()
 
     async def both():
         return await asyncio.gather(backend.generate(reqs[:3]), backend.generate(reqs[3:]))
 
     backend.peak_inflight = 0
-    first, second = asyncio.run(both())
+    engine.step = first_step_waits_for_the_second_batch
+    try:
+        first, second = asyncio.run(both())
+    finally:
+        del engine.step  # the engine's own method again
     assert [r.status for r in first + second] == ["ok"] * 6
     # the second batch joined the running engine instead of waiting for the first to drain
     assert backend.peak_inflight == 6
