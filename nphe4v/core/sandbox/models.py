@@ -31,12 +31,19 @@ class SandboxLimits(BaseModel):
     model_config = ConfigDict(frozen=True, extra="forbid")
 
     # The time limit is CPU time, so a verdict depends on what the program computes, not on how busy the
-    # machine is: a wall clock of the same length turned correct programs into `timeout` whenever other work
-    # loaded the cores (a full test run at a load of ~10: a 0.5 s program took over 5 s of wall clock).
+    # machine is: a wall clock of the same length turned correct programs into `timeout` whenever other
+    # work loaded the cores (a full test run at a load of ~10: a program needing ~0.3 s of CPU took over
+    # 5 s of wall clock).
     timeout_s: float = Field(10.0, gt=0)  # CPU s of each process (RLIMIT_CPU, rounded up to whole seconds)
     # The backstop for a program that waits instead of computing (sleep, a blocked read), setup included;
     # None: 3 x timeout_s + 10 s (`wall_limit_s`).
     wall_timeout_s: float | None = Field(None, gt=0)
+    memory_mb: int = Field(512, ge=64)  # RLIMIT_AS of each process
+    max_output_bytes: int = Field(1_000_000, gt=0)  # stdout; the run is stopped past it
+    max_processes: int = Field(16, ge=1)  # RLIMIT_NPROC (the program counts as one)
+    max_file_mb: int = Field(16, ge=1)  # RLIMIT_FSIZE: largest file the program may write
+    disk_mb: int = Field(64, ge=1)  # size of the sandbox's /tmp (strict mode)
+    max_open_files: int = Field(64, ge=16)  # RLIMIT_NOFILE
 
     @property
     def cpu_limit_s(self) -> int:
@@ -47,12 +54,6 @@ class SandboxLimits(BaseModel):
     @property
     def wall_limit_s(self) -> float:
         return self.wall_timeout_s if self.wall_timeout_s is not None else 3 * self.timeout_s + 10
-    memory_mb: int = Field(512, ge=64)  # RLIMIT_AS of each process
-    max_output_bytes: int = Field(1_000_000, gt=0)  # stdout; the run is stopped past it
-    max_processes: int = Field(16, ge=1)  # RLIMIT_NPROC (the program counts as one)
-    max_file_mb: int = Field(16, ge=1)  # RLIMIT_FSIZE: largest file the program may write
-    disk_mb: int = Field(64, ge=1)  # size of the sandbox's /tmp (strict mode)
-    max_open_files: int = Field(64, ge=16)  # RLIMIT_NOFILE
 
 
 class SandboxResult(BaseModel):
