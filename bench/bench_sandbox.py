@@ -19,9 +19,13 @@ import statistics
 import subprocess
 import sys
 import time
+from pathlib import Path
 
 from nphe4v.core.sandbox import SandboxLimits, check_isolation, run_program
 from nphe4v.core.sandbox.layout import python
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests"))
+from cpu_load import busy_loops_on_one_core  # noqa: E402  (tests/cpu_load.py: the sandbox test's load too)
 
 
 def _time(fn, runs: int) -> tuple[float, float]:
@@ -59,28 +63,16 @@ PROGRAM = ("import networkx as nx\nG = nx.grid_2d_graph(60, 60)\n"
 
 def under_load(runs: int) -> None:
     """Busy loops share the sandbox's core: the wall clock stretches, the CPU time and the verdict do not."""
-    cpu = min(os.sched_getaffinity(0))
-    before = os.sched_getaffinity(0)
     limits = SandboxLimits(timeout_s=1)
     print(f"\nunder load, one core, timeout_s={limits.timeout_s:g} (CPU); {runs} runs each")
     for k in (0, 2, 4, 8):
-        loops = [subprocess.Popen([sys.executable, "-c", "while True: pass"], start_new_session=True)
-                 for _ in range(k)]
-        try:
-            for p in loops:
-                os.sched_setaffinity(p.pid, {cpu})
-            os.sched_setaffinity(0, {cpu})
-            rows = []
+        rows = []
+        with busy_loops_on_one_core(k):
             for _ in range(runs):
                 t0 = resource.getrusage(resource.RUSAGE_CHILDREN)
                 r = run_program(PROGRAM, limits=limits)
                 t1 = resource.getrusage(resource.RUSAGE_CHILDREN)
                 rows.append((r.wall_s, t1.ru_utime + t1.ru_stime - t0.ru_utime - t0.ru_stime, r.error or "ok"))
-        finally:
-            os.sched_setaffinity(0, before)
-            for p in loops:
-                p.kill()
-                p.wait()
         wall = statistics.median(w for w, _, _ in rows)
         cpu_s = statistics.median(c for _, c, _ in rows)
         verdicts = ",".join(sorted({v for _, _, v in rows}))

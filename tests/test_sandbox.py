@@ -15,6 +15,7 @@ import time
 import tracemalloc
 
 import pytest
+from cpu_load import busy_loops_on_one_core
 
 from nphe4v.core.sandbox import (
     POT_ERRORS,
@@ -177,23 +178,8 @@ def test_infinite_loop_times_out_and_nothing_outlives_it(tmp_path, monkeypatch):
 def test_the_time_limit_is_cpu_time_so_a_loaded_machine_changes_no_verdict():
     """A program needing ~0.5 s of CPU under a 1 s limit passes while four busy loops share its core and
     stretch its wall clock past that limit (a wall-clock limit made such programs `timeout` under load)."""
-    cpu = min(os.sched_getaffinity(0))
-    before = os.sched_getaffinity(0)
-    # each loop in a session of its own, like the sandbox: with autogroup scheduling a session shares a core
-    # as one, so four loops in this test's session would take half of it, not four fifths
-    loops = [subprocess.Popen([sys.executable, "-c", "while True: pass"], start_new_session=True) for _ in range(4)]
-    try:
-        for p in loops:
-            os.sched_setaffinity(p.pid, {cpu})
-        os.sched_setaffinity(0, {cpu})  # this thread, so the sandbox it starts, shares the loops' core
-        try:
-            r = run_program("print(sum(i * i for i in range(6 * 10**6)))", limits=SandboxLimits(timeout_s=1))
-        finally:
-            os.sched_setaffinity(0, before)
-    finally:
-        for p in loops:
-            p.kill()
-            p.wait()
+    with busy_loops_on_one_core(4):  # this thread too, so the sandbox it starts shares the loops' core
+        r = run_program("print(sum(i * i for i in range(6 * 10**6)))", limits=SandboxLimits(timeout_s=1))
     assert r.ok and r.stdout.strip() == str(sum(i * i for i in range(6 * 10**6))), r
     assert r.wall_s > 1, r  # the load did stretch it past the limit: the property was exercised
 
