@@ -1,7 +1,9 @@
 """The local LLM-judge recipe of docs/vllm-cpu.md works when followed literally: its `bash` blocks are taken
 from the document and run as written, in order (only `RUN` and `JUDGE_PORT`, which the recipe reads from the
-environment, point at a temporary folder and a free port). Real parts throughout: the `nphe4v` CLI, a local
-Ray run, a vLLM OpenAI-compatible server with the tiny random-weight model, litellm, the judge stage."""
+environment, point at a temporary folder and a free port; `VLLM_CPU_OMP_THREADS_BIND`, which it reads too, is
+the suite's `nobind`, since the suite's other processes share the two cores the recipe's default binds to). Real
+parts throughout: the `nphe4v` CLI, a local Ray run, a vLLM OpenAI-compatible server with the tiny random-weight
+model, litellm, the judge stage."""
 
 from __future__ import annotations
 
@@ -40,7 +42,8 @@ def test_recipe_blocks_are_what_the_doc_says():
     blocks = recipe_blocks(DOC.read_text())
     assert len(blocks) == 3
     script = "\n".join(blocks)
-    for needle in ("VLLM_CPU_KVCACHE_SPACE=1", "--structured-outputs-config", "disable_any_whitespace",
+    for needle in ("VLLM_CPU_KVCACHE_SPACE=1", "VLLM_CPU_OMP_THREADS_BIND=${VLLM_CPU_OMP_THREADS_BIND:-0-1}",
+                   "--structured-outputs-config", "disable_any_whitespace",
                    "--max-model-len 8192", "jobs/judge_rerun.py", "--api-base", 'kill "$JUDGE_SERVER_PID"'):
         assert needle in script, needle
 
