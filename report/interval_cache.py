@@ -22,6 +22,8 @@ from pathlib import Path
 
 import polars as pl
 
+from nphe4v.core.parquet_file import write_parquet
+
 CACHE_DIR = "cache"
 PREFIX = "leaderboard-intervals-"
 FORMAT = 1  # bump when the bound columns or their computation change
@@ -63,7 +65,7 @@ class IntervalCache:
             self.dir.mkdir(exist_ok=True)
             fd, tmp = tempfile.mkstemp(prefix=".tmp-", suffix=".parquet", dir=self.dir)
             os.close(fd)
-            frame.write_parquet(tmp)
+            write_parquet(frame, tmp)  # a full disk: OSError, caught below
             os.replace(tmp, self.path)
             tmp = None
             for old in self.dir.glob(f"{PREFIX}*.parquet"):  # bounds of samples that are gone

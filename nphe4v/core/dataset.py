@@ -18,6 +18,7 @@ import polars as pl
 from pydantic import BaseModel, ValidationError
 
 from nphe4v.core.hashing import canonical_json, sha256_bytes, sha256_file, sha256_json
+from nphe4v.core.parquet_file import write_parquet
 from nphe4v.core.provenance import package_versions, rendering_versions
 from nphe4v.core.schema import SCHEMA_VERSION, Gold, ImageRef, Instance
 from nphe4v.core.task import TaskSpec
@@ -149,7 +150,7 @@ def write_dataset(
             path.write_bytes(png)
             image_hashes.append((ref.path, ref.sha256))
     frame = instances_frame([i for i, _ in items])
-    frame.write_parquet(out / INSTANCES, statistics=False, compression="zstd")
+    write_parquet(frame, out / INSTANCES, statistics=False, compression="zstd")
     counts: dict[str, int] = {}
     for inst, _ in items:
         counts[inst.task] = counts.get(inst.task, 0) + 1

@@ -36,6 +36,7 @@ from typing import Any
 import polars as pl
 from pydantic import BaseModel
 
+from nphe4v.core.parquet_file import write_parquet
 from nphe4v.core.secrets import redact_frame
 
 
@@ -215,9 +216,7 @@ class ShardWriter:
             tmp = folder / f".{name}.tmp"
             try:
                 folder.mkdir(parents=True, exist_ok=True)
-                part.write_parquet(tmp, compression="zstd")
-                with open(tmp, "rb") as f:
-                    os.fsync(f.fileno())
+                write_parquet(part, tmp, fsync=True, compression="zstd")  # a full disk: OSError(ENOSPC)
                 os.replace(tmp, folder / name)
             except Exception as e:
                 err = storage_error(e, folder / name)

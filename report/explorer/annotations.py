@@ -26,6 +26,7 @@ import polars as pl
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
 from judge.schema import JUDGMENT_SCHEMA, JudgeStep, distinct_steps, vgr_of
+from nphe4v.core.parquet_file import write_parquet
 from nphe4v.core.records import KEY_COLUMNS
 
 ANNOTATIONS_DIR = "annotations"
@@ -155,8 +156,6 @@ class SessionWriter:
             self.rows.append(row)
             self.dir.mkdir(parents=True, exist_ok=True)
             tmp = self.dir / f".{self.path.name}.tmp"
-            pl.DataFrame(self.rows, schema=ANNOTATION_SCHEMA).write_parquet(tmp)
-            with open(tmp, "rb") as f:
-                os.fsync(f.fileno())
+            write_parquet(pl.DataFrame(self.rows, schema=ANNOTATION_SCHEMA), tmp, fsync=True)
             os.replace(tmp, self.path)
         return row
