@@ -12,32 +12,23 @@ from __future__ import annotations
 
 import argparse
 import sys
-import tempfile
 import time
 from collections import Counter
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from gie.dataset import generate_split  # noqa: E402
+from split_source import add_split_args, split_folder  # noqa: E402
+
 from gie.legibility_audit import instance_legibility_problems  # noqa: E402
 from nphe4v.core.dataset import load_dataset  # noqa: E402
 
 
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--split", default="testmini")
-    ap.add_argument("--seed", type=int, default=2026)
-    ap.add_argument("--workers", type=int, default=2)
-    ap.add_argument("--data", type=Path, help="an existing dataset folder (skips generation)")
+    add_split_args(ap)
     args = ap.parse_args()
-    with tempfile.TemporaryDirectory() as tmp:
-        root = args.data
-        if root is None:
-            root = Path(tmp) / args.split
-            t0 = time.perf_counter()
-            generate_split(root, args.split, args.seed, workers=args.workers)
-            print(f"generated {args.split} seed {args.seed} in {time.perf_counter() - t0:.1f} s")
+    with split_folder(args) as root:
         ds = load_dataset(root)
         t0 = time.perf_counter()
         images, bad, kinds, first = 0, 0, Counter(), []

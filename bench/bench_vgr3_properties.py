@@ -14,7 +14,6 @@ from __future__ import annotations
 import argparse
 import multiprocessing
 import sys
-import tempfile
 import time
 from collections import Counter
 from concurrent.futures import ProcessPoolExecutor
@@ -23,7 +22,8 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path[:0] = [str(ROOT), str(ROOT / "tests")]
 
-from gie.dataset import generate_split  # noqa: E402
+from split_source import add_split_args, split_folder  # noqa: E402
+
 from nphe4v.core.dataset import load_dataset  # noqa: E402
 
 
@@ -40,18 +40,9 @@ def _check(args: tuple[str, int, int]) -> tuple[list[tuple[str, str]], float]:
 
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--split", default="testmini")
-    ap.add_argument("--seed", type=int, default=2026)
-    ap.add_argument("--workers", type=int, default=2)
-    ap.add_argument("--data", type=Path, help="an existing dataset folder (skips generation)")
+    add_split_args(ap)
     args = ap.parse_args()
-    with tempfile.TemporaryDirectory() as tmp:
-        root = args.data
-        if root is None:
-            root = Path(tmp) / args.split
-            t0 = time.perf_counter()
-            generate_split(root, args.split, args.seed, workers=args.workers)
-            print(f"generated {args.split} seed {args.seed} in {time.perf_counter() - t0:.1f} s")
+    with split_folder(args) as root:
         n = len(load_dataset(root, check_images=False).instances)
         step = max(1, n // (8 * max(1, args.workers)))
         chunks = [(str(root), lo, min(n, lo + step)) for lo in range(0, n, step)]
