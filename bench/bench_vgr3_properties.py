@@ -26,15 +26,20 @@ from split_source import add_split_args, split_folder  # noqa: E402
 
 from nphe4v.core.dataset import load_dataset  # noqa: E402
 
+_INSTANCES: list = []  # the split's instances, read once per worker process (`_load`)
 
-def _check(args: tuple[str, int, int]) -> tuple[list[tuple[str, str]], float]:
-    """Failures (task, message) of instances [lo, hi) of the dataset at `root`, and the CPU seconds spent."""
+
+def _load(root: str) -> None:
+    _INSTANCES[:] = load_dataset(root, check_images=False).instances
+
+
+def _check(span: tuple[int, int]) -> tuple[list[tuple[str, str]], float]:
+    """Failures (task, message) of instances [lo, hi) of the worker's split, and the CPU seconds spent."""
     from test_judge_vgr3 import _check_instance
 
-    root, lo, hi = args
+    lo, hi = span
     t0 = time.process_time()
-    insts = load_dataset(root, check_images=False).instances[lo:hi]
-    out = [(inst.task, f) for inst in insts for f in _check_instance(inst)]
+    out = [(inst.task, f) for inst in _INSTANCES[lo:hi] for f in _check_instance(inst)]
     return out, time.process_time() - t0
 
 
@@ -45,10 +50,11 @@ def main() -> int:
     with split_folder(args) as root:
         n = len(load_dataset(root, check_images=False).instances)
         step = max(1, n // (8 * max(1, args.workers)))
-        chunks = [(str(root), lo, min(n, lo + step)) for lo in range(0, n, step)]
+        chunks = [(lo, min(n, lo + step)) for lo in range(0, n, step)]
         t0 = time.perf_counter()
         # spawn, not fork: a child forked after Polars has read the dataset deadlocks in Polars' thread pool
-        with ProcessPoolExecutor(max(1, args.workers), mp_context=multiprocessing.get_context("spawn")) as pool:
+        with ProcessPoolExecutor(max(1, args.workers), mp_context=multiprocessing.get_context("spawn"),
+                                 initializer=_load, initargs=(str(root),)) as pool:
             results = list(pool.map(_check, chunks))
         failures = [f for fs, _ in results for f in fs]
         cpu = sum(c for _, c in results)
