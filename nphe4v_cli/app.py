@@ -243,7 +243,8 @@ def export(
     dataset: Annotated[Path, typer.Argument(help="dataset folder to export")],
     out: Annotated[Path, typer.Option(help="folder to create (must not exist or be empty)")],
     fmt: Annotated[str, typer.Option("--format", help="hf (Hugging Face datasets folder) | jsonl (requests) | "
-                                     "sft | trl | verl (GraphVerse for training, docs/training.md)")] = "hf",
+                                     "sft | trl | verl (GraphVerse for training, docs/training.md); for a RUN "
+                                     "folder: hub (datasets folder of results) | inspect (inspect_ai logs)")] = "hf",
     model: Annotated[str, typer.Option(help="jsonl: the `model` field of every request")] = "external",
     repeats: Annotated[int, typer.Option(help="jsonl: repeats per prompt, as a run's `repeats`")] = 1,
     asks: Annotated[int, typer.Option(help="jsonl: asks per recognition pair, as a run's `recognition.asks`")] = 5,
@@ -273,9 +274,13 @@ def export(
         export_training,
     )
     from nphe4v.core.dataset import DatasetError, load_dataset
+    from report.run_export import RUN_FORMATS
 
+    if fmt in RUN_FORMATS:
+        _export_run(dataset, out, fmt)
+        return
     if fmt not in FORMATS:
-        fail(f"--format {fmt}: expected {' or '.join(FORMATS)}")
+        fail(f"--format {fmt}: expected {' or '.join((*FORMATS, *RUN_FORMATS))}")
     if fmt not in TRAINING_FORMATS and (edits != "all" or limit is not None or allow_test_split):
         fail(f"--edits, --limit and --allow-test-split apply to --format {'|'.join(TRAINING_FORMATS)}, not {fmt}")
     for name, value in (("--repeats", repeats), ("--asks", asks)):
@@ -299,6 +304,29 @@ def export(
                              graphverse_modes=[m.strip() for m in graphverse_modes.split(",") if m.strip()])
             typer.echo(f"wrote {n} requests to {out / REQUESTS}")
     except (DatasetError, ExportError) as e:
+        fail(str(e))
+    except OSError as e:
+        _os_fail(e, out)
+
+
+def _export_run(run_dir: Path, out: Path, fmt: str) -> None:
+    """`export RUN --format hub|inspect`: a finished run's results for other tools (report.run_export)."""
+    from report.run_export import RunExportError, export_hub, export_inspect
+
+    if not (run_dir / "samples").is_dir():
+        fail(f"{run_dir}: not a run folder (no samples/); --format {fmt} exports a run's results")
+    try:
+        if fmt == "hub":
+            import datasets
+
+            datasets.disable_progress_bars()
+            sizes = export_hub(run_dir, out)
+            parts = ", ".join(f"{k} {v}" for k, v in sizes.items())
+            typer.echo(f"wrote {parts} rows to {out} (datasets.load_from_disk; card {out / 'README.md'})")
+        else:
+            paths = export_inspect(run_dir, out)
+            typer.echo(f"wrote {len(paths)} inspect_ai logs to {out} (open with `inspect view --log-dir {out}`)")
+    except RunExportError as e:
         fail(str(e))
     except OSError as e:
         _os_fail(e, out)
