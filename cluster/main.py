@@ -1,32 +1,32 @@
-"""Entry point behind `python jobs/eval_all.py` and `nphe4v run`: parse flags, run, print the leaderboard."""
+"""What `nphe4v run` and `python jobs/eval_all.py` (the same typer command, `nphe4v_cli.app`) do: run a config,
+print the leaderboard and the report's paths. No argument parsing here: the command line is `nphe4v_cli`'s."""
 
 from __future__ import annotations
 
-import argparse
 import os
 import sys
+from dataclasses import dataclass
 from pathlib import Path
 
 os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
 
 
-def parse_args(argv: list[str] | None) -> argparse.Namespace:
-    p = argparse.ArgumentParser(prog="eval_all", description="Evaluate models on NPHardEval4V on Ray.")
-    p.add_argument("--config", default="configs/demo.yaml", help="run config YAML")
-    p.add_argument("--dataset", help="existing dataset folder (overrides the config's datasets)")
-    p.add_argument("--models", help="comma-separated subset of the config's models")
-    p.add_argument("--out", help="run folder (overrides the config's `out`)")
-    p.add_argument("--data-root", default="data", help="where generated datasets are cached")
-    p.add_argument("--no-html", action="store_true", help="skip the HTML/Markdown report (tables still written)")
-    p.add_argument("--plan", action="store_true",
-                   help="print the resolved plan as JSON and exit: nothing runs, nothing is generated or written")
-    return p.parse_args(argv)
+@dataclass(frozen=True)
+class RunArgs:
+    """The run command's options (`nphe4v run --help`)."""
+
+    config: str = "configs/demo.yaml"
+    dataset: str | None = None
+    models: str | None = None
+    out: str | None = None
+    data_root: str = "data"
+    no_html: bool = False
+    plan: bool = False
 
 
-def main(argv: list[str] | None = None) -> int:
+def main(args: RunArgs) -> int:
     from cluster import interrupts
 
-    args = parse_args(argv)
     interrupts.install()
     try:
         return _main(args)
@@ -36,7 +36,7 @@ def main(argv: list[str] | None = None) -> int:
         return interrupts.exit_code(e)
 
 
-def _main(args: argparse.Namespace) -> int:
+def _main(args: RunArgs) -> int:
     from cluster.config import ConfigError, DatasetSpec
     from cluster.config_file import load_config
     from cluster.run import RunFolderError, RunInterrupted, check_folder_path, execute

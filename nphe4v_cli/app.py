@@ -165,27 +165,24 @@ def import_peer(
 @app.command()
 def run(
     config: Annotated[Path, typer.Option(help="run config YAML")] = Path("configs/demo.yaml"),
-    dataset: Annotated[Path | None, typer.Option(help="use this dataset folder")] = None,
+    dataset: Annotated[Path | None, typer.Option(help="existing dataset folder (overrides the config's datasets)")
+                       ] = None,
     models: Annotated[str | None, typer.Option(help="comma-separated subset of the config's models")] = None,
-    out: Annotated[Path | None, typer.Option(help="run folder (default: the config's `out`)")] = None,
-    data_root: Annotated[Path | None, typer.Option(help="where generated datasets are cached")] = None,
-    plan: Annotated[bool, typer.Option("--plan", help="print the resolved plan as JSON; run and write nothing")] = False,
+    out: Annotated[Path | None, typer.Option(help="run folder (overrides the config's `out`)")] = None,
+    data_root: Annotated[Path, typer.Option(help="where generated datasets are cached")] = Path("data"),
+    no_html: Annotated[bool, typer.Option("--no-html", help="skip the HTML/Markdown report (tables still written)")
+                       ] = False,
+    plan: Annotated[bool, typer.Option("--plan", help="print the resolved plan as JSON and exit: nothing runs, "
+                                                      "nothing is generated or written")] = False,
 ) -> None:
-    """Run a config on Ray (same as `python jobs/eval_all.py`)."""
+    """Evaluate every configured model on every configured benchmark on Ray (`python jobs/eval_all.py` is this
+    command), then print the leaderboard and write the report."""
+    from cluster.main import RunArgs
     from cluster.main import main as run_main
 
-    argv = ["--config", str(config)]
-    if data_root:
-        argv += ["--data-root", str(data_root)]
-    if plan:
-        argv.append("--plan")
-    if dataset:
-        argv += ["--dataset", str(dataset)]
-    if models:
-        argv += ["--models", models]
-    if out:
-        argv += ["--out", str(out)]
-    raise typer.Exit(run_main(argv))
+    raise typer.Exit(run_main(RunArgs(
+        config=str(config), dataset=None if dataset is None else str(dataset), models=models,
+        out=None if out is None else str(out), data_root=str(data_root), no_html=no_html, plan=plan)))
 
 
 @app.command()

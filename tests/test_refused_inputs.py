@@ -17,9 +17,9 @@ import pytest
 from typer.testing import CliRunner
 
 from cluster.config import MAX_YAML_VALUES, ConfigError, DatasetSpec, GenerateSpec, read_yaml_mapping
-from cluster.main import main as eval_all
 from cluster.run import dataset_path
 from nphe4v_cli.app import app
+from nphe4v_cli.eval_all import main as eval_all
 
 runner = CliRunner()
 OK_MODELS = "models: [{name: oracle}]\n"
