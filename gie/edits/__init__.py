@@ -1,4 +1,4 @@
-"""The four graph-centric image edits (GIE) of GraphVerse (seed 002, section 4.3 and appendix C).
+"""The four graph-centric image edits (GIE) of GraphVerse (the paper, section 4.3 and appendix C).
 
 Every edit is a pure function: inputs (PNG bytes, graph, positions) in, edited output plus a JSON-able
 metadata dict out, with all randomness drawn from the `rng` argument. The metadata records exactly what

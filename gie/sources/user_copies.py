@@ -1,6 +1,6 @@
 """User copies of the paper's sources.
 
-The paper's sources (seed 002, section 4.1) cannot be installed offline, so the bundled substitutes
+The GraphVerse paper's sources (section 4.1) cannot be installed offline, so the bundled substitutes
 are the default. A user may point a paper source (or a substitute, by its own name) at a local copy
 in the usual format; the copy then replaces the substitute(s) wherever a task draws from them."""
 

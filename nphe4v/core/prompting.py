@@ -15,7 +15,7 @@ from nphe4v.core.task import TaskText
 TEMPLATE_VERSION = "nphe4v-prompt-v2"
 RECOGNITION_TEMPLATE_VERSION = "nphe4v-recognition-v1"
 VISION_MODE = "vision"
-# GraphVerse program-of-thought (seed 002 §5.3, "training-free"): the model answers with a program that
+# GraphVerse program-of-thought (GraphVerse paper §5.3, "training-free"): the model answers with a program that
 # prints the final answer; the score stage runs it in the sandbox (`nphe4v.core.pot`).
 POT_MODE = "pot"
 GRAPHVERSE_MODES: tuple[str, ...] = (VISION_MODE, POT_MODE)

@@ -1,4 +1,4 @@
-"""Human step scores of GraphVerse responses (seed 002 Table 9): the queue, the files, the VGR of a person.
+"""Human step scores of GraphVerse responses (GraphVerse paper, Table 9): the queue, the files, the VGR of a person.
 
 A person labels a response's key steps with the judge's own step schema (`judge.schema.JudgeStep`: claim,
 kind, relevant, correct, error_type); the human VGR is `judge.schema.vgr_of` over those steps with F = the
@@ -30,7 +30,7 @@ from nphe4v.core.parquet_file import write_parquet
 from nphe4v.core.records import KEY_COLUMNS
 
 ANNOTATIONS_DIR = "annotations"
-# seed 002 D.1: two annotators, five tasks, 25 randomly sampled responses per task (Table 9 is per model:
+# GraphVerse paper, Appendix D.1: two annotators, five tasks, 25 randomly sampled responses per task (Table 9 is per model:
 # we sample 25 per task and model); the page's defaults, any task or count can be asked for
 PAPER_TASKS = ("DIAM", "SD", "CYC", "COL", "GED")
 PAPER_PER_CELL = 25
