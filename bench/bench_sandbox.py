@@ -1,13 +1,14 @@
 """Per-program cost of the sandbox for model-written programs (nphe4v.core.sandbox).
 
-Prints the median and minimum wall time, in ms, of: a bare `python -I -S -c pass` (the floor: the sandbox
+Prints the median and minimum wall time, in ms, and the median CPU time (this process and its children:
+the sandbox's setup, both interpreters, the supervisor's polling), of: a bare `python -I -S -c pass` (the floor: the sandbox
 starts two interpreters), `run_program("pass")` in strict and rlimits-only mode, and a program that
 imports networkx (what a PoT program does). Then the time limit under load: a networkx shortest-path program
 sharing one core with 0, 2, 4 and 8 busy loops (each in its own session, as other work would be), with its
 wall time, its CPU time and its verdict under `timeout_s=1` (a CPU-time limit), beside the verdict a
 wall-clock limit of the same length would have given. Usage:
 
-    PYTHONPATH=$PWD python bench/bench_sandbox.py [--runs 20] [--load-runs 3]
+    PYTHONPATH=$PWD python bench/bench_sandbox.py [--runs 20] [--load-runs 3] [--no-load]
 """
 
 from __future__ import annotations
@@ -28,19 +29,27 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests"))
 from cpu_load import busy_loops_on_one_core  # noqa: E402  (tests/cpu_load.py: the sandbox test's load too)
 
 
-def _time(fn, runs: int) -> tuple[float, float]:
-    times = []
+def _cpu() -> float:
+    own, kids = resource.getrusage(resource.RUSAGE_SELF), resource.getrusage(resource.RUSAGE_CHILDREN)
+    return own.ru_utime + own.ru_stime + kids.ru_utime + kids.ru_stime
+
+
+def _time(fn, runs: int) -> tuple[float, float, float]:
+    """Median and minimum wall ms, median CPU ms (this process and every child it reaped)."""
+    times, cpus = [], []
     for _ in range(runs):
-        t = time.perf_counter()
+        t, c = time.perf_counter(), _cpu()
         fn()
         times.append(time.perf_counter() - t)
-    return statistics.median(times) * 1000, min(times) * 1000
+        cpus.append(_cpu() - c)
+    return statistics.median(times) * 1000, min(times) * 1000, statistics.median(cpus) * 1000
 
 
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--runs", type=int, default=20)
     ap.add_argument("--load-runs", type=int, default=3)
+    ap.add_argument("--no-load", action="store_true", help="skip the runs beside busy loops")
     args = ap.parse_args()
     check_isolation("strict")
     py = python()
@@ -52,9 +61,10 @@ def main() -> None:
     }
     print(f"load average {os.getloadavg()[0]:.1f} on {os.cpu_count()} CPUs; {args.runs} runs each")
     for name, fn in cases.items():
-        med, low = _time(fn, args.runs)
-        print(f"{name:28s} median {med:7.0f} ms   min {low:7.0f} ms")
-    under_load(args.load_runs)
+        med, low, cpu_ms = _time(fn, args.runs)
+        print(f"{name:28s} wall median {med:7.0f} ms   min {low:7.0f} ms   CPU median {cpu_ms:6.0f} ms")
+    if not args.no_load:
+        under_load(args.load_runs)
 
 
 PROGRAM = ("import networkx as nx\nG = nx.grid_2d_graph(60, 60)\n"
