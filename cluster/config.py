@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 from typing import Any, Literal
 
@@ -232,6 +233,15 @@ class JudgeConfig(Strict):
     progress: bool = Field(True, description="report judge progress on stderr")
 
 
+def _default_prompts() -> str:
+    """The papers' prompts unless the site says otherwise (NPHE4V_PROMPTS=rewritten: e.g. a machine that cannot
+    have the authors' files; the run manifest records the set used)."""
+    value = os.environ.get("NPHE4V_PROMPTS", "").strip() or "paper"
+    if value not in ("paper", "rewritten"):
+        raise ValueError(f"NPHE4V_PROMPTS={value!r}: expected paper or rewritten")
+    return value
+
+
 class RunConfig(Strict):
     name: str = "run"
     out: str = "runs/demo"
@@ -253,6 +263,14 @@ class RunConfig(Strict):
     parser: Literal["tolerant", "paper"] = Field(
         "tolerant", description="NPHardEval4V: which parse of an answer the headline ER/AA use; both are always "
         "computed (tolerant = our extractor, paper = the papers' first-block Python-literal rule, ER_paper/AA_paper)")
+    prompts: Literal["paper", "rewritten"] = Field(
+        default_factory=lambda: _default_prompts(),
+        description="NPHardEval4V prompt set: paper (the original repository's prompt text and data rendering, "
+        "read from its pinned files: nphe4v.upstream_assets) or rewritten (this project's nphe4v-prompt-v2); "
+        "default paper, or NPHE4V_PROMPTS where a site sets it (docs/deviations.md lists the differences)")
+    prompt_assets: str | None = Field(
+        None, description="a local checkout of the original NPHardEval4V repository at the pinned commit (offline "
+        "clusters); without it the pinned files are downloaded once into the cache")
 
     @model_validator(mode="after")
     def _unique_models(self) -> RunConfig:
@@ -267,8 +285,12 @@ class RunConfig(Strict):
         # the judge is a later stage with its own cache and identity: changing it is not another run
         # `parser` only chooses which recorded parse the tables lead with: every sample carries both
         # how PoT programs are sandboxed and how many run at once do not change what they print
+        # where the prompt files are read from does not change them (they are pinned by SHA-256)
         d = self.model_dump(mode="json", exclude={"out", "ray", "max_inflight_batches", "max_attempts", "judge",
-                                                  "parser", "pot_isolation", "pot_workers"})
+                                                  "parser", "pot_isolation", "pot_workers", "prompt_assets"})
+        # runs made before the paper prompts existed sent the rewritten set: they keep their id
+        if d["prompts"] == "rewritten":
+            d.pop("prompts")
         # settings appended later are left out at their defaults, so a run made before them keeps its id
         if d["pot_timeout_s"] == RunConfig.model_fields["pot_timeout_s"].default:
             d.pop("pot_timeout_s")

@@ -18,8 +18,24 @@ from nphe4v.core.benchmarks import task_for
 from nphe4v.core.dataset import Dataset
 from nphe4v.core.prompting import TaskText, build_prompt, build_recognition_prompt
 from nphe4v.core.rng import derive_seed
-from nphe4v.core.schema import RECOGNITION_MODE, Instance, ModelRequest, SampleKey, SamplingParams
+from nphe4v.core.schema import (
+    PROMPT_MODES,
+    RECOGNITION_MODE,
+    Instance,
+    ModelRequest,
+    Prompt,
+    SampleKey,
+    SamplingParams,
+)
+from nphe4v.paper_prompts import (
+    PAPER_INPUTS,
+    PaperPromptSet,
+    build_paper_prompt,
+    load_prompt_set,
+    prompt_file_for,
+)
 from nphe4v.recognition import control_gaps, mismatch_partners
+from nphe4v.upstream_assets import AssetsMissing, AssetSource, resolve_assets
 
 
 @dataclass(frozen=True)
@@ -70,6 +86,30 @@ def _report_control_gaps(dataset: Dataset, partners: dict[str, str]) -> None:
         print(line, file=sys.stderr)
 
 
+def wants_paper_prompts(cfg: RunConfig) -> bool:
+    return cfg.prompts == "paper" and any(d.benchmark == "nphardeval4v" for d in cfg.datasets)
+
+
+def paper_prompt_set(cfg: RunConfig, download: bool = True) -> PaperPromptSet | None:
+    """The papers' prompt files for a config that sends them (fetched once into the cache when `download`), else
+    None. Raises AssetsMissing (one line saying how to get them): the run calls this before any model starts."""
+    if not wants_paper_prompts(cfg):
+        return None
+    src = AssetSource.from_config(cfg.prompt_assets)
+    if not download:
+        src = AssetSource(local=src.local, download=False)
+    return load_prompt_set(resolve_assets(src).resolve())
+
+
+def check_prompt_assets(cfg: RunConfig, download: bool = True) -> str | None:
+    """None when the config's prompts can be built, else the one line saying how to get what is missing."""
+    try:
+        paper_prompt_set(cfg, download)
+    except AssetsMissing as e:
+        return str(e)
+    return None
+
+
 def _groups(cfg: RunConfig, model: ModelSpec, dataset: Dataset) -> Iterator[_Group]:
     modes: list[str] = ["full_text_only"] if model.text_only else list(cfg.prompt_modes)
     if dataset.manifest.benchmark == "graphverse":
@@ -114,14 +154,25 @@ def plan_model(cfg: RunConfig, model: ModelSpec, dataset: Dataset, version: str,
         spec = task_for(inst.benchmark, inst.task)
         return spec.text(spec.load(inst.data))
 
+    paper = paper_prompt_set(cfg) if dataset.manifest.benchmark == "nphardeval4v" else None
+    kind = prompt_file_for(model.backend)
+
+    def task_prompt(inst: Instance, mode: str) -> Prompt:
+        if paper is not None and mode in PROMPT_MODES:
+            spec = task_for(inst.benchmark, inst.task)
+            return build_paper_prompt(paper, inst.task, PAPER_INPUTS[inst.task](spec.load(inst.data)), mode,
+                                      inst.images, kind)
+        return build_prompt(text(inst.instance_id), mode, inst.images)
+
     for g in _groups(cfg, model, dataset):
         todo = [k for k in g.keys if skip is None or not skip(k.as_str())]
         if not todo:
             continue
         inst = g.inst
         recognition = g.mode == RECOGNITION_MODE
+        # the recognition question stays ours in both sets (docs/deviations.md)
         prompt = (build_recognition_prompt(text(g.text_id), inst.images) if recognition
-                  else build_prompt(text(g.text_id), g.mode, inst.images))
+                  else task_prompt(inst, g.mode))
         ref = {"data": inst.data, "gold": inst.gold.answer, "variant": g.variant} if with_reference else None
         for key in todo:
             if recognition:

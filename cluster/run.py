@@ -212,6 +212,11 @@ def preflight_models(cfg: RunConfig) -> None:
     problem = pot_problem(cfg)
     if problem:
         raise ConfigError(problem)
+    from cluster.plan import check_prompt_assets
+
+    problem = check_prompt_assets(cfg)  # `prompts: paper` without the authors' files: stop before any model
+    if problem:
+        raise ConfigError(problem)
 
     for m in cfg.models:
         try:
@@ -227,6 +232,18 @@ def preflight_models(cfg: RunConfig) -> None:
                 check_fits(m)
             except ValueError as e:
                 raise ConfigError(str(e)) from None
+
+
+def prompt_set_label(cfg: RunConfig) -> str:
+    """What the NPHardEval4V prompts of this run are, for the manifest and the report."""
+    from nphe4v.core.prompting import TEMPLATE_VERSION
+    from nphe4v.paper_prompts import PROMPT_FILES
+    from nphe4v.upstream_assets import UPSTREAM_COMMIT, UPSTREAM_REPO
+
+    if cfg.prompts == "rewritten":
+        return f"rewritten ({TEMPLATE_VERSION})"
+    return (f"paper ({UPSTREAM_REPO}@{UPSTREAM_COMMIT[:7]}: {PROMPT_FILES['open']} for open-weights models, "
+            f"{PROMPT_FILES['api']} for API models)")
 
 
 def run_fingerprint(cfg: RunConfig, datasets: list[Dataset]) -> str:
@@ -332,6 +349,7 @@ def _execute_locked(cfg: RunConfig, out: Path, run_id: str, datasets: list[Datas
         "git_sha": git_sha(),
         "package_versions": package_versions(),
         "config": redact(cfg.model_dump(mode="json")),
+        "prompt_set": prompt_set_label(cfg),
         "datasets": [
             {"benchmark": d.manifest.benchmark, "version": d.manifest.version, "seed": d.manifest.seed,
              "path": str(d.root.resolve()), "dataset_sha256": d.manifest.dataset_sha256,

@@ -28,9 +28,22 @@ def resolve_plan(cfg: RunConfig, data_root: Path) -> dict[str, Any]:
         "models": models,
         "judge": judge,
         "total_samples": sum(m["samples"] for m in models),
+        "prompts": _prompts_plan(cfg),
         **({"pot": _pot_plan(cfg)} if cfg.wants_pot() else {}),
         "missing_api_keys": [k for m in models for k in m["missing_api_keys"]] + judge["missing_api_keys"],
     }
+
+
+def _prompts_plan(cfg: RunConfig) -> dict[str, Any]:
+    """The prompt set and whether its files are at hand (looked up, never downloaded: --plan writes nothing)."""
+    from cluster.plan import check_prompt_assets, wants_paper_prompts
+    from cluster.run import prompt_set_label
+
+    d: dict[str, Any] = {"set": prompt_set_label(cfg)}
+    if wants_paper_prompts(cfg):
+        missing = check_prompt_assets(cfg, download=False)
+        d["assets"] = "ready" if missing is None else f"not yet cached (the run downloads them): {missing}"
+    return d
 
 
 def _env_address() -> str | None:

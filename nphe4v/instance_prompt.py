@@ -1,33 +1,61 @@
 """What a model is asked for one dataset instance in one prompt mode, for `nphe4v show`.
 
-Built with the calls the run planner (`cluster.plan.plan_model`) and `nphe4v grade` make: the task's
-`text` on the stored instance data, then `nphe4v.core.prompting.build_prompt` with the stored images.
+Built with the calls the run planner (`cluster.plan.plan_model`) makes: with `prompts="rewritten"` the task's
+`text` on the stored instance data, then `nphe4v.core.prompting.build_prompt`; with `prompts="paper"` the
+papers' text from the authors' pinned files (`nphe4v.paper_prompts`, for the open-weights or the API prompt
+file), with the stored images.
 """
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
+from typing import Literal
 
 from nphe4v.core.benchmarks import task_for
 from nphe4v.core.dataset import INSTANCES, Dataset
 from nphe4v.core.prompting import GRAPHVERSE_MODES, build_prompt
 from nphe4v.core.schema import PROMPT_MODES, Instance, Prompt
+from nphe4v.paper_prompts import (
+    PAPER_INPUTS,
+    PaperPromptError,
+    PromptFile,
+    build_paper_prompt,
+    load_prompt_set,
+)
+from nphe4v.upstream_assets import AssetsMissing, AssetSource, resolve_assets
+
+PromptSet = Literal["paper", "rewritten"]
 
 
 class ShowError(ValueError):
     """An instance or mode that cannot be shown; one line naming the file and field."""
 
 
+def default_prompt_set() -> str:
+    """As a run config without `prompts:` (cluster.config): paper, unless the site sets NPHE4V_PROMPTS."""
+    return os.environ.get("NPHE4V_PROMPTS", "").strip() or "paper"
+
+
 def modes_for(benchmark: str) -> tuple[str, ...]:
     return GRAPHVERSE_MODES if benchmark == "graphverse" else tuple(PROMPT_MODES)
 
 
-def instance_prompt(inst: Instance, mode: str) -> Prompt:
+def instance_prompt(inst: Instance, mode: str, prompts: str = "rewritten", kind: PromptFile = "open",
+                    prompt_assets: str | None = None) -> Prompt:
     spec = task_for(inst.benchmark, inst.task)
-    return build_prompt(spec.text(spec.load(inst.data)), mode, inst.images)
+    data = spec.load(inst.data)
+    if prompts == "paper" and inst.benchmark == "nphardeval4v" and mode in PROMPT_MODES:
+        try:
+            ps = load_prompt_set(resolve_assets(AssetSource.from_config(prompt_assets)).resolve())
+            return build_paper_prompt(ps, inst.task, PAPER_INPUTS[inst.task](data), mode, inst.images, kind)
+        except (AssetsMissing, PaperPromptError) as e:
+            raise ShowError(str(e)) from None
+    return build_prompt(spec.text(data), mode, inst.images)
 
 
-def show_instance(dataset: Dataset, instance_id: str, mode: str | None) -> str:
+def show_instance(dataset: Dataset, instance_id: str, mode: str | None, prompts: str | None = None,
+                  kind: PromptFile = "open", prompt_assets: str | None = None) -> str:
     """The prompt text exactly as sent, between marker lines, then the absolute image paths."""
     by_id = dataset.by_id()
     if instance_id not in by_id:
@@ -37,7 +65,12 @@ def show_instance(dataset: Dataset, instance_id: str, mode: str | None) -> str:
     mode = mode or allowed[0]
     if mode not in allowed:
         raise ShowError(f"--mode {mode}: expected one of {', '.join(allowed)} for {inst.benchmark}")
-    prompt = instance_prompt(inst, mode)
+    prompts = prompts or default_prompt_set()
+    if prompts not in ("paper", "rewritten"):
+        raise ShowError(f"--prompts {prompts}: expected paper or rewritten")
+    if kind not in ("open", "api"):
+        raise ShowError(f"--model-kind {kind}: expected open or api")
+    prompt = instance_prompt(inst, mode, prompts, kind, prompt_assets)
     root = Path(dataset.root).resolve()
     lines = [
         f"=== prompt: {inst.instance_id} [{mode}] {prompt.template_version} ===",

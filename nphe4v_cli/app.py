@@ -224,13 +224,20 @@ def show(
     dataset_dir: Annotated[Path, typer.Argument(help="dataset folder")],
     instance_id: Annotated[str, typer.Argument(help="e.g. bsp-L10-000")],
     mode: Annotated[str | None, typer.Option(help="prompt mode (default: figure+limited_text; GraphVerse: vision)")] = None,
+    prompts: Annotated[str | None, typer.Option(help="NPHardEval4V prompt set: paper (the authors' text, as runs "
+                                                "send by default) | rewritten (ours)")] = None,
+    model_kind: Annotated[str, typer.Option(help="paper prompts: open (Open/prompts.py, open-weights models) | "
+                                            "api (Prompts/prompts.py, API models)")] = "open",
+    prompt_assets: Annotated[str | None, typer.Option(help="paper prompts: a local checkout of the original "
+                                                      "repository at the pinned commit")] = None,
 ) -> None:
     """Print exactly the prompt text a model receives for one instance in one mode, and its image paths."""
     from nphe4v.core.dataset import DatasetError, load_dataset
     from nphe4v.instance_prompt import ShowError, show_instance
 
     try:
-        typer.echo(show_instance(load_dataset(dataset_dir, check_images=False), instance_id, mode))
+        typer.echo(show_instance(load_dataset(dataset_dir, check_images=False), instance_id, mode, prompts,
+                                 model_kind, prompt_assets))  # type: ignore[arg-type]
     except (DatasetError, ShowError) as e:
         fail(str(e))
 

@@ -423,6 +423,9 @@ def parse(obj: dict[str, Any]) -> dict[str, Any] | ParseError:
     # the schedule is the answer; the stated count (None when missing or not an integer) is only compared
     num = as_int(get_key(obj, "NumScheduled", "NumberScheduled", "NumMeetings", "ScheduledMeetings")[1])
     found, raw = get_key(obj, "Schedule")
+    if not found and obj and all(is_ellipsis(k) or as_int(k) is not None for k in obj):
+        # the papers' answer shape (`prompts: paper` asks for it): the mapping meeting id -> slots itself
+        found, raw = True, obj
     if not found:
         return ParseError(kind="missing_key", detail="Schedule")
     if not isinstance(raw, dict):

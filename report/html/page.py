@@ -122,9 +122,11 @@ def runs_table(runs: Sequence[analysis.Run]) -> pl.DataFrame:
             "datasets": ", ".join(f"{d.get('benchmark')}:{d.get('version')}" for d in m.get("datasets") or []),
             "models": ", ".join(str(x.get("name")) for x in cfg.get("models") or []),
             "prompt_modes": ", ".join(cfg.get("prompt_modes") or []),
+            # which NPHardEval4V prompt text the models got; runs before the option sent the rewritten set
+            "prompts": str(m.get("prompt_set") or cfg.get("prompts") or "rewritten"),
         })
     schema = {k: pl.String for k in ("run", "folder", "status", "created_at", "finished_at", "git_sha", "datasets",
-                                     "models", "prompt_modes")}
+                                     "models", "prompt_modes", "prompts")}
     return pl.DataFrame(rows, schema=schema)
 
 
