@@ -42,7 +42,7 @@ class Property:
 
 
 WRONG = Property("wrong", "wrong answer: mean per task <= 10, max <= 20", 10, 20)
-DELTA = Property("delta", "|score - base| <= 1 (added true facts change nothing)", 1)
+DELTA = Property("delta", "abs(score - base) <= 1 (the additions change nothing)", 1)
 
 
 def _families() -> dict[str, Property]:

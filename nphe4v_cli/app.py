@@ -1,4 +1,4 @@
-"""`nphe4v` command line: generate, import-peer, run, grade, show, export, report, view."""
+"""`nphe4v` command line: generate, import-peer, run, grade, show, export, report, view, judge-card."""
 
 from __future__ import annotations
 
@@ -378,6 +378,10 @@ def view(
 from nphe4v_cli.report_command import report as _report_cmd  # noqa: E402
 
 app.command(name="report")(_report_cmd)
+
+from nphe4v_cli.judge_card_command import judge_card as _judge_card_cmd  # noqa: E402
+
+app.command(name="judge-card")(_judge_card_cmd)
 
 
 def _report(run_dir: Path) -> None:

@@ -1,0 +1,101 @@
+"""`nphe4v judge-card --judge rule-based|MODEL [--dataset DIR] --out DIR`: the judge card of a VGR judge.
+
+Registered in ``nphe4v_cli.app`` with ``app.command(name="judge-card")(judge_card_command.judge_card)``. Without
+``--dataset`` it generates a GraphVerse testmini (``--seed``, ``--limit``) into OUT/dataset, as ``generate``
+does; then it generates the card's labelled responses over every instance (``judge.card_families``), scores
+them with the judge (``cluster.judge_card``), and prints and writes the table (card.csv, card.md), the
+figure (card.png / card.svg), per-response scores (scores.csv) and the grade line (judge_card.json).
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+from typing import Annotated
+
+import typer
+
+
+def _fail(msg: str) -> None:
+    typer.echo(f"error: {msg}", err=True)
+    raise typer.Exit(2)
+
+
+def judge_card(
+    judge: Annotated[str, typer.Option(help="rule-based, a registry name or a litellm model string")],
+    out: Annotated[Path, typer.Option(help="folder for the card (table, figure, grade)")],
+    dataset: Annotated[Path | None, typer.Option(help="GraphVerse dataset folder (default: generate a testmini)")] = None,
+    seed: Annotated[int, typer.Option(help="seed of the generated testmini")] = 0,
+    limit: Annotated[int | None, typer.Option(help="only the first N instances (of the dataset, or generated)")] = None,
+    api_base: Annotated[str | None, typer.Option(help="endpoint of an OpenAI-compatible judge server")] = None,
+    options: Annotated[str, typer.Option(help="JudgeSpec fields as JSON")] = "{}",
+    workers: Annotated[int | None, typer.Option(help="processes generating the testmini")] = None,
+) -> None:
+    """The judge card: a generated, labelled meta-evaluation set; the judge's table, figure and grade."""
+    from pydantic import ValidationError
+
+    from cluster.judge_card import run_card
+    from cluster.judge_work import resolve_spec
+    from judge.card import markdown
+    from nphe4v.core import secrets
+    from nphe4v.core.dataset import DatasetError, load_dataset
+    from nphe4v.core.validation import first_error
+
+    if limit is not None and limit < 1:
+        _fail(f"--limit {limit}: must be at least 1")
+    if seed < 0:
+        _fail(f"--seed {seed}: must not be negative")
+    if out.exists() and not out.is_dir():
+        _fail(f"--out {out}: is a file, expected a folder")
+    try:
+        opts = json.loads(options)
+    except json.JSONDecodeError as e:
+        _fail(f"--options: not JSON ({e.msg} at char {e.pos})")
+    if not isinstance(opts, dict):
+        _fail("--options: a JSON object of judge settings")
+    if api_base:
+        if not api_base.startswith(("http://", "https://")):
+            _fail(f"--api-base {api_base!r}: not an http(s) URL")
+        opts["api_base"] = api_base
+    try:
+        spec = resolve_spec(judge, opts)
+        if not spec.is_rule:
+            if "/" not in spec.model:
+                _fail(f"--judge {judge!r}: neither 'rule-based', a registry name nor a litellm model string")
+            spec.template_obj()
+            secrets.require_key(spec.model, secrets.provider_of(spec.model), spec.api_key_env)
+    except ValidationError as e:
+        loc, msg = first_error(e)
+        _fail(f"--options: {loc}: {msg}")
+    except (OSError, ValueError, KeyError, RuntimeError) as e:
+        _fail(f"--judge {judge}: {' '.join(str(e).split())}")
+    out.mkdir(parents=True, exist_ok=True)
+    if dataset is None:
+        from gie.dataset import generate_split
+
+        dataset = out / "dataset"
+        if not (dataset / "manifest.json").exists():
+            typer.echo(f"generating a GraphVerse testmini (seed {seed}) into {dataset}", err=True)
+            try:
+                generate_split(dataset, "testmini", seed, limit=limit, workers=workers)
+            except DatasetError as e:
+                _fail(str(e))
+    try:
+        ds = load_dataset(dataset, check_images=False)
+    except DatasetError as e:
+        _fail(str(e))
+    if ds.manifest.benchmark != "graphverse":
+        _fail(f"--dataset {dataset}: a {ds.manifest.benchmark} dataset; the judge card needs GraphVerse")
+    instances = list(ds.instances)[:limit] if limit else list(ds.instances)
+
+    def progress(done: int, total: int) -> None:
+        print(f"judge card: {done}/{total} responses scored", file=sys.stderr)
+
+    run = run_card(instances, judge, out, options=opts, dataset=str(dataset), progress=progress)
+    typer.echo(markdown(run.rows))
+    if run.mislabelled:
+        typer.echo(f"{len(run.mislabelled)} generated responses left out: the verifier judged their final answer "
+                   f"otherwise than labelled (e.g. {run.mislabelled[0]})", err=True)
+    typer.echo(f"{run.grade} ({len(run.cases)} responses over {run.doc['instances']} instances, {run.wall_s:.1f} s)")
+    typer.echo(f"wrote {out}/card.csv, card.md, card.png, scores.csv, judge_card.json")
