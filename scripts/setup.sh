@@ -5,6 +5,13 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 PY=${PYTHON:-python3}
+# The PoT sandbox's seccomp filter is compiled by libseccomp (docs/sandbox.md): the pyseccomp package loads
+# the system's C library, libseccomp2 (on Debian a dependency of apt itself, so this rarely installs anything).
+if ! /sbin/ldconfig -p 2>/dev/null | grep -q 'libseccomp\.so\.2' && command -v apt-get >/dev/null 2>&1 \
+   && [ "$(id -u)" = 0 ]; then
+  (apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq libseccomp2 >/dev/null 2>&1) \
+    || echo "setup: libseccomp2 could not be installed; the strict PoT sandbox will refuse to run" >&2
+fi
 if [ ! -x .venv/bin/python ]; then
   "$PY" -m venv .venv
 fi

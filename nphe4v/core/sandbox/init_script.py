@@ -11,13 +11,17 @@ namespaces made by util-linux `unshare` (plus a user namespace when not run as r
    /home, no run folder, no dataset;
 2. pivots into the new root and detaches the old one, so the host's filesystem is gone from this mount
    namespace, not merely hidden by permissions (we run as root in CI, where permissions protect nothing);
-3. forks the program: a new session, the rlimits, no_new_privs, and either a fresh unprivileged uid (when
-   root: no capabilities, RLIMIT_NPROC binds) or an empty capability bounding set (in a user namespace);
-   then exec's `python -I -S -B` on the bootstrap, which installs the audit hook and runs the program;
-4. reaps children, and exits with the program's status, written first to the report pipe. Its exit (as
-   pid 1) makes the kernel kill every process left in the namespace. A thread watches the lifeline pipe:
-   when the host side goes away, init exits, and the namespace dies with it (like bwrap's
-   --die-with-parent).
+3. forks the program: it joins the run's cgroup (memory, CPU and processes of the program as a whole, when
+   the host could make one), a new session, the rlimits, no_new_privs, either a fresh unprivileged uid
+   (when root: no capabilities, RLIMIT_NPROC binds) or an empty capability bounding set (in a user
+   namespace), and last the seccomp filter; then exec's `python -I -S -B` on the bootstrap, which installs
+   the audit hook and runs the program;
+4. reaps children, and exits with the program's status, written first to the status pipe. That pipe is
+   init's alone: the program never holds it (it is closed at exec), so how the program ended (wait4's
+   status and CPU time) cannot be written by the program. The program's fd 3 is another pipe, for the
+   bootstrap's description of a failure, which the host reads as data only. Init's exit (as pid 1) makes
+   the kernel kill every process left in the namespace. A thread watches the lifeline pipe: when the host
+   side goes away, init exits, and the namespace dies with it (like bwrap's --die-with-parent).
 
 In rlimits-only mode steps 1-2 and the namespaces are skipped: the program runs on the host's filesystem
 and network, with only the rlimits, the cleared environment and the audit hook.
@@ -35,6 +39,7 @@ MS_RDONLY, MS_NOSUID, MS_NODEV, MS_NOEXEC = 0x1, 0x2, 0x4, 0x8
 MS_REMOUNT, MS_BIND, MS_REC, MS_PRIVATE = 0x20, 0x1000, 0x4000, 0x40000
 MNT_DETACH = 2
 PR_SET_NO_NEW_PRIVS, PR_CAPBSET_DROP, PR_CAP_AMBIENT, PR_CAP_AMBIENT_CLEAR_ALL = 38, 24, 47, 4
+PR_SET_SECCOMP, SECCOMP_MODE_FILTER, PR_SET_DUMPABLE = 22, 2, 4
 # glibc has no pivot_root wrapper; the syscall number is per architecture.
 SYS_PIVOT_ROOT = {"x86_64": 155, "aarch64": 41, "riscv64": 41, "ppc64le": 203, "s390x": 217}
 SYS_KEYCTL = {"x86_64": 250, "aarch64": 219, "riscv64": 219, "ppc64le": 271, "s390x": 280}
@@ -42,6 +47,11 @@ KEYCTL_JOIN_SESSION_KEYRING = 1
 
 _libc = ctypes.CDLL(None, use_errno=True)
 _libc.mount.argtypes = [ctypes.c_char_p, ctypes.c_char_p, ctypes.c_char_p, ctypes.c_ulong, ctypes.c_char_p]
+_libc.prctl.argtypes = [ctypes.c_int, ctypes.c_ulong, ctypes.c_void_p, ctypes.c_ulong, ctypes.c_ulong]
+
+
+class _SockFprog(ctypes.Structure):  # struct sock_fprog
+    _fields_ = [("len", ctypes.c_ushort), ("filter", ctypes.c_void_p)]
 
 
 class SetupError(Exception):
@@ -83,7 +93,7 @@ class Root:
     def is_bound(self, path: str) -> bool:
         return any(path == b or path.startswith(b.rstrip("/") + "/") for b in self.bound)
 
-    def bind(self, src: str, dst: str, *, devices: bool = False) -> None:
+    def bind(self, src: str, dst: str, *, devices: bool = False, noexec: bool = False) -> None:
         target = self.inside(dst)
         if os.path.isdir(src):
             os.makedirs(target, exist_ok=True)
@@ -95,6 +105,8 @@ class Root:
         flags = MS_BIND | MS_REMOUNT | MS_RDONLY | MS_NOSUID | _locked_flags(src)
         if not devices:
             flags |= MS_NODEV
+        if noexec:
+            flags |= MS_NOEXEC
         mount(None, target, None, flags)
         self.bound.append(dst)
 
@@ -122,8 +134,15 @@ class Root:
         self.bind(path, path)
 
 
+def hide_host_names() -> None:
+    """The UTS namespace starts with the host's names: replace them (uname's nodename, the domain name)."""
+    for call, name in ((_libc.sethostname, b"sandbox"), (_libc.setdomainname, b"(none)")):
+        _check(call(name, len(name)), "set the host name")
+
+
 def build_root(cfg: dict) -> None:
     root = cfg["newroot"]
+    hide_host_names()
     mount(None, "/", None, MS_REC | MS_PRIVATE)
     mount("tmpfs", root, "tmpfs", MS_NOSUID | MS_NODEV, "size=2m,nr_inodes=4096,mode=755")
     r = Root(root)
@@ -146,15 +165,17 @@ def build_root(cfg: dict) -> None:
             mount(empty, r.inside(f), None, MS_BIND)
             mount(None, r.inside(f), None, MS_BIND | MS_REMOUNT | MS_RDONLY | MS_NOSUID | MS_NODEV)
     if cfg["networkx_dir"]:
-        r.bind(cfg["networkx_dir"], "/sandbox/site/networkx")
+        r.bind(cfg["networkx_dir"], "/sandbox/site/networkx", noexec=True)
     else:
         os.makedirs(r.inside("/sandbox/site"), exist_ok=True)
-    r.bind(cfg["indir"], "/sandbox/in")
+    r.bind(cfg["indir"], "/sandbox/in", noexec=True)
     for dev in ("null", "zero", "random", "urandom"):
-        r.bind(f"/dev/{dev}", f"/dev/{dev}", devices=True)
+        r.bind(f"/dev/{dev}", f"/dev/{dev}", devices=True, noexec=True)
+    # /tmp, the one writable place, is noexec: nothing the program writes can be run or mapped executable
+    # (a C extension or a copied interpreter written there fails to load).
     tmp = r.inside("/tmp")
     os.makedirs(tmp, exist_ok=True)
-    mount("tmpfs", tmp, "tmpfs", MS_NOSUID | MS_NODEV,
+    mount("tmpfs", tmp, "tmpfs", MS_NOSUID | MS_NODEV | MS_NOEXEC,
           f"size={cfg['disk_mb']}m,nr_inodes={cfg['disk_inodes']},mode=1777")
     mount(None, root, None, MS_REMOUNT | MS_RDONLY | MS_NOSUID | MS_NODEV)
     nr = SYS_PIVOT_ROOT.get(os.uname().machine)
@@ -198,23 +219,38 @@ def set_limits(lim: dict) -> None:
     resource.setrlimit(resource.RLIMIT_CPU, (lim["cpu_s"], lim["cpu_s"] + 1))
 
 
-def start_program(cfg: dict, report_fd: int) -> int:
+def load_seccomp(bpf: bytes) -> None:
+    """The host's filter (compiled by libseccomp), for this process and all it forks; needs no_new_privs."""
+    buf = ctypes.create_string_buffer(bpf, len(bpf))
+    prog = _SockFprog(len(bpf) // 8, ctypes.cast(buf, ctypes.c_void_p))
+    _check(_libc.prctl(PR_SET_SECCOMP, SECCOMP_MODE_FILTER, ctypes.byref(prog), 0, 0), "seccomp")
+
+
+def start_program(cfg: dict, status_fd: int, hint_fd: int, cgroup_fds: list) -> int:
     pid = os.fork()
     if pid:
         return pid
     try:
+        for fd in cgroup_fds:  # first: everything the program does is counted in the run's cgroup
+            os.write(fd, b"0")
         if cfg["mode"] == "strict":
             os.setsid()  # kill(0, ...) then reaches only the sandbox's own processes
-        os.dup2(report_fd, 3)
-        os.closerange(4, 1 << 16)
+        if status_fd == 3:  # fd 3 becomes the program's hint pipe
+            status_fd = os.dup(status_fd)
+        os.dup2(hint_fd, 3)
+        os.closerange(4, status_fd)  # the status pipe stays until exec (it reports a failure to start)
+        os.closerange(status_fd + 1, 1 << 16)
+        os.set_inheritable(status_fd, False)
         os.chdir(cfg["workdir"])
         drop_privileges(cfg)
         set_limits(cfg["limits"])
+        if cfg["seccomp"]:
+            load_seccomp(cfg["seccomp"])
         os.execve(cfg["python"], [cfg["python"], "-I", "-S", "-B", "-X", "utf8", cfg["bootstrap"],
                                   cfg["bootstrap_config"]], cfg["env"])
     except BaseException as e:  # noqa: BLE001 - report anything, then leave the forked child
         try:
-            os.write(3, f"init-error start: {e}\n".encode())
+            os.write(status_fd, f"init-error start: {e}\n".encode())
         except OSError:
             pass
     os._exit(125)
@@ -232,12 +268,20 @@ def watch_lifeline(fd: int, child: int, strict: bool) -> None:
 def main() -> None:
     with open(sys.argv[1], "rb") as f:
         cfg = marshal.load(f)  # not json: importing json (and re) costs more than the rest
-    report_fd, lifeline_fd = cfg["report_fd"], cfg["lifeline_fd"]
+    report_fd, hint_fd, lifeline_fd = cfg["status_fd"], cfg["hint_fd"], cfg["lifeline_fd"]
+    os.set_inheritable(report_fd, False)
+    # not dumpable: a process of the same uid cannot open init's /proc/PID/fd (the status pipe) or trace it
+    _libc.prctl(PR_SET_DUMPABLE, 0, None, 0, 0)
     strict = cfg["mode"] == "strict"
     try:
+        # opened before the root is replaced (no /sys inside), written by the child as root
+        cgroup_fds = [os.open(f, os.O_WRONLY | os.O_CLOEXEC) for f in cfg["cgroup_procs"]]
         if strict:
             build_root(cfg)
-        child = start_program(cfg, report_fd)
+        child = start_program(cfg, report_fd, hint_fd, cgroup_fds)
+        os.close(hint_fd)
+        for fd in cgroup_fds:
+            os.close(fd)
     except (SetupError, OSError) as e:
         os.write(report_fd, f"init-error {e}\n".encode())
         os._exit(125)

@@ -65,6 +65,9 @@ class SandboxResult(BaseModel):
     wall_s: float
     isolation: Isolation = "strict"
     note: str = ""  # WEAKER_NOTE when the run was not isolated by namespaces
+    # What the kernel counted for all the program's processes together (the run's cgroup; None without one)
+    cpu_s: float | None = None
+    memory_peak_mb: float | None = None
 
 
 DEFAULT_LIMITS = SandboxLimits()

@@ -1,0 +1,125 @@
+"""The sandbox's seccomp filter: the system calls a graph program never needs, refused by the kernel.
+
+Compiled once per process by libseccomp (through `pyseccomp`, its ctypes binding: the C library, packaged
+as libseccomp2 by every distribution, does the compiling) into a classic BPF program; the sandbox's init
+loads those bytes with prctl(PR_SET_SECCOMP) in the program's process just before it execs the
+interpreter, so no library is loaded per run. The filter is inherited by everything the program forks and
+cannot be removed (no_new_privs is set first).
+
+Refused with EPERM unless said otherwise (a program sees "Operation not permitted", as under Docker's
+default profile):
+
+* memory outside the limits and shared memory: memfd_create, memfd_secret, SysV shared memory, semaphores
+  and message queues, POSIX message queues (POSIX shared memory is a file in /dev/shm, which the sandbox
+  does not have);
+* namespaces and mounts: unshare, setns, clone with any namespace flag, mount and the new mount API,
+  pivot_root, chroot, file handles (open_by_handle_at); clone3 answers ENOSYS, so the C library falls
+  back to clone, whose flags a filter can read;
+* kernel interfaces with a history of exploits or none of a graph program's business: io_uring_*,
+  perf_event_open, bpf, userfaultfd, ptrace, process_vm_readv/writev, kcmp, pidfd_getfd, keyrings
+  (add_key, request_key, keyctl), fanotify, modify_ldt, NUMA placement, personality flags that disable
+  ASLR or make reads executable;
+* host facts: sysinfo (uptime, load average, RAM), times (jiffies since boot), syslog;
+* administration: modules, kexec, reboot, swap, clocks, quotas, accounting, host and domain names,
+  iopl/ioperm, vhangup, uselib; ioctl TIOCSTI/TIOCLINUX (typing into a terminal);
+* prctl PR_SET_MM (rewriting the process's memory map descriptors), PR_SET_PTRACER,
+  PR_SET_CHILD_SUBREAPER;
+* sockets of any family but AF_UNIX (EAFNOSUPPORT, which a program reads as "no network").
+
+A system call of another ABI (32-bit int 0x80, x32 numbers) kills the process (SIGSYS): that is the
+classic way around a filter written for one architecture.
+"""
+
+from __future__ import annotations
+
+import errno
+import functools
+import tempfile
+
+DENIED = (
+    # memory outside the limits, shared memory
+    "memfd_create", "memfd_secret", "shmget", "shmat", "shmctl", "shmdt", "msgget", "msgsnd", "msgrcv",
+    "msgctl", "semget", "semop", "semctl", "semtimedop", "mq_open", "mq_unlink", "mq_timedsend",
+    "mq_timedreceive", "mq_notify", "mq_getsetattr",
+    # namespaces and mounts
+    "unshare", "setns", "mount", "umount", "umount2", "pivot_root", "chroot", "fsopen", "fsconfig",
+    "fsmount", "fspick", "move_mount", "open_tree", "open_tree_attr", "mount_setattr", "name_to_handle_at",
+    "open_by_handle_at",
+    # kernel interfaces
+    "io_uring_setup", "io_uring_enter", "io_uring_register", "perf_event_open", "bpf", "userfaultfd",
+    "ptrace", "process_vm_readv", "process_vm_writev", "kcmp", "pidfd_getfd", "add_key", "request_key",
+    "keyctl", "fanotify_init", "lookup_dcookie", "modify_ldt", "mbind", "set_mempolicy",
+    "set_mempolicy_home_node", "migrate_pages", "move_pages",
+    # host facts
+    "sysinfo", "times", "syslog",
+    # administration
+    "acct", "kexec_load", "kexec_file_load", "init_module", "finit_module", "delete_module", "reboot",
+    "swapon", "swapoff", "settimeofday", "clock_settime", "clock_adjtime", "adjtimex", "quotactl",
+    "quotactl_fd", "iopl", "ioperm", "vhangup", "uselib", "nfsservctl", "sethostname", "setdomainname",
+)
+# clone flags that make a namespace (CLONE_NEWTIME is clone3/unshare only)
+_CLONE_NS = (0x00020000, 0x02000000, 0x04000000, 0x08000000, 0x10000000, 0x20000000, 0x40000000)
+_PERSONALITY_DENIED = (0x0040000, 0x0400000)  # ADDR_NO_RANDOMIZE, READ_IMPLIES_EXEC
+_IOCTL_DENIED = (0x5412, 0x541C)  # TIOCSTI, TIOCLINUX
+_PRCTL_DENIED = (35, 36, 0x59616D61)  # PR_SET_MM, PR_SET_CHILD_SUBREAPER, PR_SET_PTRACER
+AF_UNIX = 1
+
+
+class FilterUnavailable(Exception):
+    pass
+
+
+@functools.cache
+def bpf_program() -> bytes:
+    """The filter as classic BPF (struct sock_filter[]), for prctl(PR_SET_SECCOMP, SECCOMP_MODE_FILTER).
+    Raises FilterUnavailable (one line) where libseccomp is missing."""
+    try:
+        import pyseccomp as sc
+    except (ImportError, OSError, RuntimeError) as e:  # pyseccomp loads libseccomp.so.2 at import
+        raise FilterUnavailable(f"libseccomp is not usable ({type(e).__name__}: {e}); install libseccomp2 and "
+                                f"the pyseccomp package (scripts/setup.sh does both)") from None
+    f = sc.SyscallFilter(sc.ALLOW)
+    f.set_attr(sc.Attr.ACT_BADARCH, sc.KILL_PROCESS)
+    native = sc.system_arch()
+
+    def known(name: str) -> bool:
+        try:
+            return sc.resolve_syscall(native, name) >= 0
+        except (OSError, ValueError):
+            return False
+
+    def deny(name: str, *args, err: int = errno.EPERM) -> None:
+        if known(name):
+            f.add_rule(sc.ERRNO(err), name, *args)
+
+    for name in DENIED:
+        deny(name)
+    flags_arg = 1 if native in (sc.Arch.S390, sc.Arch.S390X) else 0  # clone's flags: arg 1 on s390
+    for flag in _CLONE_NS:
+        deny("clone", sc.Arg(flags_arg, sc.MASKED_EQ, flag, flag))
+    deny("clone3", err=errno.ENOSYS)
+    for flag in _PERSONALITY_DENIED:
+        deny("personality", sc.Arg(0, sc.MASKED_EQ, flag, flag))
+    for req in _IOCTL_DENIED:
+        deny("ioctl", sc.Arg(1, sc.MASKED_EQ, 0xFFFFFFFF, req))
+    for opt in _PRCTL_DENIED:
+        deny("prctl", sc.Arg(0, sc.EQ, opt))
+    for call in ("socket", "socketpair"):
+        deny(call, sc.Arg(0, sc.NE, AF_UNIX), err=errno.EAFNOSUPPORT)
+    with tempfile.TemporaryFile() as out:
+        f.export_bpf(out)
+        out.seek(0)
+        bpf = out.read()
+    if not bpf or len(bpf) % 8:
+        raise FilterUnavailable(f"libseccomp exported a malformed filter ({len(bpf)} bytes)")
+    return bpf
+
+
+def check() -> str:
+    """'' when the filter can be built here, else the reason."""
+    try:
+        bpf_program()
+    except FilterUnavailable as e:
+        return str(e)
+    return ""
+
