@@ -98,9 +98,10 @@ def llm_scorer(spec: JudgeSpec, cache_dir: Path | None = None) -> Scorer:
         judge = LLMJudge(spec.model_copy(update={"limiter": "local"}))
 
         async def one(w: Work) -> float | None:
-            hit = cache.get(w.key) if cache else None
+            # `is not None`: an empty JudgeCache is falsy (it has a length)
+            hit = cache.get(w.key) if cache is not None else None
             res = JudgeResult.from_json(hit) if hit else await judge.judge(w.item)
-            if cache and not hit and res.cacheable:
+            if cache is not None and not hit and res.cacheable:
                 cache.put(w.key, res.to_json())
             rec = result_record(w, res, cached=bool(hit), calls=res.calls)
             return rec.vgr_score if rec.status == "ok" else None

@@ -237,8 +237,8 @@ def other_question(G: Graphs) -> list[Claim]:  # noqa: N803
     if t == "CN":
         s, q = str(G.query.get("source")), str(G.query.get("target"))
         for a, b in itertools.combinations(sorted(x for x in g if x not in (s, q)), 2):
-            common = tuple(sorted((set(g[a]) & set(g[b])) - {s, q}))
-            if common:
+            common = tuple(sorted(set(g[a]) & set(g[b])))
+            if common and not set(common) & {s, q}:  # the whole common set, none of it a query node
                 return [Nbrs(a, tuple(sorted(g[a]))), Nbrs(b, tuple(sorted(g[b]))), Prop(common, "common", (a, b))]
         return []
     if t == "TSP":

@@ -1,0 +1,166 @@
+"""The judge card (issue 30 item 5): generator, properties, table and grade, against real judges.
+
+* the generator's claims are true on the graph asked on, checked here with networkx, not by any judge reader,
+  and every response's final answer is what its label says (the exact verifier's verdict);
+* the card over a slice of the fixture (one instance per task) runs with the rule-based judge through the
+  run's judge path and writes its table, figure and grade; a judge that scores by length fails families and
+  an oracle that scores each family as its property asks passes them all: the card can fail and can pass;
+* an LLM judge through litellm over real HTTP (the fake OpenAI-compatible server), cached on a rerun.
+
+The whole testmini card is bench/bench_judge_card.py.
+"""
+
+from __future__ import annotations
+
+import itertools
+import json
+
+import networkx as nx
+import pytest
+from test_judge_helpers import JudgeFake, load_instances
+
+from cluster.judge_card import card_inputs, run_card
+from judge.card import FAMILIES, markdown, read_card
+from judge.card_families import Graphs, cases_for, derivation, other_question, pooled
+from judge.card_notation import LANGUAGES, STRUCTURED, Chain, Coloring, Dist, Mapping, Nbrs, Prop, render
+
+INSTANCES = load_instances()
+
+
+def _one_per_task():
+    seen, out = set(), []
+    for inst in INSTANCES:
+        if inst.task not in seen:
+            seen.add(inst.task)
+            out.append(inst)
+    return out
+
+
+SLICE = _one_per_task()
+
+
+def _true(G: Graphs, c) -> bool:  # noqa: N803
+    g = G.g
+    if isinstance(c, Chain):
+        return all(g.has_edge(a, b) for a, b in itertools.pairwise(c.nodes)) and (
+            c.legs is None or all(abs(g.edges[a, b].get("weight", 1) - w) < 1e-9
+                                  for (a, b), w in zip(itertools.pairwise(c.nodes), c.legs, strict=True)))
+    if isinstance(c, Dist):
+        w = "weight" if G.weighted else None
+        return abs(nx.shortest_path_length(g, c.a, c.b, weight=w) - c.d) < 1e-9
+    if isinstance(c, Nbrs):
+        return set(c.members) == set(g[c.node])
+    if isinstance(c, Prop):
+        pairs = list(itertools.combinations(c.members, 2))
+        if c.prop == "clique":
+            return all(g.has_edge(a, b) for a, b in pairs)
+        if c.prop == "independent set":
+            return not any(g.has_edge(a, b) for a, b in pairs)
+        if c.prop == "vertex cover":
+            return all(a in c.members or b in c.members for a, b in g.edges)
+        s, t = c.pair
+        return set(c.members) == set(g[s]) & set(g[t])
+    if isinstance(c, Coloring):
+        col = dict(c.assign)
+        return all(col[a] != col[b] for a, b in g.edges) and len(set(col.values())) == c.k
+    if isinstance(c, Mapping):
+        return all(a in G.asked[0] and x in G.asked[1] for a, x in c.pairs)
+    raise AssertionError(c)
+
+
+def test_generator_states_true_claims_in_every_notation():
+    """The derivation, the pooled and the other-question claims are true on the asked graph (networkx), every
+    notation and language writes every node of them, and each family's response carries its label's answer."""
+    inputs = card_inputs(SLICE)
+    assert {i.task for i in inputs} == {i.task for i in SLICE} and len(inputs) == 11
+    for inp in inputs:
+        G = Graphs(inp)  # noqa: N806
+        claims = derivation(G)
+        assert claims, inp.instance_id
+        for c in [*claims, *pooled(G)[:50], *other_question(G)]:
+            assert _true(G, c), (inp.instance_id, c)
+        nodes = {n for c in claims for n in getattr(c, "nodes", ()) or getattr(c, "members", ())}
+        for n in (*STRUCTURED, *LANGUAGES):
+            text = render(claims, n)
+            assert all(x in text for x in nodes), (inp.instance_id, n)
+        cases = list(cases_for(inp))
+        fams = {c.family for c in cases}
+        assert {f"derivation:{n}" for n in STRUCTURED} <= fams and "pad_facts" in fams, inp.instance_id
+        assert ("pad_negatives" in fams) == bool(G.non_edges(1)), inp.instance_id
+        for c in cases:
+            answer = json.loads(c.text.split("<final_answer>")[1].split("</final_answer>")[0])
+            assert answer == (inp.gold if c.right else inp.wrong)
+
+
+def test_card_rule_based_slice(tmp_path):
+    """The rule-based judge's card over one instance per task: every case labelled as the verifier judges it,
+    one row per family, the files written, and a grade line that counts the rows that pass."""
+    run = run_card(SLICE, "rule-based", tmp_path)
+    assert run.mislabelled == []
+    names = [r.family for r in run.rows]
+    assert set(names) <= set(FAMILIES) and len(names) >= 30
+    assert {"wrong_transcription", "wrong_pooled", "wrong_all_pairs", "wrong_other_question", "pot_right",
+            "pad_facts", "pad_negatives", "pad_rejected", "invented_steps", "notation_spread"} <= set(names)
+    for f in ("card.csv", "card.md", "card.png", "card.svg", "scores.csv"):
+        assert (tmp_path / f).stat().st_size > 0, f
+    doc = read_card(tmp_path / "judge_card.json")
+    assert doc is not None and doc["grade"] == run.grade
+    passed = sum(r.passed for r in run.rows)
+    assert run.grade.startswith("judge card: rule-based rule-") and f"{passed}/{len(run.rows)} families pass" in run.grade
+    # the table reports what the judge did: a bare wrong answer is 0 under any VGR formula in use
+    bare = next(r for r in run.rows if r.family == "bare_wrong")
+    assert bare.n == len(SLICE) and bare.max == 0.0 and bare.passed
+    assert markdown(run.rows).count("\n") == len(run.rows) + 1
+
+
+def _length_judge(pairs):
+    return [min(100.0, len(c.text) / 20) for c, _w in pairs]
+
+
+def _oracle(pairs):
+    """What a judge meeting every property would score: derivations 100 with the right answer and 80 with the
+    wrong one, a bare right answer (or a transcription-only program) 50, anything else wrong 0; additions leave
+    the score of the response they are added to; invented steps cost 20."""
+    out = []
+    for c, _w in pairs:
+        f = c.family
+        if f.startswith(("derivation:", "language:")) or f in ("pad_facts", "pad_negatives", "pad_rejected"):
+            out.append(100.0)
+        elif f.startswith("derivation_wrong:") or f.endswith("_wrong") and f.startswith("pad_"):
+            out.append(80.0)
+        elif f in ("bare_right", "pot_right"):
+            out.append(50.0)
+        elif f in ("invented_steps", "misread_legs"):
+            out.append(40.0 if f == "misread_legs" else 80.0)
+        else:
+            out.append(0.0)
+    return out
+
+
+def test_card_can_fail_and_can_pass(tmp_path):
+    """A judge that scores by length fails the card (wrong answers padded with transcriptions score high, added
+    true facts change scores); an oracle passes every family: the properties can hold together."""
+    gamed = run_card(SLICE[:4], "rule-based", tmp_path / "len", scorer=_length_judge, label="length")
+    failed = {r.family for r in gamed.rows if not r.passed}
+    assert {"wrong_transcription", "pad_facts", "pad_negatives"} <= failed, failed
+    assert gamed.grade.startswith("judge card: length")
+    oracle = run_card(SLICE[:4], "rule-based", tmp_path / "oracle", scorer=_oracle, label="oracle")
+    assert all(r.passed for r in oracle.rows), [r for r in oracle.rows if not r.passed]
+
+
+@pytest.mark.timeout(120)
+def test_card_llm_judge_over_http(tmp_path):
+    """An LLM judge through litellm over real HTTP (the fake server answers in the grounded schema: two
+    unstructured steps, VGR 50 for a right answer, 0 for a wrong one); a rerun is served by the card's cache."""
+    sl = [i for i in SLICE if i.task == "SD"]
+    with JudgeFake() as fake:
+        opts = {"api_base": fake.base_url, "max_concurrency": 4, "timeout_s": 20, "max_malformed": 1}
+        run = run_card(sl, "hosted_vllm/fake-judge", tmp_path, options=opts)
+        n = fake.count
+        assert n == len(run.scores) > 40
+        rows = {r.family: r for r in run.rows}
+        assert rows["bare_right"].mean == 50.0 and rows["bare_wrong"].passed
+        assert not rows["derivation:arrows"].passed  # this judge never credits a derivation: the card says so
+        assert run.grade.startswith("judge card: hosted_vllm/fake-judge")
+        again = run_card(sl, "hosted_vllm/fake-judge", tmp_path, options=opts)
+        assert fake.count == n and again.grade == run.grade
