@@ -8,7 +8,10 @@ Deviations from the peer benchmark (docs/deviations.md):
   question names them "String A" and "String B" as labelled there); full_text_only and figure+full_text give
   them in the question and spelled out in the data lines (the peer runners drop them in every mode, so its
   text-only mode has no data at all);
-- generation never yields two identical strings (distance 0 would be a trivial instance).
+- generation never yields two identical strings (distance 0 would be a trivial instance);
+- string B is derived from string A by edits (substitutions and shifts) to a drawn distance instead of drawn
+  independently, so the length of the strings is the answer in ~8 % of instances instead of 46-64 % (same
+  lengths and alphabets as the papers).
 """
 
 from __future__ import annotations
@@ -40,14 +43,56 @@ def params(level: int) -> dict[str, Any]:
     return {"length": level + 2, "alphabet_size": 4 + 2 * level}
 
 
+# Share of instances whose distance equals the strings' length (the only way "answer the length" is right). Two
+# independent random strings, as the peer draws them, are that far apart in 46-64 % of instances per level:
+# answering the length was a winning shortcut (issue 31). Here the distance is drawn first -- the length with
+# this probability, else uniformly from 1..length-1 -- and string B is derived from string A by edits until the
+# exact DP says it is that far (tests/test_task_edp.py measures the share over generated sets;
+# bench/bench_edp_shortcut.py prints it per level with other constant and heuristic answers).
+FULL_DISTANCE_SHARE = 0.08
+# Shifts (a deletion and an insertion elsewhere, two edits) move characters, so the position-by-position
+# comparison (Hamming count, the `heuristic`) overcounts; substitutions keep positions.
+SHIFT_SHARE = 0.6
+
+
+def target_distance(length: int, rng: random.Random) -> int:
+    if length <= 1 or rng.random() < FULL_DISTANCE_SHARE:
+        return length
+    return rng.randint(1, length - 1)
+
+
+def _edit(s: list[str], alphabet: str, rng: random.Random) -> list[str]:
+    """One random edit that keeps the length: a substitution, or a shift (a deletion and an insertion elsewhere,
+    two operations) with SHIFT_SHARE."""
+    t = list(s)
+    if len(t) >= 2 and rng.random() < SHIFT_SHARE:
+        del t[rng.randrange(len(t))]
+        t.insert(rng.randrange(len(t) + 1), rng.choice(alphabet))
+    else:
+        i = rng.randrange(len(t))
+        t[i] = rng.choice([c for c in alphabet if c != t[i]])
+    return t
+
+
+def derive(a: str, want: int, alphabet: str, rng: random.Random) -> str:
+    """String B, as long as A (the papers' two strings are equally long), at edit distance exactly `want` from
+    it: random edits applied one by one, each kept only while the exact DP distance stays <= `want`, until it
+    is `want`. Each edit moves the distance by at most 2, so the walk gets there in about `want` steps."""
+    s = list(a)
+    d = 0
+    while d != want:
+        t = _edit(s, alphabet, rng)
+        dt = edit_distance(a, "".join(t))
+        if dt <= want:
+            s, d = t, dt
+    return "".join(s)
+
+
 def generate(level: int, rng: random.Random) -> EDPData:
     p = params(level)
     alphabet = string.ascii_lowercase[: p["alphabet_size"]]
-    while True:
-        a = "".join(rng.choice(alphabet) for _ in range(p["length"]))
-        b = "".join(rng.choice(alphabet) for _ in range(p["length"]))
-        if a != b:
-            return EDPData(string_a=a, string_b=b)
+    a = "".join(rng.choice(alphabet) for _ in range(p["length"]))
+    return EDPData(string_a=a, string_b=derive(a, target_distance(p["length"], rng), alphabet, rng))
 
 
 def edit_distance(a: str, b: str) -> int:
