@@ -21,6 +21,10 @@ Conventions (shared by every function):
   in the visual prompts". Rows of a prompt mode that sends no image (``TEXT_ONLY_MODES``: full_text_only) get
   RA (and RA_mean, RA_var, false_yes_rate, RA_corrected) null, every question counts as recognised, and their
   ``wa`` has no RA factor (factor 1).
+* RA is n/a where no recognition experiment ran: a (model, task, level) without recognition rows gets RA,
+  RA_mean, RA_var and RA_corrected null (printed "n/a"), not the peer notebook's RA = 1, so a run without the
+  experiment never shows a recognition score it did not measure. Its AA still takes RA as 1 (the notebook's
+  fallback: every question counts as recognised, factor 1), so AA does not depend on the display.
 """
 
 from __future__ import annotations
@@ -45,7 +49,9 @@ TEXT_ONLY_MODES: tuple[str, ...] = ("full_text_only",)
 
 RA_NOTE = ("RA is n/a on full_text_only: that mode sends no picture, so there is nothing to recognise (the papers "
            "define RA as the recognition \"of the problems in the visual prompts\"); its AA has no RA factor and "
-           "no recognised-only filter, and a pooled row's RA averages the picture modes.")
+           "no recognised-only filter, and a pooled row's RA averages the picture modes. RA is also n/a where no "
+           "recognition experiment ran for a model, task and level; AA takes RA = 1 there (every question counts "
+           "as recognised), as the peer notebook does.")
 """The footnote every printed leaderboard carries."""
 
 LEADERBOARD_COLUMNS: tuple[str, ...] = (
@@ -188,7 +194,10 @@ def _level_lazy(samples: Frame) -> pl.LazyFrame:
         RA_var=pl.col("var_yes_match").mean(),
         false_yes_rate=pl.col("false_yes").mean(),
     )
-    ra = pl.col("_ra").fill_null(1.0)
+    # RA as measured: null where no recognition experiment ran (shown n/a); `ra` is what AA uses there (1,
+    # every question recognised, the peer notebook's fallback)
+    measured = pl.col("_ra")
+    ra = measured.fill_null(1.0)
     rp = pl.col("recognised_parsable")
 
     def pictured(expr: pl.Expr) -> pl.Expr:
@@ -201,8 +210,8 @@ def _level_lazy(samples: Frame) -> pl.LazyFrame:
             complexity=pl.col("task").replace_strict(TASK_CLASS, default=None, return_dtype=pl.String),
             n_rec=pl.when(_text_only()).then(0).otherwise(pl.col("n_rec").fill_null(0)),
             ER=pl.col("parsable") / pl.col("n"),
-            RA=pictured(ra),
-            RA_mean=pictured(pl.col("_ra_mean").fill_null(1.0)),
+            RA=pictured(measured),
+            RA_mean=pictured(pl.col("_ra_mean")),
             RA_var=pictured(pl.col("RA_var")),
             false_yes_rate=pictured(pl.col("false_yes_rate")),
             RA_corrected=pictured(
@@ -234,8 +243,9 @@ def level_table(samples: Frame) -> pl.DataFrame:
     * ``RA`` (the paper's rule) = share of the level's instances with ``recognised`` true on the match pair;
       ``RA_mean`` (peer notebook) = mean of ``mean_yes_match`` over the level's instances; ``RA_var`` = mean of
       ``var_yes_match`` (the variance over the asks; null without recognition data). ``n_rec`` = #instances
-      with recognition data. **If the model has no recognition rows for this task/level, RA = RA_mean = 1 and
-      every question counts as recognised** (the notebook's fallback). An instance without recognition rows
+      with recognition data. **If the model has no recognition rows for this task/level, RA = RA_mean = null
+      (n/a: no experiment ran) and every question counts as recognised**; wa then takes RA as 1 (the notebook's
+      fallback). An instance without recognition rows
       inside a level that has some also counts as recognised. **In a text-only mode (full_text_only) RA, RA_mean,
       RA_var, false_yes_rate and RA_corrected are null, n_rec = 0 and every question counts as recognised**:
       no picture was sent, so there was nothing to recognise.
@@ -243,10 +253,10 @@ def level_table(samples: Frame) -> pl.DataFrame:
       ``RA_corrected = max(0, RA - false_yes_rate)`` (an always-YES model gets 0); null without a control.
     * ``A_prime = #(correct ∧ recognised) / #(recognised ∧ parsable)``, 0 when the denominator is 0
       (recognised = the paper's rule, per instance, shared by the instance's questions in every mode).
-    * ``wa = A_prime · RA · ER`` (RA taken as 1 in a text-only mode). When everything is recognised,
+    * ``wa = A_prime · RA · ER`` (RA taken as 1 in a text-only mode and where no recognition experiment ran). When everything is recognised,
       ``A_prime · ER = correct / n``.
     * ``wa_peer = correct / n · RA_mean`` — the peer notebook's level score (its A'·ER = C/10, mean-rule RA;
-      RA_mean taken as 1 in a text-only mode).
+      RA_mean taken as 1 in a text-only mode and without recognition data).
     * ``complexity`` = P | NPC | NPH from ``TASK_CLASS`` (null for unknown tasks).
     """
     return _level_lazy(samples).collect()

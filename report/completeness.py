@@ -108,7 +108,7 @@ def missing_parts(src: Source) -> pl.DataFrame:
                         got = int(have.get(mode, 0))
                         if got == 0:
                             part_name = "recognition" if mode == RECOGNITION_MODE else "prompt_mode"
-                            extra = " (RA falls back to 1)" if mode == RECOGNITION_MODE else ""
+                            extra = " (RA n/a; AA takes RA as 1)" if mode == RECOGNITION_MODE else ""
                             add(run.label, bench, name, part_name,
                                 f"{name}: no {mode} samples on {bench} {version!r}{extra}")
                         elif got < exp:
@@ -158,7 +158,7 @@ def _missing_in_frame(df: pl.DataFrame, run: str, add) -> None:
             if mode not in modes:
                 add(run, NPH_BENCHMARK, model, "prompt_mode", f"{model}: no {mode} samples")
         if has_rec and RECOGNITION_MODE not in modes:
-            add(run, NPH_BENCHMARK, model, "recognition", f"{model}: no recognition samples (RA falls back to 1)")
+            add(run, NPH_BENCHMARK, model, "recognition", f"{model}: no recognition samples (RA n/a; AA takes RA as 1)")
 
 
 def _missing_frame(rows: list[dict[str, str]]) -> pl.DataFrame:

@@ -89,9 +89,9 @@ def print_leaderboard(board: pl.DataFrame, title: str = "NPHardEval4V leaderboar
     for col in board.columns:
         table.add_column(col, justify="left" if col in ("model", "prompt_mode") else "right")
     for row in board.iter_rows(named=True):
-        # a text-only mode has no picture: its RA columns are "n/a", not a missing number
-        text_only = nph and row["prompt_mode"] in metrics.TEXT_ONLY_MODES
-        table.add_row(*["n/a" if text_only and col.startswith("RA") and v is None else _fmt(v)
+        # no recognition measured (a text-only mode has no picture, or no recognition experiment ran): its RA
+        # columns are "n/a", not a missing number
+        table.add_row(*["n/a" if nph and col.startswith("RA") and v is None else _fmt(v)
                         for col, v in row.items()])
     console.print(table)
 

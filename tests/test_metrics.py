@@ -334,21 +334,26 @@ def test_ra_corrected_partial() -> None:
     assert r["wa"] == pytest.approx(0.75)
 
 
-def test_missing_recognition_set_gives_ra_one() -> None:
-    # level 1 has recognition data (RA 0), level 2 has none -> RA = RA_mean = 1, all questions recognised
+def test_missing_recognition_set_gives_ra_na_and_factor_one() -> None:
+    # level 1 has recognition data (RA 0), level 2 has none -> RA = RA_mean = null (n/a: no experiment ran),
+    # all questions recognised and wa taken with RA = 1
     rows = [ans(1, "correct"), ans(2, "correct"), ans(2, "wrong", inst=1)] + rec(1, [False] * 5)
     lv = level_table(frame(rows))
     r1, r2 = one(lv, level=1), one(lv, level=2)
     assert (r1["RA"], r1["n_rec"], r1["wa"]) == (pytest.approx(0.0), 1, pytest.approx(0.0))
     assert r2["n_rec"] == 0
-    assert r2["RA"] == pytest.approx(1.0)
-    assert r2["RA_mean"] == pytest.approx(1.0)
+    assert r2["RA"] is None and r2["RA_mean"] is None and r2["RA_var"] is None
     assert r2["RA_corrected"] is None
     assert r2["recognised_parsable"] == 2
-    assert r2["wa"] == pytest.approx(0.5)  # A' = 1/2, ER = 1, RA = 1
+    assert r2["wa"] == pytest.approx(0.5)  # A' = 1/2, ER = 1, RA factor 1
+    assert r2["wa_peer"] == pytest.approx(0.5)
     # another model's recognition rows do not leak in
     other = rows + rec(2, [False] * 5, model="other")
-    assert one(level_table(frame(other)).filter(pl.col("model") == "m"), level=2)["RA"] == pytest.approx(1.0)
+    assert one(level_table(frame(other)).filter(pl.col("model") == "m"), level=2)["RA"] is None
+    # a model with no recognition rows at all: RA n/a on the leaderboard, AA as with RA = 1
+    board = leaderboard(frame([ans(1, "correct"), ans(2, "wrong")]))
+    assert board["RA"].null_count() == board.height
+    assert board.filter(pl.col("prompt_mode") == LIM)["AA_All"].item() == pytest.approx(1 / 3)
 
 
 def test_recognition_shared_by_the_picture_modes() -> None:

@@ -294,14 +294,14 @@ def test_missing_parts(runs) -> None:
     assert any(d.startswith("gamma: 2 infra_error samples") for d in details)
     assert "gamma: figure+limited_text: 10 of 12 samples on nphardeval4v 'v1'" in details
     assert "gamma: no full_text_only samples on nphardeval4v 'v1'" in details
-    assert "gamma: no recognition samples on nphardeval4v 'v1' (RA falls back to 1)" in details
+    assert "gamma: no recognition samples on nphardeval4v 'v1' (RA n/a; AA takes RA as 1)" in details
     # complete parts are not reported: alpha (all modes + 120 recognition asks), beta (text-only), run B
     assert not mp.filter(pl.col("model").is_in(["alpha", "beta"])).height
     assert not mp.filter(pl.col("run") == "B").height
     # without manifests (a bare frame) the checks that need no config still work
     bare = analysis.missing_parts(analysis.samples(runs[0]))
     assert "gamma: no full_text_only samples" in bare["detail"].to_list()
-    assert "gamma: no recognition samples (RA falls back to 1)" in bare["detail"].to_list()
+    assert "gamma: no recognition samples (RA n/a; AA takes RA as 1)" in bare["detail"].to_list()
 
 
 def test_graphverse_section_and_judge_missing(tmp_path) -> None:
@@ -675,3 +675,29 @@ def test_parser_paper_makes_the_papers_parse_the_headline(tmp_path) -> None:
     text = out.getvalue()
     txt_line = next(line for line in text.splitlines() if "full_text_only" in line)
     assert "n/a" in txt_line and "visual prompts" in text
+
+
+def test_ra_without_recognition_is_na_in_every_table() -> None:
+    """A model whose run had no recognition experiment: its RA is null in the metrics and every table prints it
+    "n/a" (HTML, Markdown, the console leaderboard), while another missing number stays "—"."""
+    import io
+
+    from rich.console import Console
+
+    from nphe4v.metrics import leaderboard
+    from report.html.format import html_table, md_table
+    from report.summaries import print_leaderboard
+
+    rows = [{"model": "m", "task": "BSP", "level": 1, "instance_id": "BSP-1-0", "variant": "", "repeat": 0,
+             "prompt_mode": "figure+limited_text", "status": "ok", "verdict": "correct", "parsed_answer": "{}"}]
+    board = leaderboard(pl.DataFrame(rows))
+    assert board["RA"].null_count() == board.height and board["AA_All"].to_list() == [1.0, 1.0]
+    small = board.select("model", "RA", "RA_corrected", "AA_NPC")
+    assert html_table(small).count(">n/a</td>") == 4 and html_table(small).count(">—</td>") == 2
+    assert md_table(small).count("n/a") == 4
+    out = io.StringIO()
+    print_leaderboard(board, console=Console(file=out, width=250))
+    header = next(ln for ln in out.getvalue().splitlines() if "prompt_mode" in ln)
+    line = next(ln for ln in out.getvalue().splitlines() if "figure+limited_text" in ln)
+    cells = dict(zip([c.strip() for c in header.split("┃")], [c.strip() for c in line.split("│")], strict=True))
+    assert (cells["RA"], cells["RA_corrected"], cells["ER"]) == ("n/a", "n/a", "1.000")

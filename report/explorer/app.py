@@ -31,7 +31,7 @@ from report import analysis
 from report.explorer import annotations as ann
 from report.explorer.security import SecurityMiddleware, json_depth_ok, raster_type
 from report.explorer.store import PAGE_SIZE, Filters, Store
-from report.html.format import fmt, json_for_script
+from report.html.format import fmt, fmt_cell, json_for_script
 
 TEMPLATES = Path(__file__).parent / "templates"
 STATIC = Path(__file__).parent / "static"
@@ -84,7 +84,7 @@ def _table(df: pl.DataFrame, cols: list[str], ci: dict[str, tuple[str, str]], di
             if c in ci and v is not None and r.get(ci[c][0]) is not None:
                 cells.append((fmt(v, digits), f"[{fmt(r[ci[c][0]], digits)}, {fmt(r[ci[c][1]], digits)}]"))
             else:
-                cells.append((fmt(v, digits), ""))
+                cells.append((fmt_cell(c, v, digits), ""))
         rows.append({"cells": cells, "model": r.get("model")})
     return {"cols": cols, "rows": rows}
 

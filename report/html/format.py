@@ -26,6 +26,17 @@ def fmt(v: Any, digits: int = 3) -> str:
     return str(v)
 
 
+def is_ra_column(col: str) -> bool:
+    """RA and its companions (RA_mean, RA_var, RA_corrected): null means no recognition was measured there (a
+    text-only mode, or no recognition experiment ran), shown "n/a" rather than as a missing number."""
+    return col == "RA" or col.startswith("RA_")
+
+
+def fmt_cell(col: str, v: Any, digits: int = 3) -> str:
+    """`fmt`, with "n/a" for an RA column that has no value."""
+    return "n/a" if v is None and is_ra_column(col) else fmt(v, digits)
+
+
 def fmt_ci(v: Any, lo: Any, hi: Any) -> str:
     if v is None:
         return "—"
@@ -74,7 +85,7 @@ def html_table(df: pl.DataFrame, ci: Sequence[str] = (), hide: Sequence[str] = (
                     text += f' <span class="ci">[{esc(fmt(lo, digits))}, {esc(fmt(hi, digits))}]</span>'
                 cells.append(f'<td{cls} data-v="{esc(sort)}">{text}</td>')
             else:
-                cells.append(f'<td{cls} data-v="{esc(sort)}">{esc(fmt(v, digits))}</td>')
+                cells.append(f'<td{cls} data-v="{esc(sort)}">{esc(fmt_cell(c, v, digits))}</td>')
         out.append("<tr>" + "".join(cells) + "</tr>")
     out.append("</tbody></table>")
     return "\n".join(out) + more
@@ -88,7 +99,7 @@ def md_table(df: pl.DataFrame, ci: Sequence[str] = (), hide: Sequence[str] = ())
 
     def cell(row: dict, c: str) -> str:
         v = row[c]
-        s = fmt_ci(v, row.get(f"{c}_lo"), row.get(f"{c}_hi")) if c in ci else fmt(v)
+        s = fmt_cell(c, v) if v is None else fmt_ci(v, row.get(f"{c}_lo"), row.get(f"{c}_hi")) if c in ci else fmt(v)
         return s.replace("|", "\\|").replace("\n", " ")
 
     lines = ["| " + " | ".join(c + (" [95% CI]" if c in ci else "") for c in cols) + " |",
