@@ -3,6 +3,7 @@
     python jobs/judge_rerun.py --run RUN_DIR --judge MODEL [--repeat K] [--out DIR]
                                [--options JSON] [--api-base URL] [--max-tokens N] [--baseline JUDGE[@REPEAT]]
                                [--human CSV|RUN_DIR] [--local] [--actors N] [--cache DIR] [--no-progress]
+                               [--card [--card-limit N]]
 
 * `--judge`: `rule-based`, a registry name (cluster/models.yaml, e.g. gemini-3-flash) or a litellm model
   string (e.g. openai/gpt-5.1, hosted_vllm/NAME with --api-base). `--repeat K` asks for judge repeat
@@ -16,6 +17,8 @@
   per model, the first failing step's type over incorrect responses), and with --human CSV (or a run
   folder holding the explorer's annotations/) human_agreement.csv (seed Table 9 shape: human − judge per task and model).
 * The baseline ("default") is the run's default judge (RUN_DIR/judgments/manifest.json), or --baseline.
+* `--card` also runs the judge card of this judge (judge.card) over the run's GraphVerse instances and records
+  it in OUT/judge_cards/<judge>/, where the report and the explorer find the grade they show beside VGR-S.
 """
 
 from __future__ import annotations
@@ -69,6 +72,9 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     p.add_argument("--actors", type=int, default=2)
     p.add_argument("--cache", default=None, help="judgment cache folder (default RUN_DIR/judge_cache)")
     p.add_argument("--no-progress", action="store_true", help="no progress lines on stderr")
+    p.add_argument("--card", action="store_true", help="also run the judge card (nphe4v judge-card) with this "
+                   "judge over the run's GraphVerse instances; recorded under OUT/judge_cards/ for the report")
+    p.add_argument("--card-limit", type=int, default=None, help="the card over the first N instances only")
     args = p.parse_args(argv)
     _check_args(args)
     return args
@@ -78,6 +84,8 @@ def _check_args(args: argparse.Namespace) -> None:
     """Every argument checked before any work, each problem one line (UsageError)."""
     if args.repeat < 0:
         raise UsageError(f"--repeat: {args.repeat} is negative (judge repeat indexes start at 0)")
+    if args.card_limit is not None and args.card_limit < 1:
+        raise UsageError(f"--card-limit: {args.card_limit}, at least 1")
     if args.actors < 1:
         raise UsageError(f"--actors: {args.actors}, at least 1")
     if args.max_tokens is not None and args.max_tokens < 16:
@@ -222,7 +230,26 @@ def main(argv: list[str] | None = None) -> int:
           + (", human_agreement.csv" if args.human else ""), file=sys.stderr)
     if stats.judge_errors:
         print(f"{stats.judge_errors} judgments ended as judge_error (recorded, not scored)", file=sys.stderr)
+    if args.card:
+        _record_card(run, out, judge, options, args.card_limit)
     return 0
+
+
+def _record_card(run: Path, out: Path, judge: str, options: dict[str, object], limit: int | None) -> None:
+    """The judge card of this judge over the run's GraphVerse instances, where the report looks it up
+    (report.judge_cards: OUT/judge_cards/<judge>/judge_card.json); prints its grade line."""
+    from cluster.judge_card import run_card
+    from cluster.judge_work import instances_of
+    from report.judge_cards import card_path
+
+    instances = sorted(instances_of(run, None).values(), key=lambda i: i.instance_id)
+    if limit:
+        instances = instances[:limit]
+    ident = resolve_spec(judge, options).identity
+    dest = card_path(out, ident).parent
+    card = run_card(instances, judge, dest, options=options, dataset=str(run))
+    print(card.grade)
+    print(f"wrote {dest}/judge_card.json, card.csv, card.md, card.png", file=sys.stderr)
 
 
 def _human(path: Path) -> pl.DataFrame:

@@ -10,6 +10,7 @@ import polars as pl
 
 from gie.catalogue import EDIT_KINDS, TASK_NAMES
 from nphe4v.core.records import KEY_COLUMNS
+from report.judge_cards import card_lines
 from report.model_groups import ModelCatalogue, model_info
 from report.runs import GV_BENCHMARK, Source, frame_of, load_runs, runs_of
 
@@ -209,6 +210,10 @@ def judge_csvs(src: Source) -> dict[str, pl.DataFrame]:
                 frames.append(t.with_columns(run=pl.lit(r.label)).select("run", *t.columns))
         if frames:
             out[name] = pl.concat(frames, how="diagonal_relaxed")
+    runs = runs_of(src)
+    cards = card_lines([r.path for r in runs], [r.label for r in runs])  # the grade shown beside VGR-S
+    if cards is not None:
+        out["judge_card"] = cards
     return out
 
 

@@ -164,3 +164,39 @@ def test_card_llm_judge_over_http(tmp_path):
         assert run.grade.startswith("judge card: hosted_vllm/fake-judge")
         again = run_card(sl, "hosted_vllm/fake-judge", tmp_path, options=opts)
         assert fake.count == n and again.grade == run.grade
+
+
+def test_judge_rerun_records_the_card_and_the_report_shows_its_grade(tmp_path):
+    """`jobs/judge_rerun.py --card` records the card of the rerun's judge where the report looks it up; the
+    HTML and Markdown report show its grade line beside VGR-S, and a run without a card says there is none."""
+    import importlib.util
+    from pathlib import Path
+
+    from test_judge_helpers import write_dataset_folder, write_run
+
+    from report.html_report import build_report
+    from report.judge_cards import card_path, run_card_line
+
+    insts = SLICE[:3]
+    ds = write_dataset_folder(tmp_path / "ds", insts)
+    run = write_run(tmp_path / "run", ds, insts, models=("good",))
+    spec = importlib.util.spec_from_file_location("judge_rerun_card", Path(__file__).parents[1] / "jobs" / "judge_rerun.py")
+    job = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(job)
+    assert job.main(["--run", str(run), "--judge", "rule-based", "--local", "--no-progress"]) == 0
+    judge, line = run_card_line(run)
+    assert judge == "rule-based" and line.startswith("judge card: none for rule-based")
+    assert job.main(["--run", str(run), "--judge", "rule-based", "--local", "--no-progress", "--card",
+                     "--card-limit", "2"]) == 0
+    doc = read_card(card_path(run, "rule-based"))
+    assert doc is not None and doc["instances"] == 2
+    assert run_card_line(run) == ("rule-based", doc["grade"])
+    res = build_report(run, tmp_path / "r" / "r.html", tmp_path / "r" / "r.md", n_boot=0)
+    html, md = res.html.read_text(), res.markdown.read_text()
+    assert html.count(doc["grade"]) >= 2 and doc["grade"] in md
+    from fastapi.testclient import TestClient
+
+    from report.explorer.app import create_app
+
+    page = TestClient(create_app([run], n_boot=0)).get("/")
+    assert page.status_code == 200 and doc["grade"] in page.text

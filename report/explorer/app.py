@@ -161,7 +161,11 @@ def create_app(run_dirs: list[str | Path], *, annotate: bool = False, n_boot: in
         if "gv_vgr" in boards:
             vgr_t = _table(boards["gv_vgr"], ["model", "task", "n_acc", "acc", "n_vgr", "judge_errors", "vgr",
                                               "arrow"], {}, digits=1)
-        return page("index.j2", nph=nph_t, gv=gv_t, vgr=vgr_t, modes=modes, mode=mode, facets=store.facets(),
+        cards = boards.get("gv_vgr_card")
+        card_rows = [] if cards is None else [(r["run"] if cards.height > 1 else "", r["grade"])
+                                              for r in cards.iter_rows(named=True)]
+        return page("index.j2", nph=nph_t, gv=gv_t, vgr=vgr_t, vgr_cards=card_rows, modes=modes, mode=mode,
+                    facets=store.facets(),
                     n_boot=store.n_boot, intervals_pending=not store.intervals_ready(),
                     interval_error=store.interval_error).body.decode()
 

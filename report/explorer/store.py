@@ -21,6 +21,7 @@ from nphe4v.core.records import KEY_COLUMNS, SAMPLE_SCHEMA
 from nphe4v.core.shards import slug
 from report import analysis
 from report.interval_cache import IntervalCache
+from report.judge_cards import card_lines
 
 PAGE_SIZE = 100
 LIST_COLUMNS = ["run", "model", "benchmark", "version", "task", "level", "instance_id", "variant", "prompt_mode",
@@ -213,6 +214,9 @@ class Store:
                 judged = analysis.graphverse_judged([r.path for r in self.runs], df)
                 if judged:
                     out["gv_vgr"] = judged["acc_vgr"]
+                    cards = card_lines([r.path for r in self.runs], [r.label for r in self.runs])
+                    if cards is not None:  # the grade of each run's VGR judge, shown beside its column
+                        out["gv_vgr_card"] = cards
             return out
         return self._cached("base_boards", build)
 

@@ -61,10 +61,13 @@ def render_markdown(title: str, runs: Sequence[analysis.Run], t: Tables, result:
         if t.gv_families is not None and t.gv_families.height:
             out += ["### Model families (Table 2)", "", md_table(table2_labels(t.gv_families)), ""]
         if t.judged:
-            out += ["### Acc / VGR-S per model and task (%)", "",
+            cards = t.judge_csvs.get("judge_card")
+            card = [] if cards is None else [f"{r['run']}: {r['grade']}" if cards.height > 1 else r["grade"]
+                                             for r in cards.iter_rows(named=True)] + [""]
+            out += ["### Acc / VGR-S per model and task (%)", "", *card,
                     "↑ VGR-S above Acc, ↓ below; n = samples behind Acc / samples scored by the judge.", "",
                     md_table(t.judged["acc_vgr_wide"]), "",
-                    "### Acc and VGR-S per edit (%)", "", md_table(t.judged["edit_vgr"]), "",
+                    "### Acc and VGR-S per edit (%)", "", *card, md_table(t.judged["edit_vgr"]), "",
                     "### Failure modes of incorrect responses (shares)", "", md_table(t.judged["failure_modes"]), ""]
             for name, ttl, how in JUDGE_CSV_TITLES:
                 out += [f"### {ttl}", ""]
@@ -73,6 +76,9 @@ def render_markdown(title: str, runs: Sequence[analysis.Run], t: Tables, result:
         else:
             out += [NO_JUDGE.replace("<code>", "`").replace("</code>", "`"), ""]
         out += improvement_markdown(t.improvement)
+        cards = t.judge_csvs.get("judge_card")
+        if cards is not None and t.improvement:  # the grade of the judge behind Tables 8 / 11's VGR-S
+            out += [f"{r['run']}: {r['grade']}" for r in cards.iter_rows(named=True)] + [""]
     else:
         out += ["No GraphVerse samples in these runs.", ""]
     out += ["## Files", ""]

@@ -276,7 +276,7 @@ def render_page(title: str, runs: Sequence[analysis.Run], t: Tables, figs: dict[
             "<h3>Model families (Table 2)</h3>",
             "<p class='note'>Per family (cluster/models.yaml <code>family</code>, else the leading letters of the "
             "title): the mean over its models of each model's mean Acc / VGR-S (%) on Poly and on NP-hard tasks; "
-            "drop = (Poly − NPH) / Poly. VGR-S is blank until the judge has run.</p>",
+            "drop = (Poly − NPH) / Poly. VGR-S is blank until the judge has run.</p>", _card_html(t),
             html_table(table2_labels(t.gv_families) if t.gv_families is not None else pl.DataFrame(), digits=3,
                        table_id="gv-families"),
             _judge_html(t, figs),
@@ -286,7 +286,7 @@ def render_page(title: str, runs: Sequence[analysis.Run], t: Tables, figs: dict[
     sec.append(_section("graphverse", "GraphVerse", gv_body))
     if gv:
         sec.append(_section("improvement", "Improving VGR (GraphVerse §5.3, Appendix E)",
-                            improvement_html(t.improvement)))
+                            _card_html(t) + improvement_html(t.improvement)))
     sec.append(_section("samples", "Sample browser", browser_html))
     nav = " ".join(f'<a href="#{a}">{esc(n)}</a>' for a, n in (
         ("missing", "missing"), ("leaderboard", "leaderboard"), ("classes", "classes"), ("heatmaps", "heatmaps"),
@@ -342,20 +342,31 @@ JUDGE_CSV_TITLES = (
 )
 
 
+def _card_html(t: Tables) -> str:
+    """The judge card's grade line of each run's VGR judge (report.judge_cards), shown beside every VGR table."""
+    cards = t.judge_csvs.get("judge_card")
+    if cards is None:
+        return ""
+    many = cards.height > 1
+    return "".join(f"<p class='note judge-card'>{esc(r['run'] + ': ' if many else '')}{esc(r['grade'])}</p>"
+                   for r in cards.iter_rows(named=True))
+
+
 def _judge_html(t: Tables, figs: dict[str, figures.Canvas]) -> str:
     """The judge part of the GraphVerse section (Table 1 with VGR-S, per edit, Figure 3, agreement)."""
     if not t.judged:
         return f'<h3>VGR-Score</h3><p class="empty">{NO_JUDGE}</p>'
     j = t.judged
+    card = _card_html(t)
     out = [
-        "<h3>Acc and VGR-S per model and task (%, Table 1)</h3>",
+        "<h3>Acc and VGR-S per model and task (%, Table 1)</h3>", card,
         "<p class='note'>Each cell: Acc / VGR-S (default judge, repeat 0), ↑ where VGR-S is above Acc, ↓ below, "
         "no arrow when equal at one decimal; n = samples behind Acc / samples the judge scored. All = every "
         "sample of the model.</p>",
         html_table(j["acc_vgr_wide"], table_id="gv-acc-vgr"),
         "<details><summary>As a long table</summary>",
         html_table(j["acc_vgr"], digits=1, table_id="gv-acc-vgr-long"), "</details>",
-        "<h3>Acc and VGR-S per edit (%)</h3>", html_table(j["edit_vgr"], digits=1, table_id="gv-edit-vgr"),
+        "<h3>Acc and VGR-S per edit (%)</h3>", card, html_table(j["edit_vgr"], digits=1, table_id="gv-edit-vgr"),
         "<h3>Failure modes of incorrect responses (Figure 3)</h3>",
         "<p class='note'>Share of incorrect responses by the type of their first wrong step; unattributed = "
         "no wrong step labelled (e.g. no steps extracted). Shares sum to 1 per model.</p>",
