@@ -68,3 +68,44 @@ def test_show_errors_are_one_line(dataset: Path) -> None:
     assert result.exit_code == 2 and "--mode vision: expected one of" in result.output
     result = runner.invoke(app, ["show", str(dataset / "missing"), "edp-L01-000"])
     assert result.exit_code == 2 and result.output.count("\n") == 1
+
+
+def test_show_prints_the_paper_prompts_the_planner_sends(dataset: Path, monkeypatch: pytest.MonkeyPatch,
+                                                          tmp_path: Path) -> None:
+    # the paper set from a checkout-shaped folder (the authors' prompt files + stand-in runners, as in
+    # tests/test_paper_prompts.py), for an open-weights and an API model
+    from conftest import shared_or_skip
+    from test_paper_prompts import _runner_source
+
+    from nphe4v import upstream_assets
+    from nphe4v.paper_prompts import PROMPT_FILES, TASK_SOURCES
+
+    shared = shared_or_skip("peers", "nphardeval4v")
+    root = tmp_path / "checkout"
+    for rel in PROMPT_FILES.values():
+        (root / rel).parent.mkdir(parents=True, exist_ok=True)
+        (root / rel).write_bytes((shared / rel).read_bytes())
+    for task, (_, rel, _) in TASK_SOURCES.items():
+        (root / rel).parent.mkdir(parents=True, exist_ok=True)
+        (root / rel).write_text(_runner_source(task), encoding="utf-8")
+    import hashlib
+
+    monkeypatch.setattr(upstream_assets, "PINNED_FILES", {
+        rel: hashlib.sha256((root / rel).read_bytes()).hexdigest() for rel in upstream_assets.PINNED_FILES})
+    ds = load_dataset(dataset)
+    for model, kind in ((ModelSpec(name="oracle"), "open"),
+                        (ModelSpec(name="api", backend="litellm", options={"model": "openai/gpt-4o"}), "api")):
+        cfg = RunConfig(datasets=[DatasetSpec(path=str(dataset))], models=[model], recognition={"enabled": False},
+                        prompts="paper", prompt_assets=str(root))
+        for item in plan_model(cfg, model, ds, ds.manifest.version):
+            mode = item.request.key.prompt_mode
+            result = runner.invoke(app, ["show", str(dataset), item.instance_id, "--mode", mode, "--prompts", "paper",
+                                         "--model-kind", kind, "--prompt-assets", str(root)])
+            assert result.exit_code == 0, result.output
+            text, images = _shown(result.output)
+            assert text == item.request.prompt.text
+            assert images == [str(dataset.resolve() / ref.path) for ref in item.request.prompt.images]
+    # without the files: one line saying how to get them
+    result = runner.invoke(app, ["show", str(dataset), ds.instances[0].instance_id, "--prompts", "paper",
+                                 "--prompt-assets", str(tmp_path / "none")])
+    assert result.exit_code != 0 and "prompt_assets" in result.output and str(tmp_path / "none") in result.output
