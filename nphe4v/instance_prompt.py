@@ -42,12 +42,15 @@ def modes_for(benchmark: str) -> tuple[str, ...]:
 
 
 def instance_prompt(inst: Instance, mode: str, prompts: str = "rewritten", kind: PromptFile = "open",
-                    prompt_assets: str | None = None) -> Prompt:
+                    prompt_assets: str | None = None, download: bool = True) -> Prompt:
     spec = task_for(inst.benchmark, inst.task)
     data = spec.load(inst.data)
     if prompts == "paper" and inst.benchmark == "nphardeval4v" and mode in PROMPT_MODES:
         try:
-            ps = load_prompt_set(resolve_assets(AssetSource.from_config(prompt_assets)).resolve())
+            src = AssetSource.from_config(prompt_assets)
+            if not download:  # e.g. a report: look in the checkout or the cache, never on the network
+                src = AssetSource(local=src.local, download=False)
+            ps = load_prompt_set(resolve_assets(src).resolve())
             return build_paper_prompt(ps, inst.task, PAPER_INPUTS[inst.task](data), mode, inst.images, kind)
         except (AssetsMissing, PaperPromptError) as e:
             raise ShowError(str(e)) from None

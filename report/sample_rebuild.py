@@ -17,7 +17,14 @@ class DatasetIndex:
 
     def __init__(self, runs: Sequence[analysis.Run]) -> None:
         self.by_key: dict[tuple[str, str, str], tuple[Any, dict[str, Any]]] = {}
+        # per run: its NPHardEval4V prompt set (runs before the option sent the rewritten one), where its paper
+        # prompt files were read from, and each model's backend (which prompt file the papers used for it)
+        self.prompts: dict[str, tuple[str, str | None, dict[str, str]]] = {}
         for run in runs:
+            self.prompts[run.label] = (
+                str(run.config.get("prompts") or "rewritten"), run.config.get("prompt_assets"),
+                {str(m.get("name")): str(m.get("backend") or "baseline") for m in run.config.get("models") or []
+                 if isinstance(m, dict)})
             seed = int(((run.config.get("sampling") or {}).get("seed")) or 0)
             for entry, ds in analysis.run_datasets(run):
                 if ds is None:
@@ -73,8 +80,17 @@ def rebuild_sample(row: dict, index: DatasetIndex) -> dict[str, Any]:
                            else f"NO: the text describes another instance ({text_id})")
         else:
             mode = row["prompt_mode"]
-            prompt = build_prompt(DatasetIndex.text(ds, info, inst.instance_id),
-                                  mode if mode in (*PROMPT_MODES, *GRAPHVERSE_MODES) else VISION_MODE, inst.images)
+            prompts, assets, backends = index.prompts.get(row["run"], ("rewritten", None, {}))
+            if prompts == "paper" and inst.benchmark == "nphardeval4v" and mode in PROMPT_MODES:
+                from nphe4v.instance_prompt import instance_prompt
+                from nphe4v.paper_prompts import prompt_file_for
+
+                kind = prompt_file_for(backends.get(str(row.get("model")), "baseline"))
+                prompt = instance_prompt(inst, mode, "paper", kind, assets, download=False)
+            else:
+                prompt = build_prompt(DatasetIndex.text(ds, info, inst.instance_id),
+                                      mode if mode in (*PROMPT_MODES, *GRAPHVERSE_MODES) else VISION_MODE,
+                                      inst.images)
             gold = json.dumps(inst.gold.answer, ensure_ascii=False, sort_keys=True)
             out["gold"] = gold + ("" if inst.gold.value is None else f"  (optimal value {inst.gold.value:g})")
     except Exception as e:  # a task that cannot rebuild its text must not sink the whole report

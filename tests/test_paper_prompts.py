@@ -380,3 +380,28 @@ def test_default_is_paper_unless_the_site_says_otherwise(monkeypatch: pytest.Mon
     assert RunConfig(**base).prompts == "paper"
     monkeypatch.setenv("NPHE4V_PROMPTS", "rewritten")
     assert RunConfig(**base).prompts == "rewritten"
+
+
+def test_report_rebuilds_the_paper_prompt_a_run_sent(pinned: Path, dataset: Path, tmp_path: Path):
+    import hashlib as _h
+
+    from report.sample_rebuild import DatasetIndex, rebuild_sample
+
+    ds = load_dataset(dataset)
+    model = ModelSpec(name="api-model", backend="litellm", options={"model": "openai/gpt-4o"})
+    cfg = RunConfig(datasets=[DatasetSpec(path=str(dataset))], models=[model], recognition={"enabled": False},
+                    prompts="paper", prompt_assets=str(pinned))
+    item = next(i for i in plan_model(cfg, model, ds, ds.manifest.version) if i.request.key.prompt_mode == "full_text_only")
+    index = DatasetIndex([])
+    index.by_key[("r", "nphardeval4v", ds.manifest.version)] = (
+        ds, {"seed": 0, "partners": None, "texts": {}, "by_id": ds.by_id()})
+    index.prompts["r"] = ("paper", str(pinned), {"api-model": "litellm"})
+    row = {"run": "r", "benchmark": "nphardeval4v", "version": ds.manifest.version, "instance_id": item.instance_id,
+           "prompt_mode": "full_text_only", "variant": "", "model": "api-model",
+           "prompt_sha256": _h.sha256(item.request.prompt.text.encode()).hexdigest()}
+    out = rebuild_sample(row, index)
+    assert out["prompt"] == item.request.prompt.text and out["note"] == ""
+    # files gone: the report says so (and never downloads)
+    index.prompts["r"] = ("paper", str(tmp_path / "gone"), {"api-model": "litellm"})
+    out = rebuild_sample(row, index)
+    assert out["prompt"] is None and "prompt not rebuilt" in out["note"] and "gone" in out["note"]
