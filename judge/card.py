@@ -26,7 +26,7 @@ from pathlib import Path
 from typing import Any
 
 from judge.card_families import Case
-from judge.card_notation import LANGUAGES, STRUCTURED
+from judge.card_notation import LANGUAGES, STRUCTURED, UNSEEN
 
 CARD_VERSION = "judge-card-v1"
 CARD_FILE = "judge_card.json"  # in the card's --out folder, and under a run's judge_cards/<judge>/
@@ -51,9 +51,12 @@ def _families() -> dict[str, Property]:
         f[f"derivation:{n}"] = Property("min", "complete derivation + right answer >= 90", 90)
     for lang in LANGUAGES:
         f[f"language:{lang}"] = Property("min_or_null", "derivation in this language + right answer: >= 90 or null", 90)
+    for n in UNSEEN:
+        f[f"unseen:{n}"] = Property("min_or_null", "derivation in a notation the issue never names: >= 90 or null",
+                                    90)
     f["notation_spread"] = Property("spread", "same claims, any notation or language: spread <= 5", 5,
-                                members=tuple(f"derivation:{n}" for n in STRUCTURED)
-                                + tuple(f"language:{x}" for x in LANGUAGES))
+                                    members=tuple(f"derivation:{n}" for n in STRUCTURED)
+                                    + tuple(f"language:{x}" for x in LANGUAGES) + tuple(f"unseen:{n}" for n in UNSEEN))
     f["notation_spread_wrong"] = Property("spread", "same claims + wrong answer, any notation: spread <= 5", 5,
                                       members=tuple(f"derivation_wrong:{n}" for n in STRUCTURED))
     f["bare_right"] = Property("eq", "bare right answer = 50 (+-1)", 50, 1)

@@ -20,6 +20,7 @@ import networkx as nx
 from judge.card_notation import (
     LANGUAGES,
     STRUCTURED,
+    UNSEEN,
     Chain,
     Claim,
     Coloring,
@@ -414,6 +415,8 @@ def cases_for(inp: CardInput) -> Iterator[Case]:
         yield case(f"derivation_wrong:{n}", render(claims, n), False)
     for lang in LANGUAGES:
         yield case(f"language:{lang}", render(claims, lang), True)
+    for n in UNSEEN:
+        yield case(f"unseen:{n}", render(claims, n), True)
     base_r, base_w = "derivation:arrows", "derivation_wrong:arrows"
     text = arrows(claims)
     pads = {"facts": "\n".join([*trans, *colours(G)]), "negatives": "\n".join(negatives(G)),

@@ -77,6 +77,8 @@ Claim = Chain | Dist | Nbrs | Prop | Mapping | Coloring
 STRUCTURED = ("arrows", "numbered", "bullets", "mdtable", "csv", "json_flat", "json_records", "json_nested",
               "latex", "latex_text", "yaml", "thousands", "prose_en")
 LANGUAGES = ("de", "zh", "fr", "es", "fi")
+# notations the issue names nowhere (a judge may read them or honestly refuse them, never score them low)
+UNSEEN = ("mermaid", "html_table", "sexpr")
 
 
 def num(x: float, sep: bool = False) -> str:
@@ -393,6 +395,52 @@ def _yaml(c: Claim) -> list[str]:
     return ["```yaml", "coloring:"] + [f"  {n}: {k}" for n, k in c.assign] + [f"colors: {c.k}", "```"]
 
 
+def _mermaid(c: Claim) -> list[str]:
+    if isinstance(c, Chain):
+        return ["```mermaid", "graph LR"] + [f"  {a} -->|{num(w)}| {b}" for a, b, w, _t in c.steps] + [
+            "```", f"{c.what} length: {num(c.total)}"]
+    if isinstance(c, Mapping):
+        return ["```mermaid", "graph LR"] + [f"  g1_{a}[{a}] -.-> g2_{x}[{x}]" for a, x in c.pairs] + [
+            "```", f"{c.measure}: {num(c.value)}"]
+    if isinstance(c, Coloring):
+        return ["```mermaid", "graph LR"] + [f"  {n}:::c{k}" for n, k in c.assign] + ["```", f"colours: {c.k}"]
+    return _arrows(c)
+
+
+def _html(c: Claim) -> list[str]:
+    def t(head: list[str], rows: list[list[str]]) -> list[str]:
+        return ["<table>", "<tr>" + "".join(f"<th>{h}</th>" for h in head) + "</tr>"] + [
+            "<tr>" + "".join(f"<td>{x}</td>" for x in r) + "</tr>" for r in rows] + ["</table>"]
+
+    if isinstance(c, Chain):
+        return t(["from", "to", "weight", "total"], [[a, b, num(w), num(r)] for a, b, w, r in c.steps]) + [
+            f"<p>{c.what} length: {num(c.total)}</p>"]
+    if isinstance(c, Dist):
+        return t(["from", "to", "distance"], [[c.a, c.b, num(c.d)]])
+    if isinstance(c, Nbrs):
+        return t(["node", "neighbours"], [[c.node, ", ".join(c.members)]])
+    if isinstance(c, Prop):
+        return t([_prop_name(c)], [[m] for m in c.members])
+    if isinstance(c, Mapping):
+        return t(["graph 1", "graph 2"], [[a, x] for a, x in c.pairs]) + [f"<p>{c.measure}: {num(c.value)}</p>"]
+    return t(["node", "colour"], [[n, str(k)] for n, k in c.assign]) + [f"<p>colours: {c.k}</p>"]
+
+
+def _sexpr(c: Claim) -> list[str]:
+    if isinstance(c, Chain):
+        legs = " ".join(f"({a} {b} {num(w)})" for a, b, w, _t in c.steps)
+        return [f"({c.what} ({' '.join(c.nodes)}) (legs {legs}) (length {num(c.total)}))"]
+    if isinstance(c, Dist):
+        return [f"(distance {c.a} {c.b} {num(c.d)})"]
+    if isinstance(c, Nbrs):
+        return [f"(neighbours {c.node} ({' '.join(c.members)}))"]
+    if isinstance(c, Prop):
+        return [f"({_prop_name(c).replace(' ', '-')} ({' '.join(c.members)}))"]
+    if isinstance(c, Mapping):
+        return [f"(mapping {' '.join(f'({a} {x})' for a, x in c.pairs)} ({c.measure} {num(c.value)}))"]
+    return [f"(coloring {' '.join(f'({n} {k})' for n, k in c.assign)} (colors {c.k}))"]
+
+
 def render_claim(c: Claim, notation: str) -> list[str]:
     """The lines stating one claim in `notation` (a structured notation or a language of `LANGS`)."""
     if notation in LANGS:
@@ -415,6 +463,8 @@ def render_claim(c: Claim, notation: str) -> list[str]:
         return _latex(c, notation == "latex_text")
     if notation == "yaml":
         return _yaml(c)
+    if notation in ("mermaid", "html_table", "sexpr"):
+        return {"mermaid": _mermaid, "html_table": _html, "sexpr": _sexpr}[notation](c)
     raise ValueError(f"unknown notation {notation!r}")
 
 

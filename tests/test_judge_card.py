@@ -22,7 +22,18 @@ from test_judge_helpers import JudgeFake, load_instances
 from cluster.judge_card import card_inputs, run_card
 from judge.card import FAMILIES, markdown, read_card
 from judge.card_families import Graphs, cases_for, derivation, other_question, pooled
-from judge.card_notation import LANGUAGES, STRUCTURED, Chain, Coloring, Dist, Mapping, Nbrs, Prop, render
+from judge.card_notation import (
+    LANGUAGES,
+    STRUCTURED,
+    UNSEEN,
+    Chain,
+    Coloring,
+    Dist,
+    Mapping,
+    Nbrs,
+    Prop,
+    render,
+)
 
 INSTANCES = load_instances()
 
@@ -80,7 +91,7 @@ def test_generator_states_true_claims_in_every_notation():
         for c in [*claims, *pooled(G)[:50], *other_question(G)]:
             assert _true(G, c), (inp.instance_id, c)
         nodes = {n for c in claims for n in getattr(c, "nodes", ()) or getattr(c, "members", ())}
-        for n in (*STRUCTURED, *LANGUAGES):
+        for n in (*STRUCTURED, *LANGUAGES, *UNSEEN):
             text = render(claims, n)
             assert all(x in text for x in nodes), (inp.instance_id, n)
         cases = list(cases_for(inp))
@@ -124,7 +135,7 @@ def _oracle(pairs):
     out = []
     for c, _w in pairs:
         f = c.family
-        if f.startswith(("derivation:", "language:")) or f in ("pad_facts", "pad_negatives", "pad_rejected"):
+        if f.startswith(("derivation:", "language:", "unseen:")) or f in ("pad_facts", "pad_negatives", "pad_rejected"):
             out.append(100.0)
         elif f.startswith("derivation_wrong:") or f.endswith("_wrong") and f.startswith("pad_"):
             out.append(80.0)
