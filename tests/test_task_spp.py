@@ -342,3 +342,20 @@ def test_render_is_a_deterministic_1024_png():
 def test_task_spec_wiring():
     assert TASK.name == "SPP" and TASK.complexity == "P" and TASK.benchmark == "nphardeval4v"
     assert TASK.data_model is SPPData and TASK.solve is solve
+
+
+def test_endpoints_are_the_first_and_last_node_by_default_as_in_the_papers():
+    # Appendix A (2025 revision): "the shortest path between the first and last nodes"; the original runners
+    # take nodes[0] and nodes[-1]. The renumbering keeps the graph and the chosen pair (same optimum).
+    relabelled = 0
+    for level in range(1, 11):
+        for i in range(5):
+            first = generate(level, random.Random(f"ends-{level}-{i}"))
+            chosen = generate(level, random.Random(f"ends-{level}-{i}"), endpoints="chosen")
+            n = first.num_nodes
+            assert (first.start, first.end) == (0, n - 1)
+            assert solve(first).value == solve(chosen).value
+            assert sorted(e.weight for e in first.edges) == sorted(e.weight for e in chosen.edges)
+            assert all(0 <= e.u < n and 0 <= e.v < n for e in first.edges)
+            relabelled += (chosen.start, chosen.end) != (0, n - 1)
+    assert relabelled > 25  # the chosen pair is rarely the first and last node before renumbering
