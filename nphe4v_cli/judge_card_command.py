@@ -60,16 +60,17 @@ def judge_card(
         opts["api_base"] = api_base
     try:
         spec = resolve_spec(judge, opts)
-        if not spec.is_rule:
-            if "/" not in spec.model:
-                _fail(f"--judge {judge!r}: neither 'rule-based', a registry name nor a litellm model string")
-            spec.template_obj()
-            secrets.require_key(spec.model, secrets.provider_of(spec.model), spec.api_key_env)
     except ValidationError as e:
         loc, msg = first_error(e)
         _fail(f"--options: {loc}: {msg}")
-    except (OSError, ValueError, KeyError, RuntimeError) as e:
-        _fail(f"--judge {judge}: {' '.join(str(e).split())}")
+    if not spec.is_rule and "/" not in spec.model:
+        _fail(f"--judge {judge!r}: neither 'rule-based', a registry name nor a litellm model string")
+    if not spec.is_rule:
+        try:  # a template that does not load or a missing API key: one line, before any work
+            spec.template_obj()
+            secrets.require_key(spec.model, secrets.provider_of(spec.model), spec.api_key_env)
+        except (OSError, ValueError, KeyError, RuntimeError) as e:
+            _fail(f"--judge {judge}: {' '.join(str(e).split())}")
     out.mkdir(parents=True, exist_ok=True)
     if dataset is None:
         from gie.dataset import generate_split

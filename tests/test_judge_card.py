@@ -211,3 +211,24 @@ def test_judge_rerun_records_the_card_and_the_report_shows_its_grade(tmp_path):
 
     page = TestClient(create_app([run], n_boot=0)).get("/")
     assert page.status_code == 200 and doc["grade"] in page.text
+
+
+def test_judge_card_command(tmp_path):
+    """`nphe4v judge-card` on a dataset folder prints the table and the grade and writes the card; a bad
+    argument is one line and exit status 2, before any work."""
+    from test_judge_helpers import write_dataset_folder
+    from typer.testing import CliRunner
+
+    from nphe4v_cli.app import app
+
+    ds = write_dataset_folder(tmp_path / "ds", SLICE[:2])
+    r = CliRunner().invoke(app, ["judge-card", "--judge", "rule-based", "--dataset", str(ds), "--out",
+                                 str(tmp_path / "card")])
+    assert r.exit_code == 0, r.output
+    doc = read_card(tmp_path / "card" / "judge_card.json")
+    assert doc is not None and doc["grade"] in r.output and "| family | n | null |" in r.output
+    for argv, msg in ((["--limit", "0"], "--limit 0"), (["--options", "[1]"], "--options"),
+                      (["--judge", "nonsense-judge"], "--judge 'nonsense-judge'")):
+        args = ["judge-card", "--judge", "rule-based", "--dataset", str(ds), "--out", str(tmp_path / "x"), *argv]
+        bad = CliRunner().invoke(app, args)
+        assert bad.exit_code == 2 and msg in bad.output and bad.output.count("error:") == 1, bad.output
