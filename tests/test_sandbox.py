@@ -291,3 +291,266 @@ def test_rlimits_only_runs_and_says_it_is_weaker(tmp_path, caplog):
     assert r.isolation == "rlimits-only" and r.note == WEAKER_NOTE and "no namespaces" in r.note
     # The hook still classifies attempts there.
     assert run_program("import ctypes", isolation="rlimits-only", limits=FAST).error == "forbidden_import"
+
+
+# ------------------------------------------------------------------------------------------------------
+# Issue 32: a verdict the program cannot write, and the kernel layer alone. KERNEL runs leave out both
+# interpreter layers (the audit hook and the hidden extension modules): the program has ctypes, so it can
+# make any system call, as code that got past the interpreter could. Only namespaces, seccomp, the cgroup,
+# rlimits, noexec and the missing capabilities stand.
+
+KERNEL = {"audit_hook": False, "hide_extensions": False}
+ONE_S = SandboxLimits(timeout_s=1)
+GOLD = "[0, 3, 1, 2]"
+# a forged end in the old report format, padded past the 64 KiB the host used to keep
+FORGED = "import os\nline = b'status exit 0\\n'\nos.write(3, line + b' ' * 70_000 + b'\\n' + line * 10)\n"
+_LIBC = "import ctypes\nlibc = ctypes.CDLL(None, use_errno=True)\nlibc.syscall.restype = ctypes.c_long\n"
+
+
+def no_control_bytes(text: str) -> bool:
+    return all(c.isprintable() for c in text)
+
+
+@pytest.mark.parametrize("kernel", [False, True], ids=["hook", "kernel-only"])
+def test_a_forged_status_cannot_make_a_failing_program_correct(kernel):
+    opts = KERNEL if kernel else {}
+    r = run_program(f"print({GOLD!r}, flush=True)\n{FORGED}raise ValueError('after the answer')",
+                    limits=ONE_S, **opts)
+    assert (r.ok, r.error, r.stdout) == (False, "runtime_error", GOLD + "\n"), r
+    r = run_program(f"print({GOLD!r}, flush=True)\n{FORGED}while True:\n    pass", limits=ONE_S, **opts)
+    assert (r.ok, r.error) == (False, "timeout"), r
+    # every inherited descriptor a program could write to, flooded with forged lines: still its own end
+    r = run_program(f"import os\nprint({GOLD!r}, flush=True)\nfor fd in range(3, 1024):\n"
+                    "    try:\n        os.write(fd, b'status exit 0\\ncpu 0.0\\n' * 100)\n"
+                    "    except OSError:\n        pass\nos._exit(3)", limits=ONE_S, **opts)
+    assert (r.ok, r.error, r.returncode) == (False, "runtime_error", 3), r
+    # ... and a program that does end well is not turned into a failure by its own forgeries either
+    r = run_program(f"{FORGED}import os\nos.write(3, b'status signal 9\\nerror memory forged\\n')\nprint({GOLD!r})",
+                    limits=ONE_S, **opts)
+    assert r.ok and r.stdout == GOLD + "\n", r
+
+
+def test_forged_violation_and_setup_lines_are_data_and_sanitised():
+    esc = "\\x1b[2J\\x1b]0;pwned\\x07\\u202e\\x00"
+    # a forged refusal, then the program's own exception: the bootstrap's line (written last) describes it
+    r = run_program(f"import os\nos.write(3, 'violation network {esc} reached 10.0.0.1\\n'.encode())\n"
+                    "raise KeyError('own')", limits=ONE_S, **KERNEL)
+    assert (r.error, r.detail) == ("runtime_error", "KeyError: 'own'"), r
+    # a setup failure is init's to report: forged, it is not an unavailable sandbox (no exception here)
+    r = run_program("import os\nos.write(3, b'init-error mount /: forged\\n')\nos._exit(125)", limits=ONE_S)
+    assert r.error == "runtime_error" and "forged" not in r.detail, r
+    # a line that agrees with the exit status may name the class (the program could cause it anyway), but
+    # its bytes reach the detail only as printable text on one line
+    r = run_program(f"import os\nos.write(3, 'violation network {esc}\\nline two\\n'.encode())\nos._exit(86)",
+                    limits=ONE_S)
+    assert r.error in POT_ERRORS and no_control_bytes(r.detail) and "\n" not in r.detail, r
+    r = run_program(f"import sys\nsys.stderr.write('{esc}\\n')\nsys.exit(4)", limits=ONE_S, **KERNEL)
+    assert r.error == "runtime_error" and no_control_bytes(r.detail), r
+
+
+def test_memfd_hoarding_is_refused_and_memory_stays_within_the_limit():
+    # the issue's program: 3 processes x 40 memfds x 16 MiB (1,920 MiB) under memory_mb 512
+    src = ("import os\n"
+           "pids = [os.fork() for _ in range(2)]\n"
+           "fds = []\n"
+           "for _ in range(40):\n"
+           "    fd = os.memfd_create('hoard')\n"
+           "    os.write(fd, b'x' * 2**24)\n"
+           "    fds.append(fd)\n"
+           f"print({GOLD!r})\n")
+    for opts in ({}, KERNEL):
+        r = run_program(src, limits=SandboxLimits(timeout_s=5, memory_mb=512), **opts)
+        assert r.error == "runtime_error" and "Operation not permitted" in r.detail, r
+        assert r.memory_peak_mb is None or r.memory_peak_mb < 512, r
+
+
+def test_sysv_shared_memory_is_refused():
+    src = (_LIBC + "IPC_PRIVATE, IPC_CREAT = 0, 0o1000\n"
+           "shm = libc.shmget(IPC_PRIVATE, 2**30, IPC_CREAT | 0o600)\n"
+           "if shm < 0:\n    raise OSError(ctypes.get_errno(), 'shmget')\n"
+           "addr = libc.shmat(shm, None, 0)\nprint('attached', addr)\n")
+    r = run_program(src, limits=ONE_S, **KERNEL)
+    assert r.error == "runtime_error" and "Errno 1" in r.detail and "attached" not in r.stdout, r
+
+
+def test_rebinding_the_audit_hook_leaves_the_kernel_layer():
+    """With the hook installed, the program rebinds what it checks (the bootstrap's globals, reached from its
+    frame); the hook then lets everything through, and the kernel layer still refuses."""
+    src = ("import sys\n"
+           "g = sys._getframe(1).f_globals\n"
+           "g['_hook'].__code__ = (lambda event, args: None).__code__\n"
+           "g['_FORBIDDEN_MODULES'] = frozenset()\n"
+           "import os\n"
+           "os.system('echo escaped')\n"  # no shell in the sandbox's root
+           "print(open('/etc/passwd').read())\n")
+    r = run_program(src, limits=ONE_S)
+    assert r.error == "filesystem" and "root:" not in r.stdout and "escaped" not in r.stdout, r
+    assert "No such file" in r.detail, r  # the kernel's answer: the hook no longer refused anything
+    r = run_program("import sys\nsys._getframe(1).f_globals['_FORBIDDEN_MODULES'] = frozenset()\nimport ctypes\n",
+                    limits=ONE_S)
+    assert r.error == "forbidden_import" and "not allowed" not in r.detail, r  # the extension is an empty file
+
+
+def test_a_c_extension_or_an_interpreter_written_to_tmp_cannot_run():
+    import _ctypes
+
+    with open(_ctypes.__file__, "rb") as f:
+        import base64
+
+        blob = base64.b64encode(f.read()).decode()
+    name = os.path.basename(_ctypes.__file__)
+    load = ("import base64, sys\n"
+            f"open('/tmp/{name}', 'wb').write(base64.b64decode(sys.stdin.read()))\n"
+            "sys.path.insert(0, '/tmp')\n"
+            "import _ctypes\nprint('loaded', _ctypes)\n")
+    r = run_program(load, stdin=blob, limits=ONE_S, audit_hook=False)  # hidden _ctypes, no hook: /tmp is the way
+    assert r.error == "forbidden_import" and "loaded" not in r.stdout, r
+    assert "failed to map segment" in r.detail or "Operation not permitted" in r.detail, r
+    r = run_program(load, stdin=blob, limits=ONE_S)  # the hook refuses loading code from /tmp
+    assert r.error == "forbidden_import", r
+    r = run_program("import os, shutil, sys\nshutil.copy(sys.executable, '/tmp/py')\nos.chmod('/tmp/py', 0o755)\n"
+                    "os.execv('/tmp/py', ['/tmp/py', '-c', 'print(1)'])", limits=ONE_S, **KERNEL)
+    assert r.error == "runtime_error" and "Permission denied" in r.detail, r
+
+
+def test_namespaces_mounts_and_kernel_interfaces_are_refused_by_seccomp():
+    """Each call a graph program never needs, made directly (ctypes): the kernel's answer, with the hook off."""
+    calls = {  # name: (syscall number on x86_64, arguments)
+        "unshare(NEWUSER|NEWNS)": (272, "0x10000000 | 0x20000"),
+        "clone(NEWUSER)": (56, "0x10000000 | 17, None, None, None, None"),
+        "setns": (308, "0, 0"),
+        "mount(tmpfs)": (165, "b'none', b'/tmp', b'tmpfs', 0, None"),
+        "io_uring_setup": (425, "8, ctypes.create_string_buffer(120)"),
+        "perf_event_open": (298, "ctypes.create_string_buffer(128), 0, -1, -1, 0"),
+        "bpf": (321, "0, ctypes.create_string_buffer(128), 128"),
+        "userfaultfd": (323, "0"),
+        "ptrace(ATTACH, 1)": (101, "16, 1, None, None"),
+        "process_vm_writev(1)": (311, "1, None, 0, None, 0, 0"),
+        "add_key": (248, "b'user', b'k', b'v', 1, -3"),
+        "keyctl": (250, "0, -3, 0"),
+        "memfd_create": (319, "b'x', 0"),
+        "shmget": (29, "0, 2**20, 0o1600"),
+        "sysinfo": (99, "ctypes.create_string_buffer(128)"),
+        "prctl(PR_SET_MM)": (157, "35, 1, 0, 0, 0"),
+        "personality(READ_IMPLIES_EXEC)": (135, "0x0400000"),
+        "clone3": (435, "ctypes.create_string_buffer(88), 88"),
+    }
+    if os.uname().machine != "x86_64":
+        pytest.skip("the syscall numbers below are x86_64's")
+    src = _LIBC + "import json\nout = {}\n"
+    for name, (nr, args) in calls.items():
+        src += f"r = libc.syscall({nr}, {args})\nout[{name!r}] = [r, ctypes.get_errno()]\n"
+    src += "print(json.dumps(out))\n"
+    r = run_program(src, limits=ONE_S, **KERNEL)
+    assert r.ok, r
+    import errno
+    import json
+
+    got = json.loads(r.stdout)
+    for name in calls:
+        want = errno.ENOSYS if name == "clone3" else errno.EPERM
+        assert got[name] == [-1, want], (name, got[name])
+
+
+def test_a_system_call_of_another_abi_kills_the_program():
+    # x32 numbering (bit 30) of memfd_create: a filter written for x86_64 alone would let it through
+    if os.uname().machine != "x86_64":
+        pytest.skip("x86_64's x32 ABI")
+    r = run_program(_LIBC + "print(libc.syscall(0x40000000 | 319, b'x', 0))", limits=ONE_S, **KERNEL)
+    assert (r.error, r.returncode, r.stdout) == ("signal", -31, ""), r
+
+
+def test_a_fork_chain_is_bounded_by_the_cpu_time_of_all_its_processes():
+    """Each child spends 0.8 s (under the per-process 1 s) and the parent waits for it: 4 s in all."""
+    src = ("import os, time\n"
+           "for _ in range(5):\n"
+           "    pid = os.fork()\n"
+           "    if pid == 0:\n"
+           "        t = time.process_time()\n"
+           "        while time.process_time() - t < 0.8:\n"
+           "            pass\n"
+           "        os._exit(0)\n"
+           "    os.waitpid(pid, 0)\n"
+           f"print({GOLD!r})\n")
+    r = run_program(src, limits=ONE_S, **KERNEL)
+    assert r.error == "timeout" and "together" in r.detail and GOLD not in r.stdout, r
+    assert r.cpu_s is not None and r.cpu_s < 2, r  # stopped near the limit, not after 4 s
+
+
+def test_memory_is_bounded_for_all_the_programs_processes_together():
+    # two processes of 150 MB each fit their own 256 MB address space, not the 256 MB of the whole: each
+    # holds its block (until `release` closes) and says so on a pipe of its own (EOF if it was killed)
+    src = ("import os\n"
+           "release_r, release_w = os.pipe()\n"
+           "kids = []\n"
+           "for _ in range(2):\n"
+           "    ready_r, ready_w = os.pipe()\n"
+           "    pid = os.fork()\n"
+           "    if pid == 0:\n"
+           "        os.close(release_w)\n"
+           "        block = b'x' * (150 * 2**20)\n"
+           "        os.write(ready_w, b'1')\n"
+           "        os.read(release_r, 1)\n"
+           "        os._exit(0)\n"
+           "    kids.append(pid)\n"
+           "    os.close(ready_w)\n"
+           "    os.read(ready_r, 1)\n"
+           "os.close(release_w)\n"
+           "ends = [os.waitpid(p, 0)[1] for p in kids]\n"
+           "assert ends == [0, 0], ends\n"
+           f"print({GOLD!r})\n")
+    r = run_program(src, limits=SandboxLimits(timeout_s=5, memory_mb=256), **KERNEL)
+    assert r.error == "memory" and "together" in r.detail, r
+    assert r.memory_peak_mb is not None and r.memory_peak_mb <= 256 + 1, r
+
+
+@pytest.mark.parametrize("kernel", [False, True], ids=["hook", "kernel-only"])
+def test_host_facts_are_not_visible(kernel):
+    src = ("import os, time, json\n"
+           "facts = {'node': os.uname().nodename, 'mono': time.monotonic(),\n"
+           "         'boot': time.clock_gettime(time.CLOCK_BOOTTIME), 'elapsed': os.times().elapsed}\n"
+           "for f in ('/proc/uptime', '/proc/loadavg', '/proc/meminfo', '/etc/hostname', '/sys'):\n"
+           "    facts[f] = os.path.exists(f)\n"
+           "try:\n    facts['ram'] = os.sysconf('SC_PHYS_PAGES')\nexcept (OSError, ValueError):\n"
+           "    facts['ram'] = None\n"
+           "print(json.dumps(facts))\n")
+    r = run_program(src, limits=ONE_S, **(KERNEL if kernel else {}))
+    assert r.ok, r
+    import json
+
+    facts = json.loads(r.stdout)
+    assert facts["node"] == "sandbox" != socket.gethostname()
+    assert facts["mono"] < 60 and facts["boot"] < 60  # the sandbox's clocks start near 0
+    assert abs(facts["elapsed"] - os.times().elapsed) > 60
+    assert not any(facts[f] for f in ("/proc/uptime", "/proc/loadavg", "/proc/meminfo", "/etc/hostname", "/sys"))
+    # sysinfo is refused, so the C library cannot count the RAM (it returns an error or noise)
+    assert facts["ram"] != os.sysconf("SC_PHYS_PAGES"), facts
+
+
+def test_signalling_the_supervisor_leaves_the_verdict_to_it():
+    """The program tries to end init (pid 1 of its namespace) or every process it can see, then fails: the
+    supervisor still sees that failure."""
+    src = ("import os, signal\n"
+           "for sig in (signal.SIGKILL, signal.SIGTERM, signal.SIGSTOP):\n"
+           "    for pid in (1, -1, 0):\n"
+           "        try:\n            os.kill(pid, sig) if pid != 0 else None\n        except OSError:\n"
+           "            pass\n"
+           "raise SystemExit(5)\n")
+    r = run_program(src, limits=ONE_S, **KERNEL)
+    assert (r.ok, r.error, r.returncode) == (False, "runtime_error", 5), r
+
+
+def test_proc_self_mem_cannot_be_mounted_or_written():
+    src = (_LIBC + "import os\nprint(os.path.exists('/proc/self/mem'))\n"
+           "os.makedirs('/tmp/proc', exist_ok=True)\n"
+           "r = libc.mount(b'proc', b'/tmp/proc', b'proc', 0, None)\nprint(r, ctypes.get_errno())\n"
+           "open('/proc/self/mem', 'r+b')\n")
+    r = run_program(src, limits=ONE_S, **KERNEL)
+    assert r.stdout == "False\n-1 1\n" and r.error == "filesystem", r
+
+
+def test_rlimits_only_also_gets_the_filter_and_the_cgroup():
+    r = run_program("import os\nos.memfd_create('x')", isolation="rlimits-only", limits=ONE_S, **KERNEL)
+    assert r.error == "runtime_error" and "Operation not permitted" in r.detail, r
+    r = run_program("print(1)", isolation="rlimits-only", limits=ONE_S)
+    assert r.ok and (r.cpu_s is not None) == (os.geteuid() == 0), r
