@@ -68,6 +68,7 @@ class Member:
     consecutive_failures: int = 0
     removed: bool = False
     paused_until: float = 0.0  # time.monotonic() before which it gets no batch (it just failed one)
+    forgiven: bool = False  # ended by its owner on purpose: its failures are not the batches' tries
 
 
 def first_line(e: BaseException) -> str:
@@ -100,9 +101,12 @@ class ActorPool:
         self.members.append(m)
         return m
 
-    def remove_member(self, member: Member) -> None:
-        """No new batch goes to it; its batches in flight still resolve (and are retried if it was killed)."""
+    def remove_member(self, member: Member, *, forgive: bool = False) -> None:
+        """No new batch goes to it; its batches in flight still resolve (and are retried if it was killed).
+        `forgive`: the owner ends it for its own reasons (a resize), so a batch it then fails is requeued
+        without counting a try."""
         member.removed = True
+        member.forgiven = member.forgiven or forgive
         if member in self.members:
             self.members.remove(member)
 
@@ -163,6 +167,10 @@ class ActorPool:
         self.on_result(batch, value)
 
     def _failed(self, member: Member, batch: Batch, e: BaseException) -> None:
+        if member.forgiven:  # its owner killed it (a resize): the batch did nothing wrong
+            self.retries += 1
+            self.put(Batch(batch.payload, batch.size, batch.attempt))
+            return
         member.consecutive_failures += 1
         pause = self.pause_s * 2 ** min(member.consecutive_failures - 1, 3)
         member.paused_until = max(member.paused_until, time.monotonic() + pause)

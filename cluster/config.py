@@ -209,6 +209,9 @@ class SamplingSpec(Strict):
 class RaySpec(Strict):
     address: str | None = Field(None, description="'auto' to join a running cluster; None starts a local one")
     num_cpus: int | None = Field(None, ge=1, description="CPUs of the local Ray this run starts (ignored when joining)")
+    stall_timeout_s: float = Field(
+        600.0, gt=0, le=86400, description="a run with no result, replica load or change of cluster for this long "
+        "stops with one line naming what waits for what; its samples are kept and a rerun resumes")
 
 
 # the judge stage's cache of successful judgments, under the run folder unless `judge.cache_dir` says otherwise

@@ -71,6 +71,12 @@ def _main(args: RunArgs) -> int:
         paths: list[Path] = []
         out = execute(cfg, data_root=Path(args.data_root), then=lambda o: paths.extend(_reports(o, args.no_html)))
     except RunInterrupted as e:
+        if e.cluster_gone:
+            # the head is lost: ray.shutdown (here or at exit) would wait on it, then Ray's C++ client would end
+            # the process with its own line; what finished is saved, so leave now with the project's line
+            print(str(e), file=sys.stderr, flush=True)
+            sys.stdout.flush()
+            os._exit(e.exit_code)
         _stop_ray()
         print(str(e), file=sys.stderr)
         return e.exit_code

@@ -17,6 +17,7 @@ from typing import Any
 
 import ray
 
+from cluster import head_watch
 from cluster.actor_pool import first_line
 from cluster.backends.factory import make_backend
 from cluster.backends.litellm_api import ensure_shared_limiter
@@ -154,17 +155,32 @@ def model_job(
 
     pot = PotSettings(isolation=cfg.pot_isolation, timeout_s=cfg.pot_timeout_s, workers=cfg.pot_workers)
     pot_cpus: list[float] = []
+    answer_of: dict[Any, Any] = {}  # a batch's score ref -> its model's answer ref (the no-progress line)
+    job: list[Job] = []  # the job below, once made (its pool says which batches are still in flight)
 
     def submit(actor: Any, payload: tuple[int, list[WorkItem]]) -> Any:
         d, items = payload
         reqs = [w.request for w in items]
         insts = [by_ids[d][w.instance_id] for w in items]
+        answer = actor.generate.remote(reqs)
         if has_pot(reqs):  # the programs are CPU work: the task holds more of the scoring reserve
             if not pot_cpus:  # asked once Ray is up (the job is built before)
                 pot_cpus.append(pot_task_cpus(float(ray.cluster_resources().get("CPU", 0))))
-            return score_batch.options(num_cpus=pot_cpus[0]).remote(
-                run_id, versions[d], insts, reqs, actor.generate.remote(reqs), pot)
-        return score_batch.remote(run_id, versions[d], insts, reqs, actor.generate.remote(reqs))
+            ref = score_batch.options(num_cpus=pot_cpus[0]).remote(run_id, versions[d], insts, reqs, answer, pot)
+        else:
+            ref = score_batch.remote(run_id, versions[d], insts, reqs, answer)
+        for r in [r for r in answer_of if not (job and job[0].pool.owns(r))]:  # done: let its answer go
+            del answer_of[r]
+        answer_of[ref] = answer
+        return ref
+
+    def answered(inflight: list[Any]) -> int:
+        """Of the batches in flight, those whose answer is in (their score task has yet to finish)."""
+        answers = [answer_of[r] for r in inflight if r in answer_of]
+        if not answers:
+            return 0
+        ready, _ = ray.wait(answers, num_returns=len(answers), timeout=0, fetch_local=False)
+        return len(ready)
 
     def write(records: list[SampleRecord]) -> None:
         for r in records:
@@ -188,12 +204,13 @@ def model_job(
         release(opts)
 
     cost = estimate(model.name, model.backend, gpus_per_replica(model), model.options)
-    return Job(
+    job.append(Job(
         name=model.name, gpus=gpus_per_replica(model), replicas=model.replicas, load_s=cost.load_s,
         request_s=cost.request_s, batches=batches, start=start, submit=submit, finish=finish, fail=fail,
         release=free, per_replica_inflight=cfg.max_inflight_batches, max_attempts=cfg.max_attempts,
-        cpus=model.num_cpus,
-    )
+        cpus=model.num_cpus, answered=answered,
+    ))
+    return job[0]
 
 
 def run_models(
@@ -224,9 +241,9 @@ def run_models(
     if not any(j.batches for j in jobs) and all(s.idle() for s in side):
         return stats  # a finished run re-reports without starting Ray
     start_ray()
-    with Bar("samples", sum(j.queued_requests for j in jobs)) as b:
+    with Bar("samples", sum(j.queued_requests for j in jobs)) as b, head_watch.watching() as head:
         bar.append(b)
-        Scheduler(jobs, side, tick=sink.flush_if_due).run()
+        Scheduler(jobs, side, tick=sink.flush_if_due, cluster=head, stall_timeout_s=cfg.ray.stall_timeout_s).run()
     sink.flush()
     for j, s in zip(jobs, stats, strict=True):
         s.seconds = round((s.finished_at or 0) - (s.started_at or 0), 3) if s.started_at else 0.0

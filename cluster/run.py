@@ -299,6 +299,14 @@ def init_ray(cfg: RunConfig) -> None:
     os.environ.setdefault("RAY_DEDUP_LOGS", "0")
     address = cfg.ray.address or os.environ.get("RAY_ADDRESS")
     if address:
+        from cluster.head_watch import bootstrap_address, probe_gcs
+
+        # asked first, bounded: at an address where no GCS answers, ray.init retries for minutes, printing
+        target = bootstrap_address(address)
+        why = probe_gcs(target) if target else None
+        if why:
+            raise ConfigError(f"field ray.address (or RAY_ADDRESS): no Ray cluster at {address}: {why}; check the "
+                              "head's address and its GCS port (`ray start --head --port`, 6379 by default)")
         # joining: the cluster's nodes decide the resources; Ray refuses num_cpus here
         try:
             ray.init(address=address, log_to_driver=True)
@@ -369,12 +377,16 @@ def _execute_locked(cfg: RunConfig, out: Path, run_id: str, datasets: list[Datas
         stats = _run_pipeline(cfg, out, datasets, run_id, sink, stream, live)
         judged = stream[0].finish()
     except KeyboardInterrupt as e:
+        stop = interrupts.stopped(e)  # the run's own stop (no progress, head lost), or a signal
         with interrupts.deferred():
-            kept = _save_interrupted(out, manifest, sink, stats or [asdict(s) for s in live], t0)
+            kept = _save_interrupted(out, manifest, sink, stats or [asdict(s) for s in live], t0,
+                                     stop.reason if stop else None)
             if stream:  # judgments of samples now on disk; the rest are judged on resume
                 stream[0].flush()
-                stream[0].close()
-        raise RunInterrupted(kept, interrupts.exit_code(e)) from None
+                if not (stop and stop.cluster_gone):  # freeing the judge actors would wait on the lost head
+                    stream[0].close()
+        raise RunInterrupted(kept, interrupts.exit_code(e), stop.reason if stop else None,
+                             cluster_gone=bool(stop and stop.cluster_gone)) from None
     except Exception as e:
         err = storage_error(e, None)
         if err is None:
@@ -436,20 +448,28 @@ def _run_pipeline(cfg: RunConfig, out: Path, datasets: list[Dataset], run_id: st
 
 
 class RunInterrupted(Exception):
-    """SIGINT or SIGTERM ended the run; `kept` samples are on disk and a rerun resumes from them."""
+    """SIGINT or SIGTERM ended the run, or the run stopped itself (`reason`: no progress, the Ray head lost);
+    `kept` samples are on disk and a rerun resumes from them."""
 
-    def __init__(self, kept: int, exit_code: int = 130) -> None:
-        super().__init__(f"interrupted; {kept} samples kept; rerun the same command to resume")
+    def __init__(self, kept: int, exit_code: int = 130, reason: str | None = None, *,
+                 cluster_gone: bool = False) -> None:
+        super().__init__(f"{reason or 'interrupted'}; {kept} samples kept; rerun the same command to resume")
         self.kept = kept
         self.exit_code = exit_code
+        self.cluster_gone = cluster_gone  # Ray's head is lost: the driver leaves without asking Ray anything
 
 
 def _save_interrupted(out: Path, manifest: dict[str, Any], sink: SampleSink,
-                      stats: list[dict[str, Any]], t0: float) -> int:
+                      stats: list[dict[str, Any]], t0: float, reason: str | None = None) -> int:
     sink.flush()  # finished records in memory are whole samples: keep them
     kept = len(sink.done)
+    for m in stats:  # a model cut short is `interrupted`, never `complete` (its stats' default until the end)
+        if m.get("status") == "complete" and m.get("written", 0) + m.get("skipped", 0) < m.get("planned", 0):
+            m["status"] = "interrupted"
     manifest.update(status="interrupted", interrupted_at=datetime.now(UTC).isoformat(timespec="seconds"),
                     seconds=round(time.monotonic() - t0, 3), models=stats, samples_kept=kept)
+    if reason:
+        manifest["stopped_because"] = reason
     _write_manifest(out, manifest)
     return kept
 

@@ -21,6 +21,20 @@ and one CPU per GPU (the placement-group bundles of GPU replicas), and hands wha
 each replica gets its model's `cpus` scaled down so that all of them fit that budget together. No mix of
 actors can then hold every CPU (four 0.5-CPU baselines on a 2-CPU Ray once left the score tasks none).
 
+The budget follows the live cluster (why: a lost node): the loop reads the cluster's totals from the head
+watch (`cluster.head_watch`, fetched off the loop's thread) and, when they change, computes the reserve and
+the grants again; a live CPU replica holding more than the new grant is ended and started again at the new
+size, its batches in flight requeued without counting a try. Without this, replicas Ray restarted after a node
+was lost (with the CPUs granted for the larger cluster) took every CPU of the surviving node and the score
+tasks of their own batches waited for CPU for ever (651 s measured, no message).
+
+No progress (why: a run must never hang in silence): when no batch, replica load or stage result has come back
+for `stall_timeout_s` (while no replica is loading on a live actor), the run stops itself
+(`cluster.interrupts.Stopped`) with one line naming what waits for what: batches answered and waiting for a
+score task, CPUs free, which replicas hold how many CPUs on which node, which replica is not placed. The run
+is then saved as interrupted, and a rerun resumes it. While the head watch says the head does not answer, the
+loop makes no GCS call (each would block until Ray ends the process): it only waits and writes.
+
 Serving (one pool abstraction for the whole run): each job's ready replicas are the members of one
 `cluster.actor_pool.ActorPool` (the judge stage's pool is the same class): at most `per_replica_inflight`
 batches in flight per replica, the least loaded first, results to `finish`, batches that keep failing to
@@ -54,6 +68,7 @@ from typing import Any, Protocol
 import ray
 from ray.exceptions import RayActorError, RayError, RayTaskError
 
+from cluster import interrupts
 from cluster.actor_pool import ActorPool, Batch, Member, first_line
 
 __all__ = ["AUTO", "ActorPool", "Backlog", "Batch", "Job", "Replica", "Scheduler", "Stage"]
@@ -131,6 +146,7 @@ class Replica:
     member: Member | None = None  # its place in the job's pool, once it is ready
     ended: bool = False
     started_at: float = field(default_factory=time.monotonic)
+    cpus: float = 0.0  # the CPUs it was granted (CPU replicas)
 
     @property
     def ready(self) -> bool:
@@ -175,6 +191,9 @@ class Job:
     error: str | None = None
     first_start: float | None = None
     last_done: float | None = None
+    # given the refs of its batches in flight, how many have their model's answer and wait for a score task
+    # (the no-progress line names them); None: not known
+    answered: Callable[[list[Any]], int] | None = None
     pool: ActorPool = field(init=False)
     replica_of: dict[Member, Replica] = field(default_factory=dict)  # the pool's members, as replicas
 
@@ -211,6 +230,13 @@ class Job:
         return self.max_attempts * max(1, most)
 
 
+class ClusterView(Protocol):
+    """What the loop needs of the head watch (`cluster.head_watch.HeadWatch`)."""
+
+    reachable: bool  # the head's GCS answered the last probe
+    resources: dict[str, float] | None  # the cluster's latest CPU and GPU totals (None: not read yet)
+
+
 class Stage(Protocol):
     """A side stage driven by the same loop (the judge pool)."""
 
@@ -226,8 +252,14 @@ class Stage(Protocol):
 class Scheduler:
     def __init__(self, jobs: list[Job], stages: list[Stage] | None = None, *, total_gpus: float | None = None,
                  total_cpus: float | None = None, reserve_cpus: float | None = None,
-                 tick: Callable[[], None] | None = None) -> None:
+                 tick: Callable[[], None] | None = None, cluster: ClusterView | None = None,
+                 stall_timeout_s: float | None = None) -> None:
         self.tick = tick  # called on every turn of the loop (the sink's time-based flush)
+        self.cluster = cluster  # the head watch: is the head there, the cluster's live totals
+        self.stall_timeout_s = stall_timeout_s
+        # totals given by the caller (a simulated cluster) are kept; the others follow the live cluster
+        self._follow = {"CPU": total_cpus is None, "GPU": total_gpus is None}
+        self._fixed_reserve = reserve_cpus is not None
         self.jobs = [j for j in jobs if j.batches]
         for j in jobs:
             if not j.batches:
@@ -236,15 +268,21 @@ class Scheduler:
         resources = ray.cluster_resources() if total_gpus is None or total_cpus is None else {}
         self.total_gpus = float(resources.get("GPU", 0) if total_gpus is None else total_gpus)
         self.total_cpus = float(resources.get("CPU", 0) if total_cpus is None else total_cpus)
-        if reserve_cpus is None:
-            reserve_cpus = min(self.total_cpus / 2, max(1.0, SCORE_TASK_CPUS * len(self.jobs)))
-        self.reserve_cpus = reserve_cpus
+        self.reserve_cpus = reserve_cpus if reserve_cpus is not None else self._default_reserve()
         self._grant_cpus()
         self.used_gpus = 0.0
         for j in self.jobs:
             j.pool.on_crash_loop = lambda m, why, j=j: self._replica_failed(j.replica_of[m], f"crash loop: {why}")
         self._loading: dict[Any, Replica] = {}  # a replica's `ready` ref -> the replica
         self.events: list[tuple[float, str, str]] = []  # (monotonic time, job, event): the bench reads these
+        self._progress_at = time.monotonic()  # the last result, load or change of cluster
+
+    def _default_reserve(self) -> float:
+        return min(self.total_cpus / 2, max(1.0, SCORE_TASK_CPUS * len(self.jobs)))
+
+    def _gcs_ok(self) -> bool:
+        """Whether the loop may ask Ray's head anything (a lost head blocks every GCS call)."""
+        return self.cluster is None or self.cluster.reachable
 
     # ------------------------------------------------------------------ placement
     def cpu_budget(self) -> float:
@@ -275,7 +313,7 @@ class Scheduler:
             job.replica_failures += 1
             self._give_up_if_failing(job, first_line(e))
             return False
-        rep = Replica(job, job.started, actor, placement, job.gpus)
+        rep = Replica(job, job.started, actor, placement, job.gpus, cpus=job.cpu_grant or 0.0)
         job.started += 1
         job.live.append(rep)
         job.peak_live = max(job.peak_live, len(job.live))
@@ -287,17 +325,19 @@ class Scheduler:
         self.events.append((time.monotonic(), job.name, f"start replica {rep.index}"))
         return True
 
-    def _end_replica(self, rep: Replica) -> None:
+    def _end_replica(self, rep: Replica, *, resize: bool = False) -> None:
         job = rep.job
         rep.ended = True
         if rep.member is not None:
-            job.pool.remove_member(rep.member)  # its batches in flight still resolve (retried if killed)
+            # its batches in flight still resolve (retried if killed; a resize costs them no try)
+            job.pool.remove_member(rep.member, forgive=resize)
         if rep in job.live:
             job.live.remove(rep)
             if rep.gpus >= 1:
                 self.used_gpus -= rep.gpus
-        with contextlib.suppress(Exception):
-            job.release(rep.actor, rep.placement)
+        if self._gcs_ok():  # with the head lost, killing would block; the actor dies with the cluster or run
+            with contextlib.suppress(Exception):
+                job.release(rep.actor, rep.placement)
         self.events.append((time.monotonic(), job.name, f"end replica {rep.index}"))
 
     def _max_replicas(self, job: Job, active: list[Job]) -> int:
@@ -326,6 +366,8 @@ class Scheduler:
         return job.remaining_work() / n if n else job.load_s + job.remaining_work()
 
     def _place(self) -> None:
+        if not self._gcs_ok():  # creating an actor asks the head
+            return
         active = [j for j in self.jobs if j.status in ("pending", "running")]
         # CPU replicas (API models, baselines): no GPU accounting, start them all now
         for j in active:
@@ -436,6 +478,8 @@ class Scheduler:
                 for s in self.stages:
                     s.pump()
                 refs = self._own_refs() + [r for s in self.stages for r in s.refs()]
+                self._follow_cluster()
+                self._check_progress()
                 if not refs:
                     self._retire_idle()
                     if self.busy() and not self._own_refs() and not any(s.refs() for s in self.stages):
@@ -443,14 +487,18 @@ class Scheduler:
                     continue
                 ready, _ = ray.wait(refs, num_returns=1, timeout=self._wait_s())
                 for ref in ready:
+                    self._progress_at = time.monotonic()
                     self._handle(ref)
                 self._retire_idle()
                 if self.tick is not None:
                     self.tick()
-        except BaseException:
+        except BaseException as e:
             # an interrupt: free every replica, and let nothing here hide the interrupt itself; batches in
             # flight fail with the killed actors, which is expected and not worth a log line each
             os.environ["RAY_IGNORE_UNHANDLED_ERRORS"] = "1"
+            stop = interrupts.stopped(e)
+            if stop is not None and stop.cluster_gone:
+                raise  # the head is lost: every kill would block; the replicas go with the cluster
             for j in self.jobs:
                 for rep in list(j.live):
                     with contextlib.suppress(Exception):
@@ -467,3 +515,130 @@ class Scheduler:
                                                 f"{self.total_gpus:g}")
         if self.busy() and not self._own_refs() and not any(s.refs() for s in self.stages):
             time.sleep(0.05)  # placement is retried on the next turn
+
+    # ------------------------------------------------------------------ a changing cluster, no progress
+    def _follow_cluster(self) -> None:
+        """Size the CPU budget to the live cluster when its totals change (a node lost or added); shrink the
+        live CPU replicas that hold more than the new grant."""
+        if self.cluster is None or not self.cluster.resources or not self._gcs_ok():
+            return
+        live = self.cluster.resources
+        cpus = live.get("CPU", 0.0) if self._follow["CPU"] else self.total_cpus
+        gpus = live.get("GPU", 0.0) if self._follow["GPU"] else self.total_gpus
+        if abs(cpus - self.total_cpus) < 1e-6 and abs(gpus - self.total_gpus) < 1e-6:
+            return
+        self.total_cpus, self.total_gpus = cpus, gpus
+        if not self._fixed_reserve:
+            self.reserve_cpus = self._default_reserve()
+        self._grant_cpus()
+        self._progress_at = time.monotonic()  # a change of cluster is news: the stall clock starts again
+        self.events.append((self._progress_at, "-", f"cluster now {cpus:g} CPUs, {gpus:g} GPUs"))
+        for j in self.jobs:
+            if j.gpus >= 1 or j.cpu_grant is None:
+                continue
+            for rep in [r for r in j.live if r.cpus > j.cpu_grant + 1e-4]:
+                # started again at the new size by the next placement (a resize, not a replica failure)
+                self.events.append((time.monotonic(), j.name, f"resize replica {rep.index}: "
+                                    f"{rep.cpus:g} -> {j.cpu_grant:g} CPUs"))
+                self._end_replica(rep, resize=True)
+
+    def _check_progress(self) -> None:
+        if self.stall_timeout_s is None or not self._gcs_ok():
+            return  # a head that does not answer is the head watch's to call
+        idle = time.monotonic() - self._progress_at
+        if idle < self.stall_timeout_s:
+            return
+        try:
+            states = _call(lambda: _actor_states([r.actor for j in self.jobs for r in j.live]))
+        except Exception:
+            states = {}
+        if any(states.get(_actor_id(r.actor), ("", ""))[0] == "ALIVE"
+               for j in self.jobs for r in j.live if not r.ready and not r.ended):
+            self._progress_at = time.monotonic()  # a replica is loading its model on a live actor: not stuck
+            return
+        raise interrupts.Stopped(self.stall_line(idle, states))
+
+    def stall_line(self, idle_s: float, states: dict[str, tuple[str, str]] | None = None) -> str:
+        """One line: how long nothing came back, and what waits for what."""
+        parts: list[str] = []
+        try:
+            free, per_node = _call(_free_cpus)
+        except Exception:
+            free, per_node = None, {}
+        cpu_note = f"{free:g} of {self.total_cpus:g} CPUs free" if free is not None else \
+            f"{self.total_cpus:g} CPUs in the cluster"
+        inflight = sum(len(j.pool.inflight) for j in self.jobs)
+        answered = 0
+        for j in self.jobs:
+            if j.answered is not None and j.pool.inflight:
+                with contextlib.suppress(Exception):
+                    answered += _call(lambda j=j: j.answered(j.pool.refs()))
+        if answered:
+            parts.append(f"{answered} answered batch(es) wait for a score task "
+                         f"({SCORE_TASK_CPUS:g} CPU each; {cpu_note})")
+        if inflight - answered > 0:
+            parts.append(f"{inflight - answered} batch(es) wait for their replica's answer")
+        states = states or {}
+        holders: dict[str, list[Replica]] = {}
+        for j in self.jobs:
+            for r in j.live:
+                state, node = states.get(_actor_id(r.actor), ("", ""))
+                if state == "ALIVE":
+                    holders.setdefault(node, []).append(r)
+                else:
+                    what = f"{r.cpus:g} CPU" if r.gpus < 1 else f"{r.gpus:g} GPU(s)"
+                    parts.append(f"replica {r.index} of {j.name} ({what}) is "
+                                 f"{(state or 'not placed').lower().replace('_', ' ')}")
+        for node, reps in holders.items():
+            names = ", ".join(sorted({r.job.name for r in reps}))
+            held = sum(r.cpus for r in reps)
+            where, room = per_node.get(node, (node[:8] or "?", None))
+            free_there = f", {room:g} free" if room is not None else ""
+            parts.append(f"replicas of {names} hold {held:g} CPUs on node {where}{free_there}")
+        for j in self.jobs:
+            if j.status in ("pending", "running") and j.batches and not j.live:
+                need = f"{j.gpus:g} GPU(s)" if j.gpus >= 1 else f"{j.cpu_grant or 0:g} CPU"
+                parts.append(f"{j.name} has no replica (one needs {need}; {self._free_gpus():g} GPU(s) free)")
+        busy_stages = sum(1 for st in self.stages if not st.idle())
+        if busy_stages:
+            parts.append(f"{busy_stages} side stage(s) (the judge) not done")
+        return f"no progress for {idle_s:.0f} s: " + ("; ".join(parts) or "nothing in flight")
+
+
+def _call(fn: Callable[[], Any]) -> Any:
+    """A GCS question asked off the loop's thread, bounded (a head that dies meanwhile would block it)."""
+    from cluster.head_watch import call_with_timeout
+
+    return call_with_timeout(fn, 10.0)
+
+
+def _actor_id(actor: Any) -> str:
+    try:
+        return actor._actor_id.hex()
+    except Exception:
+        return ""
+
+
+def _actor_states(actors: list[Any]) -> dict[str, tuple[str, str]]:
+    """actor id -> (state, node id) from the GCS's actor table (ALIVE, PENDING_CREATION, RESTARTING)."""
+    from ray._private.state import state
+
+    out: dict[str, tuple[str, str]] = {}
+    for a in actors:
+        aid = _actor_id(a)
+        if not aid:
+            continue
+        info = state.actor_table(aid) or {}
+        out[aid] = (str(info.get("State", "")), str((info.get("Address") or {}).get("NodeID") or ""))
+    return out
+
+
+def _free_cpus() -> tuple[float, dict[str, tuple[str, float]]]:
+    """CPUs free in the cluster, and per live node id: (its address and id, as an operator finds it; free)."""
+    from ray._private.state import state
+
+    address = {n["NodeID"]: f"{n.get('NodeManagerAddress', '?')} ({n['NodeID'][:8]})" for n in ray.nodes()
+               if n.get("Alive")}
+    per_node = {nid: (address[nid], float(res.get("CPU", 0.0)))
+                for nid, res in state.available_resources_per_node().items() if nid in address}
+    return float(ray.available_resources().get("CPU", 0.0)), per_node

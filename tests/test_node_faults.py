@@ -7,6 +7,7 @@ from __future__ import annotations
 import asyncio
 import json
 import math
+import re
 import time
 from pathlib import Path
 
@@ -159,3 +160,120 @@ def test_a_replica_never_recreates_the_drivers_limiter(ray_local):
     with pytest.raises(ValueError):  # and nobody re-created it under its name
         ray.get_actor(limiter_actor_name(key), namespace=NAMESPACE)
     ray.kill(caller)
+
+
+# --- a cluster that shrinks, a run that cannot move ------------------------------------------------------------
+
+class _View:
+    """What the head watch tells the scheduler (cluster.head_watch.HeadWatch): set by the test."""
+
+    def __init__(self, cpus: float) -> None:
+        self.reachable = True
+        self.resources: dict[str, float] | None = {"CPU": cpus, "GPU": 0.0}
+
+
+def _echo_job(ray, name: str, cpus: float, batches: int, delay_s: float, results: list, fails: list,
+              answered: bool = False):
+    from cluster.scheduler import Batch, Job
+
+    @ray.remote(max_restarts=0)
+    class Echo:
+        def ready(self) -> bool:
+            return True
+
+        def generate(self, x: int) -> int:
+            time.sleep(delay_s)
+            return x
+
+    @ray.remote(num_cpus=0.25)
+    def score(x: int) -> int:  # what a score task asks
+        return x
+
+    answers: dict = {}
+
+    def submit(actor, payload):
+        answer = actor.generate.remote(payload)
+        ref = score.remote(answer)
+        answers[ref] = answer
+        return ref
+
+    def count_answered(refs: list) -> int:
+        got = [answers[r] for r in refs if r in answers]
+        return len(ray.wait(got, num_returns=len(got), timeout=0)[0]) if got else 0
+
+    return Job(name=name, gpus=0.0, replicas=1, load_s=0.0, request_s=1.0,
+               batches=[Batch(i, 1) for i in range(batches)],
+               start=lambda i, c: (Echo.options(num_cpus=c).remote(), {}), submit=submit,
+               finish=lambda b, r: results.append((b.payload, b.attempt, r)),
+               fail=lambda b, m: fails.append((b.payload, m)), release=lambda a, p: ray.kill(a),
+               cpus=cpus, answered=count_answered if answered else None)
+
+
+@pytest.mark.ray
+def test_lost_cpus_shrink_the_grants_and_a_resized_replica_costs_no_try(ray_local):
+    """The issue's hang, by its cause: a replica granted CPUs for the larger cluster. When the live cluster
+    shrinks, the budget is computed again and a replica above its new grant is started again at that size;
+    its batches in flight are requeued without counting a try (max_attempts 1: a counted try would fail them)."""
+    from cluster.scheduler import Scheduler
+
+    ray = ray_local
+    results: list = []
+    fails: list = []
+    job = _echo_job(ray, "api", 1.5, batches=8, delay_s=0.3, results=results, fails=fails)
+    job.max_attempts = 1
+    view = _View(2.0)
+    s = Scheduler([job], total_gpus=0, total_cpus=2.0, cluster=view)
+    s._follow["CPU"] = True  # as when the totals come from the live cluster
+    assert s.reserve_cpus == 1.0 and job.cpu_grant == 1.0
+    shrunk = []
+
+    def tick() -> None:  # a node is lost once the first answer is written, while batches are in flight
+        if results and not shrunk and job.inflight_requests:
+            view.resources = {"CPU": 1.0, "GPU": 0.0}
+            shrunk.append(time.monotonic())
+
+    s.tick = tick
+    s.run()
+    assert shrunk and not fails, fails
+    assert sorted(p for p, _, _ in results) == list(range(8)) and {a for _, a, _ in results} == {1}
+    assert job.cpu_grant == 0.5 and s.reserve_cpus == 0.5  # 1 CPU: half kept for the score tasks
+    assert any(e == "resize replica 0: 1 -> 0.5 CPUs" for _, _, e in s.events), s.events
+    assert job.started == 2 and job.replica_failures == 0 and job.retries >= 1, (job.started, job.retries)
+
+
+@pytest.mark.ray
+def test_a_run_without_progress_stops_in_one_line_naming_what_waits_for_what(ray_local):
+    """A replica holding every CPU (no reserve), so its batches' score tasks can never run: after
+    `stall_timeout_s` the loop stops with one line saying so, and frees the replica."""
+    from cluster.interrupts import Stopped
+    from cluster.scheduler import Scheduler
+
+    ray = ray_local
+    results: list = []
+    job = _echo_job(ray, "hog", 2.0, batches=3, delay_s=0.0, results=results, fails=[], answered=True)
+    s = Scheduler([job], total_gpus=0, total_cpus=2.0, reserve_cpus=0.0, stall_timeout_s=3.0)
+    t0 = time.monotonic()
+    with pytest.raises(Stopped) as e:
+        s.run()
+    line = e.value.reason
+    assert time.monotonic() - t0 < 60 and not results
+    assert "\n" not in line and re.match(r"no progress for \d+ s: ", line), line
+    assert "answered batch(es) wait for a score task (0.25 CPU each; 0 of 2 CPUs free)" in line, line
+    assert "replicas of hog hold 2 CPUs on node " in line, line
+    assert not job.live  # the interrupt path ended the replica
+
+
+def test_an_interrupted_manifest_says_interrupted_for_a_model_cut_short(tmp_path):
+    from cluster.run import _save_interrupted
+    from nphe4v.core.records import SampleSink
+
+    out = tmp_path / "run"
+    out.mkdir()
+    manifest: dict = {"run_id": "r", "status": "running"}
+    stats = [{"model": "cut", "planned": 60, "skipped": 0, "written": 0, "status": "complete"},
+             {"model": "done", "planned": 60, "skipped": 20, "written": 40, "status": "complete"},
+             {"model": "broken", "planned": 60, "skipped": 0, "written": 3, "status": "infra_error"}]
+    kept = _save_interrupted(out, manifest, SampleSink(out), stats, time.monotonic(), "no progress for 600 s: x")
+    saved = json.loads((out / "manifest.json").read_text())
+    assert kept == 0 and saved["status"] == "interrupted" and saved["stopped_because"].startswith("no progress")
+    assert [m["status"] for m in saved["models"]] == ["interrupted", "complete", "infra_error"]
