@@ -175,29 +175,42 @@ def colours(G: Graphs) -> list[str]:  # noqa: N803
 
 
 def pooled(G: Graphs) -> list[Claim]:  # noqa: N803
-    """Many small true claims about many objects, whose atoms could be reassembled into the optimum's."""
-    g, t = G.g, G.task
+    """Many small true claims about many objects, whose atoms could be reassembled into the optimum's. None
+    of them is itself a candidate solution: no set of the optimum's size, no cycle of the optimal length, no
+    path from a query node (SD) or between a diametral pair (DIAM), so a judge owes them no credit."""
+    g, t, v = G.g, G.task, G.inp.gold_value
+    opt = int(v) if v is not None else None
     tris = [tuple(sorted(c)) for c in nx.enumerate_all_cliques(g) if len(c) == 3][:CAP]
     if t in ("MCP", "COL"):
-        return [Prop(c, "clique") for c in tris] + [Prop(tuple(sorted(e)), "clique") for e in g.edges][:CAP]
+        size = opt if t == "MCP" else int(G.inp.gold.get("NumColors") or 0)  # COL: a clique of chi is its witness
+        small = ([Prop(c, "clique") for c in tris] if size is None or size > 3 else []) + (
+            [Prop(tuple(sorted(e)), "clique") for e in g.edges] if size is None or size > 2 else [])
+        return small[:CAP]
     if t == "MIS":
-        return [Prop((a, b), "independent set") for a, b in G.non_edges(CAP)]
+        return [Prop((a, b), "independent set") for a, b in G.non_edges(CAP)] if opt is None or opt > 2 else []
     if t == "MVC":
         nodes = tuple(sorted(g))
-        return [Prop(nodes, "vertex cover")] + [Prop(tuple(x for x in nodes if x != v), "vertex cover") for v in nodes]
+        covers = [nodes] + [tuple(x for x in nodes if x != u) for u in nodes]
+        return [Prop(c, "vertex cover") for c in covers if opt is None or len(c) > opt]
     if t == "CN":
         s, q = str(G.query.get("source")), str(G.query.get("target"))
         return [Nbrs(x, tuple(sorted(g[x]))) for x in sorted(g) if x not in (s, q) and g[x]]
     if t in ("SD", "DIAM", "TSP", "CYC"):
-        out: list[Claim] = [c for e in sorted(g.edges) if (c := G.chain(list(e))) is not None]
+        avoid: set[str] = set()
+        if t == "SD":
+            avoid = {str(G.query.get("source")), str(G.query.get("target"))}
+        elif t == "DIAM":
+            p = [str(x) for x in G.inp.gold.get("Path") or []]
+            avoid = set(p[:1] + p[-1:])
+        out: list[Claim] = [c for e in sorted(g.edges) if not set(e) & avoid and (c := G.chain(list(e))) is not None]
         for m in sorted(g):
             for a, b in itertools.combinations(sorted(g[m]), 2):
-                if len(out) < CAP and (c := G.chain([a, m, b])) is not None:
+                if len(out) < CAP and not {a, b} & avoid and (c := G.chain([a, m, b])) is not None:
                     out.append(c)
-        if t == "CYC":
+        if t == "CYC" and (opt is None or opt > 3):
             out += [c for tri in tris if (c := G.chain([*tri, tri[0]], "cycle")) is not None]
         if t == "DIAM":
-            out += [Dist(a, b, 1.0) for a, b in sorted(g.edges)]
+            out += [Dist(a, b, 1.0) for a, b in sorted(g.edges) if not {a, b} & avoid]
         return out[: CAP * 2]
     return []
 

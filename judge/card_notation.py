@@ -233,7 +233,8 @@ def _arrows(c: Claim, arrow: str = " -> ", sep: bool = False, unit: str = "") ->
         if sep:
             hops = c.nodes[0] + "".join(f"{arrow}{b} ({num(w, True)}{unit})" for _a, b, w, _t in c.steps)
             return [f"{hops}: total {num(c.total, True)}{unit}"]
-        return [f"{seq} = {' + '.join(num(w) for _a, _b, w, _t in c.steps)} = {num(c.total)}"]
+        legs = " + ".join(num(w) for _a, _b, w, _t in c.steps)
+        return [f"{seq} = {legs}" + (f" = {num(c.total)}" if len(c.steps) > 1 else "")]
     if isinstance(c, Dist):
         return [f"d({c.a}, {c.b}) = {num(c.d, sep)}"]
     if isinstance(c, Nbrs):

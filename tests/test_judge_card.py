@@ -90,6 +90,12 @@ def test_generator_states_true_claims_in_every_notation():
         assert claims, inp.instance_id
         for c in [*claims, *pooled(G)[:50], *other_question(G)]:
             assert _true(G, c), (inp.instance_id, c)
+        # pooled claims are never themselves a candidate of the optimum's size
+        sizes = {len(c.members) for c in pooled(G) if isinstance(c, Prop)}
+        if inp.task in ("MCP", "MIS"):
+            assert all(k < inp.gold_value for k in sizes), inp.instance_id
+        if inp.task == "MVC":
+            assert all(k > inp.gold_value for k in sizes), inp.instance_id
         nodes = {n for c in claims for n in getattr(c, "nodes", ()) or getattr(c, "members", ())}
         for n in (*STRUCTURED, *LANGUAGES, *UNSEEN):
             text = render(claims, n)
