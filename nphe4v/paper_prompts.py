@@ -339,6 +339,40 @@ def build_paper_prompt(ps: PaperPromptSet, task: str, inputs: PaperInputs, mode:
     )
 
 
+_EXAMPLE_BLOCK = re.compile(r"<final_answer>(.*?)</final_answer>", re.DOTALL)
+
+
+@lru_cache(maxsize=4096)
+def format_examples(prompt_text: str) -> tuple[Any, ...]:
+    """Every answer example inside the prompt's own `<final_answer>` tags, as text and, where it is one, as a
+    Python literal (read with ast.literal_eval, never executed): what the scorer must not take for the model's
+    answer when the model restates the format (the papers' examples are not placeholders in our sense)."""
+    out: list[Any] = []
+    for m in _EXAMPLE_BLOCK.finditer(prompt_text):
+        body = m.group(1).strip()
+        if not body:
+            continue
+        out.append(body)
+        # the literal itself, and the first {...} of a body that explains it in words after the literal
+        for candidate in dict.fromkeys((body, _first_braces(body))):
+            if candidate:
+                try:
+                    out.append(ast.literal_eval(candidate))
+                except (ValueError, SyntaxError, TypeError, MemoryError, RecursionError):
+                    pass
+    return tuple(out)
+
+
+def _first_braces(text: str) -> str:
+    start = text.find("{")
+    depth = 0
+    for i in range(max(start, 0), len(text)):
+        depth += {"{": 1, "}": -1}.get(text[i], 0)
+        if start >= 0 and depth == 0:
+            return text[start : i + 1]
+    return ""
+
+
 def prompt_file_for(backend: str) -> PromptFile:
     """The papers ran API models (GPT-4V, Gemini) with Prompts/prompts.py and open-weights ones with
     Open/prompts.py; `litellm` is this project's API backend, every other backend runs open weights."""

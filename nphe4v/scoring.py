@@ -27,6 +27,16 @@ from nphe4v.core.schema import (
 )
 
 PAPER_BENCHMARK = "nphardeval4v"
+
+
+def prompt_examples(prompt: Any) -> tuple[Any, ...]:
+    """The answer examples a `prompts: paper` prompt shows (nphe4v.paper_prompts.format_examples); our own
+    prompts' placeholder examples are recognised by the extractor itself."""
+    from nphe4v.paper_prompts import PAPER_TEMPLATE_VERSION, format_examples
+
+    if not str(getattr(prompt, "template_version", "")).startswith(PAPER_TEMPLATE_VERSION):
+        return ()
+    return format_examples(prompt.text)
 # The answer keys the papers' checkers read, spelt exactly (case-sensitive): our prompts ask for the same keys,
 # except GCP and MSP, whose answers here carry a wrapper ("Coloring", "NumScheduled"/"Schedule") the papers'
 # prompts did not have; for those the keys our prompt asks for count, and GCP also takes the papers' bare
@@ -38,14 +48,16 @@ PAPER_KEYS: dict[str, tuple[str, ...]] = {
 }
 
 
-def score_answer(instance: Instance, text: str | None) -> tuple[Verdict, str | None]:
-    """Verdict for an answer to `instance`, and the canonical parsed answer as JSON (None if unparsable)."""
+def score_answer(instance: Instance, text: str | None, ignore: tuple[Any, ...] = ()) -> tuple[Verdict, str | None]:
+    """Verdict for an answer to `instance`, and the canonical parsed answer as JSON (None if unparsable).
+    `ignore`: the prompt's format examples (values or their text), skipped when a model restates them."""
     from nphe4v.core.benchmarks import task_for
 
     spec = task_for(instance.benchmark, instance.task)
     # A benchmark whose parser reads bare values, lists and unquoted names gets whatever the final answer
     # holds; the others get the mapping only.
-    extracted = extract_final_answer_text(text) if spec.bare_answers else extract_final_answer(text)
+    extracted = (extract_final_answer_text(text, ignore) if spec.bare_answers
+                 else extract_final_answer(text, ignore))
     if isinstance(extracted, ParseError):
         return _parse_error(extracted), None
     try:
@@ -134,7 +146,8 @@ def score_sample(
     elif is_pot:
         verdict, parsed = score_pot(instance, pot)
     else:
-        verdict, parsed = score_answer(instance, response.text)
+        # the papers' prompts show their own examples ('TARGET_POSITION', ...): a restated one is not the answer
+        verdict, parsed = score_answer(instance, response.text, prompt_examples(request.prompt))
         paper = score_answer_paper(instance, response.text)
     return SampleRecord(
         run_id=run_id,

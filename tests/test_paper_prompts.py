@@ -405,3 +405,29 @@ def test_report_rebuilds_the_paper_prompt_a_run_sent(pinned: Path, dataset: Path
     index.prompts["r"] = ("paper", str(tmp_path / "gone"), {"api-model": "litellm"})
     out = rebuild_sample(row, index)
     assert out["prompt"] is None and "prompt not rebuilt" in out["note"] and "gone" in out["note"]
+
+
+def test_a_restated_paper_format_example_is_not_taken_for_the_answer(assets: Path):
+    import json as _json
+
+    from nphe4v.core.schema import Instance
+    from nphe4v.paper_prompts import format_examples
+    from nphe4v.scoring import score_answer
+
+    ps = load_prompt_set(assets)
+    bitten = 0
+    for task in TASK_MODULES:
+        spec = get_task(task)
+        data = _instance(task, level=3, seed=5)
+        gold = spec.solve(data)
+        inst = Instance(instance_id=f"{task}-x", benchmark="nphardeval4v", task=task, level=3, index=0,
+                        data=data.model_dump(mode="json"), gold=gold)
+        for kind in PROMPT_FILES:
+            examples = format_examples(paper_text(ps, task, PAPER_INPUTS[task](data), "figure+full_text", kind))
+            shown = [e for e in examples if isinstance(e, str)]
+            assert shown, (task, kind)  # every paper prompt shows its answer format in final_answer tags
+            answer = "<root><reasoning>r</reasoning><final_answer>" + _json.dumps(gold.answer) + "</final_answer></root>"
+            restated = answer + "\nFormat: <final_answer>" + shown[-1] + "</final_answer>"
+            assert score_answer(inst, restated, examples)[0].verdict == "correct", (task, kind)
+            bitten += score_answer(inst, restated)[0].verdict != "correct"
+    assert bitten >= 9  # without the prompt's examples the restated example was graded

@@ -296,6 +296,13 @@ def _skipped(value: Any, ignore: tuple[Any, ...]) -> bool:
     return is_format_example(value) or any(value == example for example in ignore)
 
 
+def _example_text(body: str, ignore: tuple[Any, ...]) -> bool:
+    """A block whose text is one of the `ignore` strings (the prompt's example as written, whitespace aside):
+    examples such as `{0:'COLOR_1', 1:'COLOR_2', ...}` are no literal, so they cannot be compared as values."""
+    texts = [" ".join(x.split()) for x in ignore if isinstance(x, str)]
+    return bool(texts) and " ".join(unfence(body[: MAX_LITERAL_CHARS * 2]).split()) in texts
+
+
 def _raw(t: str, low: str, ignore: tuple[Any, ...] = ()) -> Any | ParseError:
     if not t.strip():
         return ParseError(kind="no_final_answer", detail="nothing outside the reasoning block")
@@ -318,7 +325,7 @@ def _raw(t: str, low: str, ignore: tuple[Any, ...] = ()) -> Any | ParseError:
         if unfence(body[: MAX_LITERAL_CHARS * 2]):
             value = parse_body(body, escaped, allow_text=True, budget=budget)
             # A restated format example (often after the answer) is not the answer: look further back.
-            if not isinstance(value, ParseError) and _skipped(value, ignore):
+            if (_example_text(body, ignore) if isinstance(value, ParseError) else _skipped(value, ignore)):
                 example_seen = True
                 continue
             return value
