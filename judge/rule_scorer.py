@@ -48,8 +48,9 @@ from judge.rule_notation import Notation
 from judge.rule_v3 import v3_of
 from judge.schema import DEFAULT_VGR_VERSION, VGR_VERSIONS, JudgeStep, JudgeVerdict, error_counts, vgr_of
 from judge.vgr3 import V3
+from judge.vgr4 import V4, score_text
 
-RULE_VERSION = "rule-v3"
+RULE_VERSION = "rule-v4"
 MAX_SCAN_CHARS = 60_000
 
 
@@ -71,7 +72,8 @@ class RuleVerdict:
 
     steps: list[Step]
     final_answer_match: bool
-    v3: V3 | None = None  # VGR v3 (the default); None when scored as v2
+    v3: V3 | None = None  # VGR v3; None unless scored as v3
+    v4: V4 | None = None  # VGR v4 (the default); None when scored as v2 or v3
 
     @property
     def n_correct(self) -> int:
@@ -81,7 +83,10 @@ class RuleVerdict:
         return error_counts(self.steps)
 
     @property
-    def vgr(self) -> float:
+    def vgr(self) -> float | None:
+        """The score; None only under v4 for a response the reader cannot read (`v4.reason`)."""
+        if self.v4 is not None:
+            return self.v4.vgr
         return self.v3.vgr if self.v3 is not None else vgr_of(self.steps, self.final_answer_match)
 
     def to_verdict(self) -> JudgeVerdict:
@@ -112,13 +117,47 @@ def score_response(evidence: Evidence, text: str | None, *, final_match: bool,
     `vgr_version` "v2" scores as rule-v2 did (for old runs)."""
     if vgr_version not in VGR_VERSIONS:
         raise ValueError(f"vgr_version {vgr_version!r}: expected one of {', '.join(VGR_VERSIONS)}")
+    if vgr_version == "v4":
+        v4 = score_text(evidence, text, final_match=bool(final_match), gold=gold, gold_value=gold_value)
+        return RuleVerdict(steps=v4_steps(v4), final_answer_match=bool(final_match), v4=v4)
     ctx = context_for(evidence)
     steps = ClaimScanner(ctx, _notation(ctx)(claims_region(text))).run() if text else []
     v3 = v3_of(ctx, steps, gold, gold_value, bool(final_match), evidence) if vgr_version == "v3" else None
     return RuleVerdict(steps=steps, final_answer_match=bool(final_match), v3=v3)
 
 
+def v4_steps(v4: V4) -> list[Step]:
+    """The judged claims of a v4 verdict as step records (neutral claims, which neither earn nor cost, are
+    left out): derived claims are inferences, perception claims readings."""
+    out: list[Step] = []
+    seen: set[tuple[Any, ...]] = set()
+    for it in v4.checked:
+        if it.truth == "neutral" or it.key in seen:
+            continue
+        seen.add(it.key)
+        c = it.claim
+        text = f"{c.kind} {' '.join(c.nodes)}" + (f" {c.prop}" if c.prop else "") + \
+            (f" = {c.value:g}" if c.value is not None else "")
+        out.append(Step(c.pos, it.key, text[:160], it.truth == "true", it.error_type,
+                        "inference" if c.derived else "reading", True))
+    return out
+
+
 # --------------------------------------------------------------------------------------------- synthetic
+
+
+def _col_witness(evidence: Evidence, chi: int) -> list[str]:
+    """Why χ colours are needed: a clique of χ nodes, or (χ = 3 without a triangle) an odd cycle."""
+    import networkx as nx
+
+    from judge.critical import odd_cycle
+
+    g = evidence.facts.graphs[0].asked
+    clique = next((sorted(c) for c in nx.find_cliques(g) if len(c) >= chi), None) if chi >= 2 else None
+    if clique:
+        return [f"{', '.join(clique[:chi])} form a clique."]
+    cyc = odd_cycle(g) if chi == 3 else None
+    return [f"Odd cycle: {' -> '.join([*cyc, cyc[0]])}."] if cyc else []
 
 
 def demo_response(evidence: Evidence, gold_answer: Mapping[str, Any], *, mistakes: int = 0,
@@ -166,6 +205,16 @@ def demo_response(evidence: Evidence, gold_answer: Mapping[str, Any], *, mistake
         lines.append(f"Path: {chain}" + (f", total {total}" if total is not None else "") + ".")
     if isinstance(gold_answer.get("Coloring"), dict):
         lines += [f"{n}: color {c}" for n, c in sorted(gold_answer["Coloring"].items())]
+        lines += _col_witness(evidence, len(set(gold_answer["Coloring"].values())))
+    if gold_answer.get("CommonNeighbors") is not None:
+        # the derivation of a common-neighbour set: both query nodes' neighbourhoods, then their overlap
+        g = evidence.facts.graphs[0].asked
+        for q in ("source", "target"):
+            n = str(evidence.facts.query.get(q))
+            if n in g:
+                lines.append(f"Neighbours of {n}: {', '.join(sorted(g[n]))}.")
+        if gold_answer["CommonNeighbors"]:
+            lines.append(f"Common neighbours: {', '.join(str(x) for x in gold_answer['CommonNeighbors'])}.")
     for key in ("Clique", "IndependentSet", "Cover"):
         if gold_answer.get(key):
             word = {"Clique": "clique", "IndependentSet": "independent set", "Cover": "vertex cover"}[key]

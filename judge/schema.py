@@ -46,8 +46,9 @@ RULE_JUDGE = "rule-based"
 VGR_FORMULA = "vgr-v2"  # recorded with every score; "v1" was 100*(C+F)/(S+1) over all steps, gameable
 # v3 (judge.vgr3, docs/judge.md) credits only the critical facts of the closest optimum; v2 stays selectable
 # (`vgr_version`) to rescore old runs as they were scored
-VGR_VERSIONS = ("v2", "v3")
-DEFAULT_VGR_VERSION = "v3"
+VGR_VERSIONS = ("v2", "v3", "v4")
+# v4 (judge.reader + judge.vgr4): a reader turns text into typed claims, a judge credits one candidate
+DEFAULT_VGR_VERSION = "v4"
 # At most this many correct inference steps earn: a wrong answer never scores above 100*8/9, however many
 # distinct relevant results it lists, while a handful of right intermediate results still shows.
 CREDIT_CAP = 8
@@ -440,7 +441,14 @@ def verdict_fields(verdict: Any, final_match: bool) -> dict[str, Any]:
     v3 = getattr(verdict, "v3", None)
     if v3 is not None:  # VGR v3: credited = critical facts stated (K), errors = distinct false atoms (E)
         formula, score, credited, errors = "vgr-v3", v3.vgr, v3.n_stated, v3.n_errors
+    v4 = getattr(verdict, "v4", None)
+    extra: dict[str, Any] = {}
+    if v4 is not None:  # VGR v4: K of the credited candidate, E distinct false claims; None = unreadable
+        formula, score, credited, errors = "vgr-v4", v4.vgr, v4.n_stated, v4.n_errors
+        if v4.reason:
+            extra["error"] = f"{v4.reason}: the reasoning states nothing the claim reader can parse"
     return {
+        **extra,
         "vgr_score": score,
         "n_steps": len(steps),
         "n_correct": sum(1 for s in steps if s.correct),
