@@ -80,8 +80,9 @@ MEMBER_ONLY = {m for p in FAMILIES.values() for m in p.members if m not in FAMIL
 @dataclass(frozen=True)
 class Row:
     family: str
-    n: int
-    null: int
+    n: int  # cases (spread families: instances compared)
+    null: int  # cases scored null (unreadable / judge error)
+    fails: int  # cases (spread: instances) that break the property
     mean: float | None
     max: float | None
     worst: float | None
@@ -89,17 +90,69 @@ class Row:
     passed: bool
 
     def as_dict(self) -> dict[str, Any]:
-        return {"family": self.family, "n": self.n, "null": self.null, "mean": _r(self.mean), "max": _r(self.max),
-                "worst": _r(self.worst), "property": self.property, "pass": self.passed}
+        return {"family": self.family, "n": self.n, "null": self.null, "fails": self.fails, "mean": _r(self.mean),
+                "max": _r(self.max), "worst": _r(self.worst), "property": self.property, "pass": self.passed}
 
 
 def _r(x: float | None) -> float | None:
     return None if x is None else round(float(x), 2)
 
 
-def _row(name: str, p: Property, n: int, nulls: int, vals: Sequence[float], worst: float | None, ok: bool) -> Row:
-    return Row(name, n, nulls, statistics.fmean(vals) if vals else None, max(vals) if vals else None, worst,
-               p.text, bool(ok and n > 0))
+def _row(name: str, p: Property, n: int, nulls: int, fails: int, vals: Sequence[float], worst: float | None,
+         extra_ok: bool = True) -> Row:
+    return Row(name, n, nulls, fails, statistics.fmean(vals) if vals else None, max(vals) if vals else None, worst,
+               p.text, bool(fails == 0 and extra_ok and n > 0))
+
+
+def _spread(name: str, p: Property, by_family: Mapping[str, list[Case]], scores: Mapping[str, float | None]) -> Row:
+    groups: dict[str, list[float]] = defaultdict(list)
+    nulls = 0
+    for m in p.members:
+        for c in by_family.get(m, []):
+            s = scores.get(c.case_id)
+            if s is None:
+                nulls += 1
+            else:
+                groups[c.instance_id].append(s)
+    spreads = [max(v) - min(v) for v in groups.values() if v]
+    return _row(name, p, len(spreads), nulls, sum(s > p.limit for s in spreads), spreads, max(spreads, default=None))
+
+
+def _family(name: str, p: Property, fam: list[Case], scores: Mapping[str, float | None]) -> Row:
+    vals = [scores.get(c.case_id) for c in fam]
+    num = [v for v in vals if v is not None]
+    nulls = len(vals) - len(num)
+    n = len(fam)
+    if p.kind == "min":  # a null is a failure: the notation must be read
+        return _row(name, p, n, nulls, nulls + sum(v < p.limit for v in num), num, min(num, default=None))
+    if p.kind == "min_or_null":
+        return _row(name, p, n, nulls, sum(v < p.limit for v in num), num, min(num, default=None))
+    if p.kind == "eq":
+        dev = [abs(v - p.limit) for v in num]
+        return _row(name, p, n, nulls, nulls + sum(d > p.limit2 for d in dev), num, max(dev, default=None))
+    if p.kind == "at_most":
+        return _row(name, p, n, nulls, sum(v > p.limit for v in num), num, max(num, default=None))
+    if p.kind == "wrong":
+        per_task: dict[str, list[float]] = defaultdict(list)
+        for c, v in zip(fam, vals, strict=True):
+            if v is not None:
+                per_task[c.task].append(v)
+        means = [statistics.fmean(v) for v in per_task.values()]
+        return _row(name, p, n, nulls, sum(v > p.limit2 for v in num), num, max(means, default=None),
+                    all(m <= p.limit for m in means))
+    # delta / cost: against the base response; a null on one side only is a change (a number appeared or
+    # went), a null on both is none; a cost needs two numbers
+    measures, fails = [], 0
+    for c, s in zip(fam, vals, strict=True):
+        b = scores.get(c.base or "")
+        if s is None or b is None:
+            fails += not (p.kind == "delta" and s is None and b is None)
+            continue
+        m = abs(s - b) if p.kind == "delta" else b - s
+        measures.append(m)
+        fails += m > p.limit if p.kind == "delta" else m <= 0
+    worst = max(measures, default=None) if p.kind == "delta" else min(measures, default=None)
+    return _row(name, p, n, nulls, fails, measures, worst)
 
 
 def evaluate(cases: Sequence[Case], scores: Mapping[str, float | None]) -> list[Row]:
@@ -109,61 +162,10 @@ def evaluate(cases: Sequence[Case], scores: Mapping[str, float | None]) -> list[
         by_family[c.family].append(c)
     rows = []
     for name, p in FAMILIES.items():
-        fam = by_family.get(name, [])
         if p.kind == "spread":
-            groups: dict[str, list[float]] = defaultdict(list)
-            n = nulls = 0
-            for m in p.members:
-                for c in by_family.get(m, []):
-                    n += 1
-                    s = scores.get(c.case_id)
-                    if s is None:
-                        nulls += 1
-                    else:
-                        groups[c.instance_id].append(s)
-            spreads = [max(v) - min(v) for v in groups.values() if v]
-            worst = max(spreads) if spreads else None
-            rows.append(_row(name, p, n, nulls, spreads, worst, all(s <= p.limit for s in spreads)))
-            continue
-        if not fam:
-            continue
-        vals = [scores.get(c.case_id) for c in fam]
-        num = [v for v in vals if v is not None]
-        nulls = len(vals) - len(num)
-        if p.kind == "min":
-            rows.append(_row(name, p, len(fam), nulls, num, min(num, default=None), nulls == 0 and min(num) >= p.limit))
-        elif p.kind == "min_or_null":
-            rows.append(_row(name, p, len(fam), nulls, num, min(num, default=None),
-                             all(v >= p.limit for v in num)))
-        elif p.kind == "eq":
-            dev = [abs(v - p.limit) for v in num]
-            rows.append(_row(name, p, len(fam), nulls, num, max(dev, default=None),
-                             nulls == 0 and all(d <= p.limit2 for d in dev)))
-        elif p.kind == "at_most":
-            rows.append(_row(name, p, len(fam), nulls, num, max(num, default=None), all(v <= p.limit for v in num)))
-        elif p.kind == "wrong":
-            per_task: dict[str, list[float]] = defaultdict(list)
-            for c in fam:
-                s = scores.get(c.case_id)
-                if s is not None:
-                    per_task[c.task].append(s)
-            means = [statistics.fmean(v) for v in per_task.values()]
-            ok = all(m <= p.limit for m in means) and all(v <= p.limit2 for v in num)
-            rows.append(_row(name, p, len(fam), nulls, num, max(means, default=None), ok))
-        elif p.kind in ("delta", "cost"):
-            measures, ok = [], True
-            for c in fam:
-                s, b = scores.get(c.case_id), scores.get(c.base or "")
-                if s is None or b is None:
-                    ok = ok and s is None and b is None and p.kind == "delta"
-                    continue
-                measures.append(abs(s - b) if p.kind == "delta" else b - s)
-            if p.kind == "delta":
-                rows.append(_row(name, p, len(fam), nulls, measures, max(measures, default=None),
-                                 ok and all(m <= p.limit for m in measures)))
-            else:
-                rows.append(_row(name, p, len(fam), nulls, measures, min(measures, default=None),
-                                 ok and all(m > 0 for m in measures)))
+            rows.append(_spread(name, p, by_family, scores))
+        elif by_family.get(name):
+            rows.append(_family(name, p, by_family[name], scores))
     return rows
 
 
@@ -171,7 +173,7 @@ def grade_line(judge: str, rows: Sequence[Row]) -> str:
     return f"judge card: {judge} — {sum(r.passed for r in rows)}/{len(rows)} families pass"
 
 
-COLUMNS = ("family", "n", "null", "mean", "max", "worst", "property", "pass")
+COLUMNS = ("family", "n", "null", "fails", "mean", "max", "worst", "property", "pass")
 
 
 def markdown(rows: Sequence[Row]) -> str:

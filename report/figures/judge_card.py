@@ -32,7 +32,7 @@ def card_figure(rows: Sequence[Any], title: str) -> Canvas:
         if r.max is not None:
             mx = x0 + plot_w * min(max(r.max, 0), 100) / 100
             c.line(mx, y + 1, mx, y + bar_h - 1, INK, 1.5)
-        note = f"n={r.n}" + (f", null={r.null}" if r.null else "") + ("" if r.passed else ", FAILS")
+        note = f"n={r.n}" + (f", null={r.null}" if r.null else "") + ("" if r.passed else f", FAILS ({r.fails})")
         c.text(x0 + plot_w + 8, y + bar_h / 2, note, 9, fill=INK if r.passed else FAIL)
         y += bar_h
     return c
