@@ -33,8 +33,14 @@ def run_card_line(run_dir: str | Path) -> tuple[str, str] | None:
     from judge import vgr
 
     try:
-        ident = vgr.default_judge(run_dir, vgr.read_judgments(Path(run_dir) / "judgments"))
-    except (OSError, ValueError, pl.exceptions.PolarsError):
+        # the judgments' manifest names the default judge; without one, only the judge columns are read
+        # (a large run's judgments are read once already, for its tables)
+        d = vgr.read_manifest(run_dir).get("default")
+        files = sorted(vgr.judgments_dir(run_dir).glob("**/*.parquet")) if not d else []
+        ids = pl.DataFrame(schema={"judge": pl.String, "judge_template": pl.String}) if not files else \
+            pl.scan_parquet(files, hive_partitioning=False).select("judge", "judge_template").unique().collect()
+        ident = (d["judge"], d["judge_template"]) if d else vgr.default_judge(None, ids)
+    except (OSError, ValueError, KeyError, TypeError, pl.exceptions.PolarsError):
         return None
     if ident is None:
         return None
