@@ -1,8 +1,8 @@
 """Turn one model response into one sample record: extract, parse, verify. Pure; never raises.
 
 Used by the live pipeline's score stage and by `nphe4v grade`, so both score identically. An NPHardEval4V answer
-is parsed twice: by our tolerant extractor (verdict, parsed_answer) and by the papers' rule (verdict_paper,
-parsed_paper; `score_answer_paper`), both graded by the same exact verifier.
+is graded twice: by our tolerant extractor and exact verifier (verdict, parsed_answer), and as the original
+NPHardEval4V code graded it (verdict_paper, parsed_paper; `score_answer_paper`, `nphe4v.paper_check`).
 """
 
 from __future__ import annotations
@@ -12,7 +12,7 @@ from typing import Any
 
 from nphe4v.core.extract import extract_final_answer, extract_final_answer_text, extract_yes_no
 from nphe4v.core.hashing import sha256_bytes
-from nphe4v.core.paper_parse import extract_paper_answer
+from nphe4v.core.paper_parse import hard_literal, parse_hard
 from nphe4v.core.pot import MAX_STORED_STDOUT, PotOutcome
 from nphe4v.core.prompting import POT_MODE
 from nphe4v.core.schema import (
@@ -25,6 +25,7 @@ from nphe4v.core.schema import (
     Verdict,
     VerdictKind,
 )
+from nphe4v.paper_check import HARD_TASKS, PAPER_TASKS, paper_correct, paper_parse
 
 PAPER_BENCHMARK = "nphardeval4v"
 
@@ -37,15 +38,6 @@ def prompt_examples(prompt: Any) -> tuple[Any, ...]:
     if not str(getattr(prompt, "template_version", "")).startswith(PAPER_TEMPLATE_VERSION):
         return ()
     return format_examples(prompt.text)
-# The answer keys the papers' checkers read, spelt exactly (case-sensitive): our prompts ask for the same keys,
-# except GCP and MSP, whose answers here carry a wrapper ("Coloring", "NumScheduled"/"Schedule") the papers'
-# prompts did not have; for those the keys our prompt asks for count, and GCP also takes the papers' bare
-# {vertex: colour}. KSP's papers' "Feasible" (always YES) is not asked for and is ignored.
-PAPER_KEYS: dict[str, tuple[str, ...]] = {
-    "BSP": ("Position",), "EDP": ("Operations",), "SPP": ("Path", "TotalDistance"),
-    "KSP": ("TotalValue", "SelectedItemIds"), "TSP-D": ("Feasible",), "GCP-D": ("Feasible",),
-    "TSP": ("Path", "TotalDistance"), "GCP": ("Coloring", "NumColors"), "MSP": ("NumScheduled", "Schedule"),
-}
 
 
 def score_answer(instance: Instance, text: str | None, ignore: tuple[Any, ...] = ()) -> tuple[Verdict, str | None]:
@@ -75,30 +67,18 @@ def score_answer(instance: Instance, text: str | None, ignore: tuple[Any, ...] =
 
 
 def score_answer_paper(instance: Instance, text: str | None) -> tuple[VerdictKind | None, str | None]:
-    """The papers' parse of an NPHardEval4V answer (`nphe4v.core.paper_parse`: first block, Python literal, the
-    papers' keys spelt exactly) and the verdict our exact verifier gives it: (parse_error | correct | wrong,
-    canonical answer as JSON). A literal mapping without the papers' keys is parsable but wrong, as the papers'
-    checkers grade it. (None, None) for another benchmark."""
-    if instance.benchmark != PAPER_BENCHMARK or instance.task not in PAPER_KEYS:
+    """The original NPHardEval4V code's decision on an answer (`nphe4v.paper_check`: its per-task parser and
+    checker, quirks included): (parse_error | correct | wrong, what its parser read, as JSON). (None, None)
+    for another benchmark."""
+    if instance.benchmark != PAPER_BENCHMARK or instance.task not in PAPER_TASKS:
         return None, None
-    from nphe4v.core.benchmarks import task_for
-
-    literal = extract_paper_answer(text)
-    if isinstance(literal, ParseError):
+    parsable, parsed = paper_parse(instance.task, text)
+    if not parsable:
         return "parse_error", None
-    keys = PAPER_KEYS[instance.task]
-    picked = {k: literal[k] for k in keys if k in literal}
-    if instance.task == "GCP" and "Coloring" not in literal:
-        picked = literal  # the papers' own shape: the colouring itself, {vertex: colour}
-    spec = task_for(instance.benchmark, instance.task)
-    try:
-        canonical = spec.parse(picked)
-        if isinstance(canonical, ParseError):
-            return "wrong", None
-        return spec.verify(spec.load(instance.data), instance.gold, canonical).verdict, json.dumps(
-            canonical, sort_keys=True, default=str)
-    except Exception:  # a task bug must not lose the sample: graded wrong, as the verifier crash above
-        return "wrong", None
+    correct = paper_correct(instance.task, instance.data, parsed, instance.instance_id)
+    shown = hard_literal(parse_hard(text)) if instance.task in HARD_TASKS else parsed
+    as_json = None if isinstance(shown, ParseError) else json.dumps(shown, sort_keys=True, default=str)[:2000]
+    return ("correct" if correct else "wrong"), as_json
 
 
 def score_recognition(is_match: bool, text: str | None) -> tuple[Verdict, str | None]:

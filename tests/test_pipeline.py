@@ -39,12 +39,17 @@ def test_end_to_end_oracle_and_controls(small_dataset, ray_local, tmp_path):
     board = metrics.leaderboard(df)
     oracle = board.filter(pl.col("model") == "oracle")
     assert oracle.height == 4  # three modes + pooled
-    for col in ("ER", "AA_P", "AA_NPC", "AA_NPH", "AA_All", "ER_paper", "AA_paper"):
+    for col in ("ER", "AA_P", "AA_NPC", "AA_NPH", "AA_All"):
         assert oracle[col].to_list() == pytest.approx([1.0] * 4), col
+    # the papers' columns are the original code's decisions on our envelope, quirks included (its open BSP
+    # checker grades every answer invalid, JSON's true does not read as a Python literal, ...): recorded, < 1
+    for col in ("ER_paper", "AA_paper"):
+        assert all(v is not None and 0 <= v < 1 for v in oracle[col].to_list()), col
     for col in ("RA", "RA_corrected"):  # full_text_only sends no picture: no RA there
         assert oracle[col].to_list() == [pytest.approx(1.0), None, pytest.approx(1.0), pytest.approx(1.0)], col
     answers = df.filter(pl.col("prompt_mode") != "recognition", pl.col("model") == "oracle")
-    assert answers["verdict_paper"].to_list() == ["correct"] * answers.height
+    assert answers["verdict_paper"].null_count() == 0
+    assert set(answers.filter(pl.col("task") == "BSP")["verdict_paper"]) == {"wrong"}
     assert answers["value_consistent"].null_count() < answers.height  # witness tasks state a value
     assert answers["value_consistent"].drop_nulls().all()
     yes = board.filter(pl.col("model") == "always-yes", pl.col("prompt_mode") == "pooled").row(0, named=True)

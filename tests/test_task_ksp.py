@@ -169,7 +169,13 @@ def test_the_selection_decides_and_the_stated_value_is_reported_apart():
 
 
 def test_parse_missing_keys_and_bad_values():
-    assert TASK.parse({"TotalValue": 3}) == ParseError(kind="missing_key", detail="SelectedItemIds")
+    assert TASK.parse({"Feasible": "YES"}) == ParseError(kind="missing_key", detail="SelectedItemIds")
+    # the papers' own format (no ids; their open-model prompt asks for none): readable, graded wrong
+    value_only = TASK.parse({"Feasible": "YES", "TotalValue": "3"})
+    assert value_only == {"TotalValue": 3, "SelectedItemIds": None}
+    data = TASK.generate(1, __import__("random").Random(0))
+    v = TASK.verify(data, TASK.solve(data), value_only)
+    assert v.verdict == "wrong" and "cannot be checked" in v.reason
     # the selection is the answer: a missing or unreadable stated value is None, never a parse error
     for raw in ({"SelectedItemIds": [1]}, {"TotalValue": "many", "SelectedItemIds": [1]},
                 {"TotalValue": None, "SelectedItemIds": [1]}):
