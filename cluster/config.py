@@ -269,7 +269,7 @@ class RunConfig(Strict):
     prompts: Literal["paper", "rewritten"] = Field(
         default_factory=lambda: _default_prompts(),
         description="NPHardEval4V prompt set: paper (the original repository's prompt text and data rendering, "
-        "read from its pinned files: nphe4v.upstream_assets) or rewritten (this project's nphe4v-prompt-v2); "
+        "read from its pinned files: nphe4v.upstream_assets) or rewritten (this project's nphe4v-prompt-v3); "
         "default paper, or NPHE4V_PROMPTS where a site sets it (docs/deviations.md lists the differences)")
     prompt_assets: str | None = Field(
         None, description="a local checkout of the original NPHardEval4V repository at the pinned commit (offline "

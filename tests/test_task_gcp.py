@@ -377,7 +377,9 @@ def test_gcp_the_colouring_decides_and_the_stated_count_is_reported_apart() -> N
 
 def test_gcp_paper_objective_states_k_and_accepts_any_colouring_within_k() -> None:
     t = gcp.text(C5)
-    assert "There are 6 vertices 1 to 6 in a graph. You may use 3 colors with alphabets from A, B, C,..." in t.question
+    # K is stated, with the letters to use, as the papers' prompt does (their wording: `prompts: paper`)
+    assert "6 vertices, numbered 1 to 6" in t.question and "3 colours are allowed" in t.question
+    assert "A, B, C" in t.question and "D" not in t.question
     assert C5.objective == "k_colors" and gcp.allowed_colors(C5) == 3
     letters = {"1": "A", "2": "B", "3": "A", "4": "B", "5": "C", "6": "A"}
     # The papers' answer shape (a bare {vertex: colour}) and ours both pass; NumColors is optional.
@@ -493,7 +495,7 @@ def test_text_carries_scalars_and_one_line_per_edge(task) -> None:
     assert f"{d.num_vertices} vertices" in t.question and f"{len(d.edges)} edges" in t.question
     assert len(t.data_lines) == len(d.edges)
     for (u, v), line in zip(d.edges, t.data_lines, strict=True):
-        assert f"Vertex {u} " in line and f"vertex {v}." in line
+        assert line == f"Edge between vertex {u} and vertex {v}."
     if task is gcpd.TASK:
         assert f"at most {d.k} colours" in t.question
         assert t.example == example_literal({"Feasible": "<YES_OR_NO>"})

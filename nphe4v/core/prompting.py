@@ -12,7 +12,7 @@ from typing import Any
 from nphe4v.core.schema import ImageRef, Prompt
 from nphe4v.core.task import TaskText
 
-TEMPLATE_VERSION = "nphe4v-prompt-v2"
+TEMPLATE_VERSION = "nphe4v-prompt-v3"
 RECOGNITION_TEMPLATE_VERSION = "nphe4v-recognition-v1"
 VISION_MODE = "vision"
 # GraphVerse program-of-thought (GraphVerse paper §5.3, "training-free"): the model answers with a program that

@@ -64,12 +64,12 @@ def render(data: BSPData) -> list[bytes]:
 def text(data: BSPData) -> TaskText:
     return TaskText(
         intro=(
-            "Sorted array search: given an array of integers sorted in ascending order, find the "
-            "position of a target value using the idea of binary search."
+            "Sorted array search: given an array of integers sorted in ascending order, locate a "
+            "target value in it, as binary search does."
         ),
         question=(
-            f"The array has {len(data.array)} elements. Find the position of the target value "
-            f"{data.target}. Positions are 0-based: the first element is at position 0."
+            f"The array has {len(data.array)} elements. At which position is the target value "
+            f"{data.target}? Positions are 0-based: the first element is at position 0."
         ),
         output="Give the position of the target as an integer and keep your reasoning brief.",
         example=example_literal({"Position": "<POSITION>"}),

@@ -108,7 +108,7 @@ def render_graph(num_vertices: int, edges: Sequence[Edge]) -> bytes:
 
 
 def edge_lines(edges: Sequence[Edge]) -> tuple[str, ...]:
-    return tuple(f"Vertex {u} is connected to vertex {v}." for u, v in edges)
+    return tuple(f"Edge between vertex {u} and vertex {v}." for u, v in edges)
 
 
 # ---------------------------------------------------------------------------------------------------------

@@ -139,9 +139,9 @@ def text(data: EDPData) -> TaskText:
     a, b = data.string_a, data.string_b
     return TaskText(
         intro=(
-            "Edit distance: the edit distance between two strings is the minimum number of operations "
-            "that transform the first string into the second, where one operation inserts one character, "
-            "deletes one character, or replaces one character by another."
+            "Edit distance: the edit distance from one string to another is the fewest single-character "
+            "edits that turn it into the other, where an edit inserts one character, deletes one character, "
+            "or replaces one character by another."
         ),
         question=(
             f'String A is "{a}" ({len(a)} characters) and String B is "{b}" ({len(b)} characters). '

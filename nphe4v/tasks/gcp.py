@@ -1,9 +1,10 @@
 """GCP — graph colouring (optimisation): colour the vertices of an undirected graph with as few colours as possible.
 
 Two objectives (`GCPData.objective`):
-- "k_colors" (default, the papers' prompt): "There are N vertices 1 to N in a graph. You may use K colors with
-  alphabets from A, B, C,... to color the graph", K = chi. Correct iff a proper colouring of every vertex with at
-  most K colours (K = chi, so exactly the optimal colourings pass).
+- "k_colors" (default, the papers' task): the prompt states the number of colours K allowed (letters A, B, C, ...),
+  K = chi, as the papers' prompt does (`prompts: paper` sends their text; the rewritten set says it in our words).
+  Correct iff a proper colouring of every vertex with at most K colours (K = chi, so exactly the optimal
+  colourings pass).
 - "minimum" (ours, an option): the prompt does not give K and asks for the smallest number of colours, so the model
   must find chi itself; correct iff proper and using chi colours (the colouring decides; a stated NumColors is
   reported apart as `value_consistent`).
@@ -99,16 +100,17 @@ def text(data: GCPData) -> TaskText:
         k = allowed_colors(data)
         return TaskText(
             intro=(
-                "Graph coloring refers to the problem of coloring vertices of a graph in such a way that no two "
-                "adjacent vertices have the same color."
+                "Graph colouring: give every vertex of an undirected graph a colour so that the two ends of each "
+                "edge have different colours."
             ),
             question=(
-                f"There are {n} vertices 1 to {n} in a graph. You may use {k} colors with alphabets from A, B, "
-                f"C,... to color the graph. The graph has {len(data.edges)} edges."
+                f"The graph has {n} vertices, numbered 1 to {n}, and {len(data.edges)} edges. {k} colours are "
+                f"allowed, written as the letters {', '.join(chr(65 + i) for i in range(k))}."
             ),
             output=(
-                f"Please label every vertex, even if it is disconnected from the rest of the graph, with one of the "
-                f"{k} colors, so that no edge joins two vertices of the same color. Keep your reasoning brief."
+                f"Colour all {n} vertices (including any vertex without edges) with these {k} colours so that no "
+                "edge joins two vertices of the same colour; give the colour of every vertex. Keep your "
+                "reasoning brief."
             ),
             example=example_literal({"Coloring": {"<VERTEX>": "<COLOR>", "...": "..."}}),
             data_lines=edge_lines(data.edges),
