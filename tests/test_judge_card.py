@@ -165,6 +165,26 @@ def test_card_can_fail_and_can_pass(tmp_path):
     assert all(r.passed for r in oracle.rows), [r for r in oracle.rows if not r.passed]
 
 
+def _v3_judge(pairs):
+    """The rule reader of VGR v3 (issue 30 measured it: transcriptions and pooled sets lift wrong answers)."""
+    from judge.rule_scorer import score_response
+
+    return [score_response(w.evidence, w.item.response, final_match=w.verdict == "correct", gold=w.gold_answer,
+                           gold_value=w.gold_value, vgr_version="v3").vgr for _c, w in pairs]
+
+
+def test_card_fails_the_v3_rule_judge(tmp_path):
+    """VGR v3, whose gaps the issue lists, fails the families built from them: transcriptions and pooled sets
+    lift a wrong answer, true negatives change a complete derivation's score."""
+    from judge.schema import VGR_VERSIONS
+
+    if "v3" not in VGR_VERSIONS:
+        pytest.skip("VGR v3 is no longer selectable")
+    run = run_card(SLICE, "rule-based", tmp_path, scorer=_v3_judge, label="rule-based v3")
+    failed = {r.family for r in run.rows if not r.passed}
+    assert {"wrong_transcription", "wrong_pooled", "wrong_mix", "pad_negatives", "derivation:csv"} <= failed, failed
+
+
 @pytest.mark.timeout(120)
 def test_card_llm_judge_over_http(tmp_path):
     """An LLM judge through litellm over real HTTP (the fake server answers in the grounded schema: two
