@@ -42,13 +42,16 @@ def prompt_column(mode: str, variant: str = "") -> str:
 
 def planned(dataset: Dataset, *, model: str = DEFAULT_MODEL, repeats: int = 1, asks: int = 5,
             recognition: bool = True, seed: int = 0,
-            graphverse_modes: Sequence[str] = ("vision",)) -> Iterator[dict[str, Any]]:
+            graphverse_modes: Sequence[str] = ("vision",), prompts: str | None = None,
+            prompt_assets: str | None = None) -> Iterator[dict[str, Any]]:
     """The requests a live run of one (non-baseline) model on `dataset` sends, with the default run config
     except for the arguments: one dict per request, in the planner's order, `response` left empty.
 
-    `seed` is the run's sampling seed; it also picks each recognition control's partner instance."""
+    `seed` is the run's sampling seed; it also picks each recognition control's partner instance. `prompts`
+    (paper | rewritten; None: a run's default) and `prompt_assets` as in a run config; the model is an API
+    model, so the paper set uses the API runs' prompt file."""
     from cluster.config import DatasetSpec, ModelSpec, RecognitionSpec, RunConfig, SamplingSpec
-    from cluster.plan import plan_model
+    from cluster.plan import check_prompt_assets, plan_model
     from nphe4v.recognition import mismatch_partners
 
     try:
@@ -63,10 +66,15 @@ def planned(dataset: Dataset, *, model: str = DEFAULT_MODEL, repeats: int = 1, a
         cfg = RunConfig(
             name="export", datasets=[DatasetSpec(path=str(dataset.root))], models=[spec], repeats=repeats,
             recognition=RecognitionSpec(enabled=recognition, asks=asks), sampling=SamplingSpec(seed=seed),
+            prompt_assets=prompt_assets, **({"prompts": prompts} if prompts is not None else {}),
         )
     except ValidationError as e:
         err = e.errors()[0]
         raise ExportError(f"option {'.'.join(map(str, err['loc']))}: {err['msg']}") from None
+    if dataset.manifest.benchmark == "nphardeval4v":
+        missing = check_prompt_assets(cfg)  # the papers' files, as a run checks before any model starts
+        if missing:
+            raise ExportError(missing)
     partners = mismatch_partners(dataset, seed)
     for item in plan_model(cfg, spec, dataset, dataset.manifest.version):
         req = item.request
@@ -102,12 +110,12 @@ def request_lines(dataset: Dataset, *, absolute_paths: bool = False, **plan: Any
         yield json.dumps(line, ensure_ascii=False, sort_keys=False)
 
 
-def hf_rows(dataset: Dataset, *, seed: int = 0) -> list[dict[str, Any]]:
+def hf_rows(dataset: Dataset, *, seed: int = 0, **plan: Any) -> list[dict[str, Any]]:
     """One row per instance: the exact PNG bytes, the prompt of every mode a live run uses, gold and the
     checker's inputs. Recognition prompts (NPHardEval4V) come as a match and a mismatched control."""
     prompts: dict[tuple[str, str], str] = {}
     partner: dict[str, str] = {}
-    for line in planned(dataset, repeats=1, asks=1, seed=seed):
+    for line in planned(dataset, repeats=1, asks=1, seed=seed, **plan):
         prompts[(line["instance_id"], prompt_column(line["prompt_mode"], line["variant"]))] = line["prompt"]
         if "text_instance_id" in line:
             partner[line["instance_id"]] = line["text_instance_id"]
@@ -148,7 +156,8 @@ def _column_order(c: str) -> tuple[int, str]:
     return (order.index(c) if c in order else len(order), c)
 
 
-def dataset_card(dataset: Dataset, fmt: str, *, absolute_paths: bool = False, columns: Sequence[str] = ()) -> str:
+def dataset_card(dataset: Dataset, fmt: str, *, absolute_paths: bool = False, columns: Sequence[str] = (),
+                 templates: Sequence[str] = ()) -> str:
     """README.md of an export: provenance (version, seed, hashes) and how to load, answer and grade it."""
     m = dataset.manifest
     name = "NPHardEval4V" if m.benchmark == "nphardeval4v" else "GraphVerse"
@@ -171,7 +180,8 @@ def dataset_card(dataset: Dataset, fmt: str, *, absolute_paths: bool = False, co
         f"| dataset_sha256 | `{m.dataset_sha256}` |",
         f"| instances_sha256 | `{m.instances_sha256}` |",
         f"| images_sha256 | `{m.images_sha256}` |",
-        f"| prompt template | {TEMPLATE_VERSION} |",
+        # the templates the exported prompts were built with (the papers' or ours), else the rewritten set's
+        f"| prompt template | {', '.join(t for t in templates if 'recognition' not in t) or TEMPLATE_VERSION} |",
     ]
     if m.benchmark == "nphardeval4v":
         lines.append(f"| recognition template | {RECOGNITION_TEMPLATE_VERSION} |")
@@ -237,15 +247,19 @@ def export_jsonl(dataset: Dataset, out: Path, *, absolute_paths: bool = False, *
     lines = list(request_lines(dataset, absolute_paths=absolute_paths, **plan))
     out.mkdir(parents=True, exist_ok=True)
     (out / REQUESTS).write_text("".join(x + "\n" for x in lines), encoding="utf-8")
-    (out / CARD).write_text(dataset_card(dataset, "jsonl", absolute_paths=absolute_paths), encoding="utf-8")
+    templates = sorted({json.loads(x)["template_version"] for x in lines})
+    (out / CARD).write_text(dataset_card(dataset, "jsonl", absolute_paths=absolute_paths, templates=templates),
+                            encoding="utf-8")
     return len(lines)
 
 
-def export_hf(dataset: Dataset, out: Path, *, seed: int = 0) -> int:
+def export_hf(dataset: Dataset, out: Path, *, seed: int = 0, **plan: Any) -> int:
     check_out(out)
     import datasets  # heavy (pyarrow, fsspec): only the export pays for it
 
-    rows = hf_rows(dataset, seed=seed)
+    rows = hf_rows(dataset, seed=seed, **plan)
+    templates = sorted({line["template_version"]
+                        for line in planned(dataset, repeats=1, asks=1, recognition=False, seed=seed, **plan)})
     prompt_cols = [c for c in (rows[0] if rows else {}) if c.startswith("prompt_")]
     string = datasets.Value("string")
     features = {
@@ -260,7 +274,7 @@ def export_hf(dataset: Dataset, out: Path, *, seed: int = 0) -> int:
     }
     # a fingerprint from the content (not a random one): the same dataset exports to the same bytes
     save_rows(rows, out, features, sha256_json([dataset.manifest.dataset_sha256, seed, "hf-export-v1"])[:16])
-    (out / CARD).write_text(dataset_card(dataset, "hf", columns=prompt_cols), encoding="utf-8")
+    (out / CARD).write_text(dataset_card(dataset, "hf", columns=prompt_cols, templates=templates), encoding="utf-8")
     return len(rows)
 
 

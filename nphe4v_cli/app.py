@@ -264,6 +264,10 @@ def export(
     graphverse_modes: Annotated[str, typer.Option(
         help="jsonl: GraphVerse prompt modes, comma-separated (vision, pot), as a model's `graphverse_modes`")
     ] = "vision",
+    prompts: Annotated[str | None, typer.Option(help="hf/jsonl: NPHardEval4V prompt set, paper | rewritten "
+                                                "(default: a run's default, paper)")] = None,
+    prompt_assets: Annotated[str | None, typer.Option(help="hf/jsonl, paper prompts: a local checkout of the "
+                                                      "original repository at the pinned commit")] = None,
 ) -> None:
     """Write a dataset for other tools: a `datasets.load_from_disk` folder, JSON-lines requests for `grade`, or
     GraphVerse training sets (SFT, TRL GRPO, verl)."""
@@ -300,11 +304,11 @@ def export(
                 typer.echo(f"note: {note}", err=True)
             typer.echo(f"wrote {n} {fmt} rows to {out} (card {out / 'README.md'})")
         elif fmt == "hf":
-            n = export_hf(ds, out, seed=seed)
+            n = export_hf(ds, out, seed=seed, prompts=prompts, prompt_assets=prompt_assets)
             typer.echo(f"wrote {n} instances to {out} (datasets.load_from_disk; card {out / 'README.md'})")
         else:
             n = export_jsonl(ds, out, absolute_paths=absolute_paths, model=model, repeats=repeats, asks=asks,
-                             recognition=recognition, seed=seed,
+                             recognition=recognition, seed=seed, prompts=prompts, prompt_assets=prompt_assets,
                              graphverse_modes=[m.strip() for m in graphverse_modes.split(",") if m.strip()])
             typer.echo(f"wrote {n} requests to {out / REQUESTS}")
     except (DatasetError, ExportError) as e:

@@ -431,3 +431,26 @@ def test_a_restated_paper_format_example_is_not_taken_for_the_answer(assets: Pat
             assert score_answer(inst, restated, examples)[0].verdict == "correct", (task, kind)
             bitten += score_answer(inst, restated)[0].verdict != "correct"
     assert bitten >= 9  # without the prompt's examples the restated example was graded
+
+
+def test_export_writes_the_paper_prompts_an_api_model_gets(pinned: Path, dataset: Path, tmp_path: Path):
+    import json as _json
+
+    from cluster.export import ExportError, export_jsonl
+
+    ds = load_dataset(dataset)
+    n = export_jsonl(ds, tmp_path / "out", recognition=False, prompts="paper", prompt_assets=str(pinned))
+    lines = [_json.loads(x) for x in (tmp_path / "out" / "requests.jsonl").read_text(encoding="utf-8").splitlines()]
+    assert n == len(lines) == len(ds.instances) * len(PROMPT_MODES)
+    ps = load_prompt_set(pinned.resolve())
+    by_id = ds.by_id()
+    for line in lines:
+        inst = by_id[line["instance_id"]]
+        data = get_task(inst.task).load(inst.data)
+        assert line["prompt"] == paper_text(ps, inst.task, PAPER_INPUTS[inst.task](data), line["prompt_mode"], "api")
+        assert line["template_version"].endswith("-api")
+    card = (tmp_path / "out" / "README.md").read_text(encoding="utf-8")
+    assert lines[0]["template_version"] in card and "nphe4v-prompt" not in card
+    with pytest.raises(ExportError, match="prompt_assets") as e:
+        export_jsonl(ds, tmp_path / "out2", prompts="paper", prompt_assets=str(tmp_path / "none"))
+    assert "\n" not in str(e.value)
