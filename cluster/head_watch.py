@@ -132,7 +132,7 @@ class HeadWatch:
     head answers), `reachable` whether the last probe got through."""
 
     def __init__(self, gcs_address: str, *, lost_after_s: float | None = None, every_s: float = 1.0,
-                 on_lost: Callable[[str], None] | None = None) -> None:
+                 on_lost: Callable[[str], None] | None = None, ray_up: Callable[[], bool] | None = None) -> None:
         self.address = gcs_address
         self.lost_after_s = lost_after_s if lost_after_s is not None else min(30.0, reconnect_timeout_s() / 2)
         self.every_s = every_s
@@ -141,6 +141,7 @@ class HeadWatch:
         self.resources: dict[str, float] | None = None
         self._down_since: float | None = None
         self._on_lost = on_lost or _stop_run
+        self._ray_up = ray_up or _ray_initialized  # a shut-down Ray is not a lost head: the watch ends
         self._stop = threading.Event()
         self._threads = [threading.Thread(target=self._probe_loop, daemon=True, name="nphe4v-head-watch"),
                          threading.Thread(target=self._resources_loop, daemon=True, name="nphe4v-cluster-view")]
@@ -164,9 +165,7 @@ class HeadWatch:
             return False
 
     def _probe_loop(self) -> None:
-        import ray
-
-        while not self._stop.is_set() and ray.is_initialized():  # a shut-down Ray is not a lost head
+        while not self._stop.is_set() and self._ray_up():
             up = self._port_answers()
             now = time.monotonic()
             self.reachable = up
@@ -190,6 +189,12 @@ class HeadWatch:
                     self.resources = {k: float(v) for k, v in ray.cluster_resources().items()
                                       if k in ("CPU", "GPU")}
             self._stop.wait(RESOURCES_EVERY_S)
+
+
+def _ray_initialized() -> bool:
+    import ray
+
+    return ray.is_initialized()
 
 
 def _stop_run(reason: str) -> None:

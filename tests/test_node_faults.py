@@ -277,3 +277,72 @@ def test_an_interrupted_manifest_says_interrupted_for_a_model_cut_short(tmp_path
     saved = json.loads((out / "manifest.json").read_text())
     assert kept == 0 and saved["status"] == "interrupted" and saved["stopped_because"].startswith("no progress")
     assert [m["status"] for m in saved["models"]] == ["interrupted", "complete", "infra_error"]
+
+
+# --- the head: a wrong address, a lost head -------------------------------------------------------------------
+
+def test_a_wrong_ray_address_fails_in_seconds_in_one_line(capfd):
+    """Nothing listening, a server that is not a Ray GCS, an unknown host: one line each, well within 60 s
+    (Ray's own ray.init retried for 829 s, printing 62 lines), and Ray is never started."""
+    import socket
+    import threading
+    from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+
+    import ray
+
+    from cluster.config import ConfigError
+    from cluster.run import init_ray
+
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        closed = s.getsockname()[1]  # a port nobody listens on once this block ends
+    http = ThreadingHTTPServer(("127.0.0.1", 0), BaseHTTPRequestHandler)  # a dashboard-like HTTP port
+    threading.Thread(target=http.serve_forever, daemon=True).start()
+    try:
+        for address, why in ((f"127.0.0.1:{closed}", "nothing answers there"),
+                             (f"127.0.0.1:{http.server_address[1]}", "no Ray GCS answers there"),
+                             ("no-such-host.invalid:6379", "host 'no-such-host.invalid' not found")):
+            cfg = RunConfig.model_validate({"datasets": [{"path": "x"}], "models": [{"name": "oracle"}],
+                                            "ray": {"address": address}})
+            t0 = time.monotonic()
+            with pytest.raises(ConfigError) as e:
+                init_ray(cfg)
+            took = time.monotonic() - t0
+            line = str(e.value)
+            assert took < 60 and "\n" not in line, (took, line)
+            assert line.startswith(f"field ray.address (or RAY_ADDRESS): no Ray cluster at {address}: {why}"), line
+            assert not ray.is_initialized()
+    finally:
+        http.shutdown()
+    out, err = capfd.readouterr()
+    assert "gcs_client" not in err and "rpc_client" not in err, err  # none of Ray's retry warnings
+
+
+def test_the_head_watch_declares_a_silent_gcs_lost_and_a_live_one_never():
+    import socket
+
+    from cluster.head_watch import HeadWatch
+
+    server = socket.socket()
+    server.bind(("127.0.0.1", 0))
+    server.listen()
+    address = f"127.0.0.1:{server.getsockname()[1]}"
+    lost: list[tuple[float, str]] = []
+    w = HeadWatch(address, lost_after_s=1.0, every_s=0.1, on_lost=lambda why: lost.append((time.monotonic(), why)),
+                  ray_up=lambda: True).start()
+    try:
+        deadline = time.monotonic() + 3.0  # 3 lost_after_s with the head up: an event that must not happen
+        while time.monotonic() < deadline and not lost:
+            time.sleep(0.05)
+        assert not lost and w.reachable
+        server.close()  # the head dies: its port refuses
+        t0 = time.monotonic()
+        deadline = t0 + 30
+        while time.monotonic() < deadline and not lost:
+            time.sleep(0.05)
+        assert lost and not w.reachable and w.lost
+        assert 1.0 <= lost[0][0] - t0 <= 1.0 + 5.0, lost[0][0] - t0  # lost_after_s, plus slack for the machine
+        assert lost[0][1].startswith(f"the Ray head is lost (its GCS at {address} has not answered for ")
+    finally:
+        w.close()
+        server.close()
