@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import stat
 from pathlib import Path
 from typing import Any, Literal
 
@@ -32,6 +33,20 @@ OPERATIONAL_OPTIONS = frozenset({
 })
 
 
+# Caps of counts and sizes, named by the error that refuses a value past them: every one is far above what a
+# run needs, and each keeps a mistyped value (`repeats: 1000000000000`) from planning for hours or gigabytes.
+MAX_REPEATS = 100  # repeats of every prompt, recognition asks per pair
+MAX_COUNT = 1_000_000  # instances (`limit`)
+MAX_SEED = 2**63 - 1
+MAX_TOKENS = 1_000_000
+MAX_TEMPERATURE = 10.0
+MAX_RESOURCES = 4096  # CPUs or GPUs of one replica or actor, CPUs of a local Ray
+MAX_REPLICAS = 1024
+MAX_BATCH = 4096
+MAX_INFLIGHT = 256
+MAX_ATTEMPTS = 100
+
+
 class ConfigError(ValueError):
     """A config that cannot run; the message is one line naming the file and field."""
 
@@ -42,14 +57,14 @@ class Strict(BaseModel):
 
 class GenerateSpec(Strict):
     version: str = Field(pattern=VERSION_PATTERN, description="name of the generated version, e.g. 'demo' or '2026-11'")
-    seed: int = Field(0, ge=0, description="root seed; (version, seed) fixes every byte of the dataset")
+    seed: int = Field(0, ge=0, le=MAX_SEED, description="root seed; (version, seed) fixes every byte of the dataset")
     per_level: int = Field(10, ge=1, le=1000)
     tasks: list[str] | None = Field(None, description="subset of tasks; all nine when omitted")
     levels: list[int] | None = Field(None, description="subset of levels 1..10; all when omitted")
     split: Literal["full", "testmini", "train"] | None = Field(
         None, description="GraphVerse split; defaults to the version name's suffix (graphverse-testmini)"
     )
-    limit: int | None = Field(None, ge=1, description="GraphVerse: first N instances of the split's plan")
+    limit: int | None = Field(None, ge=1, le=MAX_COUNT, description="GraphVerse: first N instances of the split's plan")
     sources: dict[str, str] | None = Field(
         None,
         description="GraphVerse: NAME -> PATH, local copies of the paper's sources (dblp, digg, flixster, lastfm, "
@@ -130,8 +145,8 @@ class SamplingOverrides(Strict):
     """`options.request_args` of a model: the model's own limits merged over the run's sampling for every
     request it gets (e.g. a lower max_tokens for a short-context model); recognition asks keep their own."""
 
-    max_tokens: int | None = Field(None, ge=1)
-    temperature: float | None = Field(None, ge=0)
+    max_tokens: int | None = Field(None, ge=1, le=MAX_TOKENS)
+    temperature: float | None = Field(None, ge=0, le=MAX_TEMPERATURE, allow_inf_nan=False)
 
     def apply(self, temperature: float, max_tokens: int) -> tuple[float, int]:
         return (temperature if self.temperature is None else self.temperature,
@@ -147,9 +162,9 @@ class ModelSpec(Strict):
     baseline: str | None = Field(None, description="oracle | greedy | random | always-yes")
     text_only: bool = Field(False, description="text-only LLM: full_text_only mode, no recognition")
     replicas: int | Literal["auto"] = Field(1, description="at most this many replicas, or 'auto': as many as shorten the run (within the model's share of GPU work)")
-    num_cpus: float = Field(0.5, gt=0)
-    num_gpus: float = Field(0, ge=0)
-    batch_size: int = Field(64, ge=1)
+    num_cpus: float = Field(0.5, gt=0, le=MAX_RESOURCES, allow_inf_nan=False)
+    num_gpus: float = Field(0, ge=0, le=MAX_RESOURCES, allow_inf_nan=False)
+    batch_size: int = Field(64, ge=1, le=MAX_BATCH)
     options: dict[str, Any] = Field(default_factory=dict, description="backend-specific settings")
     graphverse_modes: list[GraphVerseMode] = Field(
         default_factory=lambda: [VISION_MODE], min_length=1,
@@ -165,8 +180,8 @@ class ModelSpec(Strict):
 
     @model_validator(mode="after")
     def _replicas(self) -> ModelSpec:
-        if isinstance(self.replicas, int) and self.replicas < 1:
-            raise ValueError("replicas must be at least 1 (or 'auto')")
+        if isinstance(self.replicas, int) and not 1 <= self.replicas <= MAX_REPLICAS:
+            raise ValueError(f"replicas must be 1..{MAX_REPLICAS} (or 'auto')")
         return self
 
     @model_validator(mode="after")
@@ -195,20 +210,20 @@ class ModelSpec(Strict):
 
 class RecognitionSpec(Strict):
     enabled: bool = True
-    asks: int = Field(5, ge=1, description="asks per pair, each with its own seed")
+    asks: int = Field(5, ge=1, le=MAX_REPEATS, description="asks per pair, each with its own seed")
     controls: bool = Field(True, description="also ask mismatched pairs (another instance, same task and level)")
-    temperature: float = Field(0.7, ge=0)
+    temperature: float = Field(0.7, ge=0, le=MAX_TEMPERATURE, allow_inf_nan=False)
 
 
 class SamplingSpec(Strict):
-    temperature: float = Field(0.0, ge=0)
-    max_tokens: int = Field(1024, ge=1)
-    seed: int = Field(0, ge=0)
+    temperature: float = Field(0.0, ge=0, le=MAX_TEMPERATURE, allow_inf_nan=False)
+    max_tokens: int = Field(1024, ge=1, le=MAX_TOKENS)
+    seed: int = Field(0, ge=0, le=MAX_SEED)
 
 
 class RaySpec(Strict):
     address: str | None = Field(None, description="'auto' to join a running cluster; None starts a local one")
-    num_cpus: int | None = Field(None, ge=1, description="CPUs of the local Ray this run starts (ignored when joining)")
+    num_cpus: int | None = Field(None, ge=1, le=MAX_RESOURCES, description="CPUs of the local Ray this run starts (ignored when joining)")
     stall_timeout_s: float = Field(
         600.0, gt=0, le=86400, description="a run with no result, replica load or change of cluster for this long "
         "stops with one line naming what waits for what; its samples are kept and a rerun resumes")
@@ -225,12 +240,13 @@ class JudgeConfig(Strict):
     enabled: bool = True
     model: str = RULE_JUDGE
     options: dict[str, Any] = Field(default_factory=dict)
-    repeat: int = Field(0, ge=0, description="judge repeat index; a new index asks the judge again")
-    actors: int = Field(2, ge=1, description="judge actors in the pool")
-    batch_size: int = Field(8, ge=1)
-    max_inflight_batches: int = Field(4, ge=1, description="per actor")
-    max_attempts: int = Field(3, ge=1, description="tries of a batch whose judge actor died")
-    num_cpus: float = Field(0.1, ge=0, description="per judge actor (API calls are I/O)")
+    repeat: int = Field(0, ge=0, le=1_000_000, description="judge repeat index; a new index asks the judge again")
+    actors: int = Field(2, ge=1, le=MAX_REPLICAS, description="judge actors in the pool")
+    batch_size: int = Field(8, ge=1, le=MAX_BATCH)
+    max_inflight_batches: int = Field(4, ge=1, le=MAX_INFLIGHT, description="per actor")
+    max_attempts: int = Field(3, ge=1, le=MAX_ATTEMPTS, description="tries of a batch whose judge actor died")
+    num_cpus: float = Field(0.1, ge=0, le=MAX_RESOURCES, allow_inf_nan=False,
+                            description="per judge actor (API calls are I/O)")
     executor: str = Field("ray", pattern="^(ray|local)$", description="ray = actor pool; local = in-process")
     cache_dir: str | None = Field(None, description=f"default RUN_DIR/{JUDGE_CACHE_DIR}")
     progress: bool = Field(True, description="report judge progress on stderr")
@@ -251,17 +267,17 @@ class RunConfig(Strict):
     datasets: list[DatasetSpec] = Field(min_length=1)
     models: list[ModelSpec] = Field(min_length=1)
     prompt_modes: list[PromptMode] = Field(default_factory=lambda: list(PROMPT_MODES))
-    repeats: int = Field(1, ge=1)
+    repeats: int = Field(1, ge=1, le=MAX_REPEATS)
     recognition: RecognitionSpec = RecognitionSpec()
     sampling: SamplingSpec = SamplingSpec()
     ray: RaySpec = RaySpec()
-    max_inflight_batches: int = Field(4, ge=1)
-    max_attempts: int = Field(3, ge=1, description="tries of a batch whose model actor died")
+    max_inflight_batches: int = Field(4, ge=1, le=MAX_INFLIGHT)
+    max_attempts: int = Field(3, ge=1, le=MAX_ATTEMPTS, description="tries of a batch whose model actor died")
     judge: JudgeConfig = Field(default_factory=JudgeConfig, description="GraphVerse process scoring (VGR-Score)")
     pot_isolation: Literal["strict", "rlimits-only"] = Field(
         "strict", description="sandbox of PoT programs: strict (kernel namespaces; the run refuses to start "
         "without them) or rlimits-only (a weaker sandbox, opted into by name; docs/graphverse.md)")
-    pot_timeout_s: float = Field(10.0, gt=0, le=600, description="CPU-time limit of one PoT program, s (each process; a wall clock of 3x + 10 s backs it)")
+    pot_timeout_s: float = Field(10.0, gt=0, le=600, allow_inf_nan=False, description="CPU-time limit of one PoT program, s (each process; a wall clock of 3x + 10 s backs it)")
     pot_workers: int = Field(2, ge=1, le=64, description="PoT programs run at once by one score task")
     parser: Literal["tolerant", "paper"] = Field(
         "tolerant", description="NPHardEval4V: which parse of an answer the headline ER/AA use; both are always "
@@ -313,11 +329,34 @@ class RunConfig(Strict):
 # aliases expand past this many values is refused before anything walks it (an "alias bomb" makes every
 # consumer -- validation, the secrets walker, JSON dumps -- do exponential work).
 MAX_YAML_VALUES = 100_000
+# The largest config file read (the registry is ~32 KB, a run config a few KB): checked on the file's size
+# before reading and on the bytes read, so /dev/zero, a growing file or a megabyte of keys is refused at once
+# instead of being parsed for minutes by the pure-Python YAML reader.
+MAX_YAML_BYTES = 1 << 20
 
 
 class _StrictLoader(yaml.SafeLoader):
-    """safe_load that refuses duplicate mapping keys (YAML says keys are unique; PyYAML keeps the last) and
-    documents whose aliases expand past MAX_YAML_VALUES values (or into themselves)."""
+    """safe_load that refuses duplicate mapping keys (YAML says keys are unique; PyYAML keeps the last),
+    documents of more than MAX_YAML_VALUES values (counted as they are composed, so a plain huge document stops
+    early) or whose aliases expand past it (or into themselves), and integers Python will not convert."""
+
+    _composed = 0
+
+    def compose_node(self, parent: yaml.Node | None, index: Any) -> yaml.Node:
+        if not self.check_event(yaml.AliasEvent):
+            self._composed += 1
+            if self._composed > MAX_YAML_VALUES:
+                raise yaml.composer.ComposerError(None, None, f"more than {MAX_YAML_VALUES} values",
+                                                  self.peek_event().start_mark)
+        return super().compose_node(parent, index)  # type: ignore[no-any-return]
+
+    def _construct_int(self, node: yaml.ScalarNode) -> int:
+        try:
+            return super().construct_yaml_int(node)  # type: ignore[no-any-return]
+        except ValueError:  # past Python's int/str conversion limit (4300 digits)
+            raise yaml.constructor.ConstructorError(
+                None, None, f"an integer of {len(str(node.value))} characters (too large)", node.start_mark
+            ) from None
 
     def construct_document(self, node: yaml.Node) -> Any:
         _check_expansion(node)
@@ -364,6 +403,9 @@ def _check_expansion(root: yaml.Node) -> None:
         stack.extend((k, False) for k in _children(node) if id(k) not in size)
 
 
+_StrictLoader.add_constructor("tag:yaml.org,2002:int", _StrictLoader._construct_int)
+
+
 def _children(node: yaml.Node) -> list[yaml.Node]:
     if isinstance(node, yaml.SequenceNode):
         return list(node.value)
@@ -376,19 +418,13 @@ def read_yaml_mapping(path: Path, shown: str, error: type[ConfigError] = ConfigE
                       ) -> dict[str, Any]:
     """A YAML file whose top level is a mapping; any problem is one `error` line naming the file (as `shown`):
     missing or unreadable file, a folder, bytes that are not UTF-8, invalid YAML, a duplicate key, aliases
-    expanding past MAX_YAML_VALUES values, nesting too deep."""
-    try:
-        text = path.read_text(encoding="utf-8")
-    except FileNotFoundError:
-        raise error(f"{shown}: {what} file not found") from None
-    except IsADirectoryError:
-        raise error(f"{shown}: is a folder, not a {what} file") from None
-    except UnicodeDecodeError as e:
-        raise error(f"{shown}: not UTF-8 text (byte {e.start})") from None
-    except OSError as e:
-        raise error(f"{shown}: cannot read the {what} file: {e.strerror or e}") from None
+    expanding past MAX_YAML_VALUES values, nesting too deep, a file that is not a regular file (a FIFO, a device,
+    a link to one) or larger than MAX_YAML_BYTES."""
+    text = read_small_text(path, shown, error, what, MAX_YAML_BYTES)
     try:
         raw = yaml.load(text, Loader=_StrictLoader)  # noqa: S506 (a SafeLoader subclass)
+    except ValueError as e:  # a value the constructor cannot convert (not a YAMLError)
+        raise error(f"{shown}: invalid YAML ({' '.join(str(e).split())[:200]})") from None
     except yaml.YAMLError as e:
         mark = getattr(e, "problem_mark", None)
         where = f"line {mark.line + 1}" if mark else "syntax"
@@ -399,3 +435,39 @@ def read_yaml_mapping(path: Path, shown: str, error: type[ConfigError] = ConfigE
     if not isinstance(raw, dict):
         raise error(f"{shown}: top level must be a mapping")
     return raw
+
+
+def read_small_text(path: Path, shown: str, error: type[Exception], what: str, cap: int) -> str:
+    """A regular file of at most `cap` bytes as UTF-8 text, or one `error` line naming it. The file is looked at
+    before it is read (stat, then fstat of a non-blocking open): a FIFO would block, a device (/dev/zero) never
+    ends, and neither is a config; the bytes read are capped as well (a file growing meanwhile)."""
+    def kind(mode: int) -> str:
+        return ("a FIFO" if stat.S_ISFIFO(mode) else "a socket" if stat.S_ISSOCK(mode)
+                else "a device" if stat.S_ISCHR(mode) or stat.S_ISBLK(mode) else "not a regular file")
+
+    def check(st: os.stat_result) -> None:
+        if stat.S_ISDIR(st.st_mode):
+            raise error(f"{shown}: is a folder, not a {what} file")
+        if not stat.S_ISREG(st.st_mode):
+            raise error(f"{shown}: is {kind(st.st_mode)}, not a {what} file (a regular file is required)")
+        if st.st_size > cap:
+            raise error(f"{shown}: {what} file is {st.st_size} bytes, more than the cap of {cap} bytes")
+
+    try:
+        check(os.stat(path))  # follows links: a link to /dev/zero is judged by what it points to
+        fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | os.O_CLOEXEC)
+        with os.fdopen(fd, "rb") as f:
+            check(os.fstat(f.fileno()))  # the file opened is the file checked
+            data = f.read(cap + 1)
+    except FileNotFoundError:
+        raise error(f"{shown}: {what} file not found") from None
+    except IsADirectoryError:
+        raise error(f"{shown}: is a folder, not a {what} file") from None
+    except OSError as e:
+        raise error(f"{shown}: cannot read the {what} file: {e.strerror or e}") from None
+    if len(data) > cap:
+        raise error(f"{shown}: {what} file is more than the cap of {cap} bytes")
+    try:
+        return data.decode("utf-8")
+    except UnicodeDecodeError as e:
+        raise error(f"{shown}: not UTF-8 text (byte {e.start})") from None

@@ -25,6 +25,7 @@ from nphe4v.core.schema import (
     SampleKey,
     SamplingParams,
 )
+from nphe4v.core.shards import storage_error
 from nphe4v.scoring import score_sample
 
 
@@ -145,8 +146,12 @@ def _grade_locked(ds: Any, by_id: dict[str, Any], lines: list[ResponseLine], res
                       "path": str(ds.root.resolve()), "dataset_sha256": ds.manifest.dataset_sha256}],
     }
     tmp = out / ".manifest.json.tmp"
-    tmp.write_text(json.dumps(manifest, indent=2, sort_keys=True) + "\n")
-    os.replace(tmp, out / "manifest.json")
+    try:
+        tmp.write_text(json.dumps(manifest, indent=2, sort_keys=True) + "\n")
+        os.replace(tmp, out / "manifest.json")
+    except OSError as e:  # the samples are on disk: a rerun writes the manifest; no temporary left behind
+        tmp.unlink(missing_ok=True)
+        raise (storage_error(e, out / "manifest.json") or e) from None
     return len(records), new
 
 
@@ -156,14 +161,13 @@ def _read_lines(path: Path, by_id: dict[str, Any]) -> list[ResponseLine]:
     Rule for duplicates: a sample key (model, instance, variant, prompt mode, repeat) may appear once; a
     second line with the same key is refused, naming both lines, whatever its response.
     """
-    if path.is_dir():
-        raise GradeError(f"{path}: is a folder, not a responses file")
-    if not path.is_file():
-        raise GradeError(f"{path}: responses file not found")
+    _check_regular(path)
     out = []
     seen: dict[tuple[str, str, str, str, int], int] = {}
     with open(path, "rb") as f:
-        for n, raw_bytes in enumerate(f, start=1):
+        for n, raw_bytes in enumerate(iter(lambda: f.readline(MAX_LINE_BYTES + 1), b""), start=1):
+            if len(raw_bytes) > MAX_LINE_BYTES:  # read in bounded pieces: one endless line is not held whole
+                raise GradeError(f"{path}:{n}: line longer than the cap of {MAX_LINE_BYTES} bytes")
             try:
                 raw = raw_bytes.decode("utf-8")
             except UnicodeDecodeError as e:
@@ -181,7 +185,31 @@ def _read_lines(path: Path, by_id: dict[str, Any]) -> list[ResponseLine]:
                                  "prompt_mode and repeat); each sample may appear once")
             seen[key] = n
             out.append(line)
+    if not out:  # nothing graded is not a success: an empty export, a truncated copy, the wrong file
+        raise GradeError(f"{path}: no response lines (the file is empty or blank)")
     return out
+
+
+# A line holds one response (a backend keeps at most 1 MB of a response's text) and its key: a line past this
+# is refused rather than read whole into memory.
+MAX_LINE_BYTES = 16 << 20
+
+
+def _check_regular(path: Path) -> None:
+    """A responses file must be a regular file: a FIFO would block (or be read once and gone, while the grade
+    hashes the file again), a device never ends. Looked at before opening; links are followed."""
+    import stat
+
+    try:
+        st = path.stat()
+    except FileNotFoundError:
+        raise GradeError(f"{path}: responses file not found") from None
+    if stat.S_ISDIR(st.st_mode):
+        raise GradeError(f"{path}: is a folder, not a responses file")
+    if not stat.S_ISREG(st.st_mode):
+        kind = ("a FIFO" if stat.S_ISFIFO(st.st_mode) else "a socket" if stat.S_ISSOCK(st.st_mode)
+                else "a device" if stat.S_ISCHR(st.st_mode) or stat.S_ISBLK(st.st_mode) else "not a regular file")
+        raise GradeError(f"{path}: is {kind}, not a responses file (a regular file is required)")
 
 
 def _read_lines_or_fail(path: Path, by_id: dict[str, Any]) -> list[ResponseLine]:

@@ -61,12 +61,19 @@ def _main(args: RunArgs) -> int:
                                   f"(config has {', '.join(known)})")
             cfg.models = [known[m] for m in wanted]
         check_folder_path(Path(args.data_root), "--data-root")
+        check_config_options(cfg)  # a bad option is refused by a run and by --plan alike, never listed
         if args.plan:
             import json
 
             from cluster.run_plan import resolve_plan
 
-            print(json.dumps(resolve_plan(cfg, Path(args.data_root)), indent=2))
+            plan = resolve_plan(cfg, Path(args.data_root))
+            print(json.dumps(plan, indent=2))
+            refused = plan_refusals(plan)
+            if refused:  # the plan is printed for what it tells; its status says a run would not start
+                print(f"error: {printable(f'{args.config}: {refused[0]}')} (a run would refuse to start"
+                      + (f"; {len(refused) - 1} more in the plan)" if len(refused) > 1 else ")"), file=sys.stderr)
+                return 2
             return 0
         paths: list[Path] = []
         out = execute(cfg, data_root=Path(args.data_root), then=lambda o: paths.extend(_reports(o, args.no_html)))
@@ -89,6 +96,44 @@ def _main(args: RunArgs) -> int:
         return 2
     print("report: " + ", ".join(map(str, paths)) + f"\nsamples: {out}/samples/\nmanifest: {out}/manifest.json")
     return 0
+
+
+def check_config_options(cfg: object) -> None:
+    """Every model's backend options and the judge's, validated as a run validates them (API keys aside):
+    one ConfigError line for the first bad one."""
+    from pydantic import ValidationError
+
+    from cluster.backends.factory import check_options
+    from cluster.config import ConfigError, RunConfig
+    from nphe4v.core.validation import first_error
+
+    assert isinstance(cfg, RunConfig)
+    for m in cfg.models:
+        try:
+            check_options(m.backend, m.name, m.options, keys=False)
+        except ValueError as e:
+            raise ConfigError(f"field models: {e}") from None
+    if cfg.judge.enabled:
+        from cluster.judge_work import resolve_spec
+
+        try:
+            resolve_spec(cfg.judge.model, cfg.judge.options)
+        except ValidationError as e:
+            loc, msg = first_error(e)
+            raise ConfigError(f"field judge.options{'.' + loc if loc else ''}: {msg}") from None
+        except (TypeError, ValueError) as e:
+            raise ConfigError(f"field judge: {' '.join(str(e).split())[:200]}") from None
+
+
+def plan_refusals(plan: dict) -> list[str]:
+    """What in a resolved plan would stop a run before any work (one line each): a missing API key, a dataset
+    folder that is not what its spec asks for, a PoT sandbox that cannot run here."""
+    out = list(plan.get("missing_api_keys") or [])
+    out += [d["mismatch"] for d in plan.get("datasets", []) if d.get("mismatch")]
+    pot = plan.get("pot") or {}
+    if pot.get("problem"):
+        out.append(pot["problem"])
+    return out
 
 
 def _stop_ray() -> None:

@@ -7,6 +7,7 @@ holder file is only information for the refusal message; it is never what decide
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import socket
@@ -17,6 +18,8 @@ from datetime import UTC, datetime
 from pathlib import Path
 
 from filelock import FileLock, Timeout
+
+from nphe4v.core.shards import storage_error, writing
 
 LOCK_FILE = ".nphe4v.lock"
 HOLDER_FILE = ".nphe4v.lock.holder.json"
@@ -60,18 +63,26 @@ def describe_holder(folder: Path) -> str:
 def run_lock(folder: Path, command: str | None = None) -> Iterator[None]:
     """Hold the run folder's lock for the block; refuse at once (no waiting) when another process holds it."""
     folder = Path(folder)
-    folder.mkdir(parents=True, exist_ok=True)
+    # a read-only or full file system stops here, before any run file: one line naming the path (StorageError)
+    with writing(folder, "creating"):
+        folder.mkdir(parents=True, exist_ok=True)
     lock = FileLock(folder / LOCK_FILE, timeout=0)
     try:
-        lock.acquire()
+        with writing(folder / LOCK_FILE, "locking"):
+            lock.acquire()
     except Timeout:
         raise RunLockError(f"{folder}: run folder is in use by {describe_holder(folder)}; "
                            "wait for it to finish or choose another --out") from None
     try:
         tmp = folder / f".{HOLDER_FILE}.tmp"
-        tmp.write_text(json.dumps(holder_info(printable(command or " ".join(sys.argv))[:300])) + "\n")
-        os.replace(tmp, folder / HOLDER_FILE)
+        try:
+            tmp.write_text(json.dumps(holder_info(printable(command or " ".join(sys.argv))[:300])) + "\n")
+            os.replace(tmp, folder / HOLDER_FILE)
+        except OSError as e:
+            tmp.unlink(missing_ok=True)
+            raise (storage_error(e, folder / HOLDER_FILE) or e) from None
         yield
     finally:
-        (folder / HOLDER_FILE).unlink(missing_ok=True)
+        with contextlib.suppress(OSError):  # read-only since: the OS still drops the lock itself
+            (folder / HOLDER_FILE).unlink(missing_ok=True)
         lock.release()

@@ -188,18 +188,19 @@ class JudgeSpec(BaseModel):
     api_base: str | None = None
     api_key_env: str | None = None
     template: str = DEFAULT_TEMPLATE
-    temperature: float = 0.0
-    max_tokens: int = Field(4096, ge=16)
+    # finite and capped, the cap named by the error (the same caps as the LLM client's options)
+    temperature: float = Field(0.0, ge=0, le=10, allow_inf_nan=False)
+    max_tokens: int = Field(4096, ge=16, le=1_000_000)
     max_steps: int = Field(MAX_STEPS_DEFAULT, ge=1, le=256)
-    max_claim_chars: int | None = Field(MAX_CLAIM_CHARS_DEFAULT, ge=8)
-    max_malformed: int = Field(3, ge=1, description="judge answers tried per judgment before judge_error")
-    timeout_s: float = Field(300.0, gt=0)
-    max_attempts: int = Field(4, ge=1, description="tries on transient errors (5xx, timeout, bad body)")
-    max_rate_limited: int = Field(50, ge=1)
-    max_concurrency: int = Field(8, ge=1, description="calls in flight per provider key, all judge actors")
-    rpm: float | None = Field(None, gt=0)
-    backoff_base_s: float = Field(1.0, ge=0)
-    backoff_max_s: float = Field(60.0, ge=0)
+    max_claim_chars: int | None = Field(MAX_CLAIM_CHARS_DEFAULT, ge=8, le=1_000_000)
+    max_malformed: int = Field(3, ge=1, le=100, description="judge answers tried per judgment before judge_error")
+    timeout_s: float = Field(300.0, gt=0, le=3600, allow_inf_nan=False)
+    max_attempts: int = Field(4, ge=1, le=100, description="tries on transient errors (5xx, timeout, bad body)")
+    max_rate_limited: int = Field(50, ge=1, le=10_000)
+    max_concurrency: int = Field(8, ge=1, le=4096, description="calls in flight per provider key, all judge actors")
+    rpm: float | None = Field(None, gt=0, le=1_000_000, allow_inf_nan=False)
+    backoff_base_s: float = Field(1.0, ge=0, le=3600, allow_inf_nan=False)
+    backoff_max_s: float = Field(60.0, ge=0, le=3600, allow_inf_nan=False)
     limiter: Literal["auto", "shared", "local"] = "auto"
     extra: dict[str, Any] = Field(default_factory=dict, description="passed to litellm.acompletion as is")
 

@@ -26,6 +26,7 @@ import polars as pl
 
 from nphe4v.core.records import KEY_COLUMNS
 from nphe4v.core.secrets import redact, redact_frame
+from nphe4v.core.shards import writing
 from report import analysis, figures
 from report.comparisons import Comparisons
 from report.graphverse_tables import table2_labels
@@ -121,7 +122,8 @@ improvement tables (``report.comparisons``; default: each model's PoT against it
     if anchor is not None:
         fig_dir = anchor.with_name(anchor.stem + "_figures")
         for name, canvas in figs.items():
-            result.figures.extend(canvas.save(fig_dir / name))
+            with writing(fig_dir / f"{name}.svg"):  # a full disk: one line naming the file
+                result.figures.extend(canvas.save(fig_dir / name))
 
     # ---- CSVs
     tables: dict[str, pl.DataFrame] = {
@@ -155,17 +157,31 @@ improvement tables (``report.comparisons``; default: each model's PoT against it
         tables["sample_browser"] = picked.select(list(dict.fromkeys(keep)))
     if csv_dir is not None:
         csv_dir = Path(csv_dir)
-        csv_dir.mkdir(parents=True, exist_ok=True)
+        with writing(csv_dir, "creating"):
+            csv_dir.mkdir(parents=True, exist_ok=True)
         for name, frame in tables.items():
             p = csv_dir / f"{name}.csv"
-            redact_frame(frame).write_csv(p, float_precision=6)
+            with writing(p):
+                redact_frame(frame).write_csv(p, float_precision=6)
             result.csvs.append(p)
 
     title = title or "nphe4v report: " + ", ".join(r.label for r in runs)
     if html_path is not None:
-        html_path.parent.mkdir(parents=True, exist_ok=True)
-        html_path.write_text(redact(render_page(title, runs, t, figs, browser_html, samples_per_group)))
+        write_whole(html_path, redact(render_page(title, runs, t, figs, browser_html, samples_per_group)))
     if md_path is not None:
-        md_path.parent.mkdir(parents=True, exist_ok=True)
-        md_path.write_text(redact(render_markdown(title, runs, t, result, html_path)))
+        write_whole(md_path, redact(render_markdown(title, runs, t, result, html_path)))
     return result
+
+
+def write_whole(path: Path, text: str) -> None:
+    """Write beside and rename: a disk that fills mid-write leaves the previous report whole (and no
+    temporary), and the failure is one line naming the file (`StorageError`)."""
+    tmp = path.with_name(f".{path.name}.tmp")
+    with writing(path):
+        path.parent.mkdir(parents=True, exist_ok=True)
+        try:
+            tmp.write_text(text)
+            tmp.replace(path)
+        except BaseException:
+            tmp.unlink(missing_ok=True)
+            raise

@@ -61,7 +61,9 @@ def load_runs(run_dirs: str | Path | Sequence[str | Path]) -> list[Run]:
         if mpath.is_file():
             try:
                 manifest = json.loads(mpath.read_text())
-            except json.JSONDecodeError:
+            except (ValueError, OSError, RecursionError):  # not JSON, not UTF-8, unreadable: as if absent
+                manifest = None
+            if not isinstance(manifest, dict):
                 manifest = None
         label = str((manifest or {}).get("run_id") or p.name)
         runs.append(Run(path=p, label=label, manifest=manifest))

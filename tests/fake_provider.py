@@ -16,7 +16,8 @@ Behaviour is scripted per request, deterministically even under concurrency:
 
 Actions: `ok`, `429` or `429:<retry_after_s>`, `500`, `503`, `slow:<seconds>`, `trunc` (a 200 whose JSON body
 is cut in half), `400ctx` (a context-length 400), `400key` (a 400 whose message echoes the bearer token, the
-way some providers do), `401` (a refused key), `filter` (finish_reason content_filter), `gate:<seconds>` (an ok
+way some providers do), `401` (a refused key), `filter` (finish_reason content_filter), `null` (a 200 with `content: null`),
+`big:<bytes>` (an answer of that many UTF-8 bytes), `gate:<seconds>` (an ok
 answer held until the test calls `open_gate()`, or at most that long).
 
 An ok answer is `"ok " + <the prompt's text>`, so a test can check that every response belongs to its request,
@@ -246,6 +247,14 @@ class FakeProvider:
             return self._reply(hit, self._completion(body, prompt, text=text))
         if kind == "filter":
             return self._reply(hit, self._completion(body, prompt, text="", finish="content_filter"))
+        if kind == "null":  # an HTTP 200 whose answer is missing
+            c = self._completion(body, prompt)
+            c["choices"][0]["message"]["content"] = None
+            return self._reply(hit, c)
+        if kind == "big":  # an answer of `arg` bytes (UTF-8: "é" is two), ending in a marker
+            n = int(arg)
+            text = "é" * ((n - 4) // 2) + "x" * ((n - 4) % 2) + " END"
+            return self._reply(hit, self._completion(body, prompt, text=text))
         if kind == "429":
             headers = {"Retry-After": arg} if arg else {}
             return _error(429, "Rate limit reached for requests", "rate_limit_exceeded", headers)

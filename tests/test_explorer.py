@@ -375,3 +375,85 @@ def test_nphe4v_view_serves_on_loopback_only(runs) -> None:
     finally:
         proc.terminate()
         proc.wait(timeout=30)
+
+
+def test_a_page_rendered_while_the_bounds_finish_is_not_kept(runs, tmp_path, monkeypatch) -> None:
+    """The bootstrap bounds finish between the moment the page reads the boards (still without bounds) and the
+    moment it decides whether to keep the page: that page must not be kept, and the next request shows the
+    bounds. Events, not timing: the bootstrap thread waits for `go`, and the hook around `boards()` opens it
+    and joins the thread right after the page has read the boards."""
+    import shutil
+    import threading
+
+    copies = []
+    for r in runs:  # fresh folders: no interval cache file from another test
+        copies.append(tmp_path / r.name)
+        shutil.copytree(r, copies[-1])
+    go = threading.Event()
+    compute = Store._compute_intervals
+
+    def gated(self):
+        assert go.wait(120), "the test never opened the gate"
+        return compute(self)
+
+    monkeypatch.setattr(Store, "_compute_intervals", gated)
+    app = create_app(copies, n_boot=N_BOOT, warm=True)  # the CLI's way: bounds computed in the background
+    store = app.state.store
+    assert not store.intervals_ready()
+    plain_boards = store.boards
+    hooked = []
+
+    def boards_then_finish():
+        out = plain_boards()  # what the page renders from: no bounds yet
+        if not hooked:
+            hooked.append(True)
+            go.set()
+            store._iv_thread.join(120)  # the bounds are now computed and kept, mid-render
+            assert store.intervals_ready()
+        return out
+
+    monkeypatch.setattr(store, "boards", boards_then_finish)
+    client = TestClient(app)
+    first = client.get("/")
+    assert first.status_code == 200 and hooked
+    second = client.get("/")
+    assert "being computed" not in second.text
+    row = re.search(r'<tr><td>xv</td>\s*<td><a href="/samples\?model=beta">beta</a></td>(.*?)</tr>', second.text,
+                    re.S)
+    assert row, "beta's leaderboard row missing"
+    aa_all = re.findall(r"<td[^>]*>(.*?)</td>", row.group(1), re.S)[6]
+    iv = store.intervals().filter((pl.col("model") == "beta") & (pl.col("prompt_mode") == "pooled")).row(0, named=True)
+    assert f"[{iv['AA_All_lo']:.3f}, {iv['AA_All_hi']:.3f}]" in aa_all, \
+        f"a page rendered while the bounds were pending was kept: AA_All cell {aa_all!r}"
+
+
+@pytest.mark.parametrize("damage", ["empty", "cut", "garbled pages", "manifest not utf-8", "manifest a list"])
+def test_cli_view_of_a_damaged_run_is_one_line(runs, tmp_path, damage) -> None:
+    """`nphe4v view` on a damaged run folder: one line naming the file, exit 2 (as `report`), no traceback."""
+    import shutil
+
+    from typer.testing import CliRunner
+
+    from nphe4v_cli.app import app
+
+    run = tmp_path / "run"
+    shutil.copytree(runs[0], run)
+    shard = sorted(run.glob("samples/*/*/*.parquet"))[0]
+    bad = shard
+    if damage == "empty":
+        bad = shard.with_name("part-0.parquet")
+        bad.write_bytes(b"")
+    elif damage == "cut":
+        shard.write_bytes(shard.read_bytes()[: shard.stat().st_size // 2])
+    elif damage == "garbled pages":  # the footer reads; the data pages do not
+        data = bytearray(shard.read_bytes())
+        data[8:len(data) // 2] = bytes(len(data) // 2 - 8)
+        shard.write_bytes(bytes(data))
+    else:
+        bad = run / "manifest.json"
+        bad.write_bytes(b"\xff\xfe{" if damage == "manifest not utf-8" else b"[1, 2]")
+    res = CliRunner().invoke(app, ["view", str(run), "--port", "8799"])
+    lines = [ln for ln in res.output.splitlines() if ln.startswith("error:")]
+    assert res.exit_code == 2 and len(lines) == 1, res.output
+    assert lines[0].startswith(f"error: {bad}: unreadable"), lines[0]
+    assert "Traceback" not in res.output

@@ -161,6 +161,28 @@ def test_content_filter_is_model_error(fp):
     assert (r.status, r.attempts) == ("model_error", 1)
 
 
+def test_http_200_with_null_content_is_infra_error_never_a_wrong_answer(fp):
+    """`content: null` in a 200 is the provider failing: retried, then infra_error (never an empty answer that
+    the scorer would count as wrong); one null then an answer is the answer."""
+    gone, late = run(backend(fp, max_attempts=2), [req("a [[script:null]]"), req("b [[script:null,ok]]", 1)])
+    assert (gone.status, gone.attempts, gone.text) == ("infra_error", 2, None)
+    assert "content: null" in gone.error
+    assert (late.status, late.text, late.attempts) == ("ok", "ok b [[script:null,ok]]", 2)
+
+
+def test_a_response_over_the_body_cap_is_cut_recorded_and_not_scored(fp):
+    """A text past `max_response_bytes` (default 1 MB) is kept up to the cap (whole UTF-8 characters), the
+    sample says so naming the cap, and it is an infra_error (not scored); a text within the cap is untouched."""
+    small, big = run(backend(fp, max_response_bytes=1001), [req("s [[script:big:1000]]"), req("b [[script:big:5000]]", 1)])
+    assert small.status == "ok" and len(small.text.encode()) == 1000 and small.text.endswith(" END")
+    assert big.status == "infra_error" and big.error == (
+        "response of 5000 bytes is over max_response_bytes=1001: its first 1001 bytes are kept, not scored")
+    assert big.text == "é" * 500  # 1000 bytes: the character cut by the 1001st byte is dropped
+    [default] = run(backend(fp), [req("d [[script:big:3000000]]", 2)])
+    assert default.status == "infra_error" and "max_response_bytes=1000000" in default.error
+    assert 999_998 <= len(default.text.encode()) <= 1_000_000
+
+
 def test_concurrency_never_exceeds_max(fp):
     b = backend(fp, max_concurrency=3)
     out = run(b, [req(f"<q{i}> [[script:slow:0.2]]", i) for i in range(15)])

@@ -16,7 +16,15 @@ from pathlib import Path
 import pytest
 from typer.testing import CliRunner
 
-from cluster.config import MAX_YAML_VALUES, ConfigError, DatasetSpec, GenerateSpec, read_yaml_mapping
+from cluster.config import (
+    MAX_REPEATS,
+    MAX_YAML_BYTES,
+    MAX_YAML_VALUES,
+    ConfigError,
+    DatasetSpec,
+    GenerateSpec,
+    read_yaml_mapping,
+)
 from cluster.run import dataset_path
 from nphe4v_cli.app import app
 from nphe4v_cli.eval_all import main as eval_all
@@ -144,7 +152,85 @@ ROWS: list[Row] = [
     ("grade invalid JSON", "cli", grade_argv('{"model": '), "r.jsonl:1: invalid JSON (Expecting value"),
     ("grade JSON nested too deeply", "cli", grade_argv("[" * 100_000 + "]" * 100_000),
      "r.jsonl:1: invalid JSON (nested too deeply)"),
+    # --- files that are not regular files, or too large, refused before reading (a FIFO would block, a
+    # device never ends); sizes and counts with a cap named in the line
+    ("config a FIFO", "eval_all", lambda tmp, _ds: ["--config", str(fifo(tmp / "f.yaml")), "--plan"],
+     "f.yaml: is a FIFO, not a config file"),
+    ("config a link to /dev/zero", "eval_all", lambda tmp, _ds: ["--config", str(link(tmp / "z.yaml", "/dev/zero")),
+                                                                "--plan"],
+     "z.yaml: is a device, not a config file"),
+    ("config over the size cap", "eval_all", cfg_argv(OK_DATASET + OK_MODELS + "#" * MAX_YAML_BYTES),
+     f"c.yaml: config file is {MAX_YAML_BYTES + len(OK_DATASET + OK_MODELS)} bytes, more than the cap of "
+     f"{MAX_YAML_BYTES} bytes"),
+    ("config of too many plain values", "eval_all", cfg_argv(OK_DATASET + OK_MODELS + "x: [" + "1," * MAX_YAML_VALUES
+                                                             + "1]\n"),
+     f"c.yaml: line 3: invalid YAML (more than {MAX_YAML_VALUES} values)"),
+    ("config integer of 5000 digits", "eval_all", cfg_argv(OK_DATASET + OK_MODELS + "repeats: " + "9" * 5000),
+     "c.yaml: line 3: invalid YAML (an integer of 5000 characters (too large))"),
+    ("repeats past the cap", "eval_all", cfg_argv(OK_DATASET + OK_MODELS + "repeats: 1000000000000", "--plan"),
+     f"field repeats: Input should be less than or equal to {MAX_REPEATS}"),
+    ("repeats negative", "eval_all", cfg_argv(OK_DATASET + OK_MODELS + "repeats: -1", "--plan"),
+     "field repeats: Input should be greater than or equal to 1"),
+    ("recognition asks past the cap", "eval_all", cfg_argv(OK_DATASET + OK_MODELS + "recognition: {asks: 100000}"),
+     f"field recognition.asks: Input should be less than or equal to {MAX_REPEATS}"),
+    ("temperature NaN", "eval_all", cfg_argv(OK_DATASET + OK_MODELS + "sampling: {temperature: .nan}", "--plan"),
+     "field sampling.temperature: Input should be a finite number"),
+    ("max_tokens past the cap", "eval_all", cfg_argv(OK_DATASET + OK_MODELS + "sampling: {max_tokens: 10000000000}"),
+     "field sampling.max_tokens: Input should be less than or equal to 1000000"),
+    ("pot timeout infinite", "eval_all", cfg_argv(OK_DATASET + OK_MODELS + "pot_timeout_s: .inf", "--plan"),
+     "field pot_timeout_s: Input should be a finite number"),
+    ("seed past 64 bits", "eval_all", cfg_argv(
+        "datasets: [{generate: {version: v, seed: 18446744073709551616}}]\n" + OK_MODELS, "--plan"),
+     "field datasets.0.generate.seed: Input should be less than or equal to 9223372036854775807"),
+    ("num_cpus infinite", "eval_all", cfg_argv(OK_DATASET + "models: [{name: oracle, num_cpus: .inf}]\n", "--plan"),
+     "field models.0: num_cpus: Input should be a finite number"),
+    ("replicas past the cap", "eval_all", cfg_argv(OK_DATASET + "models: [{name: oracle, replicas: 1000000}]\n"),
+     "replicas must be 1..1024"),
+    ("baseline latency infinite", "eval_all", cfg_argv(
+        OK_DATASET + "models: [{name: oracle, options: {latency_s: .inf}}]\n", "--plan"),
+     "options.latency_s: None is not a number of seconds in 0..600"),  # .inf reads back as null
+    ("litellm timeout infinite (plan)", "eval_all", cfg_argv(
+        OK_DATASET + "models: [{name: g, backend: litellm, options: {model: openai/x, timeout_s: .inf}}]\n", "--plan"),
+     "field models: model 'g': options.timeout_s: Input should be a finite number"),
+    ("litellm attempts past the cap (plan)", "eval_all", cfg_argv(
+        OK_DATASET + "models: [{name: g, backend: litellm, options: {model: openai/x, max_attempts: 100000}}]\n",
+        "--plan"),
+     "options.max_attempts: Input should be less than or equal to 100"),
+    ("unknown backend option (plan)", "eval_all", cfg_argv(
+        OK_DATASET + "models: [{name: g, backend: litellm, options: {model: openai/x, bogus: 1}}]\n", "--plan"),
+     "field models: model 'g': options.bogus: Extra inputs are not permitted"),
+    ("judge timeout infinite (plan)", "eval_all", cfg_argv(
+        OK_DATASET + OK_MODELS + "judge: {model: openai/x, options: {timeout_s: .inf}}\n", "--plan"),
+     "field judge.options.timeout_s: Input should be a finite number"),
+    ("missing API key (plan)", "eval_all", cfg_argv(
+        OK_DATASET + "models: [{name: g, backend: litellm, options: {model: openai/x, "
+        "api_key_env: NPHE4V_TEST_NO_SUCH_KEY}}]\n", "--plan"),
+     "API key missing: set the environment variable NPHE4V_TEST_NO_SUCH_KEY (a run would refuse to start)"),
+    ("grade empty responses", "cli", grade_argv(""), "r.jsonl: no response lines (the file is empty or blank)"),
+    ("grade blank responses", "cli", grade_argv("\n  \n\n"), "r.jsonl: no response lines"),
+    ("grade responses a FIFO", "cli",
+     lambda tmp, ds: ["grade", "--dataset", str(ds), "--responses", str(fifo(tmp / "r.jsonl")), "--out",
+                      str(tmp / "run")],
+     "r.jsonl: is a FIFO, not a responses file"),
+    ("grade responses a link to /dev/zero", "cli",
+     lambda tmp, ds: ["grade", "--dataset", str(ds), "--responses", str(link(tmp / "r.jsonl", "/dev/zero")),
+                      "--out", str(tmp / "run")],
+     "r.jsonl: is a device, not a responses file"),
+    ("grade repeat of 5000 digits", "cli", grade_argv(grade_line()[:-1] + ', "repeat": ' + "9" * 5000 + "}"),
+     "r.jsonl:1: invalid JSON (Exceeds the limit (4300 digits)"),
 ]
+
+
+def fifo(path: Path) -> Path:
+    import os
+
+    os.mkfifo(path)
+    return path
+
+
+def link(path: Path, to: str) -> Path:
+    path.symlink_to(to)
+    return path
 
 
 @pytest.fixture(scope="module")

@@ -117,9 +117,10 @@ def test_a_misspelt_vllm_option_is_refused_by_the_plan(tmp_path):
     out = subprocess.run([sys.executable, "jobs/eval_all.py", "--config", str(cfg), "--plan", "--data-root",
                           str(tmp_path / "data")], cwd=ROOT, env=all_keys_env(), capture_output=True, text=True,
                          timeout=120)
-    plan = json.loads(out.stdout)
-    assert plan["models"][0]["missing_api_keys"] == [
-        "model 'big': options.tensor_paralel_size: Extra inputs are not permitted"]
+    # refused as a run refuses it (one line, exit 2), never listed as a missing key with exit 0
+    assert out.returncode == 2 and out.stdout == "", out.stdout
+    assert out.stderr.strip().splitlines() == [
+        f"error: {cfg}: field models: model 'big': options.tensor_paralel_size: Extra inputs are not permitted"]
 
 
 @pytest.mark.parametrize("options, fragment", [

@@ -297,7 +297,11 @@ def test_plan_prints_the_resolved_plan_and_writes_nothing(small_dataset, tmp_pat
     p = subprocess.run([sys.executable, str(ROOT / "jobs" / "eval_all.py"), "--config", str(cfg), "--plan",
                         "--out", str(work / "run"), "--data-root", str(work / "data")],
                        capture_output=True, text=True, cwd=work, timeout=300, env=env)
-    assert p.returncode == 0, p.stderr[-2000:]
+    # the plan is printed whole; a missing key is one line on stderr and exit 2, since a run would refuse it
+    assert p.returncode == 2, p.stderr[-2000:]
+    assert p.stderr.strip().splitlines() == [
+        f"error: {cfg}: model 'api': API key missing: set the environment variable NPHE4V_TEST_NO_SUCH_KEY "
+        "(a run would refuse to start)"], p.stderr
     plan = json.loads(p.stdout)
     assert _tree(tmp_path) == before and _tree(small_dataset) == ds_before, "--plan writes nothing"
     existing, later = plan["datasets"]

@@ -158,3 +158,114 @@ def test_disk_full_fails_in_one_line_cleans_up_and_the_resume_completes(small_da
     df = read_samples(out)
     assert df.height == 180 and df.select(KEY_COLUMNS).unique().height == 180
     assert json.loads((out / "manifest.json").read_text())["status"] == "complete"
+
+
+@pytest.fixture
+def roomy_disk(tmp_path):
+    """A real 8 MiB tmpfs (room for a graded run and its HTML report), remountable read-only."""
+    mnt = tmp_path / "disk8"
+    mnt.mkdir()
+    r = subprocess.run(["mount", "-t", "tmpfs", "-o", "size=8m", "tmpfs", str(mnt)], capture_output=True, text=True)
+    if r.returncode != 0:
+        pytest.skip(f"cannot mount a tmpfs here (needs root): {r.stderr.strip()}")
+    try:
+        yield mnt
+    finally:
+        subprocess.run(["umount", "-l", str(mnt)], check=False)
+
+
+@pytest.fixture(scope="module")
+def tiny_dataset(tmp_path_factory) -> Path:
+    from nphe4v.generate import generate_version
+
+    out = tmp_path_factory.mktemp("ds") / "tiny"
+    generate_version(out, version="tiny", seed=1, per_level=1, tasks=["BSP"], levels=[1, 2], workers=1)
+    return out
+
+
+def _in_process(*args: str) -> subprocess.CompletedProcess:
+    """The nphe4v command run in this process (cheap: no interpreter start), as a CompletedProcess."""
+    from typer.testing import CliRunner
+
+    from nphe4v_cli.app import app
+
+    r = CliRunner().invoke(app, list(args))
+    assert r.exception is None or isinstance(r.exception, SystemExit), repr(r.exception)
+    return subprocess.CompletedProcess(args, r.exit_code, r.stdout, r.stderr)
+
+
+def _grade_tiny(ds: Path, tmp_path: Path, out: Path) -> subprocess.CompletedProcess:
+    from nphe4v.core.dataset import load_dataset
+
+    resp = tmp_path / "r.jsonl"
+    resp.write_text("".join(json.dumps({"model": "ext", "instance_id": i.instance_id, "prompt_mode": "full_text_only",
+                                        "response": "42"}) + "\n" for i in load_dataset(ds).instances))
+    return _in_process("grade", "--dataset", str(ds), "--responses", str(resp), "--out", str(out))
+
+
+def _one_error_line(p: subprocess.CompletedProcess) -> str:
+    lines = [ln for ln in p.stderr.splitlines() if ln.strip()]
+    assert p.returncode == 2 and len(lines) == 1 and "Traceback" not in p.stderr + p.stdout, (p.returncode, p.stderr)
+    return lines[0]
+
+
+def test_a_read_only_run_folder_is_one_line_everywhere(tiny_dataset, roomy_disk, tmp_path, capsys):
+    """A run folder on a read-only file system, fresh or resumed, through grade, eval_all and report: one line
+    naming the path, exit 2, and the folder as it was."""
+    from nphe4v_cli.eval_all import main as eval_all
+
+    run = roomy_disk / "run"
+    assert _grade_tiny(tiny_dataset, tmp_path, run).returncode == 0
+    before = {p: p.read_bytes() for p in run.rglob("*") if p.is_file()}
+    (roomy_disk / "empty").mkdir()
+    subprocess.run(["mount", "-o", "remount,ro", str(roomy_disk)], check=True)
+    again = _grade_tiny(tiny_dataset, tmp_path, run)
+    assert _one_error_line(again) == f"error: read-only file system locking {run}/.nphe4v.lock"
+    fresh = _grade_tiny(tiny_dataset, tmp_path, roomy_disk / "new")
+    assert _one_error_line(fresh) == f"error: read-only file system creating {roomy_disk}/new"
+    rep = _in_process("report", str(run))
+    assert _one_error_line(rep) == f"error: read-only file system writing {run}/leaderboard.csv"
+    cfg = tmp_path / "c.yaml"
+    cfg.write_text(f"datasets: [{{path: {tiny_dataset}}}]\nmodels: [{{name: oracle}}]\nprompts: rewritten\n")
+    for out in (roomy_disk / "empty", roomy_disk / "new2"):  # eval_all never starts Ray: the lock comes first
+        capsys.readouterr()
+        rc = eval_all(["--config", str(cfg), "--out", str(out), "--data-root", str(tmp_path / "data")])
+        line = _one_error_line(subprocess.CompletedProcess([], rc, "", capsys.readouterr().err))
+        assert line.startswith("error: read-only file system ") and str(out) in line, line
+    assert {p: p.read_bytes() for p in run.rglob("*") if p.is_file()} == before
+
+
+def test_the_manifest_status_never_stays_running_on_a_full_disk(small_disk):
+    """The final manifest cannot be written (disk full): the status on disk is overwritten in place, in the
+    bytes the manifest already holds, so it never says `running` for a run that stopped."""
+    from cluster.run import RUN_MANIFEST, _write_manifest
+
+    for final, shown in (("complete", "failed"), ("interrupted", "interrupted"), ("failed", "failed")):
+        out = small_disk / f"run-{final}"
+        out.mkdir()
+        manifest = {"run_id": "r", "status": "running", "config": {"models": [{"status": "x"}]}}
+        _write_manifest(out, manifest)
+        filler = fill(small_disk)
+        with pytest.raises(StorageError) as err:
+            _write_manifest(out, {**manifest, "status": final, "totals": {"m": "x" * 100_000}})
+        assert str(err.value) == f"no space left on device writing {out}/{RUN_MANIFEST}"
+        on_disk = json.loads((out / RUN_MANIFEST).read_text())
+        assert on_disk["status"] == shown and on_disk["config"] == manifest["config"], on_disk
+        assert not list(out.glob(".*.tmp"))
+        filler.unlink()
+
+
+def test_the_html_report_on_a_full_disk_is_one_line_and_the_last_report_stays_whole(tiny_dataset, roomy_disk,
+                                                                                    tmp_path):
+    run = roomy_disk / "run"
+    assert _grade_tiny(tiny_dataset, tmp_path, run).returncode == 0
+    html = run / "report.html"
+    first = _in_process("report", str(run), "--html", str(html))
+    assert first.returncode == 0, first.stderr
+    kept = html.read_bytes()
+    (run / "leaderboard.csv").unlink()  # the report's first file fits; the figures or the page do not
+    fill(roomy_disk)
+    again = _in_process("report", str(run), "--html", str(html))
+    line = _one_error_line(again)
+    assert line.startswith(f"error: no space left on device writing {run}/"), line
+    assert html.read_bytes() == kept and not list(run.glob("**/.*.tmp"))

@@ -32,13 +32,19 @@ def make_backend(backend: str, name: str, baseline: str | None, options: dict[st
     raise ValueError(f"model {name!r}: unknown backend {backend!r}")
 
 
-def check_options(backend: str, name: str, options: dict[str, Any]) -> None:
+def check_options(backend: str, name: str, options: dict[str, Any], *, keys: bool = True) -> None:
     """Validate a model's backend options against its backend's one schema, in the driver, before any work;
-    a bad option is one ValueError line. API keys are checked too (`litellm_api.preflight`)."""
-    if backend == "litellm":
+    a bad option is one ValueError line. API keys are checked too (`litellm_api.preflight`) unless `keys` is
+    False (`--plan` refuses a bad option but lists a missing key)."""
+    if backend == "baseline":
+        latency = options.get("latency_s", 0.0)
+        # simulated latency slept per batch: finite and capped, or one bad value hangs every batch
+        if isinstance(latency, bool) or not isinstance(latency, int | float) or not 0 <= latency <= 600:
+            raise ValueError(f"model {name!r}: options.latency_s: {latency!r} is not a number of seconds in 0..600")
+    elif backend == "litellm":
         from cluster.backends.litellm_api import preflight
 
-        preflight(name, options)
+        preflight(name, options, keys=keys)
     elif backend == "vllm":
         from cluster.backends.vllm_engine import parse_options
 
@@ -46,4 +52,4 @@ def check_options(backend: str, name: str, options: dict[str, Any]) -> None:
     elif backend == "caption-chain":
         chain = parse_chain(name, options)
         for s in (chain.captioner, chain.solver):
-            check_options(s.backend, s.name, s.options)
+            check_options(s.backend, s.name, s.options, keys=keys)

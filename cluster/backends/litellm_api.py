@@ -7,7 +7,9 @@ typed responses:
 * image missing or sha256 mismatch     -> infra_error before any call
 * more images than `max_images`        -> model_error before any call (the model's limit, as with vLLM)
 * client kind `model` (400, context window, content policy), finish_reason content_filter -> model_error
-* client kind `config` (401/403/404/402, unsupported params) or `infra` (retries spent) -> infra_error
+* client kind `config` (401/403/404/402, unsupported params) or `infra` (retries spent, an HTTP 200 with
+  `content: null` included) -> infra_error
+* a text longer than `max_response_bytes` (default 1 MB) -> infra_error, its first bytes kept and the cap named
 
 `attempts` counts every HTTP call, 429s included. `generate` never raises (except on cancellation).
 """
@@ -58,10 +60,11 @@ def client_options(name: str, options: dict[str, Any]) -> LiteLLMOptions:
         raise ValueError(f"model {name!r}: options{'.' + loc if loc else ''}: {msg}") from None
 
 
-def preflight(name: str, options: dict[str, Any]) -> None:
-    """Validate a litellm model's options and check its key; call in the driver before any work."""
+def preflight(name: str, options: dict[str, Any], *, keys: bool = True) -> None:
+    """Validate a litellm model's options and (`keys`) check its key; call in the driver before any work."""
     opts = client_options(name, options)
-    secrets.require_key(name, secrets.provider_of(opts.model), opts.api_key_env)
+    if keys:
+        secrets.require_key(name, secrets.provider_of(opts.model), opts.api_key_env)
 
 
 def ensure_shared_limiter(name: str, options: dict[str, Any]) -> str:
@@ -147,6 +150,12 @@ class LiteLLMBackend:
                 latency_s=c.latency_s,
                 attempts=c.attempts,
             )
+        if c.over_cap:  # the text kept is a cut one: it is recorded, with the cap, and never scored
+            cap = self.opts.max_response_bytes
+            return ModelResponse(
+                text=c.text, status="infra_error", usage=c.usage, latency_s=c.latency_s, attempts=c.attempts,
+                error=f"response of {c.over_cap} bytes is over max_response_bytes={cap}: its first {cap} bytes "
+                "are kept, not scored")
         return ModelResponse(text=c.text, status="ok", usage=c.usage, latency_s=c.latency_s, attempts=c.attempts)
 
     def _fail(self, status: Literal["model_error", "infra_error"], msg: str, attempts: int) -> ModelResponse:

@@ -10,10 +10,11 @@ every 429 reaches the per-key limiter, `nphe4v.core.ratelimit`, which pauses all
 * 429                                  -> report to the limiter (with Retry-After), wait out the key's pause,
                                           retry; `max_rate_limited` of them -> kind `infra`
 * 5xx, timeout, connection, bad body   -> retry after an exponential backoff with jitter (seeded); after
-                                          `max_attempts` tries -> kind `infra`
+  (an HTTP 200 with `content: null`)      `max_attempts` tries -> kind `infra`
 * 400, context window, content policy  -> kind `model` (the request's or the model's fault), no retry
 * 401/403/404/402, unsupported params  -> kind `config`, no retry
 
+A text longer than `max_response_bytes` (default 1 MB) is cut there and reported (`Completion.over_cap`).
 `attempts` counts every HTTP call, 429s included. Every error message is redacted (`nphe4v.core.secrets`)
 before it leaves this module. Cancellation propagates.
 """
@@ -46,6 +47,9 @@ from nphe4v.core.schema import Usage
 log = logging.getLogger(__name__)
 
 ERR_MAX = 500  # characters of an error kept in a record
+# A response's text is kept up to this many bytes: a provider answering 10 MB to a 1,024-token request would
+# otherwise store it whole in every sample (and the scorers would read it).
+MAX_RESPONSE_BYTES = 1_000_000
 
 Verdict = Literal["rate_limited", "transient", "model", "config"]
 FailureKind = Literal["model", "config", "infra"]
@@ -60,18 +64,25 @@ class ClientOptions(BaseModel):
     model: str = Field(description="litellm model string, e.g. 'openai/gpt-4o'")
     api_base: str | None = None
     api_key_env: str | None = None
-    max_concurrency: int = Field(8, ge=1, description="calls in flight per provider key, all processes")
-    rpm: float | None = Field(None, gt=0, description="requests per minute per provider key")
-    timeout_s: float = Field(120.0, gt=0, description="per HTTP call")
-    max_attempts: int = Field(3, ge=1, description="tries on transient errors (5xx, timeout, bad body)")
-    max_rate_limited: int = Field(30, ge=1, description="429s tolerated per call before giving up")
-    backoff_base_s: float = Field(1.0, ge=0)
-    backoff_max_s: float = Field(60.0, ge=0)
+    # every count and time is finite and capped (the cap named by the error): `timeout_s: .inf` or a
+    # million attempts would make one bad call hang or retry for ever
+    max_concurrency: int = Field(8, ge=1, le=4096, description="calls in flight per provider key, all processes")
+    rpm: float | None = Field(None, gt=0, le=1_000_000, allow_inf_nan=False,
+                              description="requests per minute per provider key")
+    timeout_s: float = Field(120.0, gt=0, le=3600, allow_inf_nan=False, description="per HTTP call")
+    max_attempts: int = Field(3, ge=1, le=100, description="tries on transient errors (5xx, timeout, bad body)")
+    max_rate_limited: int = Field(30, ge=1, le=10_000, description="429s tolerated per call before giving up")
+    backoff_base_s: float = Field(1.0, ge=0, le=3600, allow_inf_nan=False)
+    backoff_max_s: float = Field(60.0, ge=0, le=3600, allow_inf_nan=False)
+    max_response_bytes: int = Field(
+        MAX_RESPONSE_BYTES, ge=1, le=1 << 30,
+        description="most bytes of a response's text kept (UTF-8); a longer one is cut here and the call "
+        "reported `over_cap` (the backend records it as infra_error naming this cap)")
     limiter: Literal["auto", "shared", "local"] = Field(
         "auto", description="shared = one Ray actor per key; auto = shared inside a Ray actor, else local"
     )
     drop_params: bool = Field(True, description="let litellm drop sampling params a provider rejects")
-    seed: int = Field(0, description="seed of the retry jitter")
+    seed: int = Field(0, ge=-(2**63), le=2**63 - 1, description="seed of the retry jitter")
     extra: dict[str, Any] = Field(default_factory=dict, description="passed to litellm.acompletion as is")
 
 
@@ -96,6 +107,7 @@ class Completion:
     usage: Usage
     latency_s: float  # of the successful try (its wait for a slot included)
     attempts: int
+    over_cap: int = 0  # bytes of the text when it was longer than `max_response_bytes` (then cut there), else 0
 
 
 class CallFailed(Exception):
@@ -313,8 +325,19 @@ class LLMClient:
             raise _BadBody("response without choices")
         choice = choices[0]
         content = getattr(choice.message, "content", None)
+        finish = getattr(choice, "finish_reason", None)
+        if content is None and finish != "content_filter":
+            # an HTTP 200 without an answer is the provider's failure, not a wrong answer: retried, then infra
+            raise _BadBody(f"HTTP 200 without content (content: null, finish_reason {finish!r})")
         if not isinstance(content, str):  # structured content: kept as JSON text
             content = json.dumps(content) if content is not None else ""
+        over_cap = 0
+        cap = self.opts.max_response_bytes
+        if len(content) > cap // 4:  # cheap test first: a str of n characters is at most 4n UTF-8 bytes
+            raw = content.encode("utf-8", "surrogatepass")
+            if len(raw) > cap:
+                over_cap = len(raw)
+                content = raw[:cap].decode("utf-8", "ignore")  # a character cut in half is dropped
         usage = getattr(resp, "usage", None)
         u = Usage(
             prompt_tokens=int(getattr(usage, "prompt_tokens", 0) or 0),
@@ -323,9 +346,9 @@ class LLMClient:
         )
         served = getattr(resp, "model", None)
         return Completion(
-            text=content, finish_reason=getattr(choice, "finish_reason", None),
+            text=content, finish_reason=finish,
             served_model=str(served) if served else None, usage=u, latency_s=time.monotonic() - t0,
-            attempts=attempts,
+            attempts=attempts, over_cap=over_cap,
         )
 
     def _cost(self, resp: Any) -> float:

@@ -108,7 +108,8 @@ _QUERY = (r"(?P<qname>[?&;][A-Za-z0-9_.\-]*(?:" + "|".join(_QUERY_NAMES) + r")=)
 _HEADER_NAMES = ("proxy-authorization", "authorization", "x-goog-api-key", "x-api-key", "api-key", "api_key",
                  "apikey", "x-auth-token", "ocp-apim-subscription-key")
 _HEADER = (r"\b(?P<hname>(?:" + "|".join(re.escape(h) for h in _HEADER_NAMES) + r")\\?[\"']?\s*[:=]\s*"
-           r"\\?[\"']?(?:(?:Bearer|Basic|Token)\s+)?)(?P<header>[^\s'\",;}&\]\)\\]{4,})")
+           r"\\?[\"']?(?!(?:(?:Bearer|Basic|Token)\s+)?(?:\[REDACTED\]|<redacted>))"  # redacted: as is
+           r"(?:(?:Bearer|Basic|Token)\s+)?)(?P<header>[^\s'\",;}&\]\)\\]{4,})")
 _PATTERN = re.compile("|".join((_HEADER, _QUERY, _BEARER, _SHAPES)), re.IGNORECASE)
 # Literal substrings (ASCII case-insensitive) without which no pattern but the shapes can match: a text
 # holding none of them, no shape start and no known secret is left as is without running the Python regex.

@@ -73,12 +73,12 @@ def storage_error(e: BaseException, path: str | Path | None, doing: str = "writi
 
 
 @contextlib.contextmanager
-def writing(path: str | Path) -> Iterator[None]:
+def writing(path: str | Path, doing: str = "writing") -> Iterator[None]:
     """Turn an OS error raised inside (disk full ...) into a `StorageError` naming `path`."""
     try:
         yield
     except Exception as e:
-        err = storage_error(e, path)
+        err = storage_error(e, path, doing)
         if err is None:
             raise
         raise err from None

@@ -138,13 +138,18 @@ def create_app(run_dirs: list[str | Path], *, annotate: bool = False, n_boot: in
     def index(mode: str = POOLED) -> HTMLResponse:
         # the tables never change while the server runs: each mode's page is rendered once
         if mode not in rendered:
-            html = _index_html(mode)
-            if (mode not in store.facets()["prompt_mode"] and mode != POOLED) or not store.intervals_ready():
+            html, final = _index_html(mode)
+            if (mode not in store.facets()["prompt_mode"] and mode != POOLED) or not final:
                 return HTMLResponse(html)  # an unknown mode (an empty table) or pending bounds: not kept
             rendered[mode] = html
         return HTMLResponse(rendered[mode])
 
-    def _index_html(mode: str) -> str:
+    def _index_html(mode: str) -> tuple[str, bool]:
+        """The page, and whether its numbers are final. Readiness is read once, BEFORE the boards: bounds that
+        finish while the page renders leave a page that is not kept (the next request renders the final one).
+        Read after, it could say "ready" of a page rendered from the boards without bounds, and that page was
+        kept for the life of the server."""
+        final = store.intervals_ready()
         boards = store.boards()
         nph = boards["nph"]
         modes = [POOLED, *sorted(m for m in nph["prompt_mode"].unique().to_list() if m != POOLED)] \
@@ -166,12 +171,12 @@ def create_app(run_dirs: list[str | Path], *, annotate: bool = False, n_boot: in
                                               for r in cards.iter_rows(named=True)]
         return page("index.j2", nph=nph_t, gv=gv_t, vgr=vgr_t, vgr_cards=card_rows, modes=modes, mode=mode,
                     facets=store.facets(),
-                    n_boot=store.n_boot, intervals_pending=not store.intervals_ready(),
-                    interval_error=store.interval_error).body.decode()
+                    n_boot=store.n_boot, intervals_pending=not final,
+                    interval_error=store.interval_error).body.decode(), final
 
     if warm:
-        html = _index_html(POOLED)
-        if store.intervals_ready():
+        html, final = _index_html(POOLED)
+        if final:
             rendered[POOLED] = html
 
     @app.get("/samples", response_class=HTMLResponse)

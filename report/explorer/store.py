@@ -39,6 +39,12 @@ class StoreError(ValueError):
     """A run folder the explorer cannot open; one line naming it."""
 
 
+def _damaged(path: Path, e: BaseException) -> str:
+    first = (str(e).strip().splitlines() or [""])[0][:200]
+    return (f"{path}: unreadable sample shard ({type(e).__name__}: {first}); move it out of "
+            f"{path.parents[2].name}/ and rerun: its samples are recomputed")
+
+
 def outcome_expr() -> pl.Expr:
     """What a sample came to, as the report names it: its status when not ok, else its verdict."""
     return (pl.when(pl.col("status") != "ok").then(pl.col("status"))
@@ -107,6 +113,9 @@ class Store:
             if not Path(d, "manifest.json").is_file():
                 raise StoreError(f"{d}: not a run folder (no manifest.json)")
         self.runs = analysis.load_runs(list(run_dirs))
+        for r in self.runs:
+            if r.manifest is None:
+                raise StoreError(f"{r.path}/manifest.json: unreadable run manifest (not a JSON object in UTF-8)")
         labels = [r.label for r in self.runs]
         if len(set(labels)) != len(labels):
             # two folders of the same run id: the second gets its folder name so links stay unambiguous
@@ -123,6 +132,11 @@ class Store:
         for r in self.runs:
             for f in sorted(Path(r.path, "samples").glob("*/*/*.parquet")):
                 self.shards.append(Shard(r.label, f.parent.parent.name, f.parent.name, f))
+        for sh in self.shards:  # a footer read per shard (cheap): a 0-byte or cut shard is one line, up front
+            try:
+                pl.read_parquet_schema(sh.path)
+            except Exception as e:  # polars raises several unrelated types for a damaged file
+                raise StoreError(_damaged(sh.path, e)) from None
         self._lock = threading.RLock()  # cached tables build on each other
         self._cache: dict[str, Any] = {}
         self._dataset_index = None
@@ -282,9 +296,19 @@ class Store:
     def warm(self) -> None:
         """Build the whole-run tables now (the server does before it listens), so no page waits for them; the
         bootstrap bounds come from the run's cache file or start computing (in the background if so made), and
-        so does the datasets' index the sample pages need (a second or more of reading manifests)."""
-        self.boards()
-        self.facets()
+        so does the datasets' index the sample pages need (a second or more of reading manifests). A shard whose
+        data cannot be read (its footer could) is one StoreError line naming it."""
+        try:
+            self.boards()
+            self.facets()
+        except (pl.exceptions.PolarsError, OSError) as e:
+            for sh in self.shards:  # which shard: the combined scan's error does not say
+                try:
+                    pl.read_parquet(sh.path, columns=METRIC_COLUMNS, missing_columns="insert")
+                except Exception as bad:
+                    raise StoreError(_damaged(sh.path, bad)) from None
+            raise StoreError(f"{self.runs[0].path if len(self.runs) == 1 else 'the runs'}: samples unreadable "
+                             f"({type(e).__name__}: {(str(e).strip().splitlines() or [''])[0][:200]})") from None
         if self._background:
             threading.Thread(target=self._warm_datasets, name="dataset-index", daemon=True).start()
         else:
