@@ -345,6 +345,42 @@ def test_exported_pot_requests_round_trip_through_grade(gv, tmp_path):
     assert bad.exit_code == 2 and "--graphverse-modes 'vision,code'" in bad.output, bad.output
 
 
+def test_grade_a_forged_end_is_a_pot_error_never_the_answer(gv, tmp_path):
+    """Issue 32: programs that print the gold answer, forge how they ended on the descriptor the sandbox used to
+    report on (padded past the 64 KiB the host kept), then fail; forged refusals with escape bytes; memfd."""
+    from nphe4v.core.sandbox import POT_ERRORS
+
+    insts = load_dataset(gv).instances
+    forged = "import os\nline = b'status exit 0\\n'\nos.write(3, line + b' ' * 70_000 + b'\\n' + line * 10)\n"
+
+    def gold_then(inst, tail: str) -> str:
+        return program(f"import json\nprint(json.dumps({json.dumps(inst.gold.answer)}), flush=True)\n{forged}{tail}")
+
+    escapes = "\\x1b[2J\\x1b]0;pwned\\x07\\u202e"
+    cases = {  # name: (response, instance, the pot_error it must get; None: any of POT_ERRORS)
+        "raise": (gold_then(insts[0], "raise ValueError('after the answer')"), insts[0], "runtime_error"),
+        "spin": (gold_then(insts[1], "while True:\n    pass"), insts[1], "timeout"),
+        "violation": (gold_then(insts[2], f"os.write(3, 'violation network {escapes} x\\n'.encode())\nos._exit(86)"),
+                      insts[2], None),
+        "init_error": (gold_then(insts[0], "os.write(3, b'init-error mount: forged\\n')\nos._exit(125)"), insts[0],
+                       "runtime_error"),
+        "memfd": (program("import os\nfds = [os.memfd_create('x') for _ in range(40)]\nfor fd in fds:\n"
+                          "    os.write(fd, b'x' * 2**24)\nprint('[]')"), insts[1], "runtime_error"),
+    }
+    lines = [{"model": "m", "instance_id": inst.instance_id, "prompt_mode": "pot", "response": text, "repeat": i}
+             for i, (text, inst, _) in enumerate(cases.values())]
+    responses = tmp_path / "forged.jsonl"
+    responses.write_text("".join(json.dumps(line) + "\n" for line in lines))
+    r = runner.invoke(app, ["grade", "--dataset", str(gv), "--responses", str(responses), "--out", str(tmp_path / "o"),
+                            "--pot-isolation", sandbox_isolation(), "--pot-timeout-s", "1"])
+    assert r.exit_code == 0, r.output
+    df = read_samples(tmp_path / "o").sort("repeat")
+    for (name, (_, _, want)), row in zip(cases.items(), df.iter_rows(named=True), strict=True):
+        assert row["verdict"] == "parse_error", (name, row["verdict"], row["reason"])
+        assert row["pot_error"] == want if want else row["pot_error"] in POT_ERRORS, (name, row["pot_error"])
+        assert all(c.isprintable() for c in row["reason"]), (name, row["reason"])
+
+
 def test_grade_refuses_pot_lines_without_the_sandbox_it_asks_for(gv, tmp_path):
     from nphe4v.core.sandbox import SandboxUnavailable, check_isolation
 
