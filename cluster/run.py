@@ -212,6 +212,9 @@ def preflight_models(cfg: RunConfig) -> None:
     problem = pot_problem(cfg)
     if problem:
         raise ConfigError(problem)
+    address = cfg.ray.address or os.environ.get("RAY_ADDRESS")
+    if address and not _ray_initialized():
+        check_ray_address(address)  # before the run folder is touched: its manifest never says `running` for it
     from cluster.plan import check_prompt_assets
 
     problem = check_prompt_assets(cfg)  # `prompts: paper` without the authors' files: stop before any model
@@ -244,6 +247,12 @@ def prompt_set_label(cfg: RunConfig) -> str:
         return f"rewritten ({TEMPLATE_VERSION})"
     return (f"paper ({UPSTREAM_REPO}@{UPSTREAM_COMMIT[:7]}: {PROMPT_FILES['open']} for open-weights models, "
             f"{PROMPT_FILES['api']} for API models)")
+
+
+def _ray_initialized() -> bool:
+    import ray
+
+    return ray.is_initialized()
 
 
 def run_fingerprint(cfg: RunConfig, datasets: list[Dataset]) -> str:
@@ -287,6 +296,18 @@ def check_folder_path(path: Path, flag: str, error: type[Exception] = DatasetErr
             return
 
 
+def check_ray_address(address: str) -> None:
+    """Refuse, in one line and within seconds, an address where no Ray cluster answers: ray.init itself retries
+    for minutes there, printing Ray's warnings (cluster.head_watch.probe_gcs asks one bounded question)."""
+    from cluster.head_watch import bootstrap_address, probe_gcs
+
+    target = bootstrap_address(address)
+    why = probe_gcs(target) if target else None
+    if why:
+        raise ConfigError(f"field ray.address (or RAY_ADDRESS): no Ray cluster at {address}: {why}; check the "
+                          "head's address and its GCS port (`ray start --head --port`, 6379 by default)")
+
+
 def init_ray(cfg: RunConfig) -> None:
     """Join the configured cluster, or start a private local Ray that never attaches to another one."""
     import ray
@@ -299,14 +320,7 @@ def init_ray(cfg: RunConfig) -> None:
     os.environ.setdefault("RAY_DEDUP_LOGS", "0")
     address = cfg.ray.address or os.environ.get("RAY_ADDRESS")
     if address:
-        from cluster.head_watch import bootstrap_address, probe_gcs
-
-        # asked first, bounded: at an address where no GCS answers, ray.init retries for minutes, printing
-        target = bootstrap_address(address)
-        why = probe_gcs(target) if target else None
-        if why:
-            raise ConfigError(f"field ray.address (or RAY_ADDRESS): no Ray cluster at {address}: {why}; check the "
-                              "head's address and its GCS port (`ray start --head --port`, 6379 by default)")
+        check_ray_address(address)
         # joining: the cluster's nodes decide the resources; Ray refuses num_cpus here
         try:
             ray.init(address=address, log_to_driver=True)
