@@ -454,3 +454,15 @@ def test_export_writes_the_paper_prompts_an_api_model_gets(pinned: Path, dataset
     with pytest.raises(ExportError, match="prompt_assets") as e:
         export_jsonl(ds, tmp_path / "out2", prompts="paper", prompt_assets=str(tmp_path / "none"))
     assert "\n" not in str(e.value)
+
+
+def test_report_runs_table_says_which_prompt_set_each_run_used(tmp_path: Path):
+    from report.html.page import runs_table
+    from report.runs import Run
+
+    runs = [
+        Run(tmp_path / "a", "a", {"config": {"prompts": "paper"}, "prompt_set": "paper (lizhouf/NPHardEval4V@61e8020)"}),
+        Run(tmp_path / "b", "b", {"config": {"prompts": "rewritten"}}),
+        Run(tmp_path / "c", "c", {"config": {}}),  # a run from before the option sent the rewritten set
+    ]
+    assert runs_table(runs)["prompts"].to_list() == ["paper (lizhouf/NPHardEval4V@61e8020)", "rewritten", "rewritten"]
