@@ -6,7 +6,10 @@ starts two interpreters), `run_program("pass")` in strict and rlimits-only mode,
 imports networkx (what a PoT program does). Then the time limit under load: a networkx shortest-path program
 sharing one core with 0, 2, 4 and 8 busy loops (each in its own session, as other work would be), with its
 wall time, its CPU time and its verdict under `timeout_s=1` (a CPU-time limit), beside the verdict a
-wall-clock limit of the same length would have given. Usage:
+wall-clock limit of the same length would have given. Last, the bounds on a program's processes taken together
+(issue 32): a chain of forked children spending 4 CPU s under a 1 s limit, the memfd hoarder (3 processes x 40 x
+16 MiB under memory_mb 512) and two processes of 150 MB under memory_mb 256, each with the interpreter's layers
+off (no audit hook, ctypes importable): verdict, the CPU s and peak memory the run's cgroup counted. Usage:
 
     PYTHONPATH=$PWD python bench/bench_sandbox.py [--runs 20] [--load-runs 3] [--no-load]
 """
@@ -22,7 +25,7 @@ import sys
 import time
 from pathlib import Path
 
-from nphe4v.core.sandbox import SandboxLimits, check_isolation, run_program
+from nphe4v.core.sandbox import SandboxLimits, check_isolation, run_program, totals_bound
 from nphe4v.core.sandbox.layout import python
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests"))
@@ -65,6 +68,7 @@ def main() -> None:
         print(f"{name:28s} wall median {med:7.0f} ms   min {low:7.0f} ms   CPU median {cpu_ms:6.0f} ms")
     if not args.no_load:
         under_load(args.load_runs)
+    whole_program()
 
 
 PROGRAM = ("import networkx as nx\nG = nx.grid_2d_graph(60, 60)\n"
@@ -89,6 +93,29 @@ def under_load(runs: int) -> None:
         by_wall = "timeout" if max(w for w, _, _ in rows) > limits.timeout_s else "ok"
         print(f"{k} busy loops: wall median {wall:5.2f} s  CPU median {cpu_s:4.2f} s  verdict {verdicts:8s} "
               f"(a {limits.timeout_s:g} s wall clock: {by_wall})")
+
+
+FORK_CHAIN = ("import os, time\nfor _ in range(5):\n    pid = os.fork()\n    if pid == 0:\n"
+              "        t = time.process_time()\n        while time.process_time() - t < 0.8:\n            pass\n"
+              "        os._exit(0)\n    os.waitpid(pid, 0)\nprint('done')\n")
+MEMFD = ("import os\npids = [os.fork() for _ in range(2)]\nfds = []\nfor _ in range(40):\n"
+         "    fd = os.memfd_create('hoard')\n    os.write(fd, b'x' * 2**24)\n    fds.append(fd)\nprint('held')\n")
+TWO_BLOCKS = ("import os\nrelease_r, release_w = os.pipe()\nkids = []\nfor _ in range(2):\n"
+              "    ready_r, ready_w = os.pipe()\n    pid = os.fork()\n    if pid == 0:\n        os.close(release_w)\n"
+              "        block = b'x' * (150 * 2**20)\n        os.write(ready_w, b'1')\n        os.read(release_r, 1)\n"
+              "        os._exit(0)\n    kids.append(pid)\n    os.close(ready_w)\n    os.read(ready_r, 1)\n"
+              "os.close(release_w)\nends = [os.waitpid(p, 0)[1] for p in kids]\nassert ends == [0, 0], ends\n")
+
+
+def whole_program() -> None:
+    """The kernel's bounds on all of a program's processes together, with the interpreter's layers off."""
+    print(f"\nwhole program: {totals_bound()}")
+    for name, src, limits in (("fork chain, 5 x 0.8 CPU s", FORK_CHAIN, SandboxLimits(timeout_s=1)),
+                              ("memfd 3 x 40 x 16 MiB", MEMFD, SandboxLimits(timeout_s=5, memory_mb=512)),
+                              ("2 processes x 150 MB", TWO_BLOCKS, SandboxLimits(timeout_s=5, memory_mb=256))):
+        r = run_program(src, limits=limits, audit_hook=False, hide_extensions=False)
+        print(f"{name:28s} limits {limits.timeout_s:g} CPU s / {limits.memory_mb} MB: verdict {r.error or 'ok'}"
+              f" (CPU {r.cpu_s} s, peak {r.memory_peak_mb} MB, wall {r.wall_s:.2f} s): {r.detail[:70]}")
 
 
 if __name__ == "__main__":
