@@ -554,3 +554,39 @@ def test_rlimits_only_also_gets_the_filter_and_the_cgroup():
     assert r.error == "runtime_error" and "Operation not permitted" in r.detail, r
     r = run_program("print(1)", isolation="rlimits-only", limits=ONE_S)
     assert r.ok and (r.cpu_s is not None) == (os.geteuid() == 0), r
+
+
+def _no_cgroup(src: str, limits: SandboxLimits) -> SandboxResult:
+    """A strict run without the cgroup, as where none can be made (kernel layer alone, ctypes available)."""
+    import shutil
+
+    from nphe4v.core.sandbox.launch import run_once
+
+    return run_once(src, "", limits, "strict", shutil.which("unshare"), audit_hook=False, hide_extensions=False,
+                    cgroup=False)
+
+
+CHAIN = ("import os, time\nfor _ in range(5):\n    pid = os.fork()\n    if pid == 0:\n"
+         "        t = time.process_time()\n        while time.process_time() - t < 0.8:\n            pass\n"
+         "        os._exit(0)\n    os.waitpid(pid, 0)\n" f"print({GOLD!r})\n")
+
+
+@pytest.mark.parametrize("userns", [False, True], ids=["root", "user-namespace"])
+def test_without_a_cgroup_init_bounds_the_totals(monkeypatch, userns):
+    """The fallback (no cgroup: not root, or no controller): init sums the CPU time and the proportional memory
+    of the namespace's processes from a proc only it holds, and ends the run past either limit. `userns` takes
+    the unprivileged path (a user namespace, as a non-root user gets) while running as root."""
+    if userns:
+        monkeypatch.setattr(os, "geteuid", lambda: 1000)
+    r = _no_cgroup(CHAIN, ONE_S)
+    assert r.error == "timeout" and "together" in r.detail and r.cpu_s is None, r
+    held = ("import os, select\nkids = []\nfor _ in range(2):\n    r, w = os.pipe()\n    pid = os.fork()\n"
+            "    if pid == 0:\n        block = b'x' * (150 * 2**20)\n        os.write(w, b'1')\n"
+            "        select.select([], [], [], 30)\n        os._exit(0)\n    os.close(w)\n    os.read(r, 1)\n"
+            "select.select([], [], [], 30)\n")
+    r = _no_cgroup(held, SandboxLimits(timeout_s=5, memory_mb=256))
+    assert r.error == "memory" and "together" in r.detail, r
+    r = _no_cgroup(f"print({GOLD!r}, flush=True)\n{FORGED}raise ValueError('after')", ONE_S)
+    assert (r.error, r.stdout) == ("runtime_error", GOLD + "\n"), r
+    r = _no_cgroup("import os\nprint(os.uname().nodename, os.path.exists('/proc'))", ONE_S)
+    assert r.ok and r.stdout == "sandbox False\n", r  # init's proc is not the program's

@@ -140,10 +140,23 @@ def hide_host_names() -> None:
         _check(call(name, len(name)), "set the host name")
 
 
-def build_root(cfg: dict) -> None:
+def private_proc(path: str):
+    """A proc of this pid namespace, mounted outside the new root and kept only as init's descriptor: the
+    program never sees it, init reads its processes' CPU time and memory from it. None where the kernel
+    refuses the mount (a user namespace under a masked /proc)."""
+    try:
+        mount("proc", path, "proc", MS_NOSUID | MS_NODEV | MS_NOEXEC)
+    except SetupError:
+        return None
+    return os.open(path, os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC)
+
+
+def build_root(cfg: dict):
+    """Build and enter the program's root; returns init's private proc descriptor (or None)."""
     root = cfg["newroot"]
     hide_host_names()
     mount(None, "/", None, MS_REC | MS_PRIVATE)
+    procfd = private_proc(cfg["procdir"]) if cfg["procdir"] else None
     mount("tmpfs", root, "tmpfs", MS_NOSUID | MS_NODEV, "size=2m,nr_inodes=4096,mode=755")
     r = Root(root)
     for d in cfg["lib_paths"]:
@@ -183,8 +196,9 @@ def build_root(cfg: dict) -> None:
         raise SetupError(f"pivot_root: unknown syscall number on {os.uname().machine}")
     os.chdir(root)
     _check(_libc.syscall(nr, b".", b"."), "pivot_root")
-    _check(_libc.umount2(b".", MNT_DETACH), "umount old root")
+    _check(_libc.umount2(b".", MNT_DETACH), "umount old root")  # procfd keeps its detached mount alive
     os.chdir("/")
+    return procfd
 
 
 def drop_privileges(cfg: dict) -> None:
@@ -256,6 +270,53 @@ def start_program(cfg: dict, status_fd: int, hint_fd: int, cgroup_fds: list) -> 
     os._exit(125)
 
 
+def _totals(procfd: int, page: int, tick: int) -> tuple[float, float]:
+    """CPU seconds and proportional memory (MB) of every process of the namespace but init, plus what the
+    reaped ones spent (init's children's rusage; a process's own reaped children are in its cutime)."""
+    dead = resource.getrusage(resource.RUSAGE_CHILDREN)
+    cpu, pss_kb = dead.ru_utime + dead.ru_stime, 0
+    for name in os.listdir(procfd):
+        if not name.isdigit() or name == "1":
+            continue
+        try:
+            fd = os.open(name + "/stat", os.O_RDONLY, dir_fd=procfd)
+            try:
+                fields = os.read(fd, 4096).rpartition(b")")[2].split()
+            finally:
+                os.close(fd)
+            cpu += sum(int(x) for x in fields[11:15]) / tick  # utime stime cutime cstime
+            fd = os.open(name + "/smaps_rollup", os.O_RDONLY, dir_fd=procfd)
+            try:
+                for line in os.read(fd, 8192).splitlines():
+                    if line.startswith(b"Pss:"):
+                        pss_kb += int(line.split()[1])
+            finally:
+                os.close(fd)
+        except (OSError, ValueError, IndexError):
+            continue  # it ended meanwhile
+    return cpu, pss_kb / 1024
+
+
+def watch_totals(procfd: int, report_fd: int, cpu_s: float, memory_mb: float) -> None:
+    """Without a cgroup: the CPU time and memory of all the program's processes together, read every 0.1 s
+    from init's private proc; past either limit init ends, and the namespace with it. Coarser than a cgroup
+    (a sample every 0.1 s; memory as proportional set size, so shared pages count once)."""
+    page, tick = os.sysconf("SC_PAGE_SIZE"), os.sysconf("SC_CLK_TCK")
+    while True:
+        cpu, mem = _totals(procfd, page, tick)
+        if cpu > cpu_s or mem > memory_mb:
+            kind, value = ("cpu", cpu) if cpu > cpu_s else ("memory", mem)
+            os.write(report_fd, f"limit {kind} {value:.3f}\n".encode())
+            os._exit(137)
+        _sleep(0.1)
+
+
+def _sleep(seconds: float) -> None:
+    import select  # a C module: cheap, and only in the fallback
+
+    select.select([], [], [], seconds)
+
+
 def watch_lifeline(fd: int, child: int, strict: bool) -> None:
     while os.read(fd, 4096):
         pass
@@ -276,8 +337,7 @@ def main() -> None:
     try:
         # opened before the root is replaced (no /sys inside), written by the child as root
         cgroup_fds = [os.open(f, os.O_WRONLY | os.O_CLOEXEC) for f in cfg["cgroup_procs"]]
-        if strict:
-            build_root(cfg)
+        procfd = build_root(cfg) if strict else None
         child = start_program(cfg, report_fd, hint_fd, cgroup_fds)
         os.close(hint_fd)
         for fd in cgroup_fds:
@@ -286,6 +346,9 @@ def main() -> None:
         os.write(report_fd, f"init-error {e}\n".encode())
         os._exit(125)
     _thread.start_new_thread(watch_lifeline, (lifeline_fd, child, strict))
+    if procfd is not None:
+        lim = cfg["limits"]
+        _thread.start_new_thread(watch_totals, (procfd, report_fd, lim["cpu_s"], lim["memory_mb"]))
     while True:  # as pid 1 we reap every orphan, and stop at the program's own end
         try:
             pid, status, usage = os.wait4(-1, 0)

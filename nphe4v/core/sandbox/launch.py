@@ -72,6 +72,8 @@ def _launch_in(hostdir: Path, source: str, stdin: str, limits: SandboxLimits, is
     if strict:
         inside_in, site, workdir = "/sandbox/in", "/sandbox/site", "/tmp"
         (hostdir / "root").mkdir()
+        if group is None:
+            (hostdir / "proc").mkdir()
     else:
         inside_in, site, workdir = str(indir), str(hostdir / "site"), str(hostdir / "work")
         os.mkdir(site)
@@ -97,6 +99,8 @@ def _launch_in(hostdir: Path, source: str, stdin: str, limits: SandboxLimits, is
         "disk_mb": limits.disk_mb, "disk_inodes": 8192,
         "status_fd": report_w, "hint_fd": hint_w, "lifeline_fd": life_r, "workdir": workdir,
         "cgroup_procs": group.procs_files() if group is not None else [],
+        # without a cgroup, init watches the totals itself on a proc of its own mounted here (strict mode)
+        "procdir": str(hostdir / "proc") if strict and group is None else None,
         "seccomp": _seccomp(isolation),
         "run_uid": layout.RUN_UIDS[0] + secrets.randbelow(layout.RUN_UIDS[1]) if root_run else None,
         "cap_last_cap": layout.cap_last_cap(), "bootstrap": f"{inside_in}/bootstrap.py",
@@ -265,6 +269,7 @@ def _result(f: _Facts, wall: float, limits: SandboxLimits, isolation: Isolation,
     status = next((ln for ln in reversed(lines) if ln.startswith("status ")), None)
     setup = next((ln for ln in lines if ln.startswith("init-error")), None)
     cpu_line = next((ln for ln in reversed(lines) if ln.startswith("cpu ")), None)
+    limit = next((ln.split() for ln in lines if ln.startswith("limit ")), None)  # init's own watch (no cgroup)
     cpu = float(cpu_line.split()[1]) if cpu_line else None  # the program's CPU s (init's wait4), when it ended
     # the program's own description of a failure: its last complete line on fd 3, data only
     hint_lines = [ln for ln in f.hint.decode("utf-8", errors="replace").split("\n")[:-1] if ln.strip()]
@@ -291,6 +296,12 @@ def _result(f: _Facts, wall: float, limits: SandboxLimits, isolation: Isolation,
     if f.timed_out:
         return res("timeout", f"the program ran longer than the {limits.wall_limit_s:g} s wall-clock limit "
                               f"(its CPU limit is {limits.timeout_s:g} s)")
+    if limit is not None and limit[1] == "cpu":
+        return res("timeout", f"the program's processes together used more than {limits.timeout_s:g} s of CPU "
+                              f"time ({float(limit[2]):.1f} s)")
+    if limit is not None:
+        return res("memory", f"the program's processes together held more than {limits.memory_mb} MB "
+                             f"({float(limit[2]):.0f} MB)")
     if setup and status is None:
         raise SandboxUnavailable(f"sandbox setup failed: {clean(setup.partition(' ')[2])}")
     err_lines = [ln for ln in f.err.decode("utf-8", "replace").splitlines() if ln.strip()]
