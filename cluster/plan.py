@@ -86,6 +86,18 @@ def _report_control_gaps(dataset: Dataset, partners: dict[str, str]) -> None:
         print(line, file=sys.stderr)
 
 
+def prompt_set_label(cfg: RunConfig) -> str:
+    """What the NPHardEval4V prompts of this run are, for the manifest and the report."""
+    from nphe4v.core.prompting import TEMPLATE_VERSION
+    from nphe4v.paper_prompts import PROMPT_FILES
+    from nphe4v.upstream_assets import UPSTREAM_COMMIT, UPSTREAM_REPO
+
+    if cfg.prompts == "rewritten":
+        return f"rewritten ({TEMPLATE_VERSION})"
+    return (f"paper ({UPSTREAM_REPO}@{UPSTREAM_COMMIT[:7]}: {PROMPT_FILES['open']} for open-weights models, "
+            f"{PROMPT_FILES['api']} for API models)")
+
+
 def wants_paper_prompts(cfg: RunConfig) -> bool:
     return cfg.prompts == "paper" and any(d.benchmark == "nphardeval4v" for d in cfg.datasets)
 

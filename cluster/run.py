@@ -18,6 +18,7 @@ from filelock import FileLock, Timeout
 
 from cluster import interrupts
 from cluster.config import ConfigError, DatasetSpec, GenerateSpec, RunConfig
+from cluster.plan import check_prompt_assets, prompt_set_label
 from cluster.runlock import foreign_files, run_lock
 from nphe4v.core.dataset import Dataset, DatasetError, load_dataset
 from nphe4v.core.hashing import sha256_json
@@ -215,8 +216,6 @@ def preflight_models(cfg: RunConfig) -> None:
     address = cfg.ray.address or os.environ.get("RAY_ADDRESS")
     if address and not _ray_initialized():
         check_ray_address(address)  # before the run folder is touched: its manifest never says `running` for it
-    from cluster.plan import check_prompt_assets
-
     problem = check_prompt_assets(cfg)  # `prompts: paper` without the authors' files: stop before any model
     if problem:
         raise ConfigError(problem)
@@ -235,18 +234,6 @@ def preflight_models(cfg: RunConfig) -> None:
                 check_fits(m)
             except ValueError as e:
                 raise ConfigError(str(e)) from None
-
-
-def prompt_set_label(cfg: RunConfig) -> str:
-    """What the NPHardEval4V prompts of this run are, for the manifest and the report."""
-    from nphe4v.core.prompting import TEMPLATE_VERSION
-    from nphe4v.paper_prompts import PROMPT_FILES
-    from nphe4v.upstream_assets import UPSTREAM_COMMIT, UPSTREAM_REPO
-
-    if cfg.prompts == "rewritten":
-        return f"rewritten ({TEMPLATE_VERSION})"
-    return (f"paper ({UPSTREAM_REPO}@{UPSTREAM_COMMIT[:7]}: {PROMPT_FILES['open']} for open-weights models, "
-            f"{PROMPT_FILES['api']} for API models)")
 
 
 def _ray_initialized() -> bool:

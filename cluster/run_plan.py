@@ -36,8 +36,7 @@ def resolve_plan(cfg: RunConfig, data_root: Path) -> dict[str, Any]:
 
 def _prompts_plan(cfg: RunConfig) -> dict[str, Any]:
     """The prompt set and whether its files are at hand (looked up, never downloaded: --plan writes nothing)."""
-    from cluster.plan import check_prompt_assets, wants_paper_prompts
-    from cluster.run import prompt_set_label
+    from cluster.plan import check_prompt_assets, prompt_set_label, wants_paper_prompts
 
     d: dict[str, Any] = {"set": prompt_set_label(cfg)}
     if wants_paper_prompts(cfg):
