@@ -50,17 +50,24 @@ class ResponseLine(BaseModel):
     variant: str = ""
     # the text the recognition question showed, when it was another instance (mismatched control)
     text_instance_id: str | None = None
+    # the prompt set the response answered, as `nphe4v export` writes it: a `prompts: paper` template
+    # (`nphardeval4v-paper-<commit>-open|api`) rebuilds the papers' prompt; anything else, or none, ours
+    template_version: str | None = None
 
 
-def grade_file(dataset_dir: Path, responses: Path, out: Path, pot: PotSettings | None = None) -> tuple[int, int]:
+def grade_file(dataset_dir: Path, responses: Path, out: Path, pot: PotSettings | None = None,
+               prompt_assets: str | None = None) -> tuple[int, int]:
     """Grade a responses file into a run folder, holding the folder's lock for the whole write. PoT lines'
-    programs run in the sandbox `pot` describes (strict isolation by default), checked before anything runs."""
+    programs run in the sandbox `pot` describes (strict isolation by default), checked before anything runs.
+    Lines answering the papers' prompts (their `template_version`) are graded against those prompts, read as a
+    run reads them (`prompt_assets`, NPHE4V_PROMPT_ASSETS, or the cache, downloading once)."""
     from cluster.run import RunFolderError, check_out_folder
     from cluster.runlock import run_lock
 
     ds = load_dataset(dataset_dir)
     by_id = ds.by_id()
     lines = _read_lines_or_fail(responses, by_id)
+    paper = _paper_prompt_set(lines, responses, prompt_assets)
     pot = pot or PotSettings()
     if any(line.prompt_mode == POT_MODE for line in lines):
         _check_pot(responses, pot)
@@ -72,7 +79,35 @@ def grade_file(dataset_dir: Path, responses: Path, out: Path, pot: PotSettings |
     _check_folder(out, run_id, locked=False)  # before the lock file is made in someone else's folder
     with run_lock(out, f"grade {responses}"):
         _check_folder(out, run_id, locked=True)
-        return _grade_locked(ds, by_id, lines, responses, out, run_id, pot)
+        return _grade_locked(ds, by_id, lines, responses, out, run_id, pot, paper)
+
+
+def _paper_kind(line: ResponseLine) -> str | None:
+    """"open" or "api" for a line that answered a `prompts: paper` prompt, else None."""
+    from nphe4v.paper_prompts import PAPER_TEMPLATE_VERSION
+
+    tv = line.template_version or ""
+    if not tv.startswith(PAPER_TEMPLATE_VERSION + "-") or line.prompt_mode not in PROMPT_MODES:
+        return None
+    return tv.removeprefix(PAPER_TEMPLATE_VERSION + "-")
+
+
+def _paper_prompt_set(lines: list[ResponseLine], responses: Path, prompt_assets: str | None) -> Any:
+    """The papers' prompt files when a line answered them, checked before anything is written."""
+    from nphe4v.paper_prompts import PROMPT_FILES, load_prompt_set
+    from nphe4v.upstream_assets import AssetsMissing, AssetSource, resolve_assets
+
+    wanted = [(n, kind) for n, line in enumerate(lines, start=1) if (kind := _paper_kind(line)) is not None]
+    if not wanted:
+        return None
+    for n, kind in wanted:
+        if kind not in PROMPT_FILES:
+            raise GradeError(f"{responses}: response {n}: field template_version: unknown prompt file kind {kind!r} "
+                             f"(expected {' or '.join(PROMPT_FILES)})")
+    try:
+        return load_prompt_set(resolve_assets(AssetSource.from_config(prompt_assets)).resolve())
+    except AssetsMissing as e:
+        raise GradeError(f"{responses}: lines answer the papers' prompts: {e}") from None
 
 
 def _check_pot(responses: Path, pot: PotSettings) -> None:
@@ -104,7 +139,7 @@ def _check_folder(out: Path, run_id: str, *, locked: bool) -> None:
 
 
 def _grade_locked(ds: Any, by_id: dict[str, Any], lines: list[ResponseLine], responses: Path, out: Path,
-                  run_id: str, pot: PotSettings) -> tuple[int, int]:
+                  run_id: str, pot: PotSettings, paper: Any = None) -> tuple[int, int]:
     from nphe4v.core.records import SampleSink
 
     sink = SampleSink(out)
@@ -119,6 +154,11 @@ def _grade_locked(ds: Any, by_id: dict[str, Any], lines: list[ResponseLine], res
             texts[tid] = spec.text(spec.load(src.data))
         if line.prompt_mode == RECOGNITION_MODE:
             prompt = build_recognition_prompt(texts[tid], inst.images)
+        elif paper is not None and (kind := _paper_kind(line)) is not None:
+            from nphe4v.paper_prompts import PAPER_INPUTS, build_paper_prompt
+
+            prompt = build_paper_prompt(paper, inst.task, PAPER_INPUTS[inst.task](spec.load(inst.data)),
+                                        line.prompt_mode, inst.images, kind)  # type: ignore[arg-type]
         else:
             prompt = build_prompt(texts[tid], line.prompt_mode, inst.images)  # type: ignore[arg-type]
         key = SampleKey(

@@ -197,6 +197,9 @@ def grade(
     pot_timeout_s: Annotated[float, typer.Option(
         min=0.1, max=600, help="CPU-time limit of one PoT program, s (each process; a wall clock of 3x + 10 s backs it)")
     ] = 10.0,
+    prompt_assets: Annotated[str | None, typer.Option(
+        help="lines answering the papers' prompts (their template_version): a local checkout of the original "
+             "repository at the pinned commit")] = None,
 ) -> None:
     """Score responses produced elsewhere exactly as a live run would."""
     from cluster.grading import GradeError, grade_file
@@ -210,7 +213,7 @@ def grade(
         fail(f"--pot-isolation {pot_isolation}: expected strict or rlimits-only")
     try:
         n, new = grade_file(dataset, responses, out, PotSettings(isolation=pot_isolation, workers=pot_workers,
-                                                            timeout_s=pot_timeout_s))
+                                                            timeout_s=pot_timeout_s), prompt_assets)
     except (DatasetError, GradeError, RunLockError, ShardError, StorageError) as e:
         fail(str(e))
     except OSError as e:

@@ -466,3 +466,39 @@ def test_report_runs_table_says_which_prompt_set_each_run_used(tmp_path: Path):
         Run(tmp_path / "c", "c", {"config": {}}),  # a run from before the option sent the rewritten set
     ]
     assert runs_table(runs)["prompts"].to_list() == ["paper (lizhouf/NPHardEval4V@61e8020)", "rewritten", "rewritten"]
+
+
+def test_grade_scores_exported_paper_prompts_as_a_run_does(pinned: Path, dataset: Path, tmp_path: Path):
+    import hashlib as _h
+    import json as _json
+
+    from cluster.export import export_jsonl
+    from cluster.grading import GradeError, grade_file
+    from nphe4v.core.prompting import format_response
+    from nphe4v.core.records import read_samples
+    from nphe4v.paper_prompts import format_examples
+
+    ds = load_dataset(dataset)
+    export_jsonl(ds, tmp_path / "exp", recognition=False, prompts="paper", prompt_assets=str(pinned))
+    by_id = ds.by_id()
+    lines, sent = [], {}
+    for raw in (tmp_path / "exp" / "requests.jsonl").read_text(encoding="utf-8").splitlines():
+        line = _json.loads(raw)
+        answer = format_response(by_id[line["instance_id"]].gold.answer)
+        # the answer, then the paper prompt's own format example restated
+        example = next(e for e in format_examples(line["prompt"]) if isinstance(e, str))
+        line["response"] = answer + "\n<final_answer>" + example + "</final_answer>"
+        sent[(line["instance_id"], line["prompt_mode"])] = _h.sha256(line["prompt"].encode()).hexdigest()
+        lines.append(_json.dumps(line))
+    responses = tmp_path / "responses.jsonl"
+    responses.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    n, _ = grade_file(dataset, responses, tmp_path / "graded", prompt_assets=str(pinned))
+    rows = read_samples(tmp_path / "graded")
+    assert n == len(lines) == rows.height
+    assert set(rows["verdict"]) == {"correct"}
+    assert all(tv.endswith("-api") for tv in rows["template_version"])
+    for r in rows.iter_rows(named=True):
+        assert r["prompt_sha256"] == sent[(r["instance_id"], r["prompt_mode"])]
+    with pytest.raises(GradeError, match=r"papers' prompts: .*prompt_assets") as e:
+        grade_file(dataset, responses, tmp_path / "graded2", prompt_assets=str(tmp_path / "none"))
+    assert "\n" not in str(e.value)
