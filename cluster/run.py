@@ -19,6 +19,8 @@ from filelock import FileLock, Timeout
 from cluster import interrupts
 from cluster.config import ConfigError, DatasetSpec, GenerateSpec, RunConfig
 from cluster.plan import check_prompt_assets, prompt_set_label
+from cluster.run_manifest import RUN_MANIFEST
+from cluster.run_manifest import write_manifest as _write_manifest
 from cluster.runlock import foreign_files, run_lock
 from nphe4v.core.dataset import Dataset, DatasetError, load_dataset
 from nphe4v.core.hashing import sha256_json
@@ -29,8 +31,6 @@ from nphe4v.core.shards import StorageError, storage_error
 from nphe4v.generate import generate_version
 from nphe4v.progress import Bar
 from nphe4v.tasks import TASK_MODULES
-
-RUN_MANIFEST = "manifest.json"
 
 
 class RunFolderError(ValueError):
@@ -496,47 +496,3 @@ def _totals(out: Path) -> dict[str, Any]:
         infra_errors=(pl.col("status") == "infra_error").sum(),
     ).sort("model")
     return {r["model"]: {k: v for k, v in r.items() if k != "model"} for r in agg.iter_rows(named=True)}
-
-
-# The top-level status is written padded to this width (JSON allows the blanks), so that a manifest that
-# cannot be rewritten (a full disk) can still have its status overwritten in place, in the bytes it already
-# holds: a run stopped by the disk never leaves `running` behind.
-_STATUS_ROOM = len('"interrupted"') + 2
-_STATUS_AT = '\n  "status": '
-
-
-def _write_manifest(out: Path, manifest: dict[str, Any]) -> None:
-    tmp = out / f".{RUN_MANIFEST}.tmp"
-    text = json.dumps(manifest, indent=2, sort_keys=True, default=str) + "\n"
-    status = json.dumps(manifest.get("status"))
-    text = text.replace(f"{_STATUS_AT}{status}", f"{_STATUS_AT}{status.ljust(_STATUS_ROOM)}", 1)
-    try:
-        tmp.write_text(text)
-        os.replace(tmp, out / RUN_MANIFEST)
-    except OSError as e:
-        tmp.unlink(missing_ok=True)
-        if manifest.get("status") != "running":
-            _overwrite_status(out / RUN_MANIFEST, "failed" if manifest["status"] == "complete" else
-                              str(manifest["status"]))
-        raise (storage_error(e, out / RUN_MANIFEST) or e) from None
-
-
-def _overwrite_status(path: Path, status: str) -> None:
-    """Overwrite the top-level status of the manifest on disk in place (no new block needed); a manifest
-    that could not be rewritten as `complete` says `failed` (its samples are on disk; a rerun completes it)."""
-    with contextlib.suppress(OSError, ValueError):
-        data = path.read_bytes()
-        at = data.find(_STATUS_AT.encode())
-        if at < 0:
-            return
-        start = at + len(_STATUS_AT)
-        end = data.find(b"\n", start)
-        room = data[start:end].rstrip(b",")
-        new = json.dumps(status).encode()
-        if len(new) > len(room):
-            return
-        with open(path, "r+b") as f:
-            f.seek(start)
-            f.write(new.ljust(len(room)))
-            f.flush()
-            os.fsync(f.fileno())

@@ -42,12 +42,13 @@ def _os_fail(e: OSError, out: Path) -> None:
 def generate(
     out: Annotated[Path, typer.Option(help="dataset folder to create")],
     benchmark: Annotated[str, typer.Option(help="nphardeval4v | graphverse")] = "nphardeval4v",
-    split: Annotated[str, typer.Option(help="graphverse: full | testmini | train")] = "testmini",
+    split: Annotated[str | None, typer.Option(help="graphverse: full | testmini (default) | train")] = None,
     limit: Annotated[int | None, typer.Option(help="graphverse: only the first N planned instances")] = None,
-    version: Annotated[str, typer.Option(help="version name, e.g. 2026-11")] = "v1",
+    version: Annotated[str | None, typer.Option(help="nphardeval4v: version name, e.g. 2026-11 (default v1)")] = None,
     seed: Annotated[int, typer.Option(help="root seed")] = 0,
-    per_level: Annotated[int, typer.Option(help="instances per task and level")] = 10,
-    tasks: Annotated[str | None, typer.Option(help="comma-separated subset of tasks")] = None,
+    per_level: Annotated[int | None, typer.Option(help="nphardeval4v: instances per task and level (default 10)")
+                         ] = None,
+    tasks: Annotated[str | None, typer.Option(help="nphardeval4v: comma-separated subset of tasks")] = None,
     workers: Annotated[int | None, typer.Option(help="processes (default: all cores)")] = None,
     source: Annotated[list[str] | None, typer.Option(
         "--source", metavar="NAME=PATH", help="graphverse: a local copy of a paper source (dblp, digg, flixster, lastfm, "
@@ -61,6 +62,19 @@ def generate(
     from nphe4v.generate import generate_version
     from nphe4v.progress import Bar
 
+    # an option the benchmark does not use is refused, never ignored: GraphVerse's split plan fixes its tasks,
+    # levels and version name (take a subset with --limit); NPHardEval4V has no split
+    given = {"--tasks": tasks, "--per-level": per_level} if benchmark == "graphverse" else \
+        {"--split": split, "--limit": limit}
+    unused = [flag for flag, value in given.items() if value is not None]
+    if benchmark == "graphverse" and version not in (None, f"graphverse-{split or 'testmini'}"):
+        fail(f"--version {version!r}: a GraphVerse dataset is named after its split "
+             f"(graphverse-{split or 'testmini'}); leave --version out")
+    if unused and benchmark in ("graphverse", "nphardeval4v"):
+        fail(f"{unused[0]} is not used by --benchmark {benchmark}"
+             + (" (its split fixes tasks, levels and version; take a subset with --limit)"
+                if benchmark == "graphverse" else " (--split and --limit are graphverse's)"))
+    split, version, per_level = split or "testmini", version or "v1", 10 if per_level is None else per_level
     if per_level < 1:
         fail(f"--per-level {per_level}: must be at least 1")
     if not re.match(VERSION_PATTERN, version) or ".." in version:
@@ -389,6 +403,10 @@ app.command(name="report")(_report_cmd)
 from nphe4v_cli.judge_card_command import judge_card as _judge_card_cmd  # noqa: E402
 
 app.command(name="judge-card")(_judge_card_cmd)
+
+from nphe4v_cli.preflight_command import preflight as _preflight_cmd  # noqa: E402
+
+app.command(name="preflight")(_preflight_cmd)
 
 
 def _report(run_dir: Path) -> None:

@@ -206,6 +206,20 @@ ROWS: list[Row] = [
         OK_DATASET + "models: [{name: g, backend: litellm, options: {model: openai/x, "
         "api_key_env: NPHE4V_TEST_NO_SUCH_KEY}}]\n", "--plan"),
      "API key missing: set the environment variable NPHE4V_TEST_NO_SUCH_KEY (a run would refuse to start)"),
+    # --- generate: an option the benchmark does not use is refused, never ignored
+    ("generate graphverse --tasks", "cli", lambda tmp, _ds: ["generate", "--benchmark", "graphverse", "--tasks",
+                                                             "GED,MCS", "--out", str(tmp / "gv")],
+     "--tasks is not used by --benchmark graphverse (its split fixes tasks, levels and version; take a subset "
+     "with --limit)"),
+    ("generate graphverse --per-level", "cli", lambda tmp, _ds: ["generate", "--benchmark", "graphverse",
+                                                                 "--per-level", "3", "--out", str(tmp / "gv")],
+     "--per-level is not used by --benchmark graphverse"),
+    ("generate graphverse --version of another split", "cli",
+     lambda tmp, _ds: ["generate", "--benchmark", "graphverse", "--split", "train", "--version", "graphverse-testmini",
+                       "--out", str(tmp / "gv")],
+     "--version 'graphverse-testmini': a GraphVerse dataset is named after its split (graphverse-train)"),
+    ("generate nphardeval4v --split", "cli", lambda tmp, _ds: ["generate", "--split", "train", "--out", str(tmp / "n")],
+     "--split is not used by --benchmark nphardeval4v"),
     ("grade empty responses", "cli", grade_argv(""), "r.jsonl: no response lines (the file is empty or blank)"),
     ("grade blank responses", "cli", grade_argv("\n  \n\n"), "r.jsonl: no response lines"),
     ("grade responses a FIFO", "cli",

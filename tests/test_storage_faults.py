@@ -238,7 +238,8 @@ def test_a_read_only_run_folder_is_one_line_everywhere(tiny_dataset, roomy_disk,
 def test_the_manifest_status_never_stays_running_on_a_full_disk(small_disk):
     """The final manifest cannot be written (disk full): the status on disk is overwritten in place, in the
     bytes the manifest already holds, so it never says `running` for a run that stopped."""
-    from cluster.run import RUN_MANIFEST, _write_manifest
+    from cluster.run_manifest import RUN_MANIFEST
+    from cluster.run_manifest import write_manifest as _write_manifest
 
     for final, shown in (("complete", "failed"), ("interrupted", "interrupted"), ("failed", "failed")):
         out = small_disk / f"run-{final}"

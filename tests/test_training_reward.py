@@ -135,6 +135,58 @@ def test_verl_signature():
     assert R.compute_score(R.DATA_SOURCE, text, json.loads(gt(inst)))["score"] == 1.0
 
 
+VERL_LOADER = """
+import importlib.util, json, os, sys
+# verl's loader (verl/utils/import_utils.py load_module, main branch and 0.9.x), as verl calls it for
+# `custom_reward_function.path` (get_custom_reward_fn -> load_extern_object): a file path is executed
+# under a generated name and NOT registered in sys.modules; `pkg://` imports the module by name
+def load_module(module_path, module_name=None):
+    if module_path.startswith("pkg://"):
+        return importlib.import_module(module_path[len("pkg://"):].replace("/", "."))
+    if module_path.startswith("file://"):
+        module_path = module_path[len("file://"):]
+    spec = importlib.util.spec_from_file_location(module_name or f"custom_module_{hash(os.path.abspath(module_path))}",
+                                                  module_path)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+rows = json.loads(sys.stdin.read())
+out = {}
+for path in sys.argv[1:]:
+    fn = getattr(load_module(path), "compute_score")
+    out[path] = [fn("graphverse", text, truth)["score"] for text, truth in rows]
+out["heavy"] = sorted(m for m in ("cv2", "scipy", "torch", "ray", "polars", "PIL") if m in sys.modules)
+print(json.dumps(out))
+"""
+
+
+def test_verl_loads_the_reward_from_the_documented_path_as_its_loader_does(tmp_path):
+    """`custom_reward_function.path: gie/training/reward.py` (docs/training.md), loaded the way verl's current
+    loader loads a file (not registered in sys.modules, which @dataclass with postponed annotations needs), and
+    `pkg://gie.training.reward`: both give the package's own scores, in a fresh interpreter whose reward
+    imports pulled in no image or array stack (cv2, scipy, torch ...) over every task."""
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    root = Path(__file__).resolve().parents[1]
+    rows = []
+    for inst in INSTANCES:
+        rows += [(answer(inst, inst.gold.answer, reference_reasoning(inst)), gt(inst)),
+                 (answer(inst, wrong_answer(inst), "I looked."), gt(inst))]
+    want = [R.compute_score(R.DATA_SOURCE, t, g)["score"] for t, g in rows]
+    doc = (root / "docs" / "training.md").read_text()
+    assert "path: gie/training/reward.py" in doc  # the path the docs give, relative to the project folder
+    p = subprocess.run([sys.executable, "-c", VERL_LOADER, "gie/training/reward.py", "pkg://gie.training.reward"],
+                       input=json.dumps(rows), capture_output=True, text=True, cwd=root, timeout=300,
+                       env={"PATH": "/usr/bin:/bin", "PYTHONPATH": str(root)})
+    assert p.returncode == 0, p.stderr[-3000:]
+    got = json.loads(p.stdout)
+    assert got["gie/training/reward.py"] == want and got["pkg://gie.training.reward"] == want
+    assert max(want) == 1.0 and min(want) < 1.0
+    assert got["heavy"] == [], f"the reward imported {got['heavy']}"
+
+
 # ------------------------------------------------------------------------------------------------ attacks
 
 PAD_REPEAT = "I carefully check every edge of the graph again. " * 2000

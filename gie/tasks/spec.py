@@ -7,8 +7,6 @@ from typing import Any
 
 from gie.levels import LEVEL_NUMBER, Level
 from gie.tasks.config import TaskConfig
-from gie.tasks.construction import build_data, solve_asked
-from gie.tasks.drawing import render_data
 from gie.tasks.instance import GVData
 from gie.tasks.prompt_text import task_text
 from nphe4v.core.schema import Gold, ParseError, Verdict
@@ -33,13 +31,21 @@ def build_spec(cfg: TaskConfig) -> TaskSpec[GVData]:
             "edits": list(cfg.edits),
         }
 
+    # generating and drawing need the image stack (cv2, PIL) and the solvers (scipy); reading and grading an
+    # answer do not: imported when used, so a trainer's reward (gie.training.reward) loads without them
     def generate(level: int, rng: random.Random) -> GVData:
+        from gie.tasks.construction import build_data
+
         return build_data(cfg, rng.choice(cfg.edits), rng, level=_level_name(level))
 
     def solve(data: GVData) -> Gold:
+        from gie.tasks.construction import solve_asked
+
         return solve_asked(cfg, data.asked_graphs(), data.query)
 
     def render(data: GVData) -> list[bytes]:
+        from gie.tasks.drawing import render_data
+
         return render_data(cfg, data)
 
     def text(data: GVData) -> TaskText:

@@ -34,8 +34,10 @@ Both are exposed in TRL's reward-function signature (`graphverse_reward(completi
 string `ground_truth_json(instance)`: task, the graph(s) the question is asked on, the query and the gold.
 """
 
-from __future__ import annotations
-
+# No `from __future__ import annotations` here: verl loads `custom_reward_function.path` by executing this file
+# under a generated name that it does not put in `sys.modules`, and `@dataclass` looks a class's module up
+# there to read string annotations (AttributeError on None). With annotations evaluated, the file loads that
+# way too (tests/test_training_reward.py loads it with verl's loader); forward references are quoted.
 import re
 from dataclasses import dataclass
 from functools import lru_cache
@@ -74,7 +76,7 @@ class RewardConfig(BaseModel):
     content_value: float = Field(0.30, ge=0, le=1)
 
     @model_validator(mode="after")
-    def _property(self) -> RewardConfig:
+    def _property(self) -> "RewardConfig":
         if self.content_value <= self.thinking_max:
             raise ValueError(f"content_value {self.content_value} must exceed thinking_max {self.thinking_max}: "
                              "otherwise padded reasoning could lift a wrong answer above a correct one")
@@ -107,7 +109,7 @@ class GroundTruth(BaseModel):
     instance_id: str = ""
 
     @model_validator(mode="after")
-    def _known(self) -> GroundTruth:
+    def _known(self) -> "GroundTruth":
         if self.task not in CATALOGUE:
             raise ValueError(f"task {self.task!r} is not a GraphVerse task ({', '.join(CATALOGUE)})")
         return self
