@@ -1,51 +1,94 @@
-"""Do surface statistics give TSP-D / GCP-D answers away? (issue 19 item 1)
+"""Do surface statistics give TSP-D / GCP-D answers away? (issues 19 item 1, 31 item 3)
 
-Per level, over a generated dataset (default 500 instances per level and task, seeds disjoint from the TSP-D
-threshold calibration), prints:
-- YES share;
-- leave-one-out accuracy of an L2-regularised logistic regression on all surface statistics together
-  (standardised), and the best single-statistic threshold rule; the target is <= 60 % at every level;
-- how often a textbook heuristic finds a certificate, so a reader sees how hard each level is: TSP-D - nearest
-  neighbour from city 0 + 2-opt finds a tour <= T (share of YES instances); GCP-D - DSatur finds a k-colouring
-  (share of YES instances), a greedy clique finds a clique of more than k vertices (share of NO instances).
+Per level, over a generated dataset (default 300 instances per level and task, seeds disjoint from the TSP-D
+threshold calibration), prints the YES share and the base rate (the constant answer's accuracy), then the
+5-fold cross-validated accuracy (stratified, shuffled, seed 0) of three learners on the whole feature set below:
+an L2 logistic regression (standardised), gradient boosting (scikit-learn `HistGradientBoostingClassifier`) and a
+random forest (300 trees); the best single-feature threshold rule; and, so a reader sees how hard each level
+is, how often a textbook heuristic finds a certificate (TSP-D: nearest neighbour from city 0 + 2-opt finds a tour
+<= T, share of YES; GCP-D: DSatur finds a k-colouring, share of YES; a greedy clique of more than k vertices,
+share of NO). Target: every TSP-D level and GCP-D levels 5-10 <= 62 % for every learner.
 
     PYTHONPATH=. nice -n 10 python bench/bench_decision_leaks.py [instances_per_level] [--task TSP-D|GCP-D]
 
-Surface statistics. TSP-D: node and edge counts, density and degree statistics (constant: the graph is
-complete), T, the sum / mean / sd / min / max of the distances, the minimum spanning tree's weight, the
-two-nearest bound, the convex hull's perimeter (from the coordinates), T / sum, T / (n x mean distance),
-T / MST, T / two-nearest, T / hull. GCP-D: node and edge counts, density, degree min / max / mean / sd,
-triangles, isolated vertices, degeneracy, k.
+The feature set is everything a solver does not construct (no tour, colouring, clique or cycle):
+TSP-D - city and pair counts; T; the distances' sum, mean, sd, min, max and quartiles; per city the nearest and
+second-nearest distance (mean, sd, max); the minimum spanning tree's weight; the two-nearest bound; the best
+1-tree bound (an MST on the other cities plus the two shortest edges of the one left out, maximised over it);
+the convex hull's perimeter and the number of cities on it; the distance matrix's three largest eigenvalues and
+its smallest; and T against every length-like statistic, as a ratio and as a difference (T / hull, T - hull,
+T / MST, T / 1-tree, ...).
+GCP-D - vertex and edge counts, density, k; degree min / max / mean / sd and the number of vertices of degree
+>= k; isolated vertices; triangles; average clustering and transitivity; degeneracy (+1 is an upper bound on
+chi); the adjacency spectrum's three largest and two smallest eigenvalues, the Laplacian's second smallest and
+largest; the spectral bounds on chi (Wilf 1 + lambda_max, Hoffman 1 - lambda_max / lambda_min) and each bound
+against k.
 """
 
 from __future__ import annotations
 
 import argparse
+import math
 import random
 import statistics
 import time
 
+import numpy as np
+
 from nphe4v.core.graph_solvers import adjacency, k_coloring, tour_length
-from nphe4v.core.leakage import best_threshold_accuracy, loo_logistic_accuracy
+from nphe4v.core.leakage import best_threshold_accuracy
 from nphe4v.tasks import gcpd, tspd
 from nphe4v.tasks.tsp_common import LENGTH_TOL, nearest_neighbour
 
-TARGET = 0.60
+TARGET = 0.62
+FOLDS = 5
+# GCP-D's target holds from this level on; below, the papers' sizes let a small obstruction decide (docs/deviations.md)
+GCPD_JUDGED_FROM = 5
+
+
+def _mst(dist: list[list[float]], cities: list[int]) -> float:
+    """Prim over `cities` (ties to the lowest id)."""
+    if len(cities) < 2:
+        return 0.0
+    best = {c: math.inf for c in cities}
+    best[cities[0]] = 0.0
+    left, total = set(cities), 0.0
+    while left:
+        u = min(left, key=lambda c: (best[c], c))
+        left.discard(u)
+        total += best[u]
+        for v in left:
+            best[v] = min(best[v], dist[u][v])
+    return total
+
+
+TSPD_FEATURES = (
+    "n", "pairs", "T", "sum", "mean", "sd", "min", "max", "q25", "median", "q75", "nn1_mean", "nn1_sd", "nn1_max",
+    "nn2_mean", "nn2_sd", "nn2_max", "mst", "two_nearest", "one_tree", "hull", "hull_cities", "eig1", "eig2",
+    "eig3", "eig_min", *(f"T/{k}" for k in ("sum", "mean", "max", "mst", "two_nearest", "one_tree", "hull")),
+    *(f"T-{k}" for k in ("mst", "two_nearest", "one_tree", "hull")),
+)
 
 
 def tspd_features(d: tspd.TSPDData) -> list[float]:
     n = d.num_cities
-    s = tspd.surface_stats(d.distances, d.coords or [])
-    pairs = [d.distances[i][j] for i in range(n) for j in range(i + 1, n)]
-    mean = s["sum"] / len(pairs)
-    sd = statistics.pstdev(pairs)
+    dist = d.distances
+    s = tspd.surface_stats(dist, d.coords or [])
+    pairs = np.array([dist[i][j] for i in range(n) for j in range(i + 1, n)])
+    near = np.array([sorted(dist[i][j] for j in range(n) if j != i)[:2] for i in range(n)])
+    one_tree = max(_mst(dist, [c for c in range(n) if c != r]) + near[r].sum() for r in range(n))
+    eig = np.sort(np.linalg.eigvalsh(np.array(dist)))
     hull = s["hull"]
     t = d.threshold
-    edges = len(pairs)
+    lengths = {"sum": s["sum"], "mean": float(pairs.mean()), "max": s["max"], "mst": s["mst"],
+               "two_nearest": s["two_nearest"], "one_tree": one_tree, "hull": hull}
     return [
-        n, edges, 1.0, n - 1, n - 1, n - 1, 0.0,  # counts, density, degree min / max / mean / sd
-        t, s["sum"], mean, sd, s["min"], s["max"], s["mst"], s["two_nearest"], hull,
-        t / s["sum"], t / (n * mean), t / s["mst"], t / s["two_nearest"], t / hull if hull else 0.0,
+        n, len(pairs), t, s["sum"], pairs.mean(), pairs.std(), s["min"], s["max"], *np.quantile(pairs, [0.25, 0.5, 0.75]),
+        near[:, 0].mean(), near[:, 0].std(), near[:, 0].max(), near[:, 1].mean(), near[:, 1].std(), near[:, 1].max(),
+        s["mst"], s["two_nearest"], one_tree, hull, len(tspd.hull_cities(d.coords or [])), eig[-1], eig[-2],
+        eig[-3] if n > 2 else 0.0, eig[0],
+        *(t / lengths[k] if lengths[k] else 0.0 for k in ("sum", "mean", "max", "mst", "two_nearest", "one_tree", "hull")),
+        *(t - lengths[k] for k in ("mst", "two_nearest", "one_tree", "hull")),
     ]
 
 
@@ -69,12 +112,34 @@ def tspd_certificate(d: tspd.TSPDData) -> bool:
     return tour_length(d.distances, tour) <= d.threshold + LENGTH_TOL
 
 
+GCPD_FEATURES = (
+    "n", "m", "density", "k", "deg_min", "deg_max", "deg_mean", "deg_sd", "deg>=k", "isolated", "triangles",
+    "clustering", "transitivity", "degeneracy", "adj1", "adj2", "adj3", "adj_min2", "adj_min", "lap2", "lap_max",
+    "wilf", "hoffman", "wilf-k", "hoffman-k", "degeneracy+1-k", "deg_max+1-k",
+)
+
+
 def gcpd_features(d: gcpd.GCPDData) -> list[float]:
-    n, m = d.num_vertices, len(d.edges)
+    n, m, k = d.num_vertices, len(d.edges), d.k
     degrees, triangles, degen = gcpd.surface_profile(n, d.edges)
+    a = np.zeros((n, n))
+    for u, v in d.edges:
+        a[u - 1, v - 1] = a[v - 1, u - 1] = 1.0
+    adj = np.sort(np.linalg.eigvalsh(a))
+    lap = np.sort(np.linalg.eigvalsh(np.diag(a.sum(1)) - a))
+    local = []
+    for i in range(n):
+        nb = np.flatnonzero(a[i])
+        pairs = len(nb) * (len(nb) - 1) / 2
+        local.append(a[np.ix_(nb, nb)].sum() / 2 / pairs if pairs else 0.0)
+    wedges = sum(x * (x - 1) / 2 for x in degrees)
+    wilf = 1 + adj[-1]
+    hoffman = 1 - adj[-1] / adj[0] if adj[0] < -1e-9 else 1.0
     return [
-        n, m, 2 * m / (n * (n - 1)), min(degrees), max(degrees), statistics.fmean(degrees),
-        statistics.pstdev(degrees), triangles, sum(x == 0 for x in degrees), degen, d.k,
+        n, m, 2 * m / (n * (n - 1)), k, min(degrees), max(degrees), statistics.fmean(degrees),
+        statistics.pstdev(degrees), sum(x >= k for x in degrees), sum(x == 0 for x in degrees), triangles,
+        float(np.mean(local)), 3 * triangles / wedges if wedges else 0.0, degen, adj[-1], adj[-2], adj[-3], adj[1],
+        adj[0], lap[1], lap[-1], wilf, hoffman, wilf - k, hoffman - k, degen + 1 - k, max(degrees) + 1 - k,
     ]
 
 
@@ -107,55 +172,91 @@ def greedy_clique(n: int, edges: list[tuple[int, int]]) -> int:
     return best
 
 
-def run_tspd(per_level: int) -> float:
-    worst = 0.0
-    print("TSP-D  level  n   YES   LOO-logistic  best-single  NN+2opt tour<=T (of YES)   gen s")
-    for level in range(1, 11):
+def cv_accuracies(feats: list[list[float]], labels: list[bool]) -> dict[str, float]:
+    """5-fold stratified CV accuracy of the three learners (a class with fewer than 5 members: the constant
+    answer's accuracy for all, nothing to learn)."""
+    from sklearn.ensemble import HistGradientBoostingClassifier, RandomForestClassifier
+    from sklearn.linear_model import LogisticRegression
+    from sklearn.model_selection import StratifiedKFold, cross_val_score
+    from sklearn.pipeline import make_pipeline
+    from sklearn.preprocessing import StandardScaler
+
+    x, y = np.array(feats, dtype=float), np.array(labels, dtype=int)
+    base = max(y.mean(), 1 - y.mean())
+    if min(y.sum(), len(y) - y.sum()) < FOLDS:
+        return {"logistic": base, "boosting": base, "forest": base}
+    folds = StratifiedKFold(n_splits=FOLDS, shuffle=True, random_state=0)
+    learners = {
+        "logistic": make_pipeline(StandardScaler(), LogisticRegression(C=1.0, max_iter=2000)),
+        "boosting": HistGradientBoostingClassifier(random_state=0),
+        "forest": RandomForestClassifier(n_estimators=300, min_samples_leaf=2, random_state=0, n_jobs=1),
+    }
+    return {name: float(cross_val_score(model, x, y, cv=folds).mean()) for name, model in learners.items()}
+
+
+HEADER = "level  {size:>2}  YES    base   logistic  boosting  forest  best-single  {cert}   gen s"
+
+
+def _row(level: int, size: str, labels: list[bool], acc: dict[str, float], single: float, cert: str,
+         dt: float) -> str:
+    yes = sum(labels) / len(labels)
+    return (f"  L{level:02d}  {size}  {yes:.3f}  {max(yes, 1 - yes):.3f}  {acc['logistic']:8.3f}  "
+            f"{acc['boosting']:8.3f}  {acc['forest']:6.3f}  {single:11.3f}  {cert}  {dt:6.1f}")
+
+
+def run_tspd(per_level: int, levels: range) -> dict[int, float]:
+    worst: dict[int, float] = {}
+    print("TSP-D " + HEADER.format(size="n", cert="NN+2opt tour<=T (of YES)"))
+    for level in levels:
         t0 = time.perf_counter()
         data = [tspd.generate(level, random.Random(f"leak-TSP-D-{level}-{i}")) for i in range(per_level)]
         labels = [tspd.solve(d).value == 1.0 for d in data]
         dt = time.perf_counter() - t0
         feats = [tspd_features(d) for d in data]
-        loo = loo_logistic_accuracy(feats, labels)
+        acc = cv_accuracies(feats, labels)
         single = max(best_threshold_accuracy([f[k] for f in feats], labels) for k in range(len(feats[0])))
         yes = [d for d, y in zip(data, labels, strict=True) if y]
         cert = sum(tspd_certificate(d) for d in yes) / max(len(yes), 1)
-        worst = max(worst, loo)
-        print(f"       L{level:02d}  {data[0].num_cities:2d}  {sum(labels) / len(labels):.3f}  {loo:12.3f}"
-              f"  {single:11.3f}  {cert:24.3f}  {dt:6.1f}")
+        worst[level] = max(acc.values())
+        print(_row(level, f"{data[0].num_cities:2d}", labels, acc, single, f"{cert:24.3f}", dt), flush=True)
     return worst
 
 
-def run_gcpd(per_level: int) -> float:
-    worst = 0.0
-    print("GCP-D  level  n  k   YES   LOO-logistic  best-single  DSatur k-col (of YES)  clique>k (of NO)   gen s")
-    for level in range(1, 11):
+def run_gcpd(per_level: int, levels: range) -> dict[int, float]:
+    worst: dict[int, float] = {}
+    print("GCP-D " + HEADER.format(size="n  k", cert="DSatur k-col (of YES)  clique>k (of NO)"))
+    for level in levels:
         t0 = time.perf_counter()
         data = [gcpd.generate(level, random.Random(f"leak-GCP-D-{level}-{i}")) for i in range(per_level)]
         dt = time.perf_counter() - t0
         labels = [k_coloring(d.num_vertices, d.edges, d.k) is not None for d in data]
         feats = [gcpd_features(d) for d in data]
-        loo = loo_logistic_accuracy(feats, labels)
+        acc = cv_accuracies(feats, labels)
         single = max(best_threshold_accuracy([f[k] for f in feats], labels) for k in range(len(feats[0])))
         yes = [d for d, y in zip(data, labels, strict=True) if y]
         no = [d for d, y in zip(data, labels, strict=True) if not y]
         col = sum(dsatur_colours(d.num_vertices, d.edges) <= d.k for d in yes) / max(len(yes), 1)
         clique = sum(greedy_clique(d.num_vertices, d.edges) > d.k for d in no) / max(len(no), 1)
-        worst = max(worst, loo)
-        print(f"       L{level:02d}  {data[0].num_vertices:2d}  {data[0].k}  {sum(labels) / len(labels):.3f}"
-              f"  {loo:12.3f}  {single:11.3f}  {col:21.3f}  {clique:16.3f}  {dt:6.1f}")
+        worst[level] = max(acc.values())
+        print(_row(level, f"{data[0].num_vertices:2d}  {data[0].k}", labels, acc, single,
+                   f"{col:21.3f}  {clique:16.3f}", dt), flush=True)
     return worst
 
 
 def main() -> None:
     p = argparse.ArgumentParser()
-    p.add_argument("per_level", nargs="?", type=int, default=500)
+    p.add_argument("per_level", nargs="?", type=int, default=300)
     p.add_argument("--task", choices=["TSP-D", "GCP-D"], action="append")
+    p.add_argument("--levels", default="1-10", help="e.g. 1-10 or 5-10")
     args = p.parse_args()
+    lo, _, hi = args.levels.partition("-")
+    levels = range(int(lo), int(hi or lo) + 1)
     for task in args.task or ["TSP-D", "GCP-D"]:
-        worst = run_tspd(args.per_level) if task == "TSP-D" else run_gcpd(args.per_level)
-        print(f"{task}: worst level LOO-logistic accuracy {worst:.3f}; target <= {TARGET:.2f}: "
-              f"{'PASS' if worst <= TARGET else 'MISS'}\n")
+        worst = run_tspd(args.per_level, levels) if task == "TSP-D" else run_gcpd(args.per_level, levels)
+        judged = {lv: a for lv, a in worst.items() if task == "TSP-D" or lv >= GCPD_JUDGED_FROM}
+        over = [f"L{lv}" for lv, a in judged.items() if a > TARGET]
+        print(f"{task}: worst learner accuracy on the judged levels {max(judged.values(), default=0):.3f}; target "
+              f"<= {TARGET:.2f}: {'PASS' if not over else 'MISS at ' + ', '.join(over)}\n")
 
 
 if __name__ == "__main__":
