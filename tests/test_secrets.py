@@ -88,6 +88,18 @@ def test_harmless_text_is_kept(text):
     assert secrets.redact(text) == text
 
 
+@pytest.mark.parametrize("header", ["Authorization: Bearer ", '"Authorization": "Bearer ', "x-api-key: ",
+                                    "Authorization: Basic ", "api_key=", "'api_key': '", "Bearer "])
+def test_redacting_redacted_text_changes_nothing(header):
+    """Text is redacted more than once (a record, then its log line, then the report): the marker stays the
+    marker (it once grew a bracket per pass: `Bearer [REDACTED]]]]`), and a key after it is still removed."""
+    once = secrets.redact(f"{header}sk-live-abcdef123456 rest")
+    assert "sk-live" not in once and secrets.REDACTED in once
+    assert secrets.redact(once) == once and secrets.redact(secrets.redact(once)) == once
+    assert secrets.redact(f"{header}{secrets.REDACTED}") == f"{header}{secrets.REDACTED}"
+    assert "]]" not in secrets.redact(secrets.redact(f"{header}{secrets.REDACTED}"))
+
+
 def test_secret_found_by_shape_in_a_config_is_then_removed_by_value():
     secret = "Learned" + pysecrets.token_hex(8)
     # free text teaches nothing (a shape there may be a false positive) ...
