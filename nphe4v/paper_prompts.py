@@ -56,13 +56,20 @@ CHANGES: dict[str, str] = {
                 "per model (BSP keeps its array, EDP and TSP-D drop the question)",
     "*text_only": "full_text_only: the figure+full_text text without its closing sentence (which says the "
                   "picture carries data) and with no image; the original sent a blank white picture",
-    "EDP": "none in the open runner (it sends both strings in the question); the API runners' missing strings "
-           "are not reproduced",
+    "EDP": "full-text modes send the question with both strings, as the open runner does (the API runners' "
+           "missing strings are not reproduced); figure+limited_text leaves the question out as the papers' "
+           "limited-text runner did, so the strings are only in the figure (that mode's definition)",
     "SPP": "start and end are the instance's endpoints (the original takes the first and last node of the list, "
            "which our generator may not use as endpoints); the Kosmos-2 `<grounding>` prefix is not sent",
     "MSP": "the question gets the number of participants: the runner passes the whole participants dict, "
            "whose repr was printed inside the sentence",
 }
+
+
+# Pieces figure+limited_text leaves out, as the papers' limited-text runners did, where the piece carries data the
+# figure shows (EDP's question holds both strings). TSP-D's runner also dropped its question there, but the
+# distance limit is in no picture of theirs: that omission was a bug and is not reproduced.
+LIMITED_DROPS: dict[str, tuple[str, ...]] = {"EDP": ("Initial_question",)}
 
 
 class PaperPromptError(ValueError):
@@ -300,6 +307,11 @@ def paper_text(ps: PaperPromptSet, task: str, inputs: PaperInputs, mode: str, ki
     segs = list(recipe.segs)
     if mode == "figure+limited_text":
         keep = segs[: recipe.last_piece() + 1]
+        for key in LIMITED_DROPS.get(task, ()):
+            # the piece and the separator the runner wrote after it
+            i = next((i for i, s in enumerate(keep) if s.kind == "piece" and s.text == key), None)
+            if i is not None:
+                del keep[i : i + (2 if i + 1 < len(keep) and keep[i + 1].kind == "const" else 1)]
         # the prompt file's own sentence for a figure that carries the data, then the runner's cue if any
         tail = [Seg("const", "\n"), Seg("piece", "Figure_only")]
         segs = keep + tail + [s for s in segs if s.kind == "tail" and _CUE.fullmatch(s.text)]
