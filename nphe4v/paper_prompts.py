@@ -59,8 +59,9 @@ CHANGES: dict[str, str] = {
     "EDP": "full-text modes send the question with both strings, as the open runner does (the API runners' "
            "missing strings are not reproduced); figure+limited_text leaves the question out as the papers' "
            "limited-text runner did, so the strings are only in the figure (that mode's definition)",
-    "SPP": "start and end are the instance's endpoints (the original takes the first and last node of the list, "
-           "which our generator may not use as endpoints); the Kosmos-2 `<grounding>` prefix is not sent",
+    "SPP": "start and end are the instance's own endpoints: node 0 and node n-1 by default, the original's first "
+           "and last node (a dataset generated with endpoints='chosen' names others); the Kosmos-2 `<grounding>` "
+           "prefix is not sent",
     "MSP": "the question gets the number of participants: the runner passes the whole participants dict, "
            "whose repr was printed inside the sentence",
 }
