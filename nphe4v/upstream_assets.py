@@ -117,7 +117,7 @@ def resolve_assets(source: AssetSource, timeout_s: float = 30.0) -> Path:
             continue
         if why != "missing":
             # a corrupted or foreign cached file is replaced, never used
-            target.unlink()
+            target.unlink(missing_ok=True)
         if not source.download:
             raise AssetsMissing(how_to_get(root))
         _download(source.base_url.rstrip("/") + "/" + rel, target, rel, pins, timeout_s, root)
@@ -137,7 +137,11 @@ def _download(url: str, target: Path, rel: str, pins: dict[str, str], timeout_s:
     if got != pins[rel]:
         raise AssetsMissing(f"{url}: SHA-256 {got[:12]}... is not the pinned {pins[rel][:12]}... of {rel}; "
                             "refused")
-    target.parent.mkdir(parents=True, exist_ok=True)
     tmp = target.with_name(target.name + f".part-{os.getpid()}")
-    tmp.write_bytes(data)
-    os.replace(tmp, target)  # atomic: a reader sees the whole file or none
+    try:
+        target.parent.mkdir(parents=True, exist_ok=True)
+        tmp.write_bytes(data)
+        os.replace(tmp, target)  # atomic: a reader sees the whole file or none
+    except OSError as e:
+        raise AssetsMissing(f"{target}: cannot write the downloaded {rel} into the cache: {e.strerror or e} "
+                            f"(set XDG_CACHE_HOME, or prompt_assets: PATH to a checkout)") from None

@@ -507,3 +507,17 @@ def test_grade_scores_exported_paper_prompts_as_a_run_does(pinned: Path, dataset
     with pytest.raises(GradeError, match=r"papers' prompts: .*prompt_assets") as e:
         grade_file(dataset, responses, tmp_path / "graded2", prompt_assets=str(tmp_path / "none"))
     assert "\n" not in str(e.value)
+
+
+def test_a_cache_that_cannot_be_written_is_one_line(tmp_path: Path):
+    shared = shared_or_skip("peers", "nphardeval4v")
+    served = tmp_path / "served"
+    (served / "Open").mkdir(parents=True)
+    shutil.copyfile(shared / "Open" / "prompts.py", served / "Open" / "prompts.py")
+    blocker = tmp_path / "cache-is-a-file"
+    blocker.write_text("x", encoding="utf-8")  # the cache root is a file: nothing can be created under it
+    with _Server(served) as srv:
+        with pytest.raises(AssetsMissing, match="cannot write the downloaded Open/prompts.py") as e:
+            resolve_assets(AssetSource(cache_root=blocker, base_url=srv.url,
+                                       pins=(("Open/prompts.py", PINNED_FILES["Open/prompts.py"]),)))
+    assert "\n" not in str(e.value)
