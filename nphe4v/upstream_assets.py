@@ -15,6 +15,7 @@ A file whose bytes differ from the pin is refused in one line naming it; nothing
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import os
 import urllib.error
@@ -76,7 +77,10 @@ def _check(path: Path, rel: str, pins: dict[str, str]) -> str | None:
     """None when `path` holds the pinned bytes of `rel`, else why not (one phrase)."""
     if not path.is_file():
         return "missing"
-    data = path.read_bytes()
+    try:
+        data = path.read_bytes()
+    except OSError as e:
+        return f"unreadable ({e.strerror or e})"
     got = _sha256(data)
     return None if got == pins[rel] else f"SHA-256 {got[:12]}..., pinned {pins[rel][:12]}..."
 
@@ -116,8 +120,9 @@ def resolve_assets(source: AssetSource, timeout_s: float = 30.0) -> Path:
         if why is None:
             continue
         if why != "missing":
-            # a corrupted or foreign cached file is replaced, never used
-            target.unlink(missing_ok=True)
+            # a corrupted or foreign cached file is replaced, never used (a write below says why if it cannot be)
+            with contextlib.suppress(OSError):
+                target.unlink()
         if not source.download:
             raise AssetsMissing(how_to_get(root))
         _download(source.base_url.rstrip("/") + "/" + rel, target, rel, pins, timeout_s, root)
