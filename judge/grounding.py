@@ -32,11 +32,13 @@ from dataclasses import dataclass, field
 from typing import Any, Literal
 
 from judge.evidence import Evidence
+from judge.reader import Claim, Lexicon, read
 from judge.rule_checks import ClaimChecks, Context, Step, context_for
 from judge.rule_grammar import edge_key
 from judge.rule_scorer import claims_region
 from judge.rule_v3 import v3_of
 from judge.schema import Fact, JudgeStep, claim_key, verdict_fields
+from judge.vgr4 import lexicon
 
 _SPACE = re.compile(r"\s+")
 _WORD = re.compile(r"[0-9A-Za-z_]+")
@@ -139,6 +141,77 @@ def fact_in_quote(fact: Fact, quote: str, names: frozenset[str] | None = None) -
         elif normalise(word) not in flat:
             return False
     return True
+
+
+def _same_walk(a: list[str], b: list[str]) -> bool:
+    if a == b or a == b[::-1]:
+        return True
+    if len(a) > 2 and a[0] == a[-1] and len(b) > 2 and b[0] == b[-1]:
+        return _canonical_path(a) == _canonical_path(b)
+    return False
+
+
+def _near(x: float | None, y: float | None) -> bool:
+    return x is not None and y is not None and abs(x - y) < 1e-6
+
+
+def reader_states(fact: Fact, quote: str, lex: Lexicon) -> bool:
+    """Whether the claim reader, run on the quote alone, reads the fact's relation there (not only its node
+    names): `A: B, C` states the adjacencies A-B and A-C, never the edge B-C. Colours and degrees, which the
+    reader does not read and which never earn, are grounded by `fact_in_quote` alone."""
+    if fact.type in ("color", "degree", "none"):
+        return True
+    nodes = [str(n) for n in fact.nodes if n is not None]
+    if any(n not in lex.names for n in nodes):
+        return True  # a node the graph does not have: such a fact can only be false (an error), never credit
+    claims: list[Claim] = read(quote, lex).claims
+    value = fact.value if isinstance(fact.value, float) else None
+    if fact.type == "mapping" and (len(fact.nodes) < 2 or fact.nodes[1] is None):
+        return True  # a deletion: the reader has no form for it; its node is checked in the quote
+    for c in claims:
+        cn = list(c.nodes)
+        if fact.type == "edge" and len(nodes) == 2:
+            u, v = nodes
+            if c.kind in ("edge", "pairnum") and {u, v} == set(cn) and (value is None or _near(c.value, value)):
+                return True
+            if c.kind == "walk" and any({u, v} == {a, b} for a, b in zip(cn, cn[1:] + cn[:1] if c.closed else cn[1:],
+                                                                         strict=False)):
+                hop = len(cn) == 2 and (_near(dict(c.nums).get(1), value) or _near(c.value, value))
+                if value is None or hop:
+                    return True
+            if c.kind in ("adj", "neigh") and ((cn[0] == u and v in cn[1:]) or (cn[0] == v and u in cn[1:])):
+                return value is None
+        elif fact.type == "non_edge" and len(nodes) == 2:
+            if c.neutral and set(nodes) <= set(cn):
+                return True
+        elif fact.type == "distance" and len(nodes) == 2:
+            if c.kind in ("dist", "pairnum") and set(cn) == set(nodes) and _near(c.value, value):
+                return True
+            if c.kind == "walk" and {cn[0], cn[-1]} == set(nodes) and (
+                    _near(c.value, value) or _near(dict(c.nums).get(len(cn) - 1), value)):
+                return True
+            starts = {x.nodes[0] for x in claims if x.kind == "walk"}
+            if c.kind == "walk" and any(  # a running total beside a node of a walk that starts at the other end
+                    _near(v, value) and ((cn[i] == nodes[1] and nodes[0] in starts)
+                                         or (cn[i] == nodes[0] and nodes[1] in starts)) for i, v in c.nums):
+                return True
+        elif fact.type == "path" and c.kind == "walk":
+            walk = cn + [cn[0]] if c.closed else cn
+            if _same_walk(walk, nodes) or _same_walk(cn, nodes):
+                total = c.value if c.value is not None else dict(c.nums).get(len(cn) - 1)
+                return value is None or _near(total, value)
+        elif fact.type == "set" and c.kind == "set":
+            want = _SET_LABELS.get(_label(fact.value).replace("_", " "), _SET_LABELS.get(_label(fact.value), ""))
+            if set(cn) == set(nodes) and (not want or want == c.prop):
+                return True
+        elif fact.type == "neighbors" and c.kind in ("adj", "neigh") and nodes and cn[0] == nodes[0]:
+            if set(cn[1:]) == set(nodes[1:]):
+                return True
+        elif fact.type == "mapping" and c.kind == "map" and cn == nodes[:2]:
+            return True
+        elif fact.type == "assign" and c.kind == "assign" and cn == nodes[:1] and c.prop == _label(fact.value):
+            return True
+    return False
 
 
 # ------------------------------------------------------------------------------------------------ checks
@@ -310,6 +383,8 @@ def ground_verdict(evidence: Evidence, response: str, steps: Iterable[JudgeStep]
             reason = "quote not in the response"
         elif fact is not None and not fact_in_quote(fact, quote, ctx.names):
             reason = "fact not in its quote"
+        elif fact is not None and not reader_states(fact, quote, lexicon(evidence, ctx)):
+            reason = "the quote does not state the fact"
         if reason is not None:
             out.dropped.append({"quote": quote[:300], "fact": None if st.fact is None else st.fact.model_dump(),
                                 "reason": reason})

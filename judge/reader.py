@@ -28,6 +28,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 MAX_READ_CHARS = 200_000
+PROGRAM = "\x00program"  # marks a line of a ```python block (its transcription is perception)
 
 # ------------------------------------------------------------------------------------------ vocabulary
 
@@ -97,7 +98,7 @@ _TABLE_SEP = re.compile(r"^\s*\|?\s*:?-{2,}")
 _SENT_SPLIT = re.compile(r"(?<=[.!?;])\s+(?=\S)|[。；！？]")
 _TOKEN = re.compile(
     r"(?P<num>\d+(?:\.\d+)?)(?![A-Za-z_])"
-    r"|(?P<word>[A-Za-z0-9_À-ɏ][A-Za-z0-9_'À-ɏ]*)"
+    r"|(?P<word>[A-Za-z0-9_À-ɏ]+(?:'t(?![A-Za-z]))?)"
     r"|(?P<arrow>-+>|=+>|→|⟶|⇒|➔|➜|↦|⟹|⇢|⟼)"
     r"|(?P<bi><-+>|↔|⟷|<=>)"
     r"|(?P<dash>-{1,2}|–{1,2}|—|―|−)"
@@ -224,9 +225,10 @@ class _Statement:
         self.out: list[Claim] = []
         self.question = False
         self.walk_start: str | None = None
+        self.negated = bool(self.kws & {"neg", "rej"}) or any(t.t == "neq" for t in toks)
 
     def claim(self, kind: str, nodes: Iterable[str], **kw: Any) -> None:
-        neutral = bool(self.kws & {"neg", "rej"}) or "neq" in {t.t for t in self.toks} or self.question
+        neutral = self.negated or self.question
         if self.code and kind in ("walk", "dist", "set", "neigh", "map", "assign"):
             neutral = True  # a program's logic is not a claim; what it prints is read elsewhere
         self.out.append(Claim(kind, tuple(nodes), pos=self.pos, soft=self.soft, neutral=neutral, code=self.code,
@@ -251,7 +253,8 @@ class _Statement:
                 and len(self.nodes) <= 2 and self._numbers():
             self._dist()
             return self.out
-        if self._has_arrow() or ({"path", "tour", "cycle"} & self.kws and len(self.nodes) >= 2):
+        if self._has_arrow() or ({"path", "tour", "cycle"} & self.kws and len(self.nodes) >= 2) \
+                or self._chain_like():
             self._walk()
             return self.out
         self._edges()
@@ -262,6 +265,19 @@ class _Statement:
     def _has_arrow(self, symbols_only: bool = False) -> bool:
         return any(t.t == "arrow" or (not symbols_only and t.t == "kw" and t.v in ("to", "then"))
                    for t in self.toks) and len(self.nodes) >= 2
+
+    def _chain_like(self) -> bool:
+        """`A - B - C` (three or more nodes joined by dashes) or `(A, B, C) with length 12`: a walk."""
+        if len(self.nodes) < 3:
+            return False
+        gaps: set[str] = set()
+        seen = 0
+        for t in self.toks:
+            if t.t == "node":
+                seen += 1
+            elif 0 < seen < len(self.nodes) and t.t not in ("lp", "rp"):
+                gaps.add(t.t)
+        return gaps == {"dash"} or (gaps == {"sep"} and bool(self.kws & {"dist", "total"}))
 
     def _d_paren(self) -> bool:
         return any(t.t == "word" and t.v == "d" and i + 1 < len(self.toks) and self.toks[i + 1].t == "lp"
@@ -290,6 +306,9 @@ class _Statement:
                         i = j + 1
                         continue
             i += 1
+        if not pairs and "map" in self.kws and len(self.nodes) == 2 and self.nodes[0] in self.lex.g1 \
+                and self.nodes[1] in self.lex.g2:
+            pairs = [(self.nodes[0], self.nodes[1])]  # "pair (A, X) of the mapping"
         if not pairs or "edge" in self.kws and "map" not in self.kws:
             return False
         if len(pairs) * 2 < len(self.nodes) and "map" not in self.kws:
@@ -372,8 +391,16 @@ class _Statement:
             return
         listed = [n for n in dict.fromkeys(self.nodes) if n != head]
         if not listed:
+            if "neigh" in self.kws and not self._numbers():  # "N(S) = {}": an empty neighbourhood
+                q = self.lex.query
+                query = self.lex.task == "CN" and head in (str(q.get("source")), str(q.get("target")))
+                self.claim("neigh" if query else "adj", (head,), complete=True)
             return
         q = self.lex.query
+        nums = self._numbers()
+        if len(listed) == 1 and len(nums) == 1 and self.lex.task != "CN":
+            self.claim("edge", (head, listed[0]), value=nums[0])  # "A is connected to B (weight 5)"
+            return
         complete = "neigh" in self.kws and "conn" not in self.kws
         if self.lex.task == "CN" and head in (str(q.get("source")), str(q.get("target"))):
             self.claim("neigh", (head, *listed), complete=complete)
@@ -602,6 +629,7 @@ def statements(text: str, lex: Lexicon) -> list[tuple[str, bool, bool]]:
     in_code = False
     code_lang = ""
     json_resume = 0
+    csv_resume = 0
     dec = json.JSONDecoder()
     offsets: list[int] = []
     off = 0
@@ -620,14 +648,21 @@ def statements(text: str, lex: Lexicon) -> list[tuple[str, bool, bool]]:
             continue
         code = in_code and code_lang in ("python", "py", "python3")
         s = ln.strip()
+        if code:
+            out.append((PROGRAM + " " + s, False, True))
+            i += 1
+            continue
         # JSON of any shape, at a line start
         if s[:1] in "{[" and offsets[i] >= json_resume and not code:
             start = offsets[i] + (len(ln) - len(ln.lstrip()))
             try:
                 val, end = dec.raw_decode(text, start)
             except ValueError as e:
-                json_resume = start + max(1, getattr(e, "pos", start) - start) if hasattr(e, "pos") else start + 1
+                # resume past where the decode failed, so a long broken block is scanned once, not per line
+                json_resume = max(start + 1, int(getattr(e, "pos", start + 1) or start + 1))
                 val, end = None, None
+            except RecursionError:  # nesting no answer has: no JSON is decoded from here on
+                json_resume, val, end = len(text) + 1, None, None
             if end is not None and isinstance(val, (dict, list)):
                 for flat in _flatten_json(val):
                     out.append((flat, False, False))
@@ -658,10 +693,19 @@ def statements(text: str, lex: Lexicon) -> list[tuple[str, bool, bool]]:
             i = j
             continue
         # CSV: a header line without node names, then rows with as many commas
-        if "," in s and not code and i + 2 < n + 1 and not any(t.t == "node" for t in _tokens(s, lex)):
+        if "," in s and not code and offsets[i] >= csv_resume and not any(t.t == "node" for t in _tokens(s, lex)):
             j = i + 1
             block = []
-            while j < n and lines[j].strip() and len(next(csv.reader([lines[j]]), [])) == s.count(",") + 1:
+            first: list[str] | None = None
+            while j < n and lines[j].strip():
+                row = next(csv.reader([lines[j]]), [])
+                if len(row) != s.count(",") + 1:
+                    break
+                kinds = [_cell_kind(c.strip(), lex) for c in row]
+                if first is not None and any(k != f and "empty" not in (k, f) for k, f in zip(kinds, first,
+                                                                                         strict=True)):
+                    break  # a row whose cells hold other things: the block has ended
+                first = first or kinds
                 block.append(lines[j])
                 j += 1
             if block and _is_csv_block([s, *block]):
@@ -670,6 +714,7 @@ def statements(text: str, lex: Lexicon) -> list[tuple[str, bool, bool]]:
                     out.append((st, True, False))
                 i = j
                 continue
+            csv_resume = offsets[j] if j < n else off  # not a CSV block: its lines never start another scan
         body = _MARKER.sub("", ln, count=1).strip()
         # nested lists: single-node items under a header ending with ":" join that header
         if body.endswith(":") and not code:
@@ -696,7 +741,7 @@ def statements(text: str, lex: Lexicon) -> list[tuple[str, bool, bool]]:
     return out
 
 
-_GRAPH_CTX = re.compile(r"(?i)\b(?:graph|molecule|g)\s*_?\s*(1|2|one|two)\b|\b(first|second)\s+(?:graph|molecule)")
+_GRAPH_CTX = re.compile(r"(?i)\b(?:graph|molecule|g)\s*(?:_\s*)?(1|2|one|two)\b|\b(first|second)\s+(?:graph|molecule)")
 
 
 def read(text: str, lex: Lexicon) -> Reading:
@@ -707,6 +752,7 @@ def read(text: str, lex: Lexicon) -> Reading:
     words = 0
     last: list[Claim] = []
     walk_start: str | None = None
+    in_program = False
     for pos, (s, soft, code) in enumerate(statements(text, lex)):
         if lex.paired:
             ms = list(_GRAPH_CTX.finditer(s))
@@ -714,6 +760,13 @@ def read(text: str, lex: Lexicon) -> Reading:
             if m is not None:
                 w = (m.group(1) or m.group(2) or "").lower()
                 graph = 0 if w in ("1", "one", "first") else 1
+        if code and s.startswith(PROGRAM):
+            s = s[len(PROGRAM) + 1:]
+            if not in_program:  # a program was read: its transcription is perception, never "unreadable"
+                reading.claims.append(Claim("note", (), pos=pos, neutral=True, code=True))
+                in_program = True
+        else:
+            in_program = False
         toks = _tokens(s, lex)
         words += sum(1 for t in toks if t.t in ("word", "kw"))
         seen_nodes.update(t.v for t in toks if t.t == "node")
@@ -726,6 +779,8 @@ def read(text: str, lex: Lexicon) -> Reading:
             if len(nums) == 1 and kws & {"total", "dist"} and last and last[-1].kind == "walk" \
                     and last[-1].value is None:
                 last[-1].value = nums[0]  # "Total: 12" on the line after a walk: that walk's total
+            elif len(nums) == 1 and "weight" in kws and last and last[-1].kind == "edge" and last[-1].value is None:
+                last[-1].value = nums[0]  # {"edge": [A, B], "weight": 5}: that edge's weight
             continue
         st = _Statement(toks, lex, pos, soft, code, graph)
         st.walk_start = walk_start

@@ -120,7 +120,7 @@ def render(f: Fact, k: int = 0) -> str:
     elif t == "mapping":
         a, x = ns
         x = "nothing (deleted)" if x is None else x
-        forms = [f"{a} -> {x}", f"{a} ↔ {x}", f"{a} = {x}", f"{a} maps to {x}", f"({a}, {x})", f"| {a} | {x} |",
+        forms = [f"{a} -> {x}", f"{a} ↔ {x}", f"{a} = {x}", f"{a} maps to {x}", f"pair ({a}, {x}) of the mapping", f"| {a} | {x} |",
                  json.dumps({a: x}), f"{a} corresponds to {x}"]
     elif t == "assign":
         n = ns[0]

@@ -231,7 +231,8 @@ def _truth(ev, fact: dict) -> str:
     from judge.grounding import ground_verdict
     from judge.schema import JudgeVerdict
 
-    quote = " ".join(str(n) for n in fact["nodes"])
+    # the quote states the relation (the grounded judge reads it with the claim reader, issue 30 item 4)
+    quote = " -- ".join(str(n) for n in fact["nodes"])
     text = f"<root><reasoning>\n{quote}\n</reasoning><final_answer>{{}}</final_answer></root>"
     verdict = JudgeVerdict.model_validate({"steps": [{"quote": quote, "fact": fact, "correct": True}],
                                           "final_answer_match": False})
