@@ -262,8 +262,8 @@ def _default_prompts() -> str:
 
 
 class RunConfig(Strict):
-    name: str = "run"
-    out: str = "runs/demo"
+    name: str = Field("run", max_length=200, description="the run's name (first part of its run id)")
+    out: str = Field("runs/demo", max_length=4096, description="run folder")
     datasets: list[DatasetSpec] = Field(min_length=1)
     models: list[ModelSpec] = Field(min_length=1)
     prompt_modes: list[PromptMode] = Field(default_factory=lambda: list(PROMPT_MODES))

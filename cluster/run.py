@@ -276,7 +276,12 @@ def check_folder_path(path: Path, flag: str, error: type[Exception] = DatasetErr
     """A folder path given by `flag` that cannot be a folder (a file, or a file on the way) is refused in one
     line, without creating anything (so --plan may call it)."""
     for p in (path, *path.parents):
-        if p.exists():
+        try:
+            exists = p.exists()
+        except OSError as e:  # a name longer than the file system takes, a loop of links
+            shown = str(path) if len(str(path)) <= 200 else str(path)[:200] + "..."
+            raise error(f"{shown}: {flag}: {e.strerror or e}; choose another {flag}") from None
+        if exists:
             if not p.is_dir():
                 what = flag if p == path else f"{flag}'s parent {p}"
                 raise error(f"{path}: {what} is a file, not a folder; choose another {flag}")

@@ -99,7 +99,11 @@ def report(
     if samples_per_group < 0 or max_chars < 1 or max_images < 0:
         _fail("--samples-per-group and --max-images must be >= 0 and --max-chars >= 1")
     for run_dir in run_dirs:
-        if not (run_dir / "samples").is_dir():
+        try:
+            found = (run_dir / "samples").is_dir()
+        except OSError as e:  # a name too long for the file system, a loop of links
+            _fail(f"{str(run_dir)[:200]}: {e.strerror or e}")
+        if not found:
             _fail(f"{run_dir}/samples: not found (is {run_dir} a run folder?)")
     spec = _comparisons(comparisons)
     catalogue = _model_catalogue()

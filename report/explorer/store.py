@@ -110,7 +110,11 @@ class Store:
     def __init__(self, run_dirs: Sequence[str | Path], n_boot: int = analysis.DEFAULT_BOOT,
                  background_intervals: bool = False) -> None:
         for d in run_dirs:
-            if not Path(d, "manifest.json").is_file():
+            try:
+                found = Path(d, "manifest.json").is_file()
+            except OSError as e:  # a name too long for the file system, a loop of links
+                raise StoreError(f"{str(d)[:200]}: {e.strerror or e}") from None
+            if not found:
                 raise StoreError(f"{d}: not a run folder (no manifest.json)")
         self.runs = analysis.load_runs(list(run_dirs))
         for r in self.runs:
