@@ -88,11 +88,10 @@ def totals_bound(limits: SandboxLimits = DEFAULT_LIMITS) -> str:
     if not why:
         return (f"cgroup: {limits.memory_mb} MB of memory, {limits.max_processes} processes and "
                 f"{limits.timeout_s:g} CPU s for all the program's processes together")
-    return (f"no cgroup ({why}): each process has {limits.memory_mb} MB of address space and "
-            f"{limits.cpu_limit_s} CPU s, at most {limits.max_processes} processes (so at most "
-            f"{limits.max_processes * limits.memory_mb} MB plus the {limits.disk_mb} MB /tmp, and "
-            f"{limits.max_processes * (limits.cpu_limit_s + 1)} CPU s, the wall-clock backstop cutting it at "
-            f"{limits.wall_limit_s:g} s)")
+    return (f"no cgroup ({why}): in strict mode init sums the CPU time and proportional memory of the "
+            f"program's processes every 0.1 s and ends the run past {limits.timeout_s:g} CPU s or "
+            f"{limits.memory_mb} MB; besides, each process has {limits.memory_mb} MB of address space and "
+            f"{limits.cpu_limit_s} CPU s, at most {limits.max_processes} processes")
 
 
 def run_program(source: str, *, stdin: str = "", limits: SandboxLimits = DEFAULT_LIMITS,

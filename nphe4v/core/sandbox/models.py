@@ -12,8 +12,9 @@ Isolation = Literal["strict", "rlimits-only"]
 POT_ERRORS = ("timeout", "memory", "output_limit", "forbidden_import", "filesystem", "network",
               "process_limit", "signal", "syntax_error", "runtime_error", "killed")
 
-WEAKER_NOTE = ("rlimits-only: no namespaces, so the program can read the user's files and reach the "
-               "network; only rlimits, a cleared environment and the audit hook apply")
+WEAKER_NOTE = ("rlimits-only: no namespaces, so the program can read the user's files and may reach the "
+               "network; only rlimits, a cleared environment, the audit hook and, where available, the seccomp "
+               "filter and a cgroup apply")
 
 
 class SandboxUnavailable(Exception):
