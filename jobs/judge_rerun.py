@@ -172,9 +172,11 @@ def main(argv: list[str] | None = None) -> int:
     locks = ExitStack()
 
     def hold(folder: Path) -> None:
+        from nphe4v.core.shards import StorageError
+
         try:
             locks.enter_context(run_lock(folder.resolve(), "judge_rerun"))
-        except RunLockError as e:
+        except (RunLockError, StorageError) as e:  # held by another, or a read-only / full file system
             locks.close()
             raise UsageError(str(e)) from None
 
@@ -288,6 +290,13 @@ def cli(argv: list[str] | None = None) -> int:
     except KeyboardInterrupt:
         print("judge_rerun: interrupted; judgments written so far are kept; rerun to continue", file=sys.stderr)
         return 130
+    except Exception as e:
+        from nphe4v.core.shards import StorageError
+
+        if not isinstance(e, StorageError):  # a full or read-only disk while writing: one line naming the file
+            raise
+        print(f"judge_rerun: error: {e}", file=sys.stderr)
+        return 2
 
 
 if __name__ == "__main__":

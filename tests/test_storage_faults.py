@@ -203,6 +203,19 @@ def _grade_tiny(ds: Path, tmp_path: Path, out: Path) -> subprocess.CompletedProc
     return _in_process("grade", "--dataset", str(ds), "--responses", str(resp), "--out", str(out))
 
 
+def _judge_rerun(argv: list[str], capsys) -> subprocess.CompletedProcess:
+    """jobs/judge_rerun.py's cli() in this process."""
+    import importlib.util
+
+    spec = importlib.util.spec_from_file_location("judge_rerun_job", ROOT / "jobs" / "judge_rerun.py")
+    mod = importlib.util.module_from_spec(spec)
+    sys.modules[spec.name] = mod
+    spec.loader.exec_module(mod)
+    capsys.readouterr()
+    rc = mod.cli(argv)
+    return subprocess.CompletedProcess(argv, rc, "", capsys.readouterr().err)
+
+
 def _one_error_line(p: subprocess.CompletedProcess) -> str:
     lines = [ln for ln in p.stderr.splitlines() if ln.strip()]
     assert p.returncode == 2 and len(lines) == 1 and "Traceback" not in p.stderr + p.stdout, (p.returncode, p.stderr)
@@ -225,6 +238,8 @@ def test_a_read_only_run_folder_is_one_line_everywhere(tiny_dataset, roomy_disk,
     assert _one_error_line(fresh) == f"error: read-only file system creating {roomy_disk}/new"
     rep = _in_process("report", str(run))
     assert _one_error_line(rep) == f"error: read-only file system writing {run}/leaderboard.csv"
+    rerun = _judge_rerun(["--run", str(run), "--judge", "rule-based"], capsys)
+    assert _one_error_line(rerun) == f"judge_rerun: error: read-only file system locking {run}/.nphe4v.lock"
     cfg = tmp_path / "c.yaml"
     cfg.write_text(f"datasets: [{{path: {tiny_dataset}}}]\nmodels: [{{name: oracle}}]\nprompts: rewritten\n")
     for out in (roomy_disk / "empty", roomy_disk / "new2"):  # eval_all never starts Ray: the lock comes first
