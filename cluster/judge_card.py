@@ -18,7 +18,7 @@ from pathlib import Path
 from typing import Any
 
 from cluster.judge_work import Work, resolve_spec, result_record, rule_record
-from judge.card import evaluate, grade_line, write_card
+from judge.card import FAMILIES, evaluate, grade_line, write_card
 from judge.card_families import CardInput, Case, cases_for
 from judge.evidence import build_evidence, gold_text
 from judge.llm_judge import JudgeItem, JudgeSpec, LLMJudge, cache_key
@@ -116,9 +116,12 @@ def llm_scorer(spec: JudgeSpec, cache_dir: Path | None = None) -> Scorer:
 
 def run_card(instances: Sequence[Instance], judge: str, out: Path, *, options: dict[str, Any] | None = None,
              scorer: Scorer | None = None, label: str | None = None, dataset: str = "",
+             families: Sequence[str] | None = None,
              progress: Callable[[int, int], None] | None = None) -> CardRun:
     """Generate the card's cases over `instances`, score them with `judge` (or `scorer`), write the table,
-    the figure and the grade into `out`."""
+    the figure and the grade into `out`. `families`: only these (a name, or a prefix ending in `:` such as
+    `derivation:`), e.g. to bound what an API judge costs; the base responses the chosen ones are compared
+    to are scored with them."""
     t0 = time.perf_counter()
     spec = resolve_spec(judge, options or {})
     template = RULE_VERSION if spec.is_rule else spec.template_obj().version
@@ -126,11 +129,14 @@ def run_card(instances: Sequence[Instance], judge: str, out: Path, *, options: d
         scorer = rule_scorer if spec.is_rule else llm_scorer(spec, out / "judge_cache")
     by_id = {i.instance_id: i for i in instances}
     inputs = card_inputs(instances)
+    wanted = _wanted(families) if families else None
     pairs: list[tuple[Case, Work]] = []
     mislabelled: list[str] = []
     for inp in inputs:
         inst = by_id[inp.instance_id]
         for c in cases_for(inp):
+            if wanted is not None and not _chosen(c, wanted):
+                continue
             verdict = score_answer(inst, c.text)[0].verdict
             if (verdict == "correct") != c.right:
                 mislabelled.append(c.case_id)
@@ -156,6 +162,23 @@ def run_card(instances: Sequence[Instance], judge: str, out: Path, *, options: d
     _write_scores(out, pairs, scores)
     _figure(out, name, rows)
     return CardRun(name, rows, grade_line(name, rows), doc, scores, cases, mislabelled, wall)
+
+
+def _wanted(families: Sequence[str]) -> set[str]:
+    """The families to generate for a choice: the chosen ones, the members a spread family compares, and the
+    base responses an addition (pad_*) or invented steps are measured against."""
+    out: set[str] = set()
+    for f in families:
+        out.add(f)
+        prop = FAMILIES.get(f)
+        out.update(prop.members if prop else ())
+        if f.startswith("pad_") or f == "invented_steps":
+            out.update(("derivation:arrows", "derivation_wrong:arrows"))
+    return out
+
+
+def _chosen(c: Case, wanted: set[str]) -> bool:
+    return c.family in wanted or any(w.endswith(":") and c.family.startswith(w) for w in wanted)
 
 
 def _write_scores(out: Path, pairs: Sequence[tuple[Case, Work]], scores: dict[str, float | None]) -> None:

@@ -104,7 +104,8 @@ def _row(name: str, p: Property, n: int, nulls: int, fails: int, vals: Sequence[
                p.text, bool(fails == 0 and extra_ok and n > 0))
 
 
-def _spread(name: str, p: Property, by_family: Mapping[str, list[Case]], scores: Mapping[str, float | None]) -> Row:
+def _spread(name: str, p: Property, by_family: Mapping[str, list[Case]],
+            scores: Mapping[str, float | None]) -> Row | None:
     groups: dict[str, list[float]] = defaultdict(list)
     nulls = 0
     for m in p.members:
@@ -114,7 +115,9 @@ def _spread(name: str, p: Property, by_family: Mapping[str, list[Case]], scores:
                 nulls += 1
             else:
                 groups[c.instance_id].append(s)
-    spreads = [max(v) - min(v) for v in groups.values() if v]
+    spreads = [max(v) - min(v) for v in groups.values() if len(v) > 1]  # one notation alone compares nothing
+    if not spreads and not nulls:
+        return None
     return _row(name, p, len(spreads), nulls, sum(s > p.limit for s in spreads), spreads, max(spreads, default=None))
 
 
@@ -163,7 +166,8 @@ def evaluate(cases: Sequence[Case], scores: Mapping[str, float | None]) -> list[
     rows = []
     for name, p in FAMILIES.items():
         if p.kind == "spread":
-            rows.append(_spread(name, p, by_family, scores))
+            if (row := _spread(name, p, by_family, scores)) is not None:
+                rows.append(row)
         elif by_family.get(name):
             rows.append(_family(name, p, by_family[name], scores))
     return rows

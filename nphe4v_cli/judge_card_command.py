@@ -31,6 +31,8 @@ def judge_card(
     api_base: Annotated[str | None, typer.Option(help="endpoint of an OpenAI-compatible judge server")] = None,
     options: Annotated[str, typer.Option(help="JudgeSpec fields as JSON")] = "{}",
     workers: Annotated[int | None, typer.Option(help="processes generating the testmini")] = None,
+    families: Annotated[str | None, typer.Option(help="comma-separated families (or prefixes such as "
+                                                      "'derivation:') to run, e.g. to bound an API judge's cost")] = None,
 ) -> None:
     """The judge card: a generated, labelled meta-evaluation set; the judge's table, figure and grade."""
     from pydantic import ValidationError
@@ -42,6 +44,13 @@ def judge_card(
     from nphe4v.core.dataset import DatasetError, load_dataset
     from nphe4v.core.validation import first_error
 
+    if families is not None:
+        from judge.card import FAMILIES
+
+        unknown = [f for f in families.split(",") if f.strip() and f.strip() not in FAMILIES
+                   and not any(k.startswith(f.strip()) and f.strip().endswith(":") for k in FAMILIES)]
+        if unknown:
+            _fail(f"--families: {unknown[0].strip()!r} is no family of the card (judge.card.FAMILIES)")
     if limit is not None and limit < 1:
         _fail(f"--limit {limit}: must be at least 1")
     if seed < 0:
@@ -93,7 +102,8 @@ def judge_card(
     def progress(done: int, total: int) -> None:
         print(f"judge card: {done}/{total} responses scored", file=sys.stderr)
 
-    run = run_card(instances, judge, out, options=opts, dataset=str(dataset), progress=progress)
+    chosen = [f.strip() for f in families.split(",") if f.strip()] if families else None
+    run = run_card(instances, judge, out, options=opts, dataset=str(dataset), families=chosen, progress=progress)
     typer.echo(markdown(run.rows))
     if run.mislabelled:
         typer.echo(f"{len(run.mislabelled)} generated responses left out: the verifier judged their final answer "

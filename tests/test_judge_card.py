@@ -189,17 +189,20 @@ def test_card_fails_the_v3_rule_judge(tmp_path):
 def test_card_llm_judge_over_http(tmp_path):
     """An LLM judge through litellm over real HTTP (the fake server answers in the grounded schema: two
     unstructured steps, VGR 50 for a right answer, 0 for a wrong one); a rerun is served by the card's cache."""
-    sl = [i for i in SLICE if i.task == "SD"]
+    sl = [i for i in SLICE if i.task in ("SD", "MCP")]
+    fams = ["bare_right", "bare_wrong", "wrong_transcription", "pad_negatives", "derivation:"]
     with JudgeFake() as fake:
-        opts = {"api_base": fake.base_url, "max_concurrency": 4, "timeout_s": 20, "max_malformed": 1}
-        run = run_card(sl, "hosted_vllm/fake-judge", tmp_path, options=opts)
+        opts = {"api_base": fake.base_url, "max_concurrency": 8, "timeout_s": 20, "max_malformed": 1}
+        run = run_card(sl, "hosted_vllm/fake-judge", tmp_path, options=opts, families=fams)
         n = fake.count
-        assert n == len(run.scores) > 40
+        assert n == len(run.scores) > 30
+        assert {r.family for r in run.rows} == {"bare_right", "bare_wrong", "wrong_transcription", "pad_negatives",
+                                                "notation_spread", *(f"derivation:{x}" for x in STRUCTURED)}
         rows = {r.family: r for r in run.rows}
         assert rows["bare_right"].mean == 50.0 and rows["bare_wrong"].passed
         assert not rows["derivation:arrows"].passed  # this judge never credits a derivation: the card says so
         assert run.grade.startswith("judge card: hosted_vllm/fake-judge")
-        again = run_card(sl, "hosted_vllm/fake-judge", tmp_path, options=opts)
+        again = run_card(sl, "hosted_vllm/fake-judge", tmp_path, options=opts, families=fams)
         assert fake.count == n and again.grade == run.grade
 
 
