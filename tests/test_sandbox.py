@@ -590,3 +590,29 @@ def test_without_a_cgroup_init_bounds_the_totals(monkeypatch, userns):
     assert (r.error, r.stdout) == ("runtime_error", GOLD + "\n"), r
     r = _no_cgroup("import os\nprint(os.uname().nodename, os.path.exists('/proc'))", ONE_S)
     assert r.ok and r.stdout == "sandbox False\n", r  # init's proc is not the program's
+
+
+def test_groups_left_by_a_dead_scorer_are_swept_and_a_run_leaves_none():
+    from nphe4v.core.sandbox import cgroup
+
+    if cgroup.probe():
+        pytest.skip(f"no cgroup here: {cgroup.probe()}")
+    group, _ = cgroup.RunCgroup.create(64, 4)
+    assert group is not None
+    parents = sorted({d.parent for d in group.dirs.values()})
+    group.remove()
+    dead = next(p for p in range(4_000_000, 4_100_000) if not os.path.exists(f"/proc/{p}"))
+    stale = [p / f"nphe4v-sandbox-{dead}-0" for p in parents]
+    alive = [p / f"nphe4v-sandbox-{os.getpid()}-0" for p in parents]
+    try:
+        for d in stale + alive:
+            d.mkdir()
+        cgroup._sweep.__wrapped__(tuple(str(p) for p in parents))
+        assert not any(d.exists() for d in stale) and all(d.exists() for d in alive)
+    finally:
+        for d in stale + alive:
+            if d.exists():
+                d.rmdir()
+    mine = f"nphe4v-sandbox-{os.getpid()}-"  # other processes' runs may be going on beside this one
+    assert run_program("print(1)", limits=ONE_S).ok
+    assert [n for p in parents for n in os.listdir(p) if n.startswith(mine)] == []

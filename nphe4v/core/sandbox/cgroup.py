@@ -26,6 +26,7 @@ from pathlib import Path
 _V1_CONTROLLERS = ("memory", "cpu", "cpuacct", "pids")
 _V2_CONTROLLERS = ("memory", "cpu", "pids")
 _PERIOD_US = 100_000
+_PREFIX = "nphe4v-sandbox-"
 
 
 @functools.cache
@@ -86,7 +87,8 @@ class RunCgroup:
             return None, "not root: a cgroup of our own needs root (or a delegated cgroup v2 subtree)"
         v1, v2 = _mounts()
         own = _own_paths()
-        name = f"nphe4v-sandbox-{secrets.token_hex(6)}"
+        # the creator's pid in the name: a group left by a scorer that was SIGKILLed is swept by the next one
+        name = f"{_PREFIX}{os.getpid()}-{secrets.token_hex(4)}"
         made: dict[str, Path] = {}
         try:
             if all(c in v1 for c in _V1_CONTROLLERS):
@@ -117,6 +119,7 @@ class RunCgroup:
             else:
                 return None, "no cgroup hierarchy with the memory, cpu and pids controllers is mounted"
             group._limit(memory_mb, max_processes)
+            _sweep(tuple(sorted({str(d.parent) for d in made.values()})))
             return group, ""
         except OSError as e:
             RunCgroup(made, v2=v2 is not None and "unified" in made).remove()
@@ -220,6 +223,26 @@ class RunCgroup:
             return int(f.read_text()) / 2**20
         except (OSError, ValueError):
             return None
+
+
+@functools.cache
+def _sweep(parents: tuple[str, ...]) -> None:
+    """Once per process: remove the groups of scorers that died without removing theirs (their pid is gone)."""
+    for parent in parents:
+        try:
+            names = [n for n in os.listdir(parent) if n.startswith(_PREFIX)]
+        except OSError:
+            continue
+        for n in names:
+            pid = n[len(_PREFIX):].partition("-")[0]
+            if not pid.isdigit() or os.path.exists(f"/proc/{pid}"):
+                continue
+            d = Path(parent) / n
+            if not RunCgroup._pids(d):  # empty: its processes are gone too (never kill from here)
+                try:
+                    d.rmdir()
+                except OSError:
+                    pass
 
 
 @functools.cache
