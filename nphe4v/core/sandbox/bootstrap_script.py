@@ -9,7 +9,9 @@ only the standard library, and
   working folder, sockets and name lookups, running other programs and signalling other processes;
 * classifies the program's own end (MemoryError -> memory, a failed fork -> process_limit, a file over
   the size limit or a full disk -> filesystem, a SyntaxError -> syntax_error, any other exception ->
-  runtime_error) on fd 3, so the host never parses tracebacks.
+  runtime_error) on fd 3, so the host never parses tracebacks. fd 3 is the program's as much as ours: the
+  host reads it as a description of a failure that init's status (on a pipe the program never holds)
+  confirms, never as the verdict.
 
 The hook is defence in depth and the classifier of attempts; the boundary is the kernel's (namespaces,
 rlimits, no capabilities), which holds even for code that gets past the hook.
