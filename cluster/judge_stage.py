@@ -58,7 +58,7 @@ from judge.vgr import JUDGE_MANIFEST, JUDGMENTS_DIR
 from nphe4v.core import secrets
 from nphe4v.core.ratelimit import LimitSettings, get_or_create_limiter_actor
 from nphe4v.core.records import read_samples
-from nphe4v.core.shards import ShardWriter
+from nphe4v.core.shards import ShardWriter, storage_error
 
 __all__ = ["BENCHMARK", "JudgeStageStats", "JudgeStream", "print_stats", "run_judge_stage"]
 
@@ -399,10 +399,14 @@ def _record_default(out: Path, spec: JudgeSpec, template: str, repeat: int) -> N
     judges = man.setdefault("judges", [])
     if ident not in judges:
         judges.append(ident)
-    p.parent.mkdir(parents=True, exist_ok=True)
     tmp = p.with_name(f".{p.name}.tmp")
-    tmp.write_text(json.dumps(man, indent=2, sort_keys=True) + "\n")
-    os.replace(tmp, p)
+    try:
+        p.parent.mkdir(parents=True, exist_ok=True)
+        tmp.write_text(json.dumps(man, indent=2, sort_keys=True) + "\n")
+        os.replace(tmp, p)
+    except OSError as e:  # a full or read-only disk: one line naming the file, no temporary left
+        tmp.unlink(missing_ok=True)
+        raise (storage_error(e, p) or e) from None
 
 
 def print_stats(stats: JudgeStageStats) -> None:

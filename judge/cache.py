@@ -25,6 +25,7 @@ class JudgeCache:
         self.hits = 0
         self.misses = 0
         self.writes = 0
+        self.failed_writes = 0  # a full or read-only disk: entries not kept (the judgments are)
 
     def path(self, key: str) -> Path:
         return self.root / key[:2] / f"{key}.json"
@@ -51,13 +52,20 @@ class JudgeCache:
         if value.get("status") != "ok":
             raise ValueError("only successful judgments are cached")
         p = self.path(key)
-        p.parent.mkdir(parents=True, exist_ok=True)
         text = json.dumps({"cache_version": CACHE_VERSION, "key": key, "value": value}, ensure_ascii=False,
                           sort_keys=True)
         text = secrets.redact(text) or text
         tmp = p.with_name(f".{p.name}.{uuid.uuid4().hex[:8]}.tmp")
-        tmp.write_text(text, encoding="utf-8")
-        os.replace(tmp, p)
+        try:
+            p.parent.mkdir(parents=True, exist_ok=True)
+            tmp.write_text(text, encoding="utf-8")
+            os.replace(tmp, p)
+        except OSError:
+            # a full or read-only disk: the cache only saves asking again, the judgment itself is written (or
+            # refused in one line) by the run's writer; no partial entry is left behind
+            tmp.unlink(missing_ok=True)
+            self.failed_writes += 1
+            return
         self.writes += 1
 
     def __len__(self) -> int:

@@ -285,3 +285,19 @@ def test_the_html_report_on_a_full_disk_is_one_line_and_the_last_report_stays_wh
     line = _one_error_line(again)
     assert line.startswith(f"error: no space left on device writing {run}/"), line
     assert html.read_bytes() == kept and not list(run.glob("**/.*.tmp"))
+
+
+def test_the_judge_cache_on_a_full_disk_keeps_nothing_partial_and_does_not_stop_the_judging(small_disk):
+    """The cache only saves asking a judge again: a write the disk refuses is skipped (counted), leaves no
+    temporary, and a later read finds no entry (never a cut one)."""
+    from judge.cache import JudgeCache
+
+    cache = JudgeCache(small_disk / "judge_cache")
+    cache.put("k" * 64, {"status": "ok", "steps": []})
+    assert cache.writes == 1
+    filler = fill(small_disk)
+    cache.put("j" * 64, {"status": "ok", "steps": ["x" * 50_000]})
+    assert (cache.writes, cache.failed_writes) == (1, 1)
+    assert cache.get("j" * 64) is None and cache.get("k" * 64) is not None
+    assert not list(small_disk.glob("**/.*.tmp"))
+    filler.unlink()
