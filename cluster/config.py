@@ -13,7 +13,6 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_valida
 from judge.schema import RULE_JUDGE
 from nphe4v.baselines import BASELINES
 from nphe4v.core.dataset import LEVELS
-from nphe4v.core.hashing import sha256_json
 from nphe4v.core.prompting import VISION_MODE
 from nphe4v.core.schema import PROMPT_MODES, PromptMode
 from nphe4v.core.validation import first_error
@@ -99,10 +98,6 @@ class GenerateSpec(Strict):
             d["sources"] = self.sources or None
         return {"benchmark": benchmark, **d}
 
-    def cache_key(self, benchmark: str) -> str:
-        """Hash of the whole spec: a cached dataset is reused only for exactly the same request."""
-        return sha256_json(self.normalized(benchmark))[:12]
-
 
 class DatasetSpec(Strict):
     benchmark: Literal["nphardeval4v", "graphverse"] = "nphardeval4v"
@@ -169,7 +164,7 @@ class ModelSpec(Strict):
     graphverse_modes: list[GraphVerseMode] = Field(
         default_factory=lambda: [VISION_MODE], min_length=1,
         description="GraphVerse prompt modes: vision (reasoning + answer, the paper's direct inference) and/or "
-        "pot (a program that prints the answer, run in the sandbox; seed 002 §5.3)")
+        "pot (a program that prints the answer, run in the sandbox; GraphVerse paper §5.3)")
 
     @field_validator("graphverse_modes")
     @classmethod

@@ -39,6 +39,10 @@ from nphe4v.core.dataset import DatasetManifest, build_instance, write_dataset
 from nphe4v.core.rng import derive_seed, rng_for
 from nphe4v.core.schema import Instance
 
+# As `nphe4v.generate.GENERATOR_REVISION`: bumped whenever a split's bytes for the same seed change (pinned in
+# tests/test_generator_revision.py); cached dataset folders are keyed on it.
+GENERATOR_REVISION = "2026-12-04"
+
 Split = Literal["full", "testmini", "train"]
 SPLITS: tuple[Split, ...] = ("full", "testmini", "train")
 FULL_PER_TASK = 1000

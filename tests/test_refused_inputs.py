@@ -229,6 +229,14 @@ ROWS: list[Row] = [
      "--version 'graphverse-testmini': a GraphVerse dataset is named after its split (graphverse-train)"),
     ("generate nphardeval4v --split", "cli", lambda tmp, _ds: ["generate", "--split", "train", "--out", str(tmp / "n")],
      "--split is not used by --benchmark nphardeval4v"),
+    ("grade dataset manifest not UTF-8", "cli", lambda tmp, ds: ["grade", "--dataset", str(damaged(tmp, ds, b"\xff{")),
+                                                                  "--responses", str(write(tmp, "r.jsonl", grade_line())),
+                                                                  "--out", str(tmp / "run")],
+     "d/manifest.json: field (top level): Invalid JSON"),
+    ("grade dataset manifest a FIFO", "cli", lambda tmp, ds: ["grade", "--dataset", str(damaged(tmp, ds, None)),
+                                                               "--responses", str(write(tmp, "r.jsonl", grade_line())),
+                                                               "--out", str(tmp / "run")],
+     "d/manifest.json: not a regular file"),
     ("grade empty responses", "cli", grade_argv(""), "r.jsonl: no response lines (the file is empty or blank)"),
     ("grade blank responses", "cli", grade_argv("\n  \n\n"), "r.jsonl: no response lines"),
     ("grade responses a FIFO", "cli",
@@ -249,6 +257,20 @@ def fifo(path: Path) -> Path:
 
     os.mkfifo(path)
     return path
+
+
+def damaged(tmp: Path, ds: Path, manifest: bytes | None) -> Path:
+    """A copy of the dataset whose manifest is `manifest` (None: a FIFO)."""
+    import shutil
+
+    d = tmp / "d"
+    shutil.copytree(ds, d)
+    (d / "manifest.json").unlink()
+    if manifest is None:
+        fifo(d / "manifest.json")
+    else:
+        (d / "manifest.json").write_bytes(manifest)
+    return d
 
 
 def loop(tmp: Path) -> Path:
@@ -342,14 +364,15 @@ def test_defaults_written_out_or_not_share_one_cache_folder(tmp_path, benchmark,
 
 
 def test_cache_folders_of_configs_that_leave_defaults_implicit_keep_their_names(tmp_path):
-    """The normalisation is the form these specs already had: the shipped configs' cached datasets stay put."""
+    """The normalisation is the form these specs already had: the shipped configs' cached datasets stay put
+    within a generator revision (the pins move when `GENERATOR_REVISION` does: tests/test_generator_revision.py)."""
     spec = DatasetSpec(benchmark="graphverse", generate=GenerateSpec(version="graphverse-testmini", seed=2026))
-    assert dataset_path(spec, tmp_path).name == "graphverse-testmini-seed2026-4d232597f1a7"
+    assert dataset_path(spec, tmp_path).name == "graphverse-testmini-seed2026-d8dffec5b1d2"
     demo = DatasetSpec(benchmark="graphverse",
                        generate=GenerateSpec(version="graphverse-testmini", seed=2026, limit=51))
-    assert dataset_path(demo, tmp_path).name == "graphverse-testmini-seed2026-limit51-f8a2f39a3f93"
+    assert dataset_path(demo, tmp_path).name == "graphverse-testmini-seed2026-limit51-2a8f4542d853"
     paper = DatasetSpec(generate=GenerateSpec(version="paper-2026", seed=2026, per_level=10))
-    assert dataset_path(paper, tmp_path).name == "paper-2026-seed2026-n10-46f1b74854d7"
+    assert dataset_path(paper, tmp_path).name == "paper-2026-seed2026-n10-61d789ba1b1e"
     # different datasets still differ
     other = [GenerateSpec(version="graphverse-testmini", seed=2027), GenerateSpec(version="graphverse-full", seed=2026),
              GenerateSpec(version="graphverse-testmini", seed=2026, limit=5)]
