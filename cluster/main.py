@@ -47,7 +47,8 @@ def _main(args: RunArgs) -> int:
     try:
         cfg = load_config(args.config, {"out": args.out})
         if args.dataset:
-            if not Path(args.dataset, "manifest.json").is_file():
+            # lexists never raises (a name too long is "not found"); one that exists is read by load_dataset
+            if not os.path.lexists(Path(args.dataset, "manifest.json")):
                 raise DatasetError(f"{args.dataset}/manifest.json: not found (--dataset must be a dataset folder)")
             cfg.datasets = [DatasetSpec(path=args.dataset)]
         if args.models:
@@ -75,6 +76,8 @@ def _main(args: RunArgs) -> int:
                       + (f"; {len(refused) - 1} more in the plan)" if len(refused) > 1 else ")"), file=sys.stderr)
                 return 2
             return 0
+        if cfg.preflight:
+            cfg.models = preflight_first(cfg)
         paths: list[Path] = []
         out = execute(cfg, data_root=Path(args.data_root), then=lambda o: paths.extend(_reports(o, args.no_html)))
     except RunInterrupted as e:
@@ -96,6 +99,29 @@ def _main(args: RunArgs) -> int:
         return 2
     print("report: " + ", ".join(map(str, paths)) + f"\nsamples: {out}/samples/\nmanifest: {out}/manifest.json")
     return 0
+
+
+def preflight_first(cfg) -> list:
+    """`preflight: true`: start each model once (cluster.preflight, on the run's Ray) and keep the models
+    that passed; each one left out is one line on stderr. None left: a ConfigError."""
+    from cluster.config import ConfigError
+    from cluster.preflight import preflight
+    from cluster.run import init_ray
+    from cluster.runlock import printable
+
+    if any(m.backend == "vllm" for m in cfg.models):
+        init_ray(cfg)
+    rows = {r.model: r for r in preflight(cfg)}
+    kept = []
+    for m in cfg.models:
+        r = rows[m.name]
+        if r.status == "fail":
+            print(printable(f"preflight: model {m.name} refused: {r.reason}"), file=sys.stderr)
+        else:
+            kept.append(m)
+    if not kept:
+        raise ConfigError("preflight: every model failed; nothing to run")
+    return kept
 
 
 def check_config_options(cfg: object) -> None:

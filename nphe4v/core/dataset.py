@@ -9,6 +9,7 @@ Layout of a dataset folder:
 from __future__ import annotations
 
 import json
+import stat
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -199,10 +200,17 @@ def load_dataset(root: str | Path, *, check_images: bool = True) -> Dataset:
     """Load and validate a dataset folder; any problem is a one-line DatasetError naming file and field."""
     root = Path(root)
     mpath = root / MANIFEST
-    if not mpath.is_file():
-        raise DatasetError(f"{mpath}: not found (is {root} a dataset folder made by `nphe4v generate`?)")
     try:
-        manifest = DatasetManifest.model_validate_json(mpath.read_text())
+        st = mpath.stat()
+        if not stat.S_ISREG(st.st_mode):  # a FIFO would block, a device never ends
+            raise DatasetError(f"{mpath}: not a regular file (is {root} a dataset folder made by `nphe4v generate`?)")
+        data = mpath.read_bytes()
+    except (FileNotFoundError, NotADirectoryError):
+        raise DatasetError(f"{mpath}: not found (is {root} a dataset folder made by `nphe4v generate`?)") from None
+    except OSError as e:
+        raise DatasetError(f"{str(mpath)[:300]}: cannot read the dataset manifest: {e.strerror or e}") from None
+    try:
+        manifest = DatasetManifest.model_validate_json(data)  # bytes: invalid UTF-8 is a validation error too
     except ValidationError as e:
         loc, msg = first_error(e, "(top level)")
         raise DatasetError(f"{mpath}: field {loc}: {msg}") from None
