@@ -268,6 +268,8 @@ class RunConfig(Strict):
     ray: RaySpec = RaySpec()
     max_inflight_batches: int = Field(4, ge=1, le=MAX_INFLIGHT)
     max_attempts: int = Field(3, ge=1, le=MAX_ATTEMPTS, description="tries of a batch whose model actor died")
+    preflight: bool = Field(False, description="start each model once first (cluster.preflight) and leave out, "
+                            "one line each, the models that fail; the others run")
     judge: JudgeConfig = Field(default_factory=JudgeConfig, description="GraphVerse process scoring (VGR-Score)")
     pot_isolation: Literal["strict", "rlimits-only"] = Field(
         "strict", description="sandbox of PoT programs: strict (kernel namespaces; the run refuses to start "
@@ -301,7 +303,8 @@ class RunConfig(Strict):
         # how PoT programs are sandboxed and how many run at once do not change what they print
         # where the prompt files are read from does not change them (they are pinned by SHA-256)
         d = self.model_dump(mode="json", exclude={"out", "ray", "max_inflight_batches", "max_attempts", "judge",
-                                                  "parser", "pot_isolation", "pot_workers", "prompt_assets"})
+                                                  "parser", "pot_isolation", "pot_workers", "prompt_assets",
+                                                  "preflight"})
         # runs made before the paper prompts existed sent the rewritten set: they keep their id
         if d["prompts"] == "rewritten":
             d.pop("prompts")
