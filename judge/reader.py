@@ -113,6 +113,15 @@ _TOKEN = re.compile(
 _UNITS = frozenset("km mi miles mile hops hop units unit edges steps m kilometers kilometres".split())
 
 
+_WORDS = re.compile(r"[A-Za-z0-9_À-ɏ]+")
+_CHEAP_KW = frozenset({"rej", "total", "dist", "weight"})  # kinds a statement without nodes can matter by
+
+
+def _has_node(s: str, lex: Lexicon) -> bool:
+    """Whether a node name occurs in `s` (a fast check in C before the full tokenizer)."""
+    return not lex.names.isdisjoint(_WORDS.findall(s))
+
+
 @dataclass(frozen=True)
 class Lexicon:
     """What the reader needs of an instance: its node names (per graph on paired tasks), task and query."""
@@ -160,54 +169,64 @@ class Reading:
 # ------------------------------------------------------------------------------------------ tokens
 
 
-@dataclass
+@dataclass(slots=True)
 class _Tok:
-    t: str  # node num kw arrow bi dash eq neq lp rp sep cap word rej
+    t: str  # node num kw arrow bi dash eq neq lp rp sep cap word colorword
     v: Any
+
+
+_SKIP = _Tok("skip", "")
+# What a token's text means apart from node names (which depend on the instance): memoised, since the same
+# words, numbers and symbols recur across responses. Tokens are never mutated, so one object serves all.
+_TOK_CACHE: dict[str, _Tok | tuple[_Tok, ...]] = {}
+
+
+def _classify(kind: str | None, text: str) -> _Tok | tuple[_Tok, ...]:
+    if kind == "num":
+        return _Tok("num", float(text))
+    if kind == "word":
+        low = text.lower()
+        k = _KW.get(low)
+        if k is None and low.endswith("s"):
+            k = _KW.get(low[:-1])
+        if k is None and "_" in low:  # JSON keys: distance_from_start, independent_set
+            k = next((_KW[p] for p in low.split("_") if p in _KW and _KW[p] not in ("to", "and")), None)
+        if k == "and":
+            return _Tok("sep", ",")
+        if k is not None:
+            return _Tok("kw", k)
+        if low in _UNITS:
+            return _SKIP
+        if low in _COLOR_NAMES:
+            return _Tok("colorword", low)
+        return _Tok("word", low)
+    if kind == "cjk":
+        return tuple(_Tok("sep", ",") if k == "and" else _Tok("kw", k) for key, k in _CJK if key in text)
+    if kind == "rejsym":
+        return _Tok("kw", "rej")
+    if kind == "cap":
+        return _Tok("kw", "common")
+    return _Tok(kind or "word", text)
 
 
 def _tokens(s: str, lex: Lexicon) -> list[_Tok]:
     out: list[_Tok] = []
+    names = lex.names
+    cache = _TOK_CACHE
     for m in _TOKEN.finditer(s):
-        kind = m.lastgroup
         text = m.group(0)
-        if kind == "num":
-            if text in lex.names:
-                out.append(_Tok("node", text))
-            else:
-                out.append(_Tok("num", float(text)))
-        elif kind == "word":
-            if text in lex.names:
-                out.append(_Tok("node", text))
-                continue
-            low = text.lower()
-            k = _KW.get(low)
-            if k is None and low.endswith("s"):
-                k = _KW.get(low[:-1])
-            if k is None and "_" in low:  # JSON keys: distance_from_start, independent_set
-                k = next((_KW[p] for p in low.split("_") if p in _KW and _KW[p] not in ("to", "and")), None)
-            if k == "and":
-                out.append(_Tok("sep", ","))
-            elif k is not None:
-                out.append(_Tok("kw", k))
-            elif low == "d" or low == "n":
-                out.append(_Tok("word", low))
-            elif low in _UNITS:
-                continue
-            elif low in _COLOR_NAMES:
-                out.append(_Tok("colorword", low))
-            else:
-                out.append(_Tok("word", low))
-        elif kind == "cjk":
-            for key, k in _CJK:
-                if key in text:
-                    out.append(_Tok("sep", ",") if k == "and" else _Tok("kw", k))
-        elif kind == "rejsym":
-            out.append(_Tok("kw", "rej"))
-        elif kind == "cap":
-            out.append(_Tok("kw", "common"))
-        else:
-            out.append(_Tok(kind or "word", text))
+        if text in names:
+            out.append(_Tok("node", text))
+            continue
+        tok = cache.get(text)
+        if tok is None:
+            if len(cache) > 100_000:
+                cache.clear()
+            tok = cache[text] = _classify(m.lastgroup, text)
+        if tok.__class__ is tuple:
+            out.extend(tok)  # type: ignore[arg-type]
+        elif tok is not _SKIP:
+            out.append(tok)  # type: ignore[arg-type]
     return out
 
 
@@ -218,14 +237,16 @@ class _Statement:
     def __init__(self, toks: list[_Tok], lex: Lexicon, pos: int, soft: bool, code: bool, graph: int | None):
         self.toks, self.lex, self.pos, self.soft, self.code, self.graph = toks, lex, pos, soft, code, graph
         self.kws = {t.v for t in toks if t.t == "kw"}
-        if any(t.t == "word" and t.v == "n" and i + 1 < len(toks) and toks[i + 1].t == "lp"
-               for i, t in enumerate(toks)):
+        self.types = {t.t for t in toks}
+        self.words = words = {t.v for t in toks if t.t == "word"}
+        if "n" in words and any(t.t == "word" and t.v == "n" and i + 1 < len(toks) and toks[i + 1].t == "lp"
+                                for i, t in enumerate(toks)):
             self.kws.add("neigh")  # N(X)
         self.nodes = [t.v for t in toks if t.t == "node"]
         self.out: list[Claim] = []
         self.question = False
         self.walk_start: str | None = None
-        self.negated = bool(self.kws & {"neg", "rej"}) or any(t.t == "neq" for t in toks)
+        self.negated = bool(self.kws & {"neg", "rej"}) or "neq" in self.types
 
     def claim(self, kind: str, nodes: Iterable[str], **kw: Any) -> None:
         neutral = self.negated or self.question
@@ -263,8 +284,9 @@ class _Statement:
     # -- helpers
 
     def _has_arrow(self, symbols_only: bool = False) -> bool:
-        return any(t.t == "arrow" or (not symbols_only and t.t == "kw" and t.v in ("to", "then"))
-                   for t in self.toks) and len(self.nodes) >= 2
+        if len(self.nodes) < 2:
+            return False
+        return "arrow" in self.types or (not symbols_only and bool(self.kws & {"to", "then"}))
 
     def _chain_like(self) -> bool:
         """`A - B - C` (three or more nodes joined by dashes) or `(A, B, C) with length 12`: a walk."""
@@ -280,8 +302,8 @@ class _Statement:
         return gaps == {"dash"} or (gaps == {"sep"} and bool(self.kws & {"dist", "total"}))
 
     def _d_paren(self) -> bool:
-        return any(t.t == "word" and t.v == "d" and i + 1 < len(self.toks) and self.toks[i + 1].t == "lp"
-                   for i, t in enumerate(self.toks))
+        return "d" in self.words and any(t.t == "word" and t.v == "d" and i + 1 < len(self.toks)
+                                         and self.toks[i + 1].t == "lp" for i, t in enumerate(self.toks))
 
     def _numbers(self) -> list[float]:
         return [t.v for t in self.toks if t.t == "num"]
@@ -693,7 +715,7 @@ def statements(text: str, lex: Lexicon) -> list[tuple[str, bool, bool]]:
             i = j
             continue
         # CSV: a header line without node names, then rows with as many commas
-        if "," in s and not code and offsets[i] >= csv_resume and not any(t.t == "node" for t in _tokens(s, lex)):
+        if "," in s and not code and offsets[i] >= csv_resume and not _has_node(s, lex):
             j = i + 1
             block = []
             first: list[str] | None = None
@@ -767,6 +789,11 @@ def read(text: str, lex: Lexicon) -> Reading:
                 in_program = True
         else:
             in_program = False
+        ws = _WORDS.findall(s)
+        if lex.names.isdisjoint(ws) and not any(_KW.get(w.lower()) in _CHEAP_KW for w in ws) \
+                and not any("\u4e00" <= ch <= "\u9fff" or ch in "✗✘❌" for ch in s):
+            words += sum(1 for w in ws if not w.isdigit())  # no node and nothing a walk or rejection needs
+            continue
         toks = _tokens(s, lex)
         words += sum(1 for t in toks if t.t in ("word", "kw"))
         seen_nodes.update(t.v for t in toks if t.t == "node")

@@ -276,6 +276,34 @@ def _joined(chain: list[Checked]) -> tuple[list[str], dict[int, float], float | 
     return nodes, nums, total
 
 
+def _runs_of(items: list[Checked], kind: str) -> list[dict[str, str]]:
+    """The objects that true `assign` / `map` claims describe: a run of such claims in consecutive statements
+    (at most one statement between) is one colouring or one mapping. A run that gives a node two partners is
+    not a function, so no object at all: a dump of every pair is not a mapping, whatever runs it contains."""
+    runs: list[list[Claim]] = []
+    last = -10
+    for it in items:
+        c = it.claim
+        if c.kind != kind or it.truth != "true":
+            continue
+        if c.pos - last > 2 or not runs:
+            runs.append([])
+        runs[-1].append(c)
+        last = c.pos
+    out: list[dict[str, str]] = []
+    for run in runs:
+        m: dict[str, str] = {}
+        ok = True
+        for c in run:
+            key, val = c.nodes[0], (c.nodes[1] if kind == "map" else c.prop)
+            if m.setdefault(key, val) != val:
+                ok = False
+                break
+        if ok and m:
+            out.append(m)
+    return out
+
+
 class _Credit:
     """The best candidate: (K, n, label)."""
 
@@ -418,14 +446,7 @@ class _Credit:
     def col(self) -> tuple[int, int, str]:
         g = self.j.g
         chi = int(self.value) if self.value is not None else None
-        blocks: list[dict[str, str]] = [{}]
-        for it in self.items:
-            c = it.claim
-            if c.kind != "assign" or it.truth != "true":
-                continue
-            if c.nodes[0] in blocks[-1]:
-                blocks.append({})
-            blocks[-1][c.nodes[0]] = c.prop
+        blocks = _runs_of(self.items, "assign")
         coloring = None
         for b in blocks:
             if chi is not None and set(b) == set(g) and len(set(b.values())) == chi and \
@@ -457,18 +478,7 @@ class _Credit:
         if len(gs) < 2 or self.value is None:
             return (0, 0, "")
         g1, g2 = gs[0].asked, gs[1].asked
-        blocks: list[dict[str, str]] = [{}]
-        for it in self.items:
-            c = it.claim
-            if c.kind != "map" or it.truth != "true":
-                continue
-            a, x = c.nodes
-            b = blocks[-1]
-            if b.get(a) == x:
-                continue
-            if a in b or x in b.values():
-                blocks.append({})  # a second mapping begins: a non-injective one is not a mapping
-            blocks[-1][a] = x
+        blocks = [b for b in _runs_of(self.items, "map") if len(set(b.values())) == len(b)]  # injective only
         for m in blocks:
             if not m:
                 continue
@@ -491,6 +501,12 @@ def judge_reading(evidence: Evidence, reading: Reading, *, final_match: bool, go
     j = _Judge(ctx, evidence)
     checked = [j.check(c) for c in reading.claims]
     errors = {it.key for it in checked if it.truth == "false"}
+    if ctx.facts.task == "COL":  # a stated colouring that puts two adjacent nodes in one class is false
+        g = ctx.graphs[0].asked
+        for run in _runs_of(checked, "assign"):
+            clash = next((edge_key(u, v) for u, v in g.edges if u in run and v in run and run[u] == run[v]), None)
+            if clash is not None:
+                errors.add(("clash", clash))
     gold = dict(gold or {})
     crit = critical_facts(evidence, gold, gold_value)
     has_critical = any(c.size for c in crit.candidates)
