@@ -157,6 +157,9 @@ def run_card(instances: Sequence[Instance], judge: str, out: Path, *, options: d
     wall = time.perf_counter() - t0
     meta = {"judge_id": spec.identity, "judge_template": template, "dataset": dataset,
             "instances": len(inputs), "cases": len(cases), "mislabelled": len(mislabelled),
+            "families_chosen": list(families or []),
+            # an instance where no wrong answer could be found (every answer is right) has no card cases
+            "instances_without_wrong_answer": len(instances) - len(inputs),
             "wall_s": round(wall, 2), "generated_at": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())}
     doc = write_card(out, name, rows, meta)
     _write_scores(out, pairs, scores)
