@@ -185,7 +185,7 @@ def test_card_fails_the_v3_rule_judge(tmp_path):
     assert {"wrong_transcription", "wrong_pooled", "wrong_mix", "pad_negatives", "derivation:csv"} <= failed, failed
 
 
-@pytest.mark.slow(reason=X)
+@pytest.mark.slow(reason="litellm's first import in a worker (~10 CPU s) and real HTTP calls: near the fast tier's 30 s")
 @pytest.mark.timeout(120)
 def test_card_llm_judge_over_http(tmp_path):
     """An LLM judge through litellm over real HTTP (the fake server answers in the grounded schema: two
