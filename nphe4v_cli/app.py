@@ -373,8 +373,10 @@ def view(
 
     if not 0 < port < 65536:
         fail(f"--port {port}: expected 1..65535")
-    if n_boot < 0:
-        fail(f"--n-boot {n_boot}: must not be negative")
+    from nphe4v_cli.report_command import MAX_BOOT
+
+    if not 0 <= n_boot <= MAX_BOOT:
+        fail(f"--n-boot {n_boot}: must be 0..{MAX_BOOT}")
     try:
         loopback = ipaddress.ip_address(host).is_loopback
     except ValueError:

@@ -48,6 +48,9 @@ def _comparisons(path: Path | None):
         _fail(str(e))
 
 
+MAX_BOOT = 100_000  # bootstrap replicates: far past what a stable interval needs (the default is 500)
+
+
 def _improvement(run_dirs: list[Path], spec, path: Path | None, n_boot: int, seed: int):
     """GraphVerse Tables 3/8/11/13 of the runs; a spec naming a model or prompt mode the runs lack is one line."""
     from report.comparisons import ComparisonError
@@ -98,6 +101,12 @@ def report(
         _fail(f"--group-by: {group_by!r} is not one of {', '.join(GROUP_BY)}")
     if samples_per_group < 0 or max_chars < 1 or max_images < 0:
         _fail("--samples-per-group and --max-images must be >= 0 and --max-chars >= 1")
+    # caps, named: a mistyped count must not make the report compute or draw for hours
+    for flag, value, lo, hi in (("--n-boot", n_boot, 0, MAX_BOOT), ("--thumb-px", thumb_px, 8, 4096),
+                                ("--samples-per-group", samples_per_group, 0, 100_000),
+                                ("--max-images", max_images, 0, 100_000), ("--max-chars", max_chars, 1, 1_000_000)):
+        if not lo <= value <= hi:
+            _fail(f"{flag} {value}: must be {lo}..{hi}")
     for run_dir in run_dirs:
         try:
             found = (run_dir / "samples").is_dir()

@@ -215,6 +215,12 @@ ROWS: list[Row] = [
      "a.yaml: cannot read the config file: Too many levels of symbolic links"),
     ("report of a name too long", "cli", lambda tmp, _ds: ["report", str(tmp / ("c" * 300))], "File name too long"),
     ("view of a name too long", "cli", lambda tmp, _ds: ["view", str(tmp / ("c" * 300))], "File name too long"),
+    ("report --n-boot past the cap", "cli", lambda tmp, _ds: ["report", str(tmp), "--n-boot", "1000000000"],
+     "--n-boot 1000000000: must be 0..100000"),
+    ("report --thumb-px past the cap", "cli", lambda tmp, _ds: ["report", str(tmp), "--thumb-px", "99999999"],
+     "--thumb-px 99999999: must be 8..4096"),
+    ("view --n-boot past the cap", "cli", lambda tmp, _ds: ["view", str(tmp), "--n-boot", "1000000000"],
+     "--n-boot 1000000000: must be 0..100000"),
     # --- generate: an option the benchmark does not use is refused, never ignored
     ("generate graphverse --tasks", "cli", lambda tmp, _ds: ["generate", "--benchmark", "graphverse", "--tasks",
                                                              "GED,MCS", "--out", str(tmp / "gv")],
