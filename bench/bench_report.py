@@ -4,7 +4,10 @@ The run is the demo run (`jobs/eval_all.py --config configs/demo.yaml`, made onc
 --source names a run: both benchmarks, the rule judge's judgments) with all its samples and judgments copied
 under each of --models model names (`model-NNN`): at 40 models 40 x 9,564 = 382,560 samples. The demo's four
 baselines become four repeats of each new model (``repeat`` = source repeat x 4 + baseline index), so keys
-stay unique and every model has a mix of outcomes. The first --huge models also carry one 10 MB response. For each model count the report runs in a
+stay unique and every model has a mix of outcomes. The first --huge models also carry one 10 MB response. Unless --no-pot,
+every model also answers GraphVerse in the PoT mode (``graphverse_modes: [vision, pot]``): its vision samples and
+judgments copied as ``pot`` rows with the repeats rotated (the outcomes differ from the vision ones), so the report
+holds the PoT rows and the improvement section (Tables 3 / 8) a real run with PoT has. For each model count the report runs in a
 child process; its wall time, peak RSS and the HTML size are printed against the targets (<= 30 s, <= 1.5 GB,
 <= 10 MB at 40 models; <= 15 MB at 100).
 
@@ -32,8 +35,20 @@ from nphe4v.core.shards import slug  # noqa: E402
 HUGE_CHARS = 10_000_000
 
 
-def build_run(source: Path, out: Path, n_models: int, n_huge: int) -> int:
-    """``source``'s samples and judgments under ``n_models`` model names; returns the number of samples."""
+def _with_pot(frame: pl.DataFrame, k: int) -> pl.DataFrame:
+    """``frame`` plus its GraphVerse vision rows again as PoT rows, repeats rotated by one within each source
+    repeat (a permutation: keys stay unique; a PoT row carries another baseline's outcome than its vision twin)."""
+    gv = frame.filter((pl.col("benchmark") == "graphverse") & (pl.col("prompt_mode") == "vision")) \
+        if "benchmark" in frame.columns else frame.filter(pl.col("prompt_mode") == "vision")
+    rep = pl.col("repeat").cast(pl.Int64)
+    pot = gv.with_columns(prompt_mode=pl.lit("pot"),
+                          repeat=((rep // k) * k + (rep % k + 1) % k).cast(frame.schema["repeat"]))
+    return pl.concat([frame, pot])
+
+
+def build_run(source: Path, out: Path, n_models: int, n_huge: int, pot: bool = True) -> int:
+    """``source``'s samples and judgments under ``n_models`` model names (with PoT rows when ``pot``); returns
+    the number of samples."""
     samples = pl.read_parquet(sorted(source.glob("samples/*/*/*.parquet")))
     judg_files = sorted(source.glob("judgments/**/*.parquet"))
     judgments = pl.read_parquet(judg_files) if judg_files else None
@@ -44,6 +59,9 @@ def build_run(source: Path, out: Path, n_models: int, n_huge: int) -> int:
     samples = samples.with_columns(repeat=(pl.col("repeat") * k + idx).cast(samples.schema["repeat"]))
     if judgments is not None:
         judgments = judgments.with_columns(repeat=(pl.col("repeat") * k + idx).cast(judgments.schema["repeat"]))
+    if pot:
+        samples = _with_pot(samples, k)
+        judgments = _with_pot(judgments, k) if judgments is not None else None
     tmp = out.with_name(out.name + ".tmp")
     n = 0
     names = []
@@ -70,7 +88,9 @@ def build_run(source: Path, out: Path, n_models: int, n_huge: int) -> int:
     manifest["run_id"] = f"bench-report-{n_models}"
     specs = {m.get("name"): m for m in manifest.get("config", {}).get("models", [])}
     if specs:
-        manifest["config"]["models"] = [{**specs.get(src, {}), "name": name} for name, src in names]
+        manifest["config"]["models"] = [{**specs.get(src, {}), "name": name,
+                                         **({"graphverse_modes": ["vision", "pot"]} if pot else {})}
+                                        for name, src in names]
     (tmp / "manifest.json").write_text(json.dumps(manifest, indent=1))
     os.replace(tmp, out)
     return n
@@ -96,6 +116,7 @@ def main() -> None:
     p.add_argument("--models", type=int, nargs="+", default=[40, 100])
     p.add_argument("--huge", type=int, default=3, help="models whose first response is 10 MB")
     p.add_argument("--n-boot", type=int, default=500)
+    p.add_argument("--no-pot", action="store_true", help="leave out the PoT rows (the run before issue 34)")
     p.add_argument("--source", type=Path, default=None, help="run to replicate (default: the demo run)")
     p.add_argument("--work", type=Path, default=Path("/tmp/nphe4v-bench-report"),
                    help="the demo run and the replicated runs are made here once and reused")
@@ -103,13 +124,14 @@ def main() -> None:
     args.work.mkdir(parents=True, exist_ok=True)
     source = args.source or demo_run(args.work)
     for n_models in args.models:
-        run = args.work / f"run-{n_models}x-huge{args.huge}"
+        run = args.work / f"run-{n_models}x-huge{args.huge}{'' if args.no_pot else '-pot'}"
         t0 = time.perf_counter()
         if not (run / "manifest.json").is_file():
-            build_run(source, run, n_models, args.huge)
+            build_run(source, run, n_models, args.huge, pot=not args.no_pot)
         n = pl.scan_parquet(sorted(run.glob("samples/*/*/*.parquet"))).select(pl.len()).collect().item()
         print(f"{n_models} models: {n:,} samples ({time.perf_counter() - t0:.1f} s to build or find {run})")
-        dt, cpu, rss_gb, size_mb = measure(run, args.work / f"report-{n_models}.html", args.n_boot)
+        html = args.work / f"report-{n_models}{'' if args.no_pot else '-pot'}.html"
+        dt, cpu, rss_gb, size_mb = measure(run, html, args.n_boot)
         cap = 10 if n_models <= 40 else 15
 
         def verdict(ok: bool, target: str, n_models: int = n_models) -> str:
