@@ -57,7 +57,7 @@ def generate(
     """Generate a fresh, versioned dataset: byte-identical for the same version and seed."""
     import re
 
-    from cluster.config import VERSION_PATTERN
+    from cluster.config import MAX_SEED, VERSION_PATTERN
     from nphe4v.core.dataset import DatasetError
     from nphe4v.generate import generate_version
     from nphe4v.progress import Bar
@@ -75,12 +75,15 @@ def generate(
              + (" (its split fixes tasks, levels and version; take a subset with --limit)"
                 if benchmark == "graphverse" else " (--split and --limit are graphverse's)"))
     split, version, per_level = split or "testmini", version or "v1", 10 if per_level is None else per_level
-    if per_level < 1:
-        fail(f"--per-level {per_level}: must be at least 1")
+    # the caps of a config's `generate:` section (cluster.config.GenerateSpec), named in the line
+    if not 1 <= per_level <= 1000:
+        fail(f"--per-level {per_level}: must be 1..1000")
     if not re.match(VERSION_PATTERN, version) or ".." in version:
         fail(f"--version {version!r}: one folder-safe name (letters, digits, . _ + -), no '..' or separators")
-    if seed < 0:
-        fail(f"--seed {seed}: must not be negative")
+    if not 0 <= seed <= MAX_SEED:
+        fail(f"--seed {seed}: must be 0..{MAX_SEED}")
+    if workers is not None and not 1 <= workers <= 256:
+        fail(f"--workers {workers}: must be 1..256")
     if limit is not None and limit < 1:
         fail(f"--limit {limit}: must be at least 1")
     _out_folder(out)
