@@ -147,13 +147,17 @@ def _order(lf: pl.LazyFrame, keys: Sequence[str], task_order: Sequence[str] = ()
 
 def vgr_table(frame: Frame, by: Sequence[str] = ("model", "task"), *, task_order: Sequence[str] = (),
               edit_order: Sequence[str] = ()) -> pl.DataFrame:
-    """Mean VGR-Score per group: columns ``*by, n, judge_errors, vgr`` (n counts scored samples), tasks and
-    edits in the caller's order (`task_order`, `edit_order`; others after, by name)."""
+    """Mean VGR-Score per group: columns ``*by, n, judge_errors, vgr, coverage`` (n counts judged samples;
+    ``coverage`` is the share of them with a score: VGR v4 leaves a response its reader cannot read unscored,
+    `vgr_score` null, and the mean is over the scored ones), tasks and edits in the caller's order
+    (`task_order`, `edit_order`; others after, by name)."""
     keys = list(by)
+    ok = pl.col("_judge_status") == "ok"
     aggs = [
-        (pl.col("_judge_status") == "ok").sum().cast(pl.Int64).alias("n"),
+        ok.sum().cast(pl.Int64).alias("n"),
         (pl.col("_judge_status") == "judge_error").sum().cast(pl.Int64).alias("judge_errors"),
-        pl.col("vgr_score").filter(pl.col("_judge_status") == "ok").mean().alias("vgr"),
+        pl.col("vgr_score").filter(ok).mean().alias("vgr"),
+        (pl.col("vgr_score").filter(ok).is_not_null().sum() / ok.sum()).alias("coverage"),
     ]
     lf = _rows(frame)
     out = lf.group_by(keys).agg(aggs) if keys else lf.select(aggs)
