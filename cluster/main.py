@@ -39,7 +39,7 @@ def main(args: RunArgs) -> int:
 def _main(args: RunArgs) -> int:
     from cluster.config import ConfigError, DatasetSpec
     from cluster.config_file import load_config
-    from cluster.run import RunFolderError, RunInterrupted, check_folder_path, execute
+    from cluster.run import RunFolderError, RunInterrupted, check_folder_path, check_out_folder, execute
     from cluster.runlock import RunLockError, printable
     from nphe4v.core.dataset import DatasetError
     from nphe4v.core.shards import ShardError, StorageError
@@ -62,6 +62,7 @@ def _main(args: RunArgs) -> int:
                                   f"(config has {', '.join(known)})")
             cfg.models = [known[m] for m in wanted]
         check_folder_path(Path(args.data_root), "--data-root")
+        check_out_folder(Path(cfg.out))  # as a run would, before --plan too (a file, a name too long)
         check_config_options(cfg)  # a bad option is refused by a run and by --plan alike, never listed
         if args.plan:
             import json

@@ -209,6 +209,11 @@ ROWS: list[Row] = [
     # --- names the file system refuses, a loop of links, a name past its cap
     ("--out name too long", "eval_all", cfg_argv(OK_DATASET + OK_MODELS, "--out", "{tmp}/" + "b" * 300),
      "--out: File name too long; choose another --out"),
+    ("--out a file (plan)", "eval_all", cfg_argv(OK_DATASET + OK_MODELS, "--out", "{tmp}/c.yaml", "--plan"),
+     "c.yaml: --out is a file, not a folder; choose another --out"),
+    ("--out name too long (plan)", "eval_all", cfg_argv(OK_DATASET + OK_MODELS, "--out", "{tmp}/" + "b" * 300,
+                                                        "--plan"),
+     "--out: File name too long; choose another --out"),
     ("run name past the cap", "eval_all", cfg_argv(OK_DATASET + OK_MODELS + "name: " + "n" * 201, "--plan"),
      "field name: String should have at most 200 characters"),
     ("config a loop of links", "eval_all", lambda tmp, _ds: ["--config", str(loop(tmp)), "--plan"],
