@@ -132,7 +132,8 @@ class HeadWatch:
     head answers), `reachable` whether the last probe got through."""
 
     def __init__(self, gcs_address: str, *, lost_after_s: float | None = None, every_s: float = 1.0,
-                 on_lost: Callable[[str], None] | None = None, ray_up: Callable[[], bool] | None = None) -> None:
+                 on_lost: Callable[[str], None] | None = None, ray_up: Callable[[], bool] | None = None,
+                 on_stuck: Callable[[str], None] | None = None, stuck_after_s: float | None = None) -> None:
         self.address = gcs_address
         self.lost_after_s = lost_after_s if lost_after_s is not None else min(30.0, reconnect_timeout_s() / 2)
         self.every_s = every_s
@@ -141,6 +142,11 @@ class HeadWatch:
         self.resources: dict[str, float] | None = None
         self._down_since: float | None = None
         self._on_lost = on_lost or _stop_run
+        # the main thread did not act on the stop (it was inside a GCS call when the head died, deaf to
+        # signals): before Ray's own exit, leave with the project's line anyway
+        self._on_stuck = on_stuck or _leave_now
+        self.stuck_after_s = (stuck_after_s if stuck_after_s is not None
+                              else max(1.0, reconnect_timeout_s() - self.lost_after_s - 5.0))
         self._ray_up = ray_up or _ray_initialized  # a shut-down Ray is not a lost head: the watch ends
         self._stop = threading.Event()
         self._threads = [threading.Thread(target=self._probe_loop, daemon=True, name="nphe4v-head-watch"),
@@ -175,8 +181,11 @@ class HeadWatch:
                 self._down_since = self._down_since or now
                 if not self.lost and now - self._down_since >= self.lost_after_s:
                     self.lost = True
-                    self._on_lost(f"the Ray head is lost (its GCS at {self.address} has not answered for "
-                                  f"{now - self._down_since:.0f} s; start the cluster again)")
+                    reason = (f"the Ray head is lost (its GCS at {self.address} has not answered for "
+                              f"{now - self._down_since:.0f} s; start the cluster again)")
+                    self._on_lost(reason)
+                    if not self._stop.wait(self.stuck_after_s):  # closed once the run has left its loop
+                        self._on_stuck(reason)
                     return
             self._stop.wait(self.every_s)
 
@@ -195,6 +204,18 @@ def _ray_initialized() -> bool:
     import ray
 
     return ray.is_initialized()
+
+
+def _leave_now(reason: str) -> None:
+    """The last resort: the samples already on disk are whole (shards are written atomically); the manifest
+    still says `running`, and a rerun resumes all the same."""
+    import sys
+
+    print(f"{reason}; the driver could not save its state (a call to the lost head blocked); the samples "
+          "already written are kept; rerun the same command to resume", file=sys.stderr, flush=True)
+    from cluster import interrupts
+
+    os._exit(interrupts.STOPPED_EXIT)
 
 
 def _stop_run(reason: str) -> None:

@@ -342,3 +342,38 @@ def test_the_head_watch_declares_a_silent_gcs_lost_and_a_live_one_never():
     finally:
         w.close()
         server.close()
+
+
+def test_a_main_thread_deaf_to_the_stop_is_left_with_the_projects_line():
+    """When the head dies while the driver's main thread is inside a GCS call (deaf to signals), the watch
+    itself ends the process before Ray's reconnect window closes (here: the stop is ignored, the last resort
+    is recorded instead of run)."""
+    import socket
+
+    from cluster.head_watch import HeadWatch
+
+    server = socket.socket()
+    server.bind(("127.0.0.1", 0))
+    address = f"127.0.0.1:{server.getsockname()[1]}"
+    server.close()  # the head is already gone
+    said: list[tuple[str, str]] = []
+    w = HeadWatch(address, lost_after_s=0.3, every_s=0.1, ray_up=lambda: True, stuck_after_s=0.5,
+                  on_lost=lambda why: said.append(("stop", why)), on_stuck=lambda why: said.append(("leave", why)))
+    w.start()
+    try:
+        deadline = time.monotonic() + 30
+        while time.monotonic() < deadline and len(said) < 2:
+            time.sleep(0.05)
+        assert [k for k, _ in said] == ["stop", "leave"] and said[0][1] == said[1][1], said
+    finally:
+        w.close()
+    # a run that leaves its loop closes the watch: no last resort then
+    said.clear()
+    w = HeadWatch(address, lost_after_s=0.3, every_s=0.1, ray_up=lambda: True, stuck_after_s=2.0,
+                  on_lost=lambda why: (said.append(("stop", why)), w.close()),
+                  on_stuck=lambda why: said.append(("leave", why))).start()
+    deadline = time.monotonic() + 30
+    while time.monotonic() < deadline and not said:
+        time.sleep(0.05)
+    w._threads[0].join(10)
+    assert [k for k, _ in said] == ["stop"], said
