@@ -107,6 +107,7 @@ _TOKEN = re.compile(
     r"|(?P<lp>[(\[{])|(?P<rp>[)\]}])"
     r"|(?P<sep>[,;、，&/])"
     r"|(?P<cap>∩)"
+    r"|(?P<plus>\+)"
     r"|(?P<rejsym>[✗✘❌×])"
     r"|(?P<cjk>[\u4e00-\u9fff]+)"
 )
@@ -470,6 +471,12 @@ class _Statement:
                     total = t.v
         if len(nodes) < 2:
             return
+        tail = [t for t in toks[last_node + 1:]]
+        if any(t.t == "plus" for t in tail):
+            # "A -> B -> C = 5 + 7 = 12": the addends are the hops' weights, the last number the total
+            tail_nums = [t.v for t in tail if t.t == "num"]
+            nums.pop(len(nodes) - 1, None)
+            total = tail_nums[-1] if tail_nums else total
         if len(nodes) == 2 and total is not None and not nums:
             nums[1], total = total, None  # one hop: its number is the running value at its end
         closed = bool({"tour", "cycle"} & self.kws) and nodes[0] != nodes[-1]

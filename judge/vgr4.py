@@ -389,12 +389,16 @@ class _Credit:
         q = self.j.f.query
         s, t = str(q.get("source")), str(q.get("target"))
         said: set[tuple[str, str]] = set()
+        # neighbour lists of more nodes than the query pair are a transcription of the input (perception):
+        # only the query nodes' own neighbour sets, stated as such, are a derivation
+        heads = {it.claim.nodes[0] for it in self.items if it.claim.kind in ("adj", "neigh")}
+        dump = len(heads - {s, t}) > 0 and len(heads) > 2
         for it in self.true:
             c = it.claim
             if c.kind == "set" and c.prop == "common":
                 for x in c.nodes:
                     said |= {edge_key(s, x), edge_key(t, x)}
-            elif c.kind == "neigh" and c.nodes[0] in (s, t):
+            elif c.kind == "neigh" and c.nodes[0] in (s, t) and not dump:
                 said |= {edge_key(c.nodes[0], x) for x in c.nodes[1:]}
             elif c.kind == "walk" and len(c.nodes) == 3 and {c.nodes[0], c.nodes[2]} == {s, t}:
                 said |= {edge_key(s, c.nodes[1]), edge_key(t, c.nodes[1])}
