@@ -29,6 +29,7 @@ from nphe4v.core.secrets import redact, redact_frame
 from nphe4v.core.shards import writing
 from report import analysis, figures
 from report.comparisons import Comparisons
+from report.figure_set import figure_set
 from report.graphverse_tables import table2_labels
 from report.html.format import fmt, html_table, json_for_script, md_table
 from report.html.markdown import render_markdown
@@ -102,23 +103,10 @@ improvement tables (``report.comparisons``; default: each model's PoT against it
     result = ReportResult(html=html_path, markdown=md_path, missing=t.missing)
 
     # ---- figures
-    nph_present = not t.board.is_empty()
-    figs: dict[str, figures.Canvas] = {}
-    if nph_present:
-        figs["radar"] = figures.radar(t.profile, groups=groups)
-        figs["heatmap_reasoning"] = figures.heatmap(
-            t.heat, "wa", "Reasoning per task and level (wa = A'·RA·ER, prompt modes pooled)")
-        figs["heatmap_accuracy"] = figures.heatmap(
-            t.heat, "accuracy", "Raw accuracy per task and level (correct / n, prompt modes pooled)",
-            lo="acc_lo", hi="acc_hi")
-        figs["heatmap_recognition"] = figures.heatmap(
-            t.heat, "RA", "Recognition accuracy per task and level", lo="RA_lo", hi="RA_hi", count="n_rec")
-        figs["prompt_mode_ablation"] = figures.ablation_bars(t.ablation)
-        figs["lvlm_vs_llm"] = figures.lvlm_llm_bars(t.llm)
-    if t.graphverse:
-        figs["graphverse_edits"] = figures.edit_bars(t.graphverse["by_edit"])
-    if t.judged:
-        figs["graphverse_failure_modes"] = figures.failure_mode_bars(t.judged["failure_modes"])
+    figs = figure_set(
+        **(dict(profile=t.profile, heat=t.heat, ablation=t.ablation, llm=t.llm) if not t.board.is_empty() else {}),
+        gv_by_edit=t.graphverse["by_edit"] if t.graphverse else None,
+        failure_modes=t.judged["failure_modes"] if t.judged else None, groups=groups)
     if anchor is not None:
         fig_dir = anchor.with_name(anchor.stem + "_figures")
         for name, canvas in figs.items():

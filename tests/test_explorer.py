@@ -56,24 +56,55 @@ def test_leaderboards_show_the_reports_numbers_with_intervals(client, runs) -> N
     alpha = board.filter((pl.col("model") == "alpha") & (pl.col("prompt_mode") == "pooled")).row(0, named=True)
     beta = board.filter((pl.col("model") == "beta") & (pl.col("prompt_mode") == "pooled")).row(0, named=True)
     assert alpha["AA_All"] == 1.0 and beta["AA_All"] < 1.0
-    row = re.search(r'<tr><td>xv</td>\s*<td><a href="/samples\?model=beta">beta</a></td>(.*?)</tr>', page.text, re.S)
+    row = re.search(r'<tr><td[^>]*>xv</td>\s*<td[^>]*><a href="/samples\?model=beta">beta</a></td>(.*?)</tr>', page.text, re.S)
     assert row, "beta's leaderboard row missing"
     cells = re.findall(r"<td[^>]*>(.*?)</td>", row.group(1), re.S)
     aa_all = cells[6]
     assert f"{beta['AA_All']:.3f}" in aa_all
     assert f"[{beta['AA_All_lo']:.3f}, {beta['AA_All_hi']:.3f}]" in aa_all
-    # GraphVerse: accuracy per model and task, Wilson interval in percent, and the judge's VGR-S
+    # GraphVerse as the papers' Table 1: a row per model, a column per task and All, VGR-S beside Acc (judged),
+    # the count and Wilson interval in the cell's tooltip; sortable by its number
     gv = _all(runs[1]).filter(pl.col("model") == "beta")
-    n_dia = gv.filter(pl.col("task") == "DIAM").height
-    assert 'id="board-gv"' in page.text and 'id="board-vgr"' in page.text
-    assert re.search(rf"<td>beta</td>\s*<td>DIAM</td>\s*<td>{n_dia}</td>", page.text.replace(
-        '<a href="/samples?model=beta">', "").replace("</a>", "")), "GraphVerse row of beta/DIAM missing"
+    dia = gv.filter(pl.col("task") == "DIAM")
+    n_dia, c_dia = dia.height, int((dia["verdict"] == "correct").sum())
+    table = page.text.split('id="board-gv"')[1].split("</table>")[0]
+    head = re.findall(r"<th[^>]*>(.*?)</th>", table.split("</thead>")[0])
+    tasks = [h for h in head if h not in ("model", "Acc", "VGR")]
+    assert tasks[-1] == "All" and "DIAM" in tasks and head.count("Acc") == head.count("VGR") == len(tasks)
+    row = re.search(r'<tr><td data-v="beta"><a href="/samples\?model=beta">beta</a></td>(.*?)</tr>', table, re.S)
+    assert row, "GraphVerse row of beta missing"
+    cells = re.findall(r'<td class="num[^"]*" data-v="([^"]*)" title="([^"]*)">', row.group(1))
+    assert len(cells) == 2 * len(tasks)
+    acc_v, acc_title = cells[2 * tasks.index("DIAM")]
+    assert f"{c_dia}/{n_dia} correct" in acc_title and abs(float(acc_v) - 100 * c_dia / n_dia) < 1e-6
+    assert "VGR-S over" in cells[2 * tasks.index("DIAM") + 1][1]
+    n_all, c_all = gv.height, int((gv["verdict"] == "correct").sum())
+    assert f"{c_all}/{n_all} correct" in cells[-2][1]
+    assert '<script src="/static/sort.js"></script>' in page.text
+    assert "localeCompare" in client.get("/static/sort.js").text
     other = client.get("/?mode=full_text_only")
     assert other.status_code == 200 and "<b>full_text_only</b>" in other.text
 
 
+def test_the_reports_figures_are_served(client) -> None:
+    from report.figure_set import CAPTIONS
+
+    page = client.get("/figures")
+    assert page.status_code == 200
+    names = re.findall(r'<figure class="fig" id="fig-([a-z_]+)"><svg', page.text)
+    # both benchmarks and a judge: every figure the report draws
+    assert set(names) == set(CAPTIONS), names
+    svg = client.get("/figure/radar.svg")
+    assert svg.status_code == 200 and svg.headers["content-type"].startswith("image/svg+xml")
+    assert svg.text.lstrip().startswith("<svg")
+    png = client.get("/figure/graphverse_edits.png")
+    assert png.status_code == 200 and png.content[:8] == b"\x89PNG\r\n\x1a\n"
+    assert client.get("/figure/radar.html").status_code == 404
+    assert client.get("/figure/nothing.svg").status_code == 404
+
+
 def test_hostile_text_is_escaped_everywhere(client, runs) -> None:
-    pages = [client.get(u) for u in ("/", "/samples", "/samples?" + urlencode({"model": XSS_MODEL}),
+    pages = [client.get(u) for u in ("/", "/figures", "/samples", "/samples?" + urlencode({"model": XSS_MODEL}),
                                      "/compare?" + urlencode({"model": "alpha", "model_b": XSS_MODEL}))]
     bad = client.get("/samples?" + urlencode({"model": XSS_MODEL, "outcome": "wrong"}))
     links = _links(bad.text, "/sample")
@@ -418,7 +449,7 @@ def test_a_page_rendered_while_the_bounds_finish_is_not_kept(runs, tmp_path, mon
     assert first.status_code == 200 and hooked
     second = client.get("/")
     assert "being computed" not in second.text
-    row = re.search(r'<tr><td>xv</td>\s*<td><a href="/samples\?model=beta">beta</a></td>(.*?)</tr>', second.text,
+    row = re.search(r'<tr><td[^>]*>xv</td>\s*<td[^>]*><a href="/samples\?model=beta">beta</a></td>(.*?)</tr>', second.text,
                     re.S)
     assert row, "beta's leaderboard row missing"
     aa_all = re.findall(r"<td[^>]*>(.*?)</td>", row.group(1), re.S)[6]

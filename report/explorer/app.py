@@ -20,7 +20,7 @@ from fastapi import FastAPI, HTTPException, Request
 from fastapi.exceptions import RequestValidationError
 from fastapi.middleware.trustedhost import TrustedHostMiddleware
 from fastapi.responses import HTMLResponse, JSONResponse, Response
-from jinja2 import Environment, FileSystemLoader, StrictUndefined
+from jinja2 import Environment
 from markupsafe import Markup
 from pydantic import ValidationError
 
@@ -31,7 +31,10 @@ from report import analysis
 from report.explorer import annotations as ann
 from report.explorer.security import SecurityMiddleware, json_depth_ok, raster_type
 from report.explorer.store import PAGE_SIZE, Filters, Store
-from report.html.format import fmt, fmt_cell, json_for_script
+from report.figure_set import CAPTIONS
+from report.html.format import inline_svg, json_for_script
+from report.html.tables import papers_view, table_view
+from report.html.templating import SORT_JS, environment
 
 TEMPLATES = Path(__file__).parent / "templates"
 STATIC = Path(__file__).parent / "static"
@@ -43,9 +46,8 @@ TOKEN_HEADER = "X-Explorer-Token"
 
 
 def _env() -> Environment:
-    env = Environment(loader=FileSystemLoader(TEMPLATES), autoescape=True, undefined=StrictUndefined,
-                      trim_blocks=True, lstrip_blocks=True)
-    env.filters["fmt"] = fmt
+    """The report's environment (its shared `tables.j2` macros) with the explorer's own templates first."""
+    env = environment(TEMPLATES)
     env.globals["qs"] = lambda d: urlencode({k: v for k, v in d.items() if v not in ("", None)})
     return env
 
@@ -75,18 +77,9 @@ def _filters(request: Request) -> Filters:
 
 def _table(df: pl.DataFrame, cols: list[str], ci: dict[str, tuple[str, str]], digits: int = 3
            ) -> dict[str, Any]:
-    """Rows of a table for the `table` macro: each cell (text, interval text or '')."""
-    rows = []
-    for r in df.iter_rows(named=True):
-        cells = []
-        for c in cols:
-            v = r.get(c)
-            if c in ci and v is not None and r.get(ci[c][0]) is not None:
-                cells.append((fmt(v, digits), f"[{fmt(r[ci[c][0]], digits)}, {fmt(r[ci[c][1]], digits)}]"))
-            else:
-                cells.append((fmt_cell(c, v, digits), ""))
-        rows.append({"cells": cells, "model": r.get("model")})
-    return {"cols": cols, "rows": rows}
+    """A table for the `table` macro of `tables.j2` (the report's table view): each cell's text, interval and
+    sort value."""
+    return table_view(df, ci, digits=digits, cols=cols)
 
 
 def create_app(run_dirs: list[str | Path], *, annotate: bool = False, n_boot: int = analysis.DEFAULT_BOOT,
@@ -158,18 +151,12 @@ def create_app(run_dirs: list[str | Path], *, annotate: bool = False, n_boot: in
             "version", pl.col("AA_All").fill_null(-1.0), "model", descending=[False, True, False])
         cols = ["version", "model", *NPH_CI, "n", "n_instances"]
         nph_t = _table(view, cols, {c: (f"{c}_lo", f"{c}_hi") for c in NPH_CI})
-        gv_t = None
-        if "gv_accuracy" in boards:
-            gv_t = _table(boards["gv_accuracy"], ["model", "task", "n", "correct", "acc"],
-                          {"acc": ("ci_low", "ci_high")}, digits=1)
-        vgr_t = None
-        if "gv_vgr" in boards:
-            vgr_t = _table(boards["gv_vgr"], ["model", "task", "n_acc", "acc", "n_vgr", "judge_errors", "vgr",
-                                              "arrow"], {}, digits=1)
+        # the papers' Table 1: a row per model, a column per task and All, VGR-S beside Acc when judged
+        gv_t = papers_view(boards["gv_accuracy"], boards.get("gv_vgr")) if "gv_accuracy" in boards else None
         cards = boards.get("gv_vgr_card")
         card_rows = [] if cards is None else [(r["run"] if cards.height > 1 else "", r["grade"])
                                               for r in cards.iter_rows(named=True)]
-        return page("index.j2", nph=nph_t, gv=gv_t, vgr=vgr_t, vgr_cards=card_rows, modes=modes, mode=mode,
+        return page("index.j2", nph=nph_t, gv=gv_t, vgr_cards=card_rows, modes=modes, mode=mode,
                     facets=store.facets(),
                     n_boot=store.n_boot, intervals_pending=not final,
                     interval_error=store.interval_error).body.decode(), final
@@ -214,8 +201,26 @@ def create_app(run_dirs: list[str | Path], *, annotate: bool = False, n_boot: in
         data, media_type = _image_bytes(_image_path(store, run, benchmark, version, path))
         return Response(data, media_type=media_type, headers={"Cache-Control": "no-store"})
 
-    static = {p.name: (p.read_bytes(), STATIC_TYPES[p.suffix]) for p in STATIC.iterdir()
+    static = {p.name: (p.read_bytes(), STATIC_TYPES[p.suffix]) for p in [*STATIC.iterdir(), SORT_JS]
               if p.suffix in STATIC_TYPES}
+
+    @app.get("/figures", response_class=HTMLResponse)
+    def figures_page() -> HTMLResponse:
+        # the report's own SVG (every text in it escaped by the canvas), inline so that tooltips work
+        figs = store.figures()
+        return page("figures.j2", figures=[(name, CAPTIONS.get(name, ""), Markup(inline_svg(c)))
+                                           for name, c in figs.items()],
+                    intervals_pending=not store.intervals_ready())
+
+    @app.get("/figure/{name}")
+    def figure_file(name: str) -> Response:
+        stem, _, ext = name.rpartition(".")
+        figs = store.figures()
+        if stem not in figs or ext not in ("svg", "png"):
+            raise HTTPException(404, "no such figure")
+        if ext == "png":
+            return Response(figs[stem].png(), media_type="image/png")
+        return Response(figs[stem].svg(), media_type="image/svg+xml")
 
     @app.get("/static/{name}")
     def static_file(name: str) -> Response:

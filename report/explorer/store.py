@@ -229,9 +229,11 @@ class Store:
             gv = analysis.graphverse(df)
             if gv:
                 out["gv_accuracy"] = gv["accuracy"]
+                out["gv_by_edit"] = gv["by_edit"]  # the report's edit figure
                 judged = analysis.graphverse_judged([r.path for r in self.runs], df)
                 if judged:
                     out["gv_vgr"] = judged["acc_vgr"]
+                    out["gv_failure_modes"] = judged["failure_modes"]
                     cards = card_lines([r.path for r in self.runs], [r.label for r in self.runs])
                     if cards is not None:  # the grade of each run's VGR judge, shown beside its column
                         out["gv_vgr_card"] = cards
@@ -296,6 +298,27 @@ class Store:
             nph = nph.drop(BOOT_BOUNDS).join(iv, on=keys, how="left", nulls_equal=True).select(nph.columns)
             return {**base, "nph": nph}
         return self._cached("boards", build)
+
+    def figures(self) -> dict[str, Any]:
+        """The report's figures (``report.figure_set``) over these runs, from the same tables as the report;
+        kept once the bootstrap bounds are in (before, the figures draw without them and are redrawn)."""
+        from report.figure_set import figure_set
+
+        final = self.intervals_ready()  # read before the boards, as the index page does
+
+        def build() -> dict[str, Any]:
+            boards = self.boards()
+            df = self.light()
+            nph = boards["nph"]
+            tables: dict[str, Any] = {}
+            if not nph.is_empty():
+                paths = [r.path for r in self.runs]
+                tables = {"profile": analysis.class_profile(df, board=nph), "heat": analysis.heatmap_table(df),
+                          "ablation": analysis.prompt_mode_ablation(df, board=nph),
+                          "llm": analysis.lvlm_vs_llm(df, text_only=analysis.text_only_models(paths), board=nph)}
+            return figure_set(**tables, gv_by_edit=boards.get("gv_by_edit"),
+                              failure_modes=boards.get("gv_failure_modes"))
+        return self._cached("figures", build) if final else build()
 
     def warm(self) -> None:
         """Build the whole-run tables now (the server does before it listens), so no page waits for them; the
