@@ -252,6 +252,8 @@ ROWS: list[Row] = [
                                                                "--responses", str(write(tmp, "r.jsonl", grade_line())),
                                                                "--out", str(tmp / "run")],
      "d/manifest.json: not a regular file"),
+    ("grade line past the cap", "cli", grade_argv(grade_line() + "\n" + grade_line(repeat=1, response="x" * (16 << 20))),
+     f"r.jsonl:2: line longer than the cap of {16 << 20} bytes"),
     ("grade empty responses", "cli", grade_argv(""), "r.jsonl: no response lines (the file is empty or blank)"),
     ("grade blank responses", "cli", grade_argv("\n  \n\n"), "r.jsonl: no response lines"),
     ("grade responses a FIFO", "cli",
