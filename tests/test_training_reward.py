@@ -137,7 +137,7 @@ def test_verl_signature():
 
 VERL_LOADER = """
 import importlib.util, json, os, sys
-# verl's loader (verl/utils/import_utils.py load_module, main branch and 0.9.x), as verl calls it for
+# verl's loader (verl/utils/import_utils.py load_module; main branch at b178a3c, 2026-01-29), as verl calls it for
 # `custom_reward_function.path` (get_custom_reward_fn -> load_extern_object): a file path is executed
 # under a generated name and NOT registered in sys.modules; `pkg://` imports the module by name
 def load_module(module_path, module_name=None):
