@@ -115,6 +115,8 @@ _UNITS = frozenset("km mi miles mile hops hop units unit edges steps m kilometer
 
 
 _WORDS = re.compile(r"[A-Za-z0-9_À-ɏ]+")
+# words that open a statement about the previous one ("that fails because ..."): a rejection there rejects it
+_ANAPHORA = frozenset("that this it which so thus hence but dies das es cela ce ceci esto eso".split())
 _CHEAP_KW = frozenset({"rej", "total", "dist", "weight"})  # kinds a statement without nodes can matter by
 
 
@@ -247,6 +249,7 @@ class _Statement:
         self.out: list[Claim] = []
         self.question = False
         self.walk_start: str | None = None
+        self.names_graph = False
         self.negated = bool(self.kws & {"neg", "rej"}) or "neq" in self.types
 
     def claim(self, kind: str, nodes: Iterable[str], **kw: Any) -> None:
@@ -260,8 +263,8 @@ class _Statement:
         if not self.nodes:
             return []
         lex, task = self.lex, self.lex.task
-        if lex.paired and self._mapping():
-            return self.out
+        if lex.paired and (not self.names_graph or "map" in self.kws) and self._mapping():
+            return self.out  # a statement about one named molecule ("In graph 1, C1: C2") maps nothing
         if task == "COL" and self._assign():
             return self.out
         set_kw = [k for k in ("clique", "indep", "cover", "common") if k in self.kws]
@@ -477,6 +480,8 @@ class _Statement:
             tail_nums = [t.v for t in tail if t.t == "num"]
             nums.pop(len(nodes) - 1, None)
             total = tail_nums[-1] if tail_nums else total
+            if len(tail_nums) == len(nodes) and not nums:
+                nums = {i + 1: w for i, w in enumerate(tail_nums[:-1])}
         if len(nodes) == 2 and total is not None and not nums:
             nums[1], total = total, None  # one hop: its number is the running value at its end
         closed = bool({"tour", "cycle"} & self.kws) and nodes[0] != nodes[-1]
@@ -593,13 +598,15 @@ def _table_rows(rows: list[list[str]], header: list[str] | None, lex: Lexicon) -
     prev_end: str | None = None
     firsts = [r[0] for r in rows if r]
     heads_distinct = len(set(firsts)) == len(firsts)
+    seconds = [r[1] for r in rows if len(r) > 1]
+    seconds_distinct = len(set(seconds)) == len(seconds)
     for r in rows:
         cells = [(kinds[c], r[c]) for c in range(min(len(r), width)) if kinds[c] not in ("text",)]
         pattern = [k for k, _ in cells]
         vals = [v for _, v in cells]
         text_cells = " ".join(r[c] for c in range(min(len(r), width)) if kinds[c] == "text")
-        if pattern[:2] == ["node", "node"] and lex.paired and "num" not in pattern:
-            out.append(f"{vals[0]} → {vals[1]}")
+        if pattern[:2] == ["node", "node"] and lex.paired and "num" not in pattern and seconds_distinct:
+            out.append(f"{vals[0]} → {vals[1]}")  # an injective two-column table: a mapping
         elif pattern[:2] == ["node", "node"] and pattern[2:] in (["num", "num"],):
             # a hop with its weight and the running total: chained into one walk (judge.vgr4)
             start = vals[0]
@@ -783,8 +790,8 @@ def read(text: str, lex: Lexicon) -> Reading:
     walk_start: str | None = None
     in_program = False
     for pos, (s, soft, code) in enumerate(statements(text, lex)):
+        ms = list(_GRAPH_CTX.finditer(s)) if lex.paired else []
         if lex.paired:
-            ms = list(_GRAPH_CTX.finditer(s))
             m = ms[-1] if ms else None
             if m is not None:
                 w = (m.group(1) or m.group(2) or "").lower()
@@ -804,8 +811,10 @@ def read(text: str, lex: Lexicon) -> Reading:
         toks = _tokens(s, lex)
         words += sum(1 for t in toks if t.t in ("word", "kw"))
         seen_nodes.update(t.v for t in toks if t.t == "node")
-        if any(t.t == "kw" and t.v == "rej" for t in toks) and not any(t.t == "node" for t in toks):
-            for c in last:  # "... Rejected." / "Conflict!" after a candidate: the response rejects it
+        first = ws[0].lower() if ws else ""
+        if any(t.t == "kw" and t.v == "rej" for t in toks) and (
+                not any(t.t == "node" for t in toks) or first in _ANAPHORA):
+            for c in last:  # "... Rejected." / "that fails because ..." after a candidate: the response rejects it
                 c.neutral = True
         if not any(t.t == "node" for t in toks):
             nums = [t.v for t in toks if t.t == "num"]
@@ -818,6 +827,7 @@ def read(text: str, lex: Lexicon) -> Reading:
             continue
         st = _Statement(toks, lex, pos, soft, code, graph)
         st.walk_start = walk_start
+        st.names_graph = bool(ms)
         st.question = s.rstrip().endswith(("?", "？"))
         got = st.read()
         if not got and st.kws & {"neg", "rej"}:

@@ -352,7 +352,8 @@ class _Credit:
             k = hops
             for i in range(1, len(nodes)):
                 said = nums.get(i)
-                if (said is not None and abs(said - runs[i]) < 1e-6) or \
+                # the running distance at node i, or the weight of the hop into it (with the total, the same)
+                if (said is not None and (abs(said - runs[i]) < 1e-6 or abs(said - runs[i] + runs[i - 1]) < 1e-6)) or \
                         abs(dists.get(edge_key(s, nodes[i]), -1) - runs[i]) < 1e-6 or \
                         (i == hops and total is not None and abs(total - runs[i]) < 1e-6):
                     k += 1
