@@ -108,7 +108,7 @@ def test_one_batch_one_engine_call(backend, bsp_spp):
     reqs = _requests(bsp_spp, 6)
     before = backend.engine_batches
     out = asyncio.run(backend.generate(reqs))
-    assert backend.engine_batches == before + 1, "the whole batch must enter the engine in one chat call"
+    assert backend.engine_batches == before + 1, "the whole batch must be rendered in one chat call"
     assert len(out) == len(reqs)
     for req, resp in zip(reqs, out, strict=True):
         assert resp.status == "ok", resp.error
@@ -169,36 +169,36 @@ def test_seeded_sampling_over_long_prompts(backend, bsp_spp):
 
 def test_concurrent_batches_share_the_engine(backend, bsp_spp):
     reqs = _requests(bsp_spp, 6)
-    if backend._llm is None:  # the engine loads with the first batch (this test run on its own)
-        asyncio.run(backend.generate(reqs[:1]))
-    engine = backend._llm.llm_engine
-    step = engine.step
-    held = False
+    assert backend.ready.wait(600) and backend._engine is not None, backend._start_error
+    engine, loop = backend._engine, backend._loop
 
-    def first_step_waits_for_the_second_batch():
-        # The event the property needs: the second batch queued while the first is in flight. Without this
-        # hold, a loaded machine could finish the first batch before the second was even decoded (CI run I
-        # saw a peak of 3). A backend that waited for the first batch to drain would still show 3.
-        nonlocal held
-        if not held:
-            held = True
-            deadline = time.monotonic() + 300  # a safety net, not a timing
-            while len(backend._inflight) < 6 and backend._inbox.qsize() == 0 and time.monotonic() < deadline:
-                time.sleep(0.01)
-        return step()
+    def on_engine_loop(coro):
+        return asyncio.run_coroutine_threadsafe(coro, loop).result(300)
+
+    # The event the property needs: the second batch queued while the first is in flight. The engine's
+    # scheduler is held (requests are accepted, none is stepped) until both batches are in; a backend that
+    # waited for the first batch to drain would never get there.
+    on_engine_loop(engine.pause_generation(mode="keep", clear_cache=False))
 
     async def both():
-        return await asyncio.gather(backend.generate(reqs[:3]), backend.generate(reqs[3:]))
+        tasks = [asyncio.ensure_future(backend.generate(reqs[:3])), asyncio.ensure_future(backend.generate(reqs[3:]))]
+        deadline = time.monotonic() + 300  # a safety net, not a timing
+        while engine.get_num_unfinished_requests() < 6 and time.monotonic() < deadline:
+            await asyncio.sleep(0.01)
+        in_engine = engine.get_num_unfinished_requests()
+        on_engine_loop_async = asyncio.wrap_future(asyncio.run_coroutine_threadsafe(engine.resume_generation(), loop))
+        await on_engine_loop_async
+        first, second = await asyncio.gather(*tasks)
+        return in_engine, first, second
 
     backend.peak_inflight = 0
-    engine.step = first_step_waits_for_the_second_batch
     try:
-        first, second = asyncio.run(both())
+        in_engine, first, second = asyncio.run(both())
     finally:
-        del engine.step  # the engine's own method again
+        on_engine_loop(engine.resume_generation())
     assert [r.status for r in first + second] == ["ok"] * 6
     # the second batch joined the running engine instead of waiting for the first to drain
-    assert backend.peak_inflight == 6
+    assert in_engine == 6 and backend.peak_inflight == 6
 
 
 def test_engine_that_cannot_start_is_infra_error(bsp_spp, tmp_path, vllm_ok):

@@ -1,10 +1,11 @@
-"""A model replica served by vLLM's offline engine (`vllm.LLM`) inside the model actor.
+"""A model replica served by vLLM's public async engine (`AsyncLLM`, the engine behind `vllm serve`) inside
+the model actor.
 
-Each `generate(batch)` enters the engine as one chat batch (`LLM.enqueue_chat` of the whole list: the first
-half of `LLM.chat`), each request with its own SamplingParams. One engine thread owns the `LLM` and steps it
-(the second half of `LLM.chat`), admitting batches that arrive meanwhile between steps: the pipeline's
-batches in flight share the running engine (continuous batching across batches), and a batch returns as
-soon as its last request finishes. No HTTP server sits in between; outputs are matched by request id.
+Each `generate(batch)` renders the batch's chats in one call of the engine's renderer (chat template,
+tokenizer, image processor: what `LLM.chat` does) and adds every request to the engine with its own
+SamplingParams (`AsyncLLM.generate`, one async generator per request). vLLM's engine core, in a child process
+of the actor, batches continuously across all requests in flight: the pipeline's batches share the running
+engine, and a batch returns as soon as its last request finishes. No HTTP server sits in between.
 
 Options (ModelSpec.options):
   model                path or HF id of the model (relative paths resolve against the actor's cwd, which
@@ -12,24 +13,24 @@ Options (ModelSpec.options):
   build_tiny           true: build the tiny random Idefics3 (cluster.tiny_vlm) at `model` when missing
                        (default path data/models/tiny-idefics3): for CPU-only and offline machines
   revision, tensor_parallel_size, max_model_len, dtype, enforce_eager, seed
-                       passed to vllm.LLM as given
+                       engine arguments, as given
   trust_remote_code, hf_overrides
-                       passed to vllm.LLM as given (the registry sets them for models that need them)
+                       engine arguments, as given (the registry sets them for models that need them)
   limit_mm_per_prompt  {"image": n} (or n); defaults to {"image": max_images}
   max_images           most images one request may carry (default: limit_mm_per_prompt's, else 4); more ->
                        model_error
   request_args         sampling overrides (max_tokens, temperature) the planner applies to every request
   chat_template        Jinja text, or a path to a template file; default: the model's own
-  engine_kwargs        any further vllm.LLM keyword arguments (e.g. structured_outputs_config,
+  engine_kwargs        any further engine arguments, as `vllm.LLM` takes them (e.g. structured_outputs_config,
                        gpu_memory_utilization, distributed_executor_backend)
 Any other option is refused in one line (`VLLMOptions`).
 
 Statuses: a request the engine rejects on its own (prompt too long, too many images, bad input) ->
 `model_error` for that request only; an image missing or not matching its manifest hash -> `infra_error`
-for that request; the engine failing to start -> `infra_error` for every request; an engine step failing
--> `infra_error` for the requests in flight, and a new engine for the next batch. `generate` never raises.
-Usage is the RequestOutput's prompt and completion token counts; latency_s counts from entering the engine.
-Raw text is kept as generated (the scorer strips <think>).
+for that request; the engine failing to start -> `infra_error` for every request; the engine dying
+(`EngineDeadError`) -> `infra_error` for the requests in flight, and a new engine for the next batch.
+`generate` never raises. Usage is the RequestOutput's prompt and completion token counts; latency_s counts
+from entering the engine. Raw text is kept as generated (the scorer strips <think>).
 """
 
 from __future__ import annotations
@@ -37,12 +38,11 @@ from __future__ import annotations
 import asyncio
 import hashlib
 import io
+import itertools
 import logging
 import os
-import queue
 import threading
 import time
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -143,7 +143,8 @@ def set_cpu_env_defaults() -> bool:
     os.environ.setdefault("VLLM_CPU_KVCACHE_SPACE", "1")  # GiB of KV cache
     os.environ.setdefault("VLLM_CPU_OMP_THREADS_BIND", _cpu_list())
     os.environ.setdefault("VLLM_CPU_NUM_OF_RESERVED_CPU", "0")
-    # the in-process engine starts in seconds; the subprocess one takes 25-40 s on 2 cores
+    # `vllm.LLM` (the benches' offline reference) then runs its engine in-process: it starts in seconds
+    # instead of 25-40 s on 2 cores. The backend's AsyncLLM always runs its engine core in a child process.
     os.environ.setdefault("VLLM_ENABLE_V1_MULTIPROCESSING", "0")
     return True
 
@@ -233,35 +234,43 @@ def sampling_params(p: Any) -> Any:
     return SamplingParams(temperature=p.temperature, max_tokens=p.max_tokens, seed=p.seed)
 
 
-@dataclass
-class _Batch:
-    """One `generate` call on its way through the engine thread."""
-
-    requests: list[ModelRequest]
-    loop: asyncio.AbstractEventLoop
-    future: asyncio.Future
-    results: list[ModelResponse | None] = field(default_factory=list)
-    convs: list[Any] = field(default_factory=list)  # chat messages, None where the request already failed
-    remaining: int = 0
-
-    def set(self, i: int, resp: ModelResponse) -> None:
-        if self.results[i] is None:
-            self.results[i] = resp
-            self.remaining -= 1
-        if self.remaining == 0:
-            out = [r if r is not None else _infra("no response") for r in self.results]
-            self.loop.call_soon_threadsafe(_resolve, self.future, out)
+# engine arguments `vllm.LLM` accepts as dicts and converts; AsyncEngineArgs takes only the config objects
+_CONFIG_ARGS = {
+    "structured_outputs_config": "StructuredOutputsConfig",
+    "compilation_config": "CompilationConfig",
+    "profiler_config": "ProfilerConfig",
+    "attention_config": "AttentionConfig",
+    "kv_transfer_config": "KVTransferConfig",
+}
 
 
-def _resolve(future: asyncio.Future, value: list[ModelResponse]) -> None:
-    if not future.done():
-        future.set_result(value)
+def async_engine_args(model: str, kw: dict[str, Any]) -> Any:
+    """`vllm.AsyncEngineArgs` for `engine_kwargs(...)`, with the dict-valued configs converted as `vllm.LLM`
+    converts them (so an option means the same under either entry point)."""
+    import vllm.config as vc
+    from vllm import AsyncEngineArgs
 
-
-_STOP = object()
+    kw = dict(kw)
+    for key, cls_name in _CONFIG_ARGS.items():
+        value = kw.get(key)
+        if isinstance(value, dict):
+            kw[key] = getattr(vc, cls_name)(**value)
+        elif key == "compilation_config" and isinstance(value, int):
+            kw[key] = vc.CompilationConfig(mode=vc.CompilationMode(value))
+    kw.setdefault("disable_log_stats", True)  # as vllm.LLM: no periodic throughput lines in the actor's log
+    return AsyncEngineArgs(model=model, **kw)
 
 
 class VLLMBackend:
+    """vLLM's public async engine (`vllm.v1.engine.async_llm.AsyncLLM`, the engine behind `vllm serve`),
+    one per replica.
+
+    The engine lives on an event loop of its own (one thread, started here): AsyncLLM's output handler is a
+    task of the loop that first used it, while callers come with loops of their own (the Ray actor's, or a
+    fresh `asyncio.run` per call in tests and preflight). The engine core itself runs in a child process
+    (AsyncLLM always does), stepped by vLLM, not by us. Every request is one `AsyncLLM.generate`; the
+    requests of all batches in flight share the engine's continuous batching."""
+
     needs_reference = False
 
     def __init__(self, options: dict[str, Any], name: str = "vllm") -> None:
@@ -269,188 +278,169 @@ class VLLMBackend:
         self.max_images = parse_options(name, self.options).image_limit()
         self.on_cpu = set_cpu_env_defaults()
         self.chat_template = self._chat_template(self.options.get("chat_template"))
-        self._llm: Any = None
+        self._engine: Any = None  # AsyncLLM
+        self._chat_params: Any = None
+        self._tok_params: Any = None
         self._start_error: str | None = None
-        self._inbox: queue.SimpleQueue = queue.SimpleQueue()
-        # internal request id -> (batch, index in batch, enqueue time)
-        self._inflight: dict[str, tuple[_Batch, int, float]] = {}
-        self.engine_batches = 0  # enqueue_chat calls of a whole batch (a test and bench probe)
+        self._ids = itertools.count()
+        self.engine_batches = 0  # render calls of a whole batch (a test and bench probe)
+        self.inflight = 0  # requests added to the engine and not finished
         self.peak_inflight = 0  # most requests in the engine at once
         self.ready = threading.Event()
-        self._fatal: str | None = None
-        # every engine call runs on this one thread: vLLM's LLM is not thread-safe, and on CPU its OpenMP
-        # threads are bound for the thread that built the engine. Loading starts now, so the actor's first
-        # batch finds the engine (nearly) warm.
-        self._thread = threading.Thread(target=self._serve_forever, name="vllm-engine", daemon=True)
+        self._loop = asyncio.new_event_loop()
+        self._thread = threading.Thread(target=self._loop.run_forever, name="vllm-async-engine", daemon=True)
         self._thread.start()
+        self._starting: Any = None  # the running start (a concurrent.futures.Future)
+        # loading starts now, so the actor's first batch finds the engine (nearly) warm
+        self._starting = asyncio.run_coroutine_threadsafe(self._start(), self._loop)
 
-    # ---- engine -------------------------------------------------------------------------------------------
+    # ---- engine (on self._loop) ---------------------------------------------------------------------------
     @staticmethod
     def _chat_template(value: str | None) -> str | None:
         if value and "{" not in value and Path(value).is_file():
             return Path(value).read_text()
         return value or None
 
-    def _load(self) -> None:
+    async def _start(self) -> None:
         try:
-            from vllm import LLM, SamplingParams
+            from vllm.renderers import ChatParams
+            from vllm.v1.engine.async_llm import AsyncLLM
 
             quiet_cpu_worker_logs()
-            llm = LLM(model=model_path(self.options), **engine_kwargs(self.options, self.on_cpu))
+            args = async_engine_args(model_path(self.options), engine_kwargs(self.options, self.on_cpu))
+            engine = AsyncLLM.from_engine_args(args)
+            renderer = engine.renderer
+            # the chat layer as vllm.LLM.chat sets it up: the template emits BOS, the tokenizer adds none
+            self._chat_params = ChatParams(
+                chat_template=self.chat_template,
+                chat_template_kwargs={"add_generation_prompt": True, "continue_final_message": False},
+            )
+            self._tok_params = renderer.default_chat_tok_params.with_kwargs(add_special_tokens=False)
+            self._engine, self._start_error = engine, None
             try:  # one tiny request first: lazy initialisation is paid here, not by the first real batch
-                llm.chat([{"role": "user", "content": "warm up"}], SamplingParams(max_tokens=1), use_tqdm=False,
-                         chat_template=self.chat_template)
+                from vllm import SamplingParams
+
+                await self._run_one(await self._render([[{"role": "user", "content": "warm up"}]]),
+                                    SamplingParams(max_tokens=1))
             except Exception:
                 pass
-            self._llm, self._start_error = llm, None
         except Exception as e:  # reported per request as infra_error
-            self._llm = None
+            self._engine = None
             self._start_error = f"engine failed to start: {type(e).__name__}: {_first_line(e)}"
         finally:
             self.ready.set()
 
-    def _reset(self, reason: str) -> None:
-        """Drop the engine after a failure it may not survive; in-flight requests get infra_error."""
-        llm, self._llm, self._start_error = self._llm, None, None
-        inflight, self._inflight = self._inflight, {}
-        for batch, i, _ in inflight.values():
-            batch.set(i, _infra(reason))
-        if llm is not None:
+    async def _render(self, convs: list[Any]) -> list[Any]:
+        _, prompts = await self._engine.renderer.render_chat_async(convs, self._chat_params, self._tok_params)
+        return list(prompts)
+
+    async def _run_one(self, prompt: Any, sp: Any) -> Any:
+        from vllm.sampling_params import RequestOutputKind
+
+        sp.output_kind = RequestOutputKind.FINAL_ONLY  # one output per request, as LLM.generate
+        final = None
+        async for out in self._engine.generate(prompt, sp, f"r{next(self._ids)}"):
+            final = out
+        return final
+
+    def _drop_engine(self) -> None:
+        """Shut a dead engine down (its child process with it); the next batch starts a new one."""
+        engine, self._engine = self._engine, None
+        if engine is not None:
             try:
-                llm.llm_engine.abort_request(list(inflight), internal=True)
-            except Exception:
-                pass
-            try:
-                llm.llm_engine.engine_core.shutdown()
+                engine.shutdown()
             except Exception:
                 pass
 
-    # ---- generate -----------------------------------------------------------------------------------------
+    async def _ensure_engine(self) -> str | None:
+        """None when an engine is up (started again after one died); else the start error (final)."""
+        if self._engine is not None and self._engine.errored:
+            self._drop_engine()
+        if self._engine is None and self._start_error is None:
+            self.ready.clear()
+            await self._start()
+        return self._start_error if self._engine is None else None
+
+    async def _serve(self, convs: list[Any], sps: list[Any],
+                     results: list[ModelResponse | None]) -> list[ModelResponse]:
+        """On the engine loop: render the batch's chats, add every request, collect the final outputs."""
+        todo = [i for i, r in enumerate(results) if r is None]
+        if todo:
+            err = await self._ensure_engine()
+            if err is not None:
+                for i in todo:
+                    results[i] = _infra(err)
+                todo = []
+        prompts: dict[int, Any] = {}
+        if todo:
+            try:  # the whole batch in one render call (chat template, tokenizer, image processor)
+                prompts = dict(zip(todo, await self._render([convs[i] for i in todo]), strict=True))
+                self.engine_batches += 1
+            except Exception:  # one request the renderer refuses: the others go on, each on its own
+                for i in todo:
+                    try:
+                        (prompts[i],) = await self._render([convs[i]])
+                    except Exception as e:
+                        results[i] = _error_response(e)
+
+        async def one(i: int) -> None:
+            t0 = time.perf_counter()
+            self.inflight += 1
+            self.peak_inflight = max(self.peak_inflight, self.inflight)
+            try:
+                out = await self._run_one(prompts[i], sps[i])
+                results[i] = _response(out, time.perf_counter() - t0) if out is not None else _infra("no output")
+            except Exception as e:  # rejected input -> model_error; a dead engine -> infra_error
+                results[i] = _error_response(e)
+            finally:
+                self.inflight -= 1
+
+        await asyncio.gather(*(one(i) for i in prompts))
+        if self._engine is not None and self._engine.errored:
+            self._drop_engine()  # a new engine for the next batch
+        return [r if r is not None else _infra("no response") for r in results]
+
+    # ---- generate (any caller's loop) ---------------------------------------------------------------------
     async def generate(self, requests: list[ModelRequest]) -> list[ModelResponse]:
         if not requests:
             return []
-        loop = asyncio.get_running_loop()
-        batch = _Batch(list(requests), loop, loop.create_future())
         try:
-            # images are read, checked and decoded off the engine thread
-            await asyncio.to_thread(self._prepare, batch)
+            # images are read, checked and decoded off both loops
+            prepared = await asyncio.to_thread(self._prepare, requests)
+            convs, results = zip(*prepared, strict=True)
+            sps = [sampling_params(r.sampling) for r in requests]
+            if not self._thread.is_alive():
+                return [r if r is not None else _infra("engine loop gone") for r in results]
+            fut = asyncio.run_coroutine_threadsafe(self._serve(list(convs), sps, list(results)), self._loop)
+            return await asyncio.wrap_future(fut)
         except Exception as e:  # never raise out of generate
             return [_infra(f"{type(e).__name__}: {_first_line(e)}") for _ in requests]
-        if batch.remaining == 0:
-            return [r if r is not None else _infra("no response") for r in batch.results]
-        if self._fatal or not self._thread.is_alive():
-            return [r if r is not None else _infra(self._fatal or "engine thread gone") for r in batch.results]
-        self._inbox.put(batch)
-        return await batch.future
 
-    def _prepare(self, batch: _Batch) -> None:
-        batch.results = [None] * len(batch.requests)
-        batch.convs = [None] * len(batch.requests)
-        for i, req in enumerate(batch.requests):
-            batch.convs[i], batch.results[i] = _conversation(req, self.max_images)
-        batch.remaining = sum(r is None for r in batch.results)
-
-    def _serve_forever(self) -> None:
-        """Engine thread: admit new batches into the running engine between steps (continuous batching
-        across the pipeline's batches), step, hand each batch back as soon as its last request finishes."""
-        try:
-            self._load()
-            self._loop()
-        except BaseException as e:  # a bug here must not leave callers waiting forever
-            self._reset(f"engine thread failed: {type(e).__name__}: {_first_line(e)}")
-            self._fatal = f"engine thread failed: {type(e).__name__}: {_first_line(e)}"
-            while True:  # answer whatever is still queued, then stop
-                try:
-                    item = self._inbox.get_nowait()
-                except queue.Empty:
-                    return
-                if isinstance(item, _Batch):
-                    for i, r in enumerate(item.results):
-                        if r is None:
-                            item.set(i, _infra(self._fatal))
-
-    def _loop(self) -> None:
-        while True:
-            busy = bool(self._inflight)
-            try:
-                item = self._inbox.get(block=not busy)
-            except queue.Empty:
-                item = None
-            while item is not None:
-                if item is _STOP:
-                    self._reset("backend closed")
-                    return
-                try:
-                    self._admit(item)
-                except Exception as e:  # never lose a batch: what was not enqueued fails as infra_error
-                    for i, r in enumerate(item.results):
-                        if r is None and not any(b is item and j == i for b, j, _ in self._inflight.values()):
-                            item.set(i, _infra(f"admit failed: {type(e).__name__}: {_first_line(e)}"))
-                try:
-                    item = self._inbox.get_nowait()
-                except queue.Empty:
-                    item = None
-            if not self._inflight:
-                continue
-            self.peak_inflight = max(self.peak_inflight, len(self._inflight))
-            try:
-                outputs = self._llm.llm_engine.step()
-            except Exception as e:
-                # a failed step leaves the engine's state unknown: drop it, rebuild on the next batch
-                self._reset(f"engine step failed: {type(e).__name__}: {_first_line(e)}")
-                continue
-            now = time.perf_counter()
-            for o in outputs:
-                if not getattr(o, "finished", True):
-                    continue
-                entry = self._inflight.pop(self._key(o.request_id), None)
-                if entry is not None:
-                    batch, i, t0 = entry
-                    batch.set(i, _response(o, now - t0))
-
-    @staticmethod
-    def _key(request_id: str) -> str:
-        # enqueue returns the internal id ("7-1a2b3c4d"), outputs carry the external one ("7")
-        return request_id.split("-", 1)[0]
-
-    def _admit(self, batch: _Batch) -> None:
-        """Enqueue a batch's requests: the whole batch in one enqueue_chat; if the engine rejects one
-        request, each on its own (the rejected one -> model_error)."""
-        todo = [i for i, c in enumerate(batch.convs) if c is not None and batch.results[i] is None]
-        if not todo:
-            return
-        if self._llm is None and self._start_error is None:
-            self._load()  # the first batch after the engine died starts a new one (a failed start is final)
-        if self._llm is None:
-            for i in todo:
-                batch.set(i, _infra(self._start_error or "engine failed to start"))
-            return
-        llm, t0 = self._llm, time.perf_counter()
-        convs = [batch.convs[i] for i in todo]
-        sps = [sampling_params(batch.requests[i].sampling) for i in todo]
-        try:
-            ids = llm.enqueue_chat(convs, sps, use_tqdm=False, chat_template=self.chat_template)
-            self.engine_batches += 1
-            for i, rid in zip(todo, ids, strict=True):
-                self._inflight[self._key(rid)] = (batch, i, t0)
-            return
-        except Exception as e:
-            if _engine_dead(e):
-                self._reset(f"engine died: {type(e).__name__}: {_first_line(e)}")
-                for i in todo:
-                    batch.set(i, _infra(f"engine died: {type(e).__name__}: {_first_line(e)}"))
-                return
-        for i, conv, sp in zip(todo, convs, sps, strict=True):
-            try:
-                (rid,) = llm.enqueue_chat([conv], [sp], use_tqdm=False, chat_template=self.chat_template)
-                self._inflight[self._key(rid)] = (batch, i, t0)
-            except Exception as e:
-                status = "infra_error" if _engine_dead(e) else "model_error"
-                batch.set(i, ModelResponse(text=None, status=status, error=f"{type(e).__name__}: {_first_line(e)}"))
+    def _prepare(self, requests: list[ModelRequest]) -> list[tuple[Any, ModelResponse | None]]:
+        return [_conversation(req, self.max_images) for req in requests]
 
     def close(self, timeout: float = 60.0) -> None:
-        self._inbox.put(_STOP)
+        """Shut the engine down (its child process with it) and stop the loop."""
+        if not self._thread.is_alive():
+            return
+
+        async def stop() -> None:
+            self._drop_engine()
+
+        try:
+            if self._starting is not None:
+                self._starting.result(timeout)
+            asyncio.run_coroutine_threadsafe(stop(), self._loop).result(timeout)
+        except Exception:
+            pass
+        self._loop.call_soon_threadsafe(self._loop.stop)
         self._thread.join(timeout)
+
+
+def _error_response(e: BaseException) -> ModelResponse:
+    """A request the engine refused or failed: its own input (model_error) or the engine (infra_error)."""
+    status = "infra_error" if _engine_dead(e) else "model_error"
+    return ModelResponse(text=None, status=status, error=f"{type(e).__name__}: {_first_line(e)}")
 
 
 def _first_line(e: BaseException) -> str:
