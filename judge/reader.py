@@ -53,6 +53,7 @@ _kw("conn", "connected linked connects verbunden relié reliée conectado conect
 _kw("dist", "distance distances dist hops hop abstand entfernung distanz distancia costs cost kostet kosten "
             "coûte cuesta length länge longueur longitud apart")
 _kw("total", "total totals sum insgesamt gesamt summe somme suma")
+_kw("run", "cumulative running cumul acumulado bisher kumulativ")  # a running total beside a hop
 _kw("edge", "edge edges link links kante kanten arête arêtes arista aristas line lines")
 _kw("weight", "weight weights gewicht poids peso")
 _kw("color", "color colour colors colours farbe couleur class")
@@ -514,6 +515,11 @@ class _Statement:
                 k += 1
             if k < n and toks[k].t == "num":
                 w = toks[k].v
+            after = [x.v for x in toks[j + 1:] if x.t == "num"]
+            if len(after) == 2 and "run" in self.kws and len(self.nodes) == 2:
+                # "A – B: 5 (cumulative 12)": a hop with its weight and the running total
+                self.claim("walk", (t.v, toks[j].v), nums=((1, after[1]),))
+                return
             self.claim("pairnum" if self.soft and w is not None else "edge", (t.v, toks[j].v), value=w)
             found = True
         if not found and "edge" in self.kws and len(self.nodes) == 2 and "between" in {x.v for x in toks}:
@@ -590,11 +596,21 @@ def _table_rows(rows: list[list[str]], header: list[str] | None, lex: Lexicon) -
     kinds: list[str] = []
     for c in range(width):
         ks = {_cell_kind(r[c], lex) if c < len(r) else "empty" for r in rows} - {"empty"}
-        kinds.append(ks.pop() if len(ks) == 1 else ("list" if ks <= {"node", "list", "pair"} and ks else "text"))
+        kind = ks.pop() if len(ks) == 1 else ("list" if ks <= {"node", "list", "pair"} and ks else "text")
+        if kind == "num" and c == 0 and [r[c].strip().rstrip(".") for r in rows if c < len(r)] in (
+                [str(i) for i in range(1, len(rows) + 1)], [str(i) for i in range(len(rows))]):
+            kind = "text"  # a row number ("#", "step"): not a value of the row
+        kinds.append(kind)
     head = [h.lower() for h in (header or [])]
     task, q = lex.task, lex.query
     src = str(q.get("source")) if q.get("source") is not None else None
     out: list[str] = []
+    # one node per row beside the same words ("M01, clique"): the rows list the members of one set
+    if all(k in ("node", "text", "empty") for k in kinds) and kinds.count("node") == 1:
+        c = kinds.index("node")
+        labels = {" ".join(r[i] for i in range(min(len(r), width)) if kinds[i] == "text").strip() for r in rows}
+        if len(labels) == 1:
+            return [f"{labels.pop()} {' '.join(head)}: " + ", ".join(r[c] for r in rows if c < len(r))]
     prev_end: str | None = None
     firsts = [r[0] for r in rows if r]
     heads_distinct = len(set(firsts)) == len(firsts)
