@@ -580,8 +580,12 @@ class Scheduler:
             parts.append(f"{inflight - answered} batch(es) wait for their replica's answer")
         states = states or {}
         holders: dict[str, list[Replica]] = {}
+        if not states and any(j.live for j in self.jobs):
+            parts.append(f"{sum(len(j.live) for j in self.jobs)} replica(s) live (their states could not be read)")
         for j in self.jobs:
             for r in j.live:
+                if not states:
+                    break
                 state, node = states.get(_actor_id(r.actor), ("", ""))
                 if state == "ALIVE":
                     holders.setdefault(node, []).append(r)
@@ -591,10 +595,12 @@ class Scheduler:
                                  f"{(state or 'not placed').lower().replace('_', ' ')}")
         for node, reps in holders.items():
             names = ", ".join(sorted({r.job.name for r in reps}))
-            held = sum(r.cpus for r in reps)
+            held = sum(r.cpus if r.gpus < 1 else r.gpus for r in reps)  # a GPU bundle holds a CPU per GPU
+            gpus = sum(r.gpus for r in reps if r.gpus >= 1)
             where, room = per_node.get(node, (node[:8] or "?", None))
             free_there = f", {room:g} free" if room is not None else ""
-            parts.append(f"replicas of {names} hold {held:g} CPUs on node {where}{free_there}")
+            also = f" and {gpus:g} GPU(s)" if gpus else ""
+            parts.append(f"replicas of {names} hold {held:g} CPUs{also} on node {where}{free_there}")
         for j in self.jobs:
             if j.status in ("pending", "running") and j.batches and not j.live:
                 need = f"{j.gpus:g} GPU(s)" if j.gpus >= 1 else f"{j.cpu_grant or 0:g} CPU"
