@@ -538,10 +538,21 @@ def _flatten_json(v: Any, key: str = "", out: list[str] | None = None, depth: in
     if depth > 20 or len(out) > 5000:
         return out
     prefix = f"{key}: " if key else ""
+
+    def flat(x: Any) -> bool:
+        return not isinstance(x, (dict, list)) or (isinstance(x, list) and all(
+            not isinstance(y, (dict, list)) for y in x))
+
     if isinstance(v, dict):
+        if 1 < len(v) <= 8 and all(flat(x) for x in v.values()) and any(isinstance(x, list) for x in v.values()):
+            # one record ({"members": [...], "property": "clique"}, {"path": [...], "total": 12}): one statement
+            out.append(prefix + "  ".join(f"{k}: {', '.join(map(str, x)) if isinstance(x, list) else x}"
+                                          for k, x in v.items()))
+            return out
         for k, x in v.items():
             if isinstance(x, (dict, list)):
-                _flatten_json(x, str(k), out, depth + 1)
+                # the parent key stays with the child ({"path": {"nodes": [...]}} -> "path nodes: ...")
+                _flatten_json(x, f"{key.rsplit(' ', 1)[-1]} {k}".strip(), out, depth + 1)
             else:
                 out.append(f"{prefix}{k}: {x}")
     elif isinstance(v, list):
@@ -551,8 +562,9 @@ def _flatten_json(v: Any, key: str = "", out: list[str] | None = None, depth: in
             for x in v:
                 if isinstance(x, list) and all(not isinstance(y, (dict, list)) for y in x):
                     out.append(prefix + ", ".join(str(y) for y in x))
-                elif isinstance(x, dict) and all(not isinstance(y, (dict, list)) for y in x.values()):
-                    out.append(" ".join(f"{k} {y}" for k, y in x.items()) + (f" ({key})" if key else ""))
+                elif isinstance(x, dict) and all(flat(y) for y in x.values()):
+                    out.append(" ".join(f"{k} {', '.join(map(str, y)) if isinstance(y, list) else y}"
+                                        for k, y in x.items()) + (f" ({key})" if key else ""))
                 else:
                     _flatten_json(x, key, out, depth + 1)
     else:
@@ -769,20 +781,24 @@ def statements(text: str, lex: Lexicon) -> list[tuple[str, bool, bool]]:
             csv_resume = offsets[j] if j < n else off  # not a CSV block: its lines never start another scan
         body = _MARKER.sub("", ln, count=1).strip()
         # nested lists: single-node items under a header ending with ":" join that header
-        if body.endswith(":") and not code:
+        indent = len(ln) - len(ln.lstrip())
+        nxt = lines[i + 1] if i + 1 < n else ""
+        deeper = bool(_MARKER.match(nxt)) and len(nxt) - len(nxt.lstrip()) > indent
+        if (body.endswith(":") or deeper) and not code:
             j = i + 1
             items = []
             while j < n:
                 item = _MARKER.sub("", lines[j], count=1).strip()
                 toks = _tokens(item, lex)
                 kinds = [t.t for t in toks if t.t not in ("lp", "rp")]
-                if item and kinds in (["node"], ["node", "num"]) and _MARKER.match(lines[j]):
+                if item and kinds in (["node"], ["node", "num"]) and _MARKER.match(lines[j]) and (
+                        body.endswith(":") or len(lines[j]) - len(lines[j].lstrip()) > indent):
                     items.append(item)
                     j += 1
                 else:
                     break
             if items:
-                out.append((body + " " + ", ".join(items), False, False))
+                out.append((body.rstrip(":") + ": " + ", ".join(items), False, False))
                 i = j
                 continue
         if body:
