@@ -11,6 +11,7 @@
 from __future__ import annotations
 
 import argparse
+import os
 import sys
 import types
 import typing
@@ -22,6 +23,8 @@ from pydantic_core import PydanticUndefined
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
+# the pages document the built-in defaults, not this machine's: a site setting (the suite sets one) is dropped
+os.environ.pop("NPHE4V_PROMPTS", None)
 
 CONFIG_PAGE = ROOT / "docs" / "config-reference.md"
 RECORD_PAGE = ROOT / "docs" / "sample-record.md"
