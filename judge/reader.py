@@ -116,6 +116,8 @@ _UNITS = frozenset("km mi miles mile hops hop units unit edges steps m kilometer
 
 
 _WORDS = re.compile(r"[A-Za-z0-9_À-ɏ]+")
+# words between a graph-1 node and a graph-2 node that make the pair a mapping ({"g1": "C1", "g2": "O2"})
+_MAP_WORDS = frozenset("is onto g2 graph2 graph_2 molecule2 target".split())
 # words that open a statement about the previous one ("that fails because ..."): a rejection there rejects it
 _ANAPHORA = frozenset("that this it which so thus hence but dies das es cela ce ceci esto eso".split())
 _CHEAP_KW = frozenset({"rej", "total", "dist", "weight"})  # kinds a statement without nodes can matter by
@@ -323,7 +325,7 @@ class _Statement:
                 j = i + 1
                 seen_link = False
                 while j < len(toks) and (toks[j].t in link or (toks[j].t == "kw" and toks[j].v in ("map", "to"))
-                                         or toks[j].t == "word" and toks[j].v in ("is", "onto")):
+                                         or toks[j].t == "word" and toks[j].v in _MAP_WORDS):
                     seen_link = True
                     j += 1
                 if seen_link and j < len(toks) and toks[j].t == "node":
@@ -476,13 +478,13 @@ class _Statement:
         if len(nodes) < 2:
             return
         tail = [t for t in toks[last_node + 1:]]
-        if any(t.t == "plus" for t in tail):
-            # "A -> B -> C = 5 + 7 = 12": the addends are the hops' weights, the last number the total
-            tail_nums = [t.v for t in tail if t.t == "num"]
-            nums.pop(len(nodes) - 1, None)
-            total = tail_nums[-1] if tail_nums else total
-            if len(tail_nums) == len(nodes) and not nums:
-                nums = {i + 1: w for i, w in enumerate(tail_nums[:-1])}
+        tail_nums = [t.v for t in tail if t.t == "num"]
+        hops = len(nodes) - 1
+        if len(tail_nums) >= 2 and not any(i < hops for i in nums):
+            # after the walk, a list of numbers: "= 5 + 7 = 12", "legs: 5, 7  length: 12": the hops' weights,
+            # then the total
+            nums = {i + 1: w for i, w in enumerate(tail_nums[:hops])} if len(tail_nums) in (hops, hops + 1) else {}
+            total = tail_nums[-1] if len(tail_nums) != hops else None
         if len(nodes) == 2 and total is not None and not nums:
             nums[1], total = total, None  # one hop: its number is the running value at its end
         closed = bool({"tour", "cycle"} & self.kws) and nodes[0] != nodes[-1]

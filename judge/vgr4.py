@@ -198,8 +198,7 @@ class _Judge:
             ok = all(any(abs(said - x) < 1e-6 for x in (runs[i] + start, self.w(nodes[i - 1], nodes[i]), float(i)))
                      for i, said in c.nums if i)
             if ok and (c.value is None or abs(c.value - run) < 1e-6 or abs(c.value - run - start) < 1e-6):
-                running = any(abs(v - start - runs[i]) < 1e-6 for i, v in c.nums if i)
-                self.prev_end = (nodes[-1], start + run if running else run)
+                self.prev_end = (nodes[-1], start + run)  # where a walk written hop by hop has got to
                 return "true", "none", key
         if c.value is not None and all(abs(said - runs[i] - starts[0]) < 1e-6 or i == 0 for i, said in c.nums):
             return "false", "text_reasoning", key  # the hops hold, the total does not
@@ -252,8 +251,10 @@ def _chain_walks(items: list[Checked]) -> list[list[Checked]]:
     for it in items:
         if it.claim.kind != "walk" or it.truth != "true":
             continue
-        if out and out[-1][-1].claim.nodes[-1] == it.claim.nodes[0] and it.claim.nums \
-                and out[-1][-1].claim.pos >= it.claim.pos - 2:
+        prev = out[-1][-1].claim if out else None
+        if prev is not None and prev.nodes[-1] == it.claim.nodes[0] and it.claim.nums \
+                and prev.pos >= it.claim.pos - 2 and (prev.nums or len(prev.nodes) == 2):
+            # (a whole walk stated first is its own object; the hop lines after it describe it again)
             out[-1].append(it)
         else:
             out.append([it])
