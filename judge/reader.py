@@ -27,6 +27,8 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
+from judge.rule_grammar import STOP_WORDS, shape
+
 MAX_READ_CHARS = 200_000
 PROGRAM = "\x00program"  # marks a line of a ```python block (its transcription is perception)
 
@@ -138,6 +140,7 @@ class Lexicon:
     paired: bool
     g1: frozenset[str] = frozenset()
     g2: frozenset[str] = frozenset()
+    shapes: frozenset[str] = frozenset()  # label shapes of the names (JFK -> AAA, C1 -> A9, Cl1 -> Aa9)
 
 
 @dataclass
@@ -223,6 +226,9 @@ def _tokens(s: str, lex: Lexicon) -> list[_Tok]:
         text = m.group(0)
         if text in names:
             out.append(_Tok("node", text))
+            continue
+        if text[:1].isupper() and text not in STOP_WORDS and shape(text) in lex.shapes:
+            out.append(_Tok("node", text))  # shaped like the graph's labels but not one: an invented node
             continue
         tok = cache.get(text)
         if tok is None:
@@ -330,7 +336,9 @@ class _Statement:
                     j += 1
                 if seen_link and j < len(toks) and toks[j].t == "node":
                     a, x = toks[i].v, toks[j].v
-                    if a in self.lex.g1 and x in self.lex.g2:
+                    g1, g2, names = self.lex.g1, self.lex.g2, self.lex.names
+                    # an invented node on one side: a pair all the same (judged false)
+                    if (a in g1 or a not in names) and (x in g2 or x not in names) and (a in names or x in names):
                         pairs.append((a, x))
                         i = j + 1
                         continue
@@ -879,8 +887,11 @@ def read(text: str, lex: Lexicon) -> Reading:
 
 def lexicon_of(names: Iterable[str], task: str, query: dict[str, Any], graphs: list[Iterable[str]]) -> Lexicon:
     gs = [frozenset(str(n) for n in g) for g in graphs]
-    return Lexicon(frozenset(str(n) for n in names), task, dict(query), len(gs) > 1,
-                   gs[0] if gs else frozenset(), gs[1] if len(gs) > 1 else frozenset())
+    ns = frozenset(str(n) for n in names)
+    # shapes of multi-character labels only: a one-letter shape would make every capital a node
+    shapes = frozenset(shape(n) for n in ns if len(n) >= 2 and not n.isdigit())
+    return Lexicon(ns, task, dict(query), len(gs) > 1, gs[0] if gs else frozenset(),
+                   gs[1] if len(gs) > 1 else frozenset(), shapes)
 
 
 ReadFn = Callable[[str, Lexicon], Reading]
