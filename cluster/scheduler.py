@@ -30,10 +30,9 @@ tasks of their own batches waited for CPU for ever (651 s measured, no message).
 
 No progress (why: a run must never hang in silence): when no batch, replica load or stage result has come back
 for `stall_timeout_s` (while no replica is loading on a live actor), the run stops itself
-(`cluster.interrupts.Stopped`) with one line naming what waits for what: batches answered and waiting for a
-score task, CPUs free, which replicas hold how many CPUs on which node, which replica is not placed. The run
-is then saved as interrupted, and a rerun resumes it. While the head watch says the head does not answer, the
-loop makes no GCS call (each would block until Ray ends the process): it only waits and writes.
+(`cluster.interrupts.Stopped`) with one line naming what waits for what (`cluster.stall`); it is saved as
+interrupted and a rerun resumes it. While the head watch says the head does not answer, the loop makes no GCS
+call (each would block until Ray ends the process).
 
 Serving (one pool abstraction for the whole run): each job's ready replicas are the members of one
 `cluster.actor_pool.ActorPool` (the judge stage's pool is the same class): at most `per_replica_inflight`
@@ -52,6 +51,9 @@ the budget the model gives up: its live replicas are ended, its remaining batche
 `Job.fail` (infra_error), batches still in flight are written (or failed) as they come back, the job ends
 `failed` with one line naming the last cause, and the rest of the run goes on. A batch whose actor died is
 requeued by the pool until `max_attempts`, then failed alone.
+
+One concern in one module (~500 lines): placement, CPU grants, the failure budget and the loop share one state
+(what runs where, and when); the queue (`cluster.backlog`) and the no-progress line (`cluster.stall`) live apart.
 """
 
 from __future__ import annotations
@@ -60,79 +62,23 @@ import contextlib
 import math
 import os
 import time
-from collections import deque
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
 import ray
 from ray.exceptions import RayActorError, RayError, RayTaskError
 
-from cluster import interrupts
+from cluster import interrupts, stall
 from cluster.actor_pool import ActorPool, Batch, Member, first_line
+from cluster.backlog import Backlog
+from cluster.stall import SCORE_TASK_CPUS
 
 __all__ = ["AUTO", "ActorPool", "Backlog", "Batch", "Job", "Replica", "Scheduler", "Stage"]
 
 AUTO = "auto"
 
 
-# What one score task asks (`cluster.pipeline.score_batch`): the reserve gives each model's batches room to be
-# scored side by side.
-SCORE_TASK_CPUS = 0.25
-
-
-class Backlog:
-    """A job's batches not yet dispatched, produced lazily from `source` (a model's plan) as they are taken.
-
-    `batches` and `requests` are how much the source will yield, counted up front (the scheduler's estimates
-    need the amount of work, not the work); emptiness never trusts the count: one batch is peeked ahead.
-    Retried batches go after the source's (as they always did: a crashed batch is not retried at once on a
-    replica that may be crash-looping).
-    """
-
-    def __init__(self, source: Iterable[Batch], *, batches: int, requests: int) -> None:
-        self._source: Iterator[Batch] = iter(source)
-        self._next: Batch | None = None
-        self._exhausted = False
-        self._unplanned = batches  # batches still to come from the source, the peeked one included
-        self.requests = requests  # requests the source yields in all (the job's initial queue)
-        self._retries: deque[Batch] = deque()
-
-    @classmethod
-    def of(cls, batches: Iterable[Batch]) -> Backlog:
-        """A backlog of batches already made (tests, the bench)."""
-        made = list(batches)
-        return cls(made, batches=len(made), requests=sum(b.size for b in made))
-
-    def _peek(self) -> Batch | None:
-        if self._next is None and not self._exhausted:
-            self._next = next(self._source, None)
-            if self._next is None:
-                self._exhausted = True
-                self._unplanned = 0
-        return self._next
-
-    def __bool__(self) -> bool:
-        return bool(self._retries) or self._peek() is not None
-
-    def __len__(self) -> int:
-        """Batches left (an estimate while the source is not exhausted: its count up front)."""
-        ahead = self._unplanned if not self._exhausted else int(self._next is not None)
-        return max(ahead, int(self._next is not None)) + len(self._retries)
-
-    def popleft(self) -> Batch:
-        b = self._peek()
-        if b is not None:
-            self._next = None
-            self._unplanned = max(0, self._unplanned - 1)
-            return b
-        if self._retries:
-            return self._retries.popleft()
-        raise IndexError("pop from an empty backlog")
-
-    def append(self, batch: Batch) -> None:
-        """Requeue a batch (a retry)."""
-        self._retries.append(batch)
 
 
 @dataclass
@@ -549,102 +495,15 @@ class Scheduler:
         if idle < self.stall_timeout_s:
             return
         try:
-            states = _call(lambda: _actor_states([r.actor for j in self.jobs for r in j.live]))
+            states = stall.call(lambda: stall.actor_states([r.actor for j in self.jobs for r in j.live]))
         except Exception:
             states = {}
-        if any(states.get(_actor_id(r.actor), ("", ""))[0] == "ALIVE"
+        if any(states.get(stall.actor_id(r.actor), ("", ""))[0] == "ALIVE"
                for j in self.jobs for r in j.live if not r.ready and not r.ended):
             self._progress_at = time.monotonic()  # a replica is loading its model on a live actor: not stuck
             return
         raise interrupts.Stopped(self.stall_line(idle, states))
 
     def stall_line(self, idle_s: float, states: dict[str, tuple[str, str]] | None = None) -> str:
-        """One line: how long nothing came back, and what waits for what."""
-        parts: list[str] = []
-        try:
-            free, per_node = _call(_free_cpus)
-        except Exception:
-            free, per_node = None, {}
-        cpu_note = f"{free:g} of {self.total_cpus:g} CPUs free" if free is not None else \
-            f"{self.total_cpus:g} CPUs in the cluster"
-        inflight = sum(len(j.pool.inflight) for j in self.jobs)
-        answered = 0
-        for j in self.jobs:
-            if j.answered is not None and j.pool.inflight:
-                with contextlib.suppress(Exception):
-                    answered += _call(lambda j=j: j.answered(j.pool.refs()))
-        if answered:
-            parts.append(f"{answered} answered batch(es) wait for a score task "
-                         f"({SCORE_TASK_CPUS:g} CPU each; {cpu_note})")
-        if inflight - answered > 0:
-            parts.append(f"{inflight - answered} batch(es) wait for their replica's answer")
-        states = states or {}
-        holders: dict[str, list[Replica]] = {}
-        if not states and any(j.live for j in self.jobs):
-            parts.append(f"{sum(len(j.live) for j in self.jobs)} replica(s) live (their states could not be read)")
-        for j in self.jobs:
-            for r in j.live:
-                if not states:
-                    break
-                state, node = states.get(_actor_id(r.actor), ("", ""))
-                if state == "ALIVE":
-                    holders.setdefault(node, []).append(r)
-                else:
-                    what = f"{r.cpus:g} CPU" if r.gpus < 1 else f"{r.gpus:g} GPU(s)"
-                    parts.append(f"replica {r.index} of {j.name} ({what}) is "
-                                 f"{(state or 'not placed').lower().replace('_', ' ')}")
-        for node, reps in holders.items():
-            names = ", ".join(sorted({r.job.name for r in reps}))
-            held = sum(r.cpus if r.gpus < 1 else r.gpus for r in reps)  # a GPU bundle holds a CPU per GPU
-            gpus = sum(r.gpus for r in reps if r.gpus >= 1)
-            where, room = per_node.get(node, (node[:8] or "?", None))
-            free_there = f", {room:g} free" if room is not None else ""
-            also = f" and {gpus:g} GPU(s)" if gpus else ""
-            parts.append(f"replicas of {names} hold {held:g} CPUs{also} on node {where}{free_there}")
-        for j in self.jobs:
-            if j.status in ("pending", "running") and j.batches and not j.live:
-                need = f"{j.gpus:g} GPU(s)" if j.gpus >= 1 else f"{j.cpu_grant or 0:g} CPU"
-                parts.append(f"{j.name} has no replica (one needs {need}; {self._free_gpus():g} GPU(s) free)")
-        busy_stages = sum(1 for st in self.stages if not st.idle())
-        if busy_stages:
-            parts.append(f"{busy_stages} side stage(s) (the judge) not done")
-        return f"no progress for {idle_s:.0f} s: " + ("; ".join(parts) or "nothing in flight")
-
-
-def _call(fn: Callable[[], Any]) -> Any:
-    """A GCS question asked off the loop's thread, bounded (a head that dies meanwhile would block it)."""
-    from cluster.head_watch import call_with_timeout
-
-    return call_with_timeout(fn, 10.0)
-
-
-def _actor_id(actor: Any) -> str:
-    try:
-        return actor._actor_id.hex()
-    except Exception:
-        return ""
-
-
-def _actor_states(actors: list[Any]) -> dict[str, tuple[str, str]]:
-    """actor id -> (state, node id) from the GCS's actor table (ALIVE, PENDING_CREATION, RESTARTING)."""
-    from ray._private.state import state
-
-    out: dict[str, tuple[str, str]] = {}
-    for a in actors:
-        aid = _actor_id(a)
-        if not aid:
-            continue
-        info = state.actor_table(aid) or {}
-        out[aid] = (str(info.get("State", "")), str((info.get("Address") or {}).get("NodeID") or ""))
-    return out
-
-
-def _free_cpus() -> tuple[float, dict[str, tuple[str, float]]]:
-    """CPUs free in the cluster, and per live node id: (its address and id, as an operator finds it; free)."""
-    from ray._private.state import state
-
-    address = {n["NodeID"]: f"{n.get('NodeManagerAddress', '?')} ({n['NodeID'][:8]})" for n in ray.nodes()
-               if n.get("Alive")}
-    per_node = {nid: (address[nid], float(res.get("CPU", 0.0)))
-                for nid, res in state.available_resources_per_node().items() if nid in address}
-    return float(ray.available_resources().get("CPU", 0.0)), per_node
+        """One line: how long nothing came back, and what waits for what (`cluster.stall`)."""
+        return stall.stall_line(self, idle_s, states)
