@@ -7,20 +7,19 @@ from __future__ import annotations
 
 import contextlib
 from collections.abc import Callable
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import ray
-
-if TYPE_CHECKING:
-    from cluster.scheduler import Replica, Scheduler
 
 # What one score task asks (`cluster.pipeline.score_batch`): the reserve gives each model's batches room to be
 # scored side by side.
 SCORE_TASK_CPUS = 0.25
 
 
-def stall_line(sched: Scheduler, idle_s: float, states: dict[str, tuple[str, str]] | None = None) -> str:
-    """One line: how long nothing came back, and what waits for what."""
+def stall_line(sched: Any, idle_s: float, states: dict[str, tuple[str, str]] | None = None) -> str:
+    """`sched` is the `cluster.scheduler.Scheduler` (not imported: it imports this module).
+
+    One line: how long nothing came back, and what waits for what."""
     parts: list[str] = []
     try:
         free, per_node = call(free_cpus)
@@ -40,7 +39,7 @@ def stall_line(sched: Scheduler, idle_s: float, states: dict[str, tuple[str, str
     if inflight - answered > 0:
         parts.append(f"{inflight - answered} batch(es) wait for their replica's answer")
     states = states or {}
-    holders: dict[str, list[Replica]] = {}
+    holders: dict[str, list[Any]] = {}
     if not states and any(j.live for j in sched.jobs):
         parts.append(f"{sum(len(j.live) for j in sched.jobs)} replica(s) live (their states could not be read)")
     for j in sched.jobs:
