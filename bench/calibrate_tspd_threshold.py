@@ -1,4 +1,5 @@
-"""Fit TSP-D's default threshold: per number of cities, the median optimum given the distance matrix's surface
+"""Fit the threshold of TSP-D's `threshold_rule="median_given_surface"` (the default until issue 31; the default
+is now "at_optimum", which needs no calibration: T = the optimum +- 0.005): per number of cities, the median optimum given the distance matrix's surface
 statistics (optimum / hull perimeter, linear quantile regression on tspd.model_terms, tau = 0.5, exact optima by Held-Karp). Prints the MEDIAN_MODEL table of
 nphe4v/tasks/tspd.py, which holds the printed numbers (datasets must not depend on a fit's last bits).
 

@@ -183,7 +183,7 @@ def test_gcpd_labels_balanced_tight_and_exact() -> None:
     for level in range(1, 11):
         for i in range(20):
             d = gcpd.generate(level, random.Random(7000 + 31 * level + i))
-            assert d.num_vertices == level + 5 and d.k == (2 if level <= 2 else 3)
+            assert d.num_vertices == level + 5 and d.k == 3  # k = 3 at every level (issue 31)
             gold = gcpd.solve(d)
             chi = ie_chi(d.num_vertices, d.edges)
             assert gold.value == (1.0 if chi <= d.k else 0.0)
@@ -219,15 +219,29 @@ def test_gcpd_pairs_share_every_surface_statistic() -> None:
         for i in range(6):
             no, yes = gcpd.twin_pair(level, random.Random(f"pair-{level}-{i}"))
             n = p["num_vertices"]
-            assert gcpd.surface_profile(n, no) == gcpd.surface_profile(n, yes)
+            if level > gcpd.UNMATCHED_LEVELS:
+                assert gcpd.surface_profile(n, no) == gcpd.surface_profile(n, yes)
+            else:  # no 3-colourable twin exists that small: same vertex and edge counts only
+                assert len(no) == len(yes)
             assert ie_chi(n, no) == p["k"] + 1 and ie_chi(n, yes) == p["k"]
             assert p["min_edges"] <= len(no) <= p["max_edges"]
+
+
+def test_gcpd_small_levels_are_decided_by_a_small_obstruction() -> None:
+    """Levels 1-2 (6-7 vertices) with k = 3: every NO graph holds K4 or an odd wheel, and no 3-colourable graph
+    matches its surface; the triangle count then nearly decides, as the papers' sizes make inevitable
+    (docs/deviations.md)."""
+    data = [gcpd.generate(1, random.Random(f"small-{i}")) for i in range(60)]
+    labels = [k_coloring(d.num_vertices, d.edges, d.k) is not None for d in data]
+    assert {d.k for d in data} == {3} and 0.3 <= sum(labels) / len(labels) <= 0.7
+    triangles = [gcpd.surface_profile(d.num_vertices, d.edges)[1] for d in data]
+    assert best_threshold_accuracy(triangles, labels) >= 0.8
 
 
 def test_gcpd_surface_statistics_do_not_predict_the_answer() -> None:
     """Small version of bench/bench_decision_leaks.py: 60 instances per level on three levels; no single
     surface statistic and no logistic regression on all of them predicts YES/NO well."""
-    for level in (1, 3, 10):
+    for level in (3, 10):
         data = [gcpd.generate(level, random.Random(f"leak-test-{level}-{i}")) for i in range(60)]
         labels = [k_coloring(d.num_vertices, d.edges, d.k) is not None for d in data]
         feats = [_gcpd_surface(d) for d in data]
@@ -245,14 +259,10 @@ def test_gcpd_edge_counts_follow_the_level_range_for_both_answers() -> None:
             d = gcpd.generate(level, random.Random(f"range-{level}-{i}"))
             assert p["min_edges"] <= len(d.edges) <= p["max_edges"]
             seen[gcpd.solve(d).value == 1.0].append(len(d.edges))
-        # Both answers occur at the same edge counts (any count seen 6+ times is seen with both); level 1 has
-        # 6 and 7 only (no triangle-free graph on 6 vertices with 8 edges has an odd cycle, and no 5-edge one
-        # has a bipartite twin).
+        # Both answers occur at the same edge counts (any count seen 6+ times is seen with both).
         counts = Counter(seen[True] + seen[False])
         common = {m for m, c in counts.items() if c >= 6}
         assert common <= set(seen[True]) & set(seen[False]), (level, seen)
-        if level == 1:
-            assert set(counts) == {6, 7}
         if level == 10:
             assert common == set(range(p["min_edges"], p["max_edges"] + 1))
 

@@ -508,9 +508,11 @@ def test_tspd_labels_are_balanced_and_exact():
     for k, data in enumerate(TSPD_INSTANCES):
         gold = TSPD.solve(data)
         opt, tour = held_karp(data.distances)
-        # T is x.x5, half-way between tour lengths (multiples of 0.1): no tour ties with it
-        assert abs(data.threshold * 10 - math.floor(data.threshold * 10) - 0.5) < 1e-6
-        assert abs(opt - data.threshold) >= 0.05 - 1e-6
+        # T is x.xx5, half a hundredth from the optimum (tour lengths are multiples of 0.01): no tour ties with it,
+        # and only the optimum to 0.01 decides
+        assert abs(data.threshold * 100 - math.floor(data.threshold * 100) - 0.5) < 1e-6
+        assert abs(abs(opt - data.threshold) - 0.005) < 1e-6
+        assert all(abs(x * 100 - round(x * 100)) < 1e-9 for row in data.distances for x in row)
         if gold.answer == {"Feasible": "YES"}:
             yes += 1
             assert gold.value == 1.0
@@ -620,7 +622,9 @@ def test_tspd_paper_threshold_rule_is_an_option_and_always_yes():
             assert d.threshold == paper_threshold(d.distances) and abs(d.threshold - 0.75 * total) <= 0.05 + 1e-9
             assert TSPD.solve(d).answer == {"Feasible": "YES"}
             ours = generate(level, random.Random(f"paper-{level}-{i}"))
-            assert ours.threshold == median_threshold(ours.distances, ours.coords)
+            assert abs(abs(held_karp(ours.distances)[0] - ours.threshold) - 0.005) < 1e-6
+            prev = generate(level, random.Random(f"paper-{level}-{i}"), "median_given_surface")
+            assert prev.threshold == median_threshold(prev.distances, prev.coords)
 
 
 @pytest.mark.parametrize(
