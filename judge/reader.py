@@ -72,7 +72,7 @@ _kw("and", "and und et y")
 # Chinese keywords (no spaces between words): found by substring within a CJK run
 _CJK = [("路径", "path"), ("回路", "tour"), ("环", "cycle"), ("圈", "cycle"), ("团", "clique"), ("独立集", "indep"),
         ("覆盖", "cover"), ("共同", "common"), ("邻居", "neigh"), ("相邻", "neigh"), ("距离", "dist"),
-        ("总", "total"), ("边", "edge"), ("权重", "weight"), ("颜色", "color"), ("映射", "map"), ("对应", "map"),
+        ("总", "total"), ("着色", "color"), ("边", "edge"), ("权重", "weight"), ("颜色", "color"), ("映射", "map"), ("对应", "map"),
         ("没有", "neg"), ("不", "neg"), ("无效", "rej"), ("冲突", "rej"), ("到", "to"), ("至", "to"), ("和", "and"),
         ("与", "and"), ("然后", "then"), ("成本", "dist"), ("花费", "dist")]
 
@@ -119,7 +119,8 @@ _UNITS = frozenset("km mi miles mile hops hop units unit edges steps m kilometer
 
 _WORDS = re.compile(r"[A-Za-z0-9_À-ɏ]+")
 # words between a graph-1 node and a graph-2 node that make the pair a mapping ({"g1": "C1", "g2": "O2"})
-_MAP_WORDS = frozenset("is onto g2 graph2 graph_2 molecule2 target".split())
+_MAP_WORDS = frozenset("is onto g2 graph2 graph_2 molecule2 target est associé associée associe es asociado "
+                       "asociada asignado asignada corresponde ist wird auf abgebildet zugeordnet".split())
 # words that open a statement about the previous one ("that fails because ..."): a rejection there rejects it
 _ANAPHORA = frozenset("that this it which so thus hence but dies das es cela ce ceci esto eso".split())
 _CHEAP_KW = frozenset({"rej", "total", "dist", "weight"})  # kinds a statement without nodes can matter by
@@ -554,7 +555,8 @@ def _flatten_json(v: Any, key: str = "", out: list[str] | None = None, depth: in
             not isinstance(y, (dict, list)) for y in x))
 
     if isinstance(v, dict):
-        if 1 < len(v) <= 8 and all(flat(x) for x in v.values()) and any(isinstance(x, list) for x in v.values()):
+        if 1 < len(v) <= 8 and all(flat(x) for x in v.values()) and any(isinstance(x, list) for x in v.values()) \
+                and not all(str(k).isdigit() for k in v):  # {"1": [...], "2": [...]}: one line per class
             # one record ({"members": [...], "property": "clique"}, {"path": [...], "total": 12}): one statement
             out.append(prefix + "  ".join(f"{k}: {', '.join(map(str, x)) if isinstance(x, list) else x}"
                                           for k, x in v.items()))
@@ -869,7 +871,8 @@ def read(text: str, lex: Lexicon) -> Reading:
             continue
         st = _Statement(toks, lex, pos, soft, code, graph)
         st.walk_start = walk_start
-        st.names_graph = bool(ms)
+        # a statement about one named molecule (naming both is a mapping's "graph 1 -> graph 2")
+        st.names_graph = len({(m.group(1) or m.group(2) or "").lower() in ("1", "one", "first") for m in ms}) == 1
         st.question = s.rstrip().endswith(("?", "？"))
         got = st.read()
         if not got and st.kws & {"neg", "rej"}:
