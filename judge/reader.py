@@ -249,6 +249,9 @@ def _tokens(s: str, lex: Lexicon) -> list[_Tok]:
 class _Statement:
     def __init__(self, toks: list[_Tok], lex: Lexicon, pos: int, soft: bool, code: bool, graph: int | None):
         self.toks, self.lex, self.pos, self.soft, self.code, self.graph = toks, lex, pos, soft, code, graph
+        for i in range(1, len(toks) - 1):  # Spanish "de A a B": "a" between two nodes is "to"
+            if toks[i].t == "word" and toks[i].v == "a" and toks[i - 1].t == "node" and toks[i + 1].t == "node":
+                toks[i] = _Tok("kw", "to")
         self.kws = {t.v for t in toks if t.t == "kw"}
         self.types = {t.t for t in toks}
         self.words = words = {t.v for t in toks if t.t == "word"}
@@ -260,6 +263,7 @@ class _Statement:
         self.question = False
         self.walk_start: str | None = None
         self.names_graph = False
+        self.open_dist: tuple[str, str] | None = None
         self.negated = bool(self.kws & {"neg", "rej"}) or "neq" in self.types
 
     def claim(self, kind: str, nodes: Iterable[str], **kw: Any) -> None:
@@ -285,8 +289,11 @@ class _Statement:
             self._neigh()
             return self.out
         if ("dist" in self.kws or self._d_paren()) and not self._has_arrow(symbols_only=True) \
-                and len(self.nodes) <= 2 and self._numbers():
-            self._dist()
+                and len(self.nodes) <= 2:
+            if self._numbers():
+                self._dist()
+            elif len(self.nodes) == 2:
+                self.open_dist = (self.nodes[0], self.nodes[1])  # "distance A – B" then "value: 3"
             return self.out
         if self._has_arrow() or ({"path", "tour", "cycle"} & self.kws and len(self.nodes) >= 2) \
                 or self._chain_like():
@@ -447,6 +454,10 @@ class _Statement:
 
     def _dist(self) -> None:
         nums = self._numbers()
+        if len(self.nodes) == 2 and len(nums) >= 2 and self.kws & {"total", "run"} and self.kws & {"to", "then"}:
+            # "from A to B costs 5, so reaching B costs 12 in total": a hop with its running total
+            self.claim("walk", tuple(self.nodes), nums=((1, nums[-1]),))
+            return
         src = self.lex.query.get("source")
         if len(self.nodes) == 2:
             a, b = self.nodes
@@ -463,22 +474,26 @@ class _Statement:
         nodes: list[str] = []
         nums: dict[int, float] = {}
         total: float | None = None
-        after_total = False
+        after_total = arrow_open = False
         depth = 0
         last_node = max(i for i, t in enumerate(toks) if t.t == "node")
         for i, t in enumerate(toks):
             if t.t == "node":
                 if not nodes or nodes[-1] != t.v:
                     nodes.append(t.v)
-                after_total = False
+                after_total = arrow_open = False
             elif t.t == "kw" and (t.v == "total" or (t.v in ("dist", "weight") and i > last_node)):
                 after_total = True
             elif t.t == "lp":
                 depth += 1
             elif t.t == "rp":
                 depth = max(0, depth - 1)
+            elif t.t == "arrow":
+                arrow_open = True
             elif t.t == "num":
-                if after_total or (total is None and t is toks[-1] and nodes and len(nodes) - 1 in nums):
+                if arrow_open and i < last_node and not after_total:
+                    nums[len(nodes)] = t.v  # "A -->|5| B": the label on the arrow belongs to the hop into B
+                elif after_total or (total is None and t is toks[-1] and nodes and len(nodes) - 1 in nums):
                     total = t.v
                 elif nodes and (len(nodes) - 1) not in nums:
                     nums[len(nodes) - 1] = t.v
@@ -833,6 +848,7 @@ def read(text: str, lex: Lexicon) -> Reading:
     last: list[Claim] = []
     walk_start: str | None = None
     in_program = False
+    open_dist: tuple[str, str] | None = None
     for pos, (s, soft, code) in enumerate(statements(text, lex)):
         ms = list(_GRAPH_CTX.finditer(s)) if lex.paired else []
         if lex.paired:
@@ -868,6 +884,11 @@ def read(text: str, lex: Lexicon) -> Reading:
                 last[-1].value = nums[0]  # "Total: 12" on the line after a walk: that walk's total
             elif len(nums) == 1 and "weight" in kws and last and last[-1].kind == "edge" and last[-1].value is None:
                 last[-1].value = nums[0]  # {"edge": [A, B], "weight": 5}: that edge's weight
+            elif len(nums) == 1 and open_dist is not None:
+                d = Claim("dist", open_dist, value=nums[0], pos=pos)
+                reading.claims.append(d)
+                last = [d]
+            open_dist = None
             continue
         st = _Statement(toks, lex, pos, soft, code, graph)
         st.walk_start = walk_start
@@ -875,6 +896,7 @@ def read(text: str, lex: Lexicon) -> Reading:
         st.names_graph = len({(m.group(1) or m.group(2) or "").lower() in ("1", "one", "first") for m in ms}) == 1
         st.question = s.rstrip().endswith(("?", "？"))
         got = st.read()
+        open_dist = st.open_dist
         if not got and st.kws & {"neg", "rej"}:
             # a negative or rejected statement the reader has no form for: read, and neutral
             got = [Claim("note", tuple(st.nodes), pos=pos, neutral=True)]
