@@ -309,9 +309,16 @@ def preflight(cfg: RunConfig, *, tiny: bool = False, tiny_root: str | Path = "da
     image_root = write_probe_files(tempfile.mkdtemp(prefix="nphe4v-preflight-"))
     if use_ray is None:
         use_ray = not tiny
-    if tiny or not use_ray:
-        if any(s.backend == "vllm" for s in cfg.models):
+    if any(s.backend == "vllm" for s in cfg.models):
+        if tiny or not use_ray:
             _cpu_engine_setup()
+        else:
+            import ray
+
+            from cluster.run import init_ray
+
+            if not ray.is_initialized():
+                init_ray(cfg)  # the config's cluster (ray.address), or a private local Ray
     shared: dict[str, tuple[list[str], list[Any] | None, str | None]] = {}  # tiny options -> outcome
     rows: list[PreflightRow] = []
     for spec in cfg.models:

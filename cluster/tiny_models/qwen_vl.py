@@ -54,7 +54,8 @@ def _processor(out: Path, tok, template: str, processor_cls: str, patch: int, me
 
 
 def _text(tok, **over) -> dict:
-    ids = special_ids(tok, eos_token_id="<|im_end|>", pad_token_id="<|endoftext|>")
+    # bos as in the real configs (<|endoftext|>; the class default is an id past the tiny vocabulary)
+    ids = special_ids(tok, bos_token_id="<|endoftext|>", eos_token_id="<|im_end|>", pad_token_id="<|endoftext|>")
     return {**text_sizes(**over), "vocab_size": len(tok), **ids}
 
 

