@@ -92,7 +92,7 @@ LONGEST_FIRST = ("test_judge_vgr3.py", "test_packaging.py", "test_multinode_kill
                  "test_run_faults.py", "test_judge_llm_testmini.py", "test_judge_recipe.py",
                  "test_ray_job.py", "test_driver_death.py", "test_demo_job.py", "test_secrets.py",
                  "test_gie_dataset.py", "test_vllm_engine.py", "test_pipeline.py", "test_judge_vllm.py",
-                 "test_training_docs.py", "test_caption_chain_e2e.py")
+                 "test_training_docs.py", "test_caption_chain_e2e.py", "test_preflight.py")
 
 
 _TOOK: dict[str, float] = {}
