@@ -339,8 +339,11 @@ class _Statement:
                 j = i + 1
                 seen_link = False
                 while j < len(toks) and (toks[j].t in link or (toks[j].t == "kw" and toks[j].v in ("map", "to"))
-                                         or toks[j].t == "word" and toks[j].v in _MAP_WORDS):
-                    seen_link = True
+                                         or (toks[j].t == "word" and (toks[j].v in _MAP_WORDS
+                                                                      or toks[j].v.startswith("g2_")))
+                                         or (toks[j].t in ("lp", "rp", "dash") and seen_link)
+                                         or (toks[j].t in ("rp", "dash") and j == i + 1)):
+                    seen_link = seen_link or toks[j].t not in ("lp", "rp", "dash")
                     j += 1
                 if seen_link and j < len(toks) and toks[j].t == "node":
                     a, x = toks[i].v, toks[j].v

@@ -103,6 +103,7 @@ class _Judge:
         self.ctx, self.ev, self.f = ctx, evidence, ctx.facts
         self.g = ctx.graphs[0].asked
         self.prev_end: tuple[str, float] | None = None  # where the last true walk ended, and its running total
+        self.prev_hop = False  # whether that walk was a single hop
 
     def w(self, a: str, b: str, g: nx.Graph | None = None) -> float:
         g = self.g if g is None else g
@@ -192,13 +193,16 @@ class _Judge:
         given = dict(c.nums)
         starts = [float(given.get(0, 0.0))]
         if 0 not in given and self.prev_end is not None and self.prev_end[0] == nodes[0]:
-            # a walk written hop by hop: its numbers may run on from where the last one ended
-            starts.append(self.prev_end[1])
+            # a walk written hop by hop: its numbers may run on from where the last one ended; after a hop, that
+            # is tried first (a hop stated by its weight alone carries the running total on), after a whole
+            # walk last (the hop lines that follow a stated path start again from its first node)
+            starts.insert(0 if self.prev_hop else 1, self.prev_end[1])
         for start in starts:
             ok = all(any(abs(said - x) < 1e-6 for x in (runs[i] + start, self.w(nodes[i - 1], nodes[i]), float(i)))
                      for i, said in c.nums if i)
             if ok and (c.value is None or abs(c.value - run) < 1e-6 or abs(c.value - run - start) < 1e-6):
                 self.prev_end = (nodes[-1], start + run)  # where a walk written hop by hop has got to
+                self.prev_hop = len(nodes) == 2
                 return "true", "none", key
         if c.value is not None and all(abs(said - runs[i] - starts[0]) < 1e-6 or i == 0 for i, said in c.nums):
             return "false", "text_reasoning", key  # the hops hold, the total does not
