@@ -31,7 +31,7 @@ from report import analysis, figures
 from report.comparisons import Comparisons
 from report.figure_set import figure_set
 from report.graphverse_tables import table2_labels
-from report.html.format import fmt, html_table, json_for_script, md_table
+from report.html.format import fmt, json_for_script, md_table
 from report.html.markdown import render_markdown
 from report.html.page import render_page, runs_table
 from report.html.sample_browser import (
@@ -46,6 +46,7 @@ from report.html.sample_browser import (
     truncate,
 )
 from report.html.self_contained import self_contained_violations
+from report.html.tables import html_table
 from report.model_groups import ModelCatalogue
 from report.report_tables import GROUP_BY, ReportResult, Tables, compute_tables
 from report.runs import as_paths

@@ -685,7 +685,8 @@ def test_ra_without_recognition_is_na_in_every_table() -> None:
     from rich.console import Console
 
     from nphe4v.metrics import leaderboard
-    from report.html.format import html_table, md_table
+    from report.html.format import md_table
+    from report.html.tables import html_table
     from report.summaries import print_leaderboard
 
     rows = [{"model": "m", "task": "BSP", "level": 1, "instance_id": "BSP-1-0", "variant": "", "repeat": 0,

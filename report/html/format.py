@@ -51,46 +51,6 @@ def json_for_script(obj: Any) -> str:
     return s.replace("&", "\\u0026").replace("<", "\\u003c").replace(">", "\\u003e")
 
 
-def html_table(df: pl.DataFrame, ci: Sequence[str] = (), hide: Sequence[str] = (), table_id: str = "",
-               caption: str = "", digits: int = 3, max_rows: int | None = None, csv_name: str = "") -> str:
-    """A sortable table; a column c in ``ci`` shows ``c [c_lo, c_hi]`` and the bound columns are not shown.
-    ``max_rows``: show only the first rows, with a note pointing at the CSV that holds them all."""
-    if df.is_empty():
-        return '<p class="empty">No rows.</p>'
-    more = ""
-    if max_rows is not None and df.height > max_rows:
-        more = (f'<p class="note">First {max_rows:,} of {df.height:,} rows shown; all of them are in '
-                f"<code>{esc(csv_name or 'the CSV tables')}</code>.</p>")
-        df = df.head(max_rows)
-    bound = {f"{c}_{s}" for c in ci for s in ("lo", "hi")}
-    cols = [c for c in df.columns if c not in bound and c not in hide]
-    tid = f' id="{esc(table_id)}"' if table_id else ""
-    out = [f'<table class="sortable"{tid}>']
-    if caption:
-        out.append(f"<caption>{esc(caption)}</caption>")
-    out.append("<thead><tr>" + "".join(
-        f'<th title="click to sort">{esc(c)}{" <small>[95% CI]</small>" if c in ci else ""}</th>' for c in cols
-    ) + "</tr></thead><tbody>")
-    for row in df.iter_rows(named=True):
-        cells = []
-        for c in cols:
-            v = row[c]
-            sort = "" if v is None else (f"{v:.9g}" if isinstance(v, float) else str(v))
-            num = isinstance(v, int | float) and not isinstance(v, bool)
-            cls = ' class="num"' if num else ""
-            if c in ci and v is not None:
-                lo, hi = row.get(f"{c}_lo"), row.get(f"{c}_hi")
-                text = esc(fmt(v, digits))
-                if lo is not None and hi is not None:
-                    text += f' <span class="ci">[{esc(fmt(lo, digits))}, {esc(fmt(hi, digits))}]</span>'
-                cells.append(f'<td{cls} data-v="{esc(sort)}">{text}</td>')
-            else:
-                cells.append(f'<td{cls} data-v="{esc(sort)}">{esc(fmt_cell(c, v, digits))}</td>')
-        out.append("<tr>" + "".join(cells) + "</tr>")
-    out.append("</tbody></table>")
-    return "\n".join(out) + more
-
-
 def md_table(df: pl.DataFrame, ci: Sequence[str] = (), hide: Sequence[str] = ()) -> str:
     if df.is_empty():
         return "_No rows._\n"

@@ -1,10 +1,11 @@
-"""The improvement tables (GraphVerse Tables 3 / 8, 11, 13) in the HTML page and the Markdown summary."""
+"""The improvement tables (GraphVerse Tables 3 / 8, 11, 13): titles and notes for the HTML page's template and the
+Markdown summary."""
 
 from __future__ import annotations
 
 import polars as pl
 
-from report.html.format import esc, html_table, md_table
+from report.html.format import md_table
 from report.improvement_tables import CATEGORIES
 
 # (name in Tables.improvement, title, note) in the paper's order
@@ -29,28 +30,14 @@ HOW = ("Tables 3 / 8 compare each model's other prompt modes (PoT) with its dire
        "comparisons.yaml</code> (docs/report.md).")
 
 
-def _categories_note() -> str:
+def categories_note() -> str:
     return "Categories: " + "; ".join(f"{k} = {', '.join(v)}" for k, v in CATEGORIES.items()) + "; All = every task."
-
-
-def improvement_html(tables: dict[str, pl.DataFrame]) -> str:
-    if not tables:
-        return f'<p class="empty">No comparison in these runs. {HOW}</p>'
-    out = [f"<p class='note'>{HOW} {esc(_categories_note())}</p>"]
-    for name, title, note in TITLES:
-        if name not in tables:
-            continue
-        out += [f"<h3>{esc(title)}</h3>", f"<p class='note'>{esc(note)}</p>",
-                html_table(tables[name], table_id=f"gv-{name}"),
-                "<details><summary>As a long table (every bound)</summary>",
-                html_table(tables[LONG[name]], digits=2, table_id=f"gv-{name}-long"), "</details>"]
-    return "\n".join(out)
 
 
 def improvement_markdown(tables: dict[str, pl.DataFrame]) -> list[str]:
     if not tables:
         return []
-    out = ["### Improvement tables (Tables 3 / 8 / 11 / 13)", "", _categories_note(), ""]
+    out = ["### Improvement tables (Tables 3 / 8 / 11 / 13)", "", categories_note(), ""]
     for name, title, note in TITLES:
         if name in tables:
             out += [f"#### {title}", "", note, "", md_table(tables[name]), ""]
