@@ -47,7 +47,7 @@ _kw("tour", "tour tours rundreise rundtour tournée tournee recorrido circuit")
 _kw("cycle", "cycle cycles zyklus kreis ciclo")
 _kw("clique", "clique cliques clica")
 _kw("indep", "independent unabhängige unabhängig unabhaengige indépendant indépendante independiente")
-_kw("cover", "cover überdeckung knotenüberdeckung couverture cobertura recubrimiento")
+_kw("cover", "cover überdeckung knotenüberdeckung couverture cobertura recubrimiento cubrimiento")
 _kw("common", "common gemeinsame gemeinsamen commun communs communs comunes común comun")
 _kw("neigh", "neighbors neighbours neighbor neighbour nachbarn nachbar voisins voisin vecinos vecino adjacent "
              "benachbart adjacents adyacentes")
@@ -58,7 +58,7 @@ _kw("total", "total totals sum insgesamt gesamt summe somme suma")
 _kw("run", "cumulative running cumul acumulado bisher kumulativ")  # a running total beside a hop
 _kw("edge", "edge edges link links kante kanten arête arêtes arista aristas line lines")
 _kw("weight", "weight weights gewicht poids peso")
-_kw("color", "color colour colors colours farbe couleur class")
+_kw("color", "color colour colors colours farbe couleur class classes")
 _kw("map", "maps mapped mapping map corresponds correspond matched matches abbildung zuordnung entspricht "
            "zugeordnet correspond correspondance corresponde")
 _kw("neg", "no not none never isn't aren't doesn't don't cannot can't without nor kein keine keinen nicht "
@@ -98,7 +98,8 @@ _MARKER = re.compile(r"^\s*(?:[-*•+◦▪‣]|\d{1,3}[.)]|\(\d{1,3}\)|[a-z][.)
                      r"|#{1,6})\s+", re.I)
 _FENCE = re.compile(r"^\s*```\s*([A-Za-z0-9_+-]*)\s*$")
 _TABLE_SEP = re.compile(r"^\s*\|?\s*:?-{2,}")
-_SENT_SPLIT = re.compile(r"(?<=[.!?;])\s+(?=\S)|[。；！？]")
+_SEXPR_SPLIT = re.compile(r"\)\s?\(")
+_SENT_SPLIT = re.compile(r"(?<=[.!?;])\s+(?=\S)|[。；！？\n]")
 _TOKEN = re.compile(
     r"(?P<num>\d+(?:\.\d+)?)(?![A-Za-z_])"
     r"|(?P<word>[A-Za-z0-9_À-ɏ]+(?:'t(?![A-Za-z]))?)"
@@ -120,7 +121,8 @@ _UNITS = frozenset("km mi miles mile hops hop units unit edges steps m kilometer
 _WORDS = re.compile(r"[A-Za-z0-9_À-ɏ]+")
 # words between a graph-1 node and a graph-2 node that make the pair a mapping ({"g1": "C1", "g2": "O2"})
 _MAP_WORDS = frozenset("is onto g2 graph2 graph_2 molecule2 target est associé associée associe es asociado "
-                       "asociada asignado asignada corresponde ist wird auf abgebildet zugeordnet".split())
+                       "asociada asignado asignada corresponde ist wird auf abgebildet zugeordnet se asigna a "
+                       "asignar".split())
 # words that open a statement about the previous one ("that fails because ..."): a rejection there rejects it
 _ANAPHORA = frozenset("that this it which so thus hence but dies das es cela ce ceci esto eso".split())
 _CHEAP_KW = frozenset({"rej", "total", "dist", "weight"})  # kinds a statement without nodes can matter by
@@ -831,6 +833,8 @@ def statements(text: str, lex: Lexicon) -> list[tuple[str, bool, bool]]:
                 out.append((body.rstrip(":") + ": " + ", ".join(items), False, False))
                 i = j
                 continue
+        if body.startswith("(") and (") (" in body or ")(" in body):
+            body = _SEXPR_SPLIT.sub(")\n(", body)  # an s-expression: each group is a statement
         if body:
             for part in _SENT_SPLIT.split(_thousands(body)):
                 if part and part.strip():
@@ -904,7 +908,8 @@ def read(text: str, lex: Lexicon) -> Reading:
             # a negative or rejected statement the reader has no form for: read, and neutral
             got = [Claim("note", tuple(st.nodes), pos=pos, neutral=True)]
         reading.claims.extend(got)
-        last = got
+        if got:
+            last = got
         for c in got:
             if c.kind == "walk":
                 walk_start = c.nodes[0]
