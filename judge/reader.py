@@ -58,7 +58,8 @@ _kw("total", "total totals sum insgesamt gesamt summe somme suma")
 _kw("run", "cumulative running cumul acumulado bisher kumulativ")  # a running total beside a hop
 _kw("edge", "edge edges link links kante kanten arête arêtes arista aristas line lines")
 _kw("weight", "weight weights gewicht poids peso")
-_kw("color", "color colour colors colours farbe couleur class classes")
+_kw("color", "color colour colors colours farbe couleur class classes coloring colouring färbung coloration "
+             "coloración")
 _kw("map", "maps mapped mapping map corresponds correspond matched matches abbildung zuordnung entspricht "
            "zugeordnet correspond correspondance corresponde")
 _kw("neg", "no not none never isn't aren't doesn't don't cannot can't without nor kein keine keinen nicht "
@@ -340,11 +341,10 @@ class _Statement:
             if toks[i].t == "node":
                 j = i + 1
                 seen_link = False
-                while j < len(toks) and (toks[j].t in link or (toks[j].t == "kw" and toks[j].v in ("map", "to"))
-                                         or (toks[j].t == "word" and (toks[j].v in _MAP_WORDS
-                                                                      or toks[j].v.startswith("g2_")))
-                                         or (toks[j].t in ("lp", "rp", "dash") and seen_link)
-                                         or (toks[j].t in ("rp", "dash") and j == i + 1)):
+                while j < len(toks) and j - i <= 6 and (
+                        toks[j].t in link or toks[j].t in ("lp", "rp", "dash")
+                        or (toks[j].t == "kw" and toks[j].v in ("map", "to"))
+                        or (toks[j].t == "word" and (toks[j].v in _MAP_WORDS or toks[j].v.startswith("g2_")))):
                     seen_link = seen_link or toks[j].t not in ("lp", "rp", "dash")
                     j += 1
                 if seen_link and j < len(toks) and toks[j].t == "node":
@@ -379,7 +379,8 @@ class _Statement:
                 while j < len(toks) and j - i <= 4 and toks[j].t in ("eq", "arrow", "lp", "rp", "kw", "word") and \
                         not (toks[j].t == "kw" and toks[j].v not in ("color", "to")):
                     j += 1
-                if j < len(toks) and j > i + 1 and toks[j].t == "num" and float(toks[j].v).is_integer() \
+                if j < len(toks) and (j > i + 1 or "color" in self.kws) and toks[j].t == "num" \
+                        and float(toks[j].v).is_integer() \
                         and toks[j].v <= 50:
                     self.claim("assign", (t.v,), prop=str(int(toks[j].v)))
                     got = True
@@ -834,7 +835,10 @@ def statements(text: str, lex: Lexicon) -> list[tuple[str, bool, bool]]:
                 i = j
                 continue
         if body.startswith("(") and (") (" in body or ")(" in body):
-            body = _SEXPR_SPLIT.sub(")\n(", body)  # an s-expression: each group is a statement
+            # an s-expression: each group is a statement, under the head word of the whole ("(mapping (a x) …")
+            head = _WORDS.match(body, 1)
+            sep = f")\n{head.group(0)} (" if head and not _has_node(head.group(0), lex) else ")\n("
+            body = _SEXPR_SPLIT.sub(sep, body)
         if body:
             for part in _SENT_SPLIT.split(_thousands(body)):
                 if part and part.strip():
