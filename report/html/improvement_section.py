@@ -3,9 +3,6 @@ Markdown summary."""
 
 from __future__ import annotations
 
-import polars as pl
-
-from report.html.format import md_table
 from report.improvement_tables import CATEGORIES
 
 # (name in Tables.improvement, title, note) in the paper's order
@@ -32,13 +29,3 @@ HOW = ("Tables 3 / 8 compare each model's other prompt modes (PoT) with its dire
 
 def categories_note() -> str:
     return "Categories: " + "; ".join(f"{k} = {', '.join(v)}" for k, v in CATEGORIES.items()) + "; All = every task."
-
-
-def improvement_markdown(tables: dict[str, pl.DataFrame]) -> list[str]:
-    if not tables:
-        return []
-    out = ["### Improvement tables (Tables 3 / 8 / 11 / 13)", "", categories_note(), ""]
-    for name, title, note in TITLES:
-        if name in tables:
-            out += [f"#### {title}", "", note, "", md_table(tables[name]), ""]
-    return out
