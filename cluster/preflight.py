@@ -254,8 +254,8 @@ def probe_on_ray(spec: ModelSpec, options: dict[str, Any], probes: list[str],
     try:
         try:
             ray.get(actor.ready.remote(), timeout=timeout_s)
-        except Exception as e:
-            return None, _first_line(e)
+        except Exception as e:  # a RayTaskError's cause is the actor's own one-line error
+            return None, _first_line(getattr(e, "cause", None) or e)
         return ray.get(actor.probe.remote(probe_files(), probes), timeout=timeout_s), None
     finally:
         ray.kill(actor)
@@ -263,22 +263,33 @@ def probe_on_ray(spec: ModelSpec, options: dict[str, Any], probes: list[str],
 
 
 class _ProbeActor:
-    """ModelActor plus a probe method (defined lazily: importing ray here would slow the CLI)."""
+    """A replica as `cluster.pipeline.ModelActor` hosts one (the backend built by `make_backend`, ready when
+    its engine loaded), plus a probe method that writes the probe figures on the actor's own node."""
 
     def __init__(self, backend: str, name: str, baseline: str | None, options: dict[str, Any]) -> None:
-        from cluster.pipeline import ModelActor
+        from cluster.backends.factory import make_backend
 
-        self.inner = ModelActor(backend, name, baseline, options)
-        self.name = name
+        self.name, self.error = name, None
+        try:
+            self.backend = make_backend(backend, name, baseline, options)
+        except Exception as e:
+            self.error = f"backend failed to start: {_first_line(e)}"
 
     def ready(self) -> bool:
-        return self.inner.ready()
+        if self.error:
+            raise RuntimeError(self.error)
+        loaded = getattr(self.backend, "ready", None)
+        if loaded is not None and hasattr(loaded, "wait"):
+            loaded.wait()
+        if getattr(self.backend, "_start_error", None):
+            raise RuntimeError(self.backend._start_error)
+        return True
 
     async def probe(self, files: dict[str, bytes], probes: list[str]) -> list[Any]:
         folder = tempfile.mkdtemp(prefix="nphe4v-preflight-")
         for fname, data in files.items():
             Path(folder, fname).write_bytes(data)
-        return await self.inner.generate(probe_requests(self.name, probes, folder))
+        return await self.backend.generate(probe_requests(self.name, probes, folder))
 
 
 def probe_api(spec: ModelSpec, image_root: str) -> tuple[Status, str]:
