@@ -121,6 +121,9 @@ _UNITS = frozenset("km mi miles mile hops hop units unit edges steps m kilometer
 
 _WORDS = re.compile(r"[A-Za-z0-9_À-ɏ]+")
 # words between a graph-1 node and a graph-2 node that make the pair a mapping ({"g1": "C1", "g2": "O2"})
+# words between a node and its colour class ("A gets colour 2", "A bekommt Farbe 2", "c(A) = 2")
+_ASSIGN_WORDS = frozenset("gets get is assigned receives takes has in with bekommt erhält ist reçoit est recibe es el "
+                          "recebe the la le".split())
 _MAP_WORDS = frozenset("is onto g2 graph2 graph_2 molecule2 target est associé associée associe es asociado "
                        "asociada asignado asignada corresponde ist wird auf abgebildet zugeordnet se asigna a "
                        "asignar".split())
@@ -282,9 +285,9 @@ class _Statement:
         lex, task = self.lex, self.lex.task
         if lex.paired and (not self.names_graph or "map" in self.kws) and self._mapping():
             return self.out  # a statement about one named molecule ("In graph 1, C1: C2") maps nothing
-        if task == "COL" and self._assign():
-            return self.out
         set_kw = [k for k in ("clique", "indep", "cover", "common") if k in self.kws]
+        if task == "COL" and not set_kw and self._assign():
+            return self.out
         if set_kw:
             self._set(SET_KW[set_kw[0]])
             return self.out
@@ -377,7 +380,8 @@ class _Statement:
             if t.t == "node":
                 j = i + 1
                 while j < len(toks) and j - i <= 4 and toks[j].t in ("eq", "arrow", "lp", "rp", "kw", "word") and \
-                        not (toks[j].t == "kw" and toks[j].v not in ("color", "to")):
+                        not (toks[j].t == "kw" and toks[j].v not in ("color", "to")) and \
+                        not (toks[j].t == "word" and toks[j].v not in _ASSIGN_WORDS):
                     j += 1
                 if j < len(toks) and (j > i + 1 or "color" in self.kws) and toks[j].t == "num" \
                         and float(toks[j].v).is_integer() \
