@@ -121,6 +121,7 @@ _UNITS = frozenset("km mi miles mile hops hop units unit edges steps m kilometer
 
 _WORDS = re.compile(r"[A-Za-z0-9_À-ɏ]+")
 # words between a graph-1 node and a graph-2 node that make the pair a mapping ({"g1": "C1", "g2": "O2"})
+_CLASS_WORD = re.compile(r"(?:c|class|color|colour)_?(\d{1,2})")
 # words between a node and its colour class ("A gets colour 2", "A bekommt Farbe 2", "c(A) = 2")
 _ASSIGN_WORDS = frozenset("gets get is assigned receives takes has in with bekommt erhält ist reçoit est recibe es el "
                           "recebe the la le".split())
@@ -391,6 +392,13 @@ class _Statement:
                     i = j + 1
                     continue
             i += 1
+        for i, t in enumerate(toks[:-1]):  # mermaid classes: "A:::c2"
+            if t.t == "node" and i + 2 < len(toks) and toks[i + 1].t == "eq" and toks[-1] is not t:
+                k = next((x for x in toks[i + 1:i + 5] if x.t != "eq"), None)
+                m = _CLASS_WORD.fullmatch(k.v) if k is not None and k.t == "word" else None
+                if m:
+                    self.claim("assign", (t.v,), prop=m.group(1))
+                    got = True
         if got:
             return True
         # colour k: A, B, C
