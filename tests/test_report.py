@@ -23,11 +23,11 @@ Expected numbers (levels weigh 1 and 2, Σ = 3 per task and mode):
 
 from __future__ import annotations
 
-import html
 import json
 import re
 from pathlib import Path
 
+import markupsafe
 import polars as pl
 import pytest
 
@@ -385,7 +385,7 @@ def test_report_html_self_contained_and_escaped(report) -> None:
     assert "http://" not in page and "https://" not in page
     # the untrusted response is escaped, never live markup
     assert XSS not in page and "<script>alert" not in page and "onerror=alert(1)>" not in page
-    assert "&lt;script&gt;alert(&quot;pwned&quot;)&lt;/script&gt;" in page
+    assert "&lt;script&gt;alert(&#34;pwned&#34;)&lt;/script&gt;" in page  # markupsafe's spelling of the quote
     assert "&lt;/script&gt;&lt;b&gt;bold&lt;/b&gt;" in page
     # exactly the page's own scripts: two JSON data blocks and the inline code
     assert len(re.findall(r"<script", page)) == 3
@@ -568,7 +568,7 @@ def test_report_bounded_with_huge_responses(tmp_path) -> None:
     res = build_report(run, tmp_path / "h.html", n_boot=0, samples_per_group=2, max_chars=300)
     page = res.html.read_text()
     assert res.html.stat().st_size < 1_500_000  # 72 responses of 3 MB each in the run
-    marker = html.escape(TRUNCATION_MARK.format(shown=300, total=3_000_000), quote=True)
+    marker = str(markupsafe.escape(TRUNCATION_MARK.format(shown=300, total=3_000_000)))
     assert page.count(marker) == 2 * len(TASKS)  # m0's shown rows, each cut
     assert "A" * 301 not in page
     shown = re.findall(r'<tr class="sb-row" data-version="[^"]*" data-model="([^"]+)" data-task="([^"]+)"', page)
@@ -617,7 +617,7 @@ def test_browser_text_budget_and_table_row_cap(tmp_path, monkeypatch) -> None:
     monkeypatch.setattr(sample_browser, "BROWSER_TEXT_BUDGET", 12 * 250)
     page = build_report(run, tmp_path / "t.html", n_boot=0, max_chars=1000).html.read_text()
     assert "B" * 250 in page and "B" * 251 not in page
-    assert html.escape(html_report.TRUNCATION_MARK.format(shown=250, total=5000), quote=True) in page
+    assert str(markupsafe.escape(html_report.TRUNCATION_MARK.format(shown=250, total=5000))) in page
 
 
 def test_answer_checks_stated_values_and_papers_parse() -> None:

@@ -1,6 +1,7 @@
 """The report's sample browser: a few samples per (version, model, task) with their rebuilt prompt,
 thumbnails, response, verdict and judge labels, filterable in the page. Long texts are cut to a shared
-character budget; everything a model wrote is escaped or embedded as inert JSON."""
+character budget; everything a model wrote is escaped (report/templates/sample_browser.html.j2, autoescaped) or
+embedded as inert JSON."""
 
 from __future__ import annotations
 
@@ -13,12 +14,14 @@ from pathlib import Path
 from typing import Any
 
 import polars as pl
+from markupsafe import Markup
 from PIL import Image
 
 from nphe4v.core.records import KEY_COLUMNS
 from nphe4v.core.schema import RECOGNITION_MODE
 from report import analysis
-from report.html.format import esc, fmt, json_for_script
+from report.html.format import fmt, json_for_script
+from report.html.templating import report_environment
 from report.sample_rebuild import DatasetIndex, rebuild_sample
 
 DEFAULT_SAMPLES_PER_GROUP = 4
@@ -161,34 +164,25 @@ def _checks(row: dict) -> str:
     return "; ".join(parts)
 
 
-def _judgment_html(j: dict[str, Any]) -> str:
-    """A judge-service judgment (judge.schema): VGR-Score, judge identity and the step labels, all escaped
-    (claims and errors are model/judge text)."""
-    score = j.get("vgr_score")
-    ident = f"{j.get('judge')} · {j.get('judge_template')} · repeat {j.get('judge_repeat', 0)}"
-    head = (f'<div class="fld"><b>VGR-Score</b> <span class="vgr">{esc(fmt(score, 1))}</span> '
-            f'<b>judge</b> <span class="judge-id">{esc(ident)}</span>')
-    if j.get("status") != "ok":
-        head += f' <span class="v v-wrong">{esc(j.get("status"))}: {esc(j.get("error"))}</span>'
-    head += "</div>"
+def _judgment_view(j: dict[str, Any]) -> dict[str, Any]:
+    """A judge-service judgment (judge.schema) for the template: VGR-Score, judge identity and the step labels
+    (claims and errors are model/judge text: the template escapes them). ``steps`` None: not a list (shown raw)."""
     try:
         steps = json.loads(j.get("steps") or "[]")
     except (json.JSONDecodeError, TypeError):
         steps = None
-    if not isinstance(steps, list):
-        return head + _pre("judge steps", j.get("steps"))
-    if not steps:
-        return head + '<p class="note">no reasoning steps extracted (VGR-Score = final-answer match)</p>'
-    items = []
-    for s in steps:
-        if not isinstance(s, dict):
-            items.append(f"<li>{esc(s)}</li>")
-            continue
-        ok = bool(s.get("correct"))
-        label = "correct" if ok else str(s.get("error_type") or "unlabelled")
-        items.append(f'<li class="{"st-ok" if ok else "st-bad"}"><span class="st-label">{esc(label)}</span> '
-                     f'{esc(s.get("claim"))}</li>')
-    return head + f'<div class="fld"><b>judge steps</b><ol class="steps">{"".join(items)}</ol></div>'
+    view: dict[str, Any] = {
+        "score": fmt(j.get("vgr_score"), 1),
+        "ident": f"{j.get('judge')} · {j.get('judge_template')} · repeat {j.get('judge_repeat', 0)}",
+        "error": f"{j.get('status')}: {j.get('error')}" if j.get("status") != "ok" else None,
+        "steps": None, "raw_steps": j.get("steps"),
+    }
+    if isinstance(steps, list):
+        view["steps"] = [{"plain": st} if not isinstance(st, dict) else
+                         {"ok": bool(st.get("correct")), "claim": st.get("claim"),
+                          "label": "correct" if st.get("correct") else str(st.get("error_type") or "unlabelled")}
+                         for st in steps]
+    return view
 
 
 def truncate(text: str | None, total: int | None, max_chars: int) -> str | None:
@@ -200,12 +194,6 @@ def truncate(text: str | None, total: int | None, max_chars: int) -> str | None:
     if total <= max_chars:
         return text
     return text[:max_chars] + TRUNCATION_MARK.format(shown=max_chars, total=total)
-
-
-def _pre(label: str, text: Any, cls: str = "") -> str:
-    if text is None or text == "":
-        return ""
-    return f'<div class="fld"><b>{esc(label)}</b><pre class="{cls}">{esc(text)}</pre></div>'
 
 
 def sample_browser(df: pl.DataFrame, runs: Sequence[analysis.Run], judge: pl.DataFrame | None, *,
@@ -226,7 +214,7 @@ def sample_browser(df: pl.DataFrame, runs: Sequence[analysis.Run], judge: pl.Dat
     assets = _Assets(max_images, thumb_px)
     jl = _judge_lookup(judge)
     values: dict[str, list[str]] = {k: [] for k, _ in FILTER_KEYS}
-    body = []
+    rows = []
     for row in picked.iter_rows(named=True):
         variant = row["variant"] or NO_VARIANT
         attrs = {
@@ -247,63 +235,27 @@ def sample_browser(df: pl.DataFrame, runs: Sequence[analysis.Run], judge: pl.Dat
             else:
                 missing_imgs += 1
         key = "|".join(str(row[c]) for c in KEY_COLUMNS)
-        judge_html = ""
         jkey = f"{row.get('run_id')}|{key}"
-        if jkey in jl:
-            judge_html = _judgment_html(jl[jkey])
-        elif key in jl:
-            judge_html = _pre("judge", json.dumps(jl[key], ensure_ascii=False, sort_keys=True, default=str))
-        details = "".join([
-            f'<div class="fld"><b>prompt</b><pre class="prompt" data-prompt="{esc(pkey)}"></pre></div>'
-            if pkey else "",
-            f'<div class="imgs" data-images="{esc(",".join(ikeys))}"></div>' if ikeys else "",
-            f'<p class="note">{missing_imgs} image(s) not embedded (image limit reached or file missing)</p>'
-            if missing_imgs else "",
-            f'<p class="note">{esc(rb["note"])}</p>' if rb["note"] else "",
-            _pre("raw response", _cut(row, "raw_response", max_chars)),
-            _pre("parsed answer", _cut(row, "parsed_answer", max_chars)),
-            _pre("checks", _checks(row)),
-            _pre("gold", truncate(rb["gold"], None, max_chars)),
-            _pre("reason", _cut(row, "reason", max_chars)),
-            _pre("error", _cut(row, "error", max_chars)),
-            judge_html,
-            _pre("trace", _cut(row, "trace", max_chars)),
-        ])
-        data = " ".join(f'data-{k}="{esc(v)}"' for k, v in attrs.items())
-        body.append(
-            f'<tr class="sb-row" {data}>'
-            f"<td>{esc(row['model'])}</td><td>{esc(row['version'])}</td><td>{esc(row['task'])}</td>"
-            f'<td class="num">{row["level"]}</td><td>{esc(row["instance_id"])}</td><td>{esc(row["prompt_mode"])}</td>'
-            f"<td>{esc(variant)}</td><td>{row['repeat']}</td>"
-            f'<td><span class="v v-{esc(row["outcome"])}">{esc(row["outcome"])}</span></td>'
-            f"<td><details><summary>show</summary>{details}</details></td></tr>"
-        )
-    selects = []
-    for k, label in FILTER_KEYS:
-        vals = values[k]
-        if k == "level":
-            vals = sorted(vals, key=int)
-        opts = '<option value="">all</option>' + "".join(f'<option value="{esc(v)}">{esc(v)}</option>' for v in vals)
-        selects.append(f'<label>{esc(label)} <select id="f-{k}" data-key="{k}">{opts}</select></label>')
-    note = (f"<p class='note'>{picked.height:,} of {df.height:,} samples: at most {per_group} per model and task "
-            f"(varied by outcome) and {max_rows:,} in all, spread over benchmarks, tasks, outcomes and models; "
-            "every sample is in the explorer (<code>nphe4v view RUN</code>). Texts cut "
-            f"to {max_chars:,} characters (the full text is in the run's Parquet); "
-            f"{len(assets.images)} distinct images embedded as thumbnails of at most {thumb_px}px"
-            + (f", {assets.skipped} left out by the limit of {max_images}" if assets.skipped else "")
-            + ". The URL fragment keeps the filter, e.g. <code>#model=NAME&amp;verdict=wrong</code>; "
-            "<code>&amp;open=3</code> also opens the first three matching samples.</p>")
-    html_out = "\n".join([
-        note,
-        '<div class="filters">' + "".join(selects) + ' <span id="sb-count"></span></div>',
-        '<table id="sb-table" class="samples"><thead><tr><th>model</th><th>version</th><th>task</th><th>level</th>'
-        "<th>instance</th><th>prompt mode</th><th>variant</th><th>repeat</th><th>verdict</th><th>details</th>"
-        "</tr></thead><tbody>",
-        *body,
-        "</tbody></table>",
-        f'<script type="application/json" id="sb-prompts">{json_for_script(assets.prompts)}</script>',
-        f'<script type="application/json" id="sb-images">{json_for_script(assets.images)}</script>',
-    ])
+        rows.append({
+            "attrs": attrs, "model": row["model"], "version": row["version"], "task": row["task"],
+            "level": row["level"], "instance_id": row["instance_id"], "prompt_mode": row["prompt_mode"],
+            "variant": variant, "repeat": row["repeat"], "outcome": row["outcome"], "pkey": pkey, "ikeys": ikeys,
+            "missing_imgs": missing_imgs, "note": rb["note"],
+            "fields": [("raw response", _cut(row, "raw_response", max_chars)),
+                       ("parsed answer", _cut(row, "parsed_answer", max_chars)), ("checks", _checks(row)),
+                       ("gold", truncate(rb["gold"], None, max_chars)), ("reason", _cut(row, "reason", max_chars)),
+                       ("error", _cut(row, "error", max_chars))],
+            "judgment": _judgment_view(jl[jkey]) if jkey in jl else None,
+            "judge_raw": json.dumps(jl[key], ensure_ascii=False, sort_keys=True, default=str)
+            if jkey not in jl and key in jl else None,
+            "trace": _cut(row, "trace", max_chars),
+        })
+    selects = [(k, label, sorted(values[k], key=int) if k == "level" else values[k]) for k, label in FILTER_KEYS]
+    html_out = report_environment().get_template("sample_browser.html.j2").render(
+        rows=rows, selects=selects, shown=picked.height, total=df.height, per_group=per_group, max_rows=max_rows,
+        max_chars=max_chars, n_images=len(assets.images), thumb_px=thumb_px, skipped=assets.skipped,
+        max_images=max_images, prompts_json=Markup(json_for_script(assets.prompts)),
+        images_json=Markup(json_for_script(assets.images)))
     return html_out, picked
 
 
