@@ -3,7 +3,9 @@
 (function(){
   function cellValue(td){var v=td.getAttribute('data-v');return v===null?td.textContent:v;}
   document.querySelectorAll('table.sortable').forEach(function(t){
-    var heads=t.tHead?t.tHead.rows[t.tHead.rows.length-1].cells:[];
+    // a header of two rows (the papers' table) names each sortable header's column in data-col
+    var heads=t.querySelectorAll('th[data-col]');
+    if(!heads.length)heads=t.tHead?t.tHead.rows[t.tHead.rows.length-1].cells:[];
     Array.prototype.forEach.call(heads,function(th,j){
       var i=th.hasAttribute('data-col')?parseInt(th.getAttribute('data-col'),10):j;
       th.addEventListener('click',function(){
