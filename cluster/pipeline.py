@@ -25,6 +25,8 @@ from cluster.config import ModelSpec, RunConfig
 from cluster.costs import estimate
 from cluster.plan import WorkItem, count_work, plan_batches
 from cluster.pot_stage import PotSettings, has_pot, pot_task_cpus, run_pot
+from cluster.ray_data_stage import run_model as ray_data_run
+from cluster.ray_data_stage import uses_ray_data
 from cluster.replicas import actor_options, gpus_per_replica, release
 from cluster.scheduler import Backlog, Batch, Job, Scheduler, Stage
 from nphe4v.core.dataset import Dataset
@@ -235,8 +237,13 @@ def run_models(
         if on_records is not None:
             on_records(records)
 
+    # `options.model_stage: ray-data` models run on Ray Data LLM (cluster.ray_data_stage), before the others
+    on_ray_data = [uses_ray_data(m.backend, m.options) for m in cfg.models]
+    for m, s, rd in zip(cfg.models, stats, on_ray_data, strict=True):
+        if rd:
+            ray_data_model(cfg, m, datasets, run_id, sink, s, seen, versions, start_ray)
     jobs = [model_job(cfg, m, datasets, run_id, sink, s, seen, versions)
-            for m, s in zip(cfg.models, stats, strict=True)]
+            for m, s, rd in zip(cfg.models, stats, on_ray_data, strict=True) if not rd]
     side = stages() if stages is not None else []
     if not any(j.batches for j in jobs) and all(s.idle() for s in side):
         return stats  # a finished run re-reports without starting Ray
@@ -245,12 +252,45 @@ def run_models(
         bar.append(b)
         Scheduler(jobs, side, tick=sink.flush_if_due, cluster=head, stall_timeout_s=cfg.ray.stall_timeout_s).run()
     sink.flush()
-    for j, s in zip(jobs, stats, strict=True):
+    for j, s in zip(jobs, [s for s, rd in zip(stats, on_ray_data, strict=True) if not rd], strict=True):
         s.seconds = round((s.finished_at or 0) - (s.started_at or 0), 3) if s.started_at else 0.0
         s.retries, s.replicas_started, s.replica_failures = j.retries, j.started, j.replica_failures
         if j.status == "failed":
             s.status, s.error = "infra_error", j.error
     return stats
+
+
+def ray_data_model(
+    cfg: RunConfig, model: ModelSpec, datasets: list[Dataset], run_id: str, sink: SampleSink, stats: ModelStats,
+    on_records: Callable[[list[SampleRecord]], None], versions: list[str] | None, start_ray: Callable[[], None],
+) -> None:
+    """One `model_stage: ray-data` model over every dataset on Ray Data LLM; the same plan (resume), scoring
+    and sink as the scheduler's jobs."""
+    versions = versions or [ds.manifest.version for ds in datasets]
+    counts = [count_work(cfg, model, ds, sink.is_done) for ds in datasets]
+    stats.planned, stats.skipped = sum(c.planned for c in counts), sum(c.skipped for c in counts)
+    if not sum(c.todo for c in counts):
+        return
+    by_ids = [ds.by_id() for ds in datasets]
+    start_ray()
+    stats.started_at = time.time()
+
+    def write(records: list[SampleRecord]) -> None:
+        for r in records:
+            stats.statuses[r.status] = stats.statuses.get(r.status, 0) + 1
+        stats.written += sink.add(records)
+        stats.finished_at = time.time()
+        stats.first_written_at = stats.first_written_at or stats.finished_at
+        on_records(records)
+        sink.flush_if_due()
+
+    def fail(d: int, items: list[WorkItem], msg: str) -> None:
+        stats.infra_errors += len(items)
+        write(_infra_records(run_id, versions[d], by_ids[d], items, msg, 1))
+
+    ray_data_run(cfg, model, datasets, versions, run_id, sink, score_batch, write, fail)
+    sink.flush()
+    stats.seconds = round((stats.finished_at or 0) - (stats.started_at or 0), 3)
 
 
 def run_model(

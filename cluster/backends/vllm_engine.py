@@ -23,6 +23,8 @@ Options (ModelSpec.options):
   chat_template        Jinja text, or a path to a template file; default: the model's own
   engine_kwargs        any further engine arguments, as `vllm.LLM` takes them (e.g. structured_outputs_config,
                        gpu_memory_utilization, distributed_executor_backend)
+  model_stage          actors (default: the run's replicas host this backend) or ray-data (the model runs on
+                       Ray Data LLM instead: cluster.ray_data_stage)
 Any other option is refused in one line (`VLLMOptions`).
 
 Statuses: a request the engine rejects on its own (prompt too long, too many images, bad input) ->
@@ -44,7 +46,7 @@ import os
 import threading
 import time
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
@@ -81,6 +83,9 @@ class VLLMOptions(BaseModel):
     chat_template: str | None = None
     engine_kwargs: dict[str, Any] = Field(default_factory=dict)
     request_args: dict[str, Any] | None = Field(None, description="sampling overrides, applied by the planner")
+    model_stage: Literal["actors", "ray-data"] = Field(
+        "actors", description="the model stage: the run's own replicas (actors) or Ray Data LLM (ray-data: "
+        "cluster.ray_data_stage, measured in bench/bench_model_stage.py)")
 
     def image_limit(self) -> int:
         """Most images one request may carry: max_images, else the engine's limit_mm_per_prompt, else 4."""
@@ -146,10 +151,6 @@ def set_cpu_env_defaults() -> bool:
     # `vllm.LLM` (the benches' offline reference) then runs its engine in-process: it starts in seconds
     # instead of 25-40 s on 2 cores. The backend's AsyncLLM always runs its engine core in a child process.
     os.environ.setdefault("VLLM_ENABLE_V1_MULTIPROCESSING", "0")
-    # the vision model classes import torchvision, which the CPU install keeps outside site-packages
-    from cluster.cpu_torchvision import enable
-
-    enable()
     return True
 
 
