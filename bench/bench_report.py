@@ -2,7 +2,8 @@
 
 The run is the demo run (`jobs/eval_all.py --config configs/demo.yaml`, made once under --work unless
 --source names a run: both benchmarks, the rule judge's judgments) with all its samples and judgments copied
-under each of --models model names (`model-NNN`): at 40 models 40 x 9,564 = 382,560 samples. The demo's four
+under each of --models model names (`model-NNN`): at 40 models 40 x 9,564 = 382,560 samples (390,720 with the PoT
+rows below). The demo's four
 baselines become four repeats of each new model (``repeat`` = source repeat x 4 + baseline index), so keys
 stay unique and every model has a mix of outcomes. The first --huge models also carry one 10 MB response. Unless --no-pot,
 every model also answers GraphVerse in the PoT mode (``graphverse_modes: [vision, pot]``): its vision samples and
