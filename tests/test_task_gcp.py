@@ -221,6 +221,9 @@ def test_gcpd_pairs_share_every_surface_statistic() -> None:
             n = p["num_vertices"]
             if level > gcpd.UNMATCHED_LEVELS:
                 assert gcpd.surface_profile(n, no) == gcpd.surface_profile(n, yes)
+            if level >= gcpd.SPECTRAL_FROM:  # and the spectral statistics the learners read (issue 31)
+                gap = abs(gcpd.spectral_profile(n, no) - gcpd.spectral_profile(n, yes)).max()
+                assert gap <= gcpd.SPECTRAL_TOL + 1e-9
             else:  # no 3-colourable twin exists that small: same vertex and edge counts only
                 assert len(no) == len(yes)
             assert ie_chi(n, no) == p["k"] + 1 and ie_chi(n, yes) == p["k"]
