@@ -125,6 +125,7 @@ def pages(run: Path) -> list[tuple[str, str]]:
     return [
         ("leaderboards", "/"),
         ("leaderboards, one prompt mode", "/?mode=figure%2Blimited_text"),
+        ("the report's figures", "/figures"),
         ("samples, no filter", "/samples"),
         ("samples, no filter, page 500", "/samples?page=500"),
         ("samples, one model", "/samples?" + q({"model": a})),
