@@ -488,3 +488,18 @@ def test_cli_view_of_a_damaged_run_is_one_line(runs, tmp_path, damage) -> None:
     assert res.exit_code == 2 and len(lines) == 1, res.output
     assert lines[0].startswith(f"error: {bad}: unreadable"), lines[0]
     assert "Traceback" not in res.output
+
+
+def test_papers_view_rows_link_pot_arms_to_their_samples() -> None:
+    from report.html.tables import papers_view
+
+    acc = pl.DataFrame({"model": ["m", "m", "m (pot)"], "task": ["SD", "DIAM", "SD"], "n": [4, 2, 3],
+                        "correct": [1, 2, 3], "acc": [25.0, 100.0, 100.0], "ci_low": [5.0, 34.0, 44.0],
+                        "ci_high": [70.0, 100.0, 100.0]})
+    v = papers_view(acc)
+    assert v["tasks"] == ["SD", "DIAM", "All"] and not v["paired"]
+    m, pot = v["rows"]
+    assert (m["base"], m["mode"], pot["base"], pot["mode"]) == ("m", "", "m", "pot")
+    # All pools the model's samples (3 of 6), a missing task is "—" and sorts last
+    assert m["cells"][2]["text"] == "50.0" and "3/6 correct" in m["cells"][2]["title"]
+    assert pot["cells"][1]["text"] == "—" and pot["cells"][1]["sort"] == ""
