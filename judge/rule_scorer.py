@@ -110,7 +110,7 @@ def _notation(ctx: Context) -> Notation:
 
 def score_response(evidence: Evidence, text: str | None, *, final_match: bool,
                    gold: Mapping[str, Any] | None = None, gold_value: float | None = None,
-                   vgr_version: str = DEFAULT_VGR_VERSION) -> RuleVerdict:
+                   vgr_version: str = DEFAULT_VGR_VERSION, program_output: str | None = None) -> RuleVerdict:
     """Step-level verdict of one response. `final_match` is F: the benchmark verifier's verdict on the
     response's final answer (the sample record's verdict == "correct"), given by the caller. `gold` and
     `gold_value` (the exact solver's answer and value, from the caller) give v3 its critical facts;
@@ -118,7 +118,8 @@ def score_response(evidence: Evidence, text: str | None, *, final_match: bool,
     if vgr_version not in VGR_VERSIONS:
         raise ValueError(f"vgr_version {vgr_version!r}: expected one of {', '.join(VGR_VERSIONS)}")
     if vgr_version == "v4":
-        v4 = score_text(evidence, text, final_match=bool(final_match), gold=gold, gold_value=gold_value)
+        v4 = score_text(evidence, text, final_match=bool(final_match), gold=gold, gold_value=gold_value,
+                        program_output=program_output)
         return RuleVerdict(steps=v4_steps(v4), final_answer_match=bool(final_match), v4=v4)
     ctx = context_for(evidence)
     steps = ClaimScanner(ctx, _notation(ctx)(claims_region(text))).run() if text else []

@@ -4,11 +4,13 @@ credits the critical facts of the optimum that ONE consistent candidate solution
 
 Public entry point (stable; the judge card and the stage call it):
 
-    score_text(evidence, text, *, final_match, gold=None, gold_value=None) -> V4
+    score_text(evidence, text, *, final_match, gold=None, gold_value=None, program_output=None) -> V4
         evidence     judge.evidence.Evidence of the instance
         text         the whole response (its final-answer block is cut off here)
         final_match  F: the exact verifier's verdict on the final answer
         gold, gold_value  the exact solver's answer and optimal value
+        program_output    a PoT sample's program stdout (`pot_stdout`): what it prints beyond the final answer
+                          is read as claims
     V4.vgr is a float in [0, 100], or None with V4.reason == "unreadable" when the response talks about the
     graph but states nothing the reader can parse.
 
@@ -30,6 +32,7 @@ error; atoms of different objects are never pooled.
 from __future__ import annotations
 
 import itertools
+import json
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
@@ -530,9 +533,27 @@ def judge_reading(evidence: Evidence, reading: Reading, *, final_match: bool, go
     return V4(formula(q, k, len(errors), f), None, q, n, k, len(errors), checked, label)
 
 
+def printed_claims_text(stdout: str | None) -> str:
+    """What a PoT program printed beyond its final answer: its output without the final-answer block and
+    without a last line that is the answer's JSON (the answer is F's business, not a claim)."""
+    out = claims_region(stdout or "")
+    lines = out.rstrip().split("\n")
+    if lines and lines[-1].strip()[:1] in "{[":
+        try:
+            json.loads(lines[-1])
+            lines = lines[:-1]
+        except ValueError:
+            pass
+    return "\n".join(lines)
+
+
 def score_text(evidence: Evidence, text: str | None, *, final_match: bool, gold: Mapping[str, Any] | None = None,
-               gold_value: float | None = None) -> V4:
-    """VGR v4 of one response (see the module docstring)."""
+               gold_value: float | None = None, program_output: str | None = None) -> V4:
+    """VGR v4 of one response (see the module docstring). `program_output`: a PoT sample's program stdout;
+    what it prints beyond the final answer is read as claims after the response's reasoning."""
     ctx = context_for(evidence)
-    reading = read(claims_region(text or ""), lexicon(evidence, ctx))
+    region = claims_region(text or "")
+    if program_output:
+        region += "\n\nProgram output:\n" + printed_claims_text(program_output)
+    reading = read(region, lexicon(evidence, ctx))
     return judge_reading(evidence, reading, final_match=final_match, gold=gold, gold_value=gold_value)

@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import collections
 import itertools
+import json
 
 import pytest
 import vgr4_responses as R
@@ -179,6 +180,18 @@ def test_program_transcription_scores_as_a_bare_answer():
                f"Shortest path: {p!r}, length {sd.gold.value:g}"]
     v = _score(sd, ev, printed, dict(sd.gold.answer), True)
     assert v.vgr is not None and v.vgr > 50.0, v.v4
+    # the program's stdout (a PoT sample's pot_stdout): the path it prints is a claim, the answer it prints is not
+    answer_only = json.dumps(dict(sd.gold.answer))
+    prog = R.envelope(program[:1] + ["G = build()", "print(json.dumps(solve(G)))", "```"], dict(sd.gold.answer))
+    bare_out = score_response(ev, prog, final_match=True, gold=sd.gold.answer, gold_value=sd.gold.value,
+                              program_output=answer_only + "\n")
+    assert bare_out.vgr == 50.0, bare_out.v4
+    runs = list(itertools.accumulate(float(ev.facts.graphs[0].asked.edges[a, b]["weight"])
+                                     for a, b in itertools.pairwise(p)))
+    derived = " -> ".join([p[0], *[f"{x} ({r:g})" for x, r in zip(p[1:], runs, strict=True)]])
+    with_path = score_response(ev, prog, final_match=True, gold=sd.gold.answer, gold_value=sd.gold.value,
+                               program_output=f"shortest path: {derived}\n{answer_only}\n")
+    assert with_path.vgr == 100.0, with_path.v4
 
 
 def test_true_statements_and_rejections_cost_nothing():
