@@ -95,6 +95,8 @@ def main() -> None:
     p.add_argument("--ray-cpus", type=int, default=os.cpu_count())
     p.add_argument("--engine-repeats", type=int, default=2, help="timed LLM.generate runs; the best counts")
     p.add_argument("--json", help="also write the figures to this file")
+    p.add_argument("--options", default="{}", help="more backend options as JSON, merged over --model's (e.g. "
+                   '\'{"trust_remote_code": true, "engine_kwargs": {"load_format": "dummy"}}\')')
     args = p.parse_args()
     # the actor runs with Ray's OMP_NUM_THREADS=<num_cpus>; the direct engine in this process gets the same
     # (set before anything here loads torch, and with it OpenMP)
@@ -110,6 +112,7 @@ def main() -> None:
         from cluster.tiny_vlm import build_tiny_idefics3
 
         build_tiny_idefics3(Path(args.tiny_dir))
+    options.update(json.loads(args.options))
     tmp = Path(tempfile.mkdtemp(prefix="bench-vllm-"))
     try:
         generate_version(tmp / "ds", version="bench", seed=11, per_level=args.per_level,
