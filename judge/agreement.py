@@ -23,7 +23,8 @@ ALL = "All"
 
 
 def _scores(judgments: pl.DataFrame, judge: str, template: str | None, repeat: int, name: str) -> pl.DataFrame:
-    df = select(judgments, judge, template, repeat).filter(pl.col("status") == "ok")
+    # a response a judge could not read (VGR v4: vgr_score null, "unreadable") has nothing to compare
+    df = select(judgments, judge, template, repeat).filter((pl.col("status") == "ok") & pl.col("vgr_score").is_not_null())
     # what the judge itself said about the final answer (F is the verifier's for every judge, so comparing
     # F would always agree)
     return df.select(*KEY_COLUMNS, "task", pl.col("vgr_score").alias(name),
