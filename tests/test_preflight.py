@@ -142,3 +142,24 @@ def test_preflight_tiny_covers_every_family(tmp_path):
     for e in load_registry().models:
         if e.no_tiny_build and "not in vLLM" in e.no_tiny_build:
             assert f'"{e.architecture}"' not in known, e.name
+
+
+@pytest.mark.slow(reason="imports litellm (~10 s on a busy machine) and calls a refused local port")
+def test_preflight_true_leaves_out_a_failed_model_in_one_line(tmp_path, monkeypatch, capsys):
+    # an API model whose server refuses the connection fails its probe; the baseline runs on
+    from cluster.main import preflight_first
+
+    monkeypatch.setenv("NPHE4V_PREFLIGHT_TEST_KEY", "sk-test")
+    cfg_path = tmp_path / "run.yaml"
+    cfg_path.write_text(yaml.safe_dump({
+        "name": "pf", "preflight": True,
+        "datasets": [{"benchmark": "nphardeval4v", "generate": {"version": "pf", "seed": 1, "per_level": 1}}],
+        "models": [{"name": "oracle"},
+                   {"name": "api-down", "backend": "litellm",
+                    "options": {"model": "openai/x", "api_key_env": "NPHE4V_PREFLIGHT_TEST_KEY",
+                                "api_base": "http://127.0.0.1:9/v1", "max_attempts": 1, "timeout_s": 5}}],
+    }))
+    cfg = load_config(cfg_path)
+    assert [m.name for m in preflight_first(cfg)] == ["oracle"]
+    refused = [line for line in capsys.readouterr().err.splitlines() if line.startswith("preflight:")]
+    assert len(refused) == 1 and refused[0].startswith("preflight: model api-down refused: infra_error")
