@@ -278,7 +278,8 @@ class RunConfig(Strict):
     pot_workers: int = Field(2, ge=1, le=64, description="PoT programs run at once by one score task")
     parser: Literal["tolerant", "paper"] = Field(
         "tolerant", description="NPHardEval4V: which parse of an answer the headline ER/AA use; both are always "
-        "computed (tolerant = our extractor, paper = the papers' first-block Python-literal rule, ER_paper/AA_paper)")
+        "computed (tolerant = our extractor and exact verifiers, paper = the original NPHardEval4V code's parsers and "
+        "checkers, quirks included: nphe4v.paper_check, ER_paper/AA_paper)")
     prompts: Literal["paper", "rewritten"] = Field(
         default_factory=lambda: _default_prompts(),
         description="NPHardEval4V prompt set: paper (the original repository's prompt text and data rendering, "
