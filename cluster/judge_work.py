@@ -67,6 +67,8 @@ class Work:
     gold_answer: dict[str, Any]
     gold_value: float | None
     verdict: str | None  # the sample's verifier verdict
+    # a PoT sample's program output: what the program printed is read as claims (VGR v4), its code is not
+    program_output: str | None = None
 
 
 def instances_of(run_dir: Path, datasets: Iterable[Any] | None) -> dict[str, Any]:
@@ -122,8 +124,12 @@ class Planner:
         text = r["raw_response"] or ""
         item = JudgeItem(task=inst.task, evidence=ev.text, gold=gold, question=question, response=text,
                          repeat=repeat)
+        program_output = r.get("pot_stdout")
         if spec.is_rule:
-            ckey = sha256_bytes(canonical_json([RULE_JUDGE, template, item.bundle_sha, item.response_sha]).encode())
+            parts = [RULE_JUDGE, template, item.bundle_sha, item.response_sha]
+            if program_output:  # the rule reads the program's output too: it is part of what was judged
+                parts.append(sha256_bytes(program_output.encode()))
+            ckey = sha256_bytes(canonical_json(parts).encode())
         else:
             ckey = cache_key(spec, template, item)
         base = {
@@ -134,7 +140,8 @@ class Planner:
             "sample_verdict": r["verdict"],
         }
         verified = r["verdict"] if r["verdict"] is not None else score_answer(inst, text)[0].verdict
-        return Work(base, item, ckey, ev, dict(inst.gold.answer), inst.gold.value, verified)
+        return Work(base, item, ckey, ev, dict(inst.gold.answer), inst.gold.value, verified,
+                    program_output or None)
 
 
 def plan(run_dir: Path, samples: pl.DataFrame, instances: dict[str, Any], spec: JudgeSpec, repeat: int,
@@ -157,7 +164,7 @@ def rule_record(w: Work) -> Judgment:
     t0 = time.perf_counter()
     match = final_match(w)
     verdict = score_response(w.evidence, w.item.response, final_match=match, gold=w.gold_answer,
-                             gold_value=w.gold_value)
+                             gold_value=w.gold_value, program_output=w.program_output)
     return Judgment(**w.base, status="ok", **verdict_fields(verdict, match), latency_s=time.perf_counter() - t0)
 
 

@@ -274,3 +274,27 @@ def test_grounded_judge_needs_the_relation_in_its_quote():
     steps = [{"quote": line, "fact": {"type": "path", "nodes": p}, "correct": True}]
     g = ground_verdict(ev, R.envelope([line], {}), JudgeVerdict.model_validate({"steps": steps, "final_answer_match": True}).steps)
     assert len(g.steps) == 1 and g.steps[0].truth == "true"
+
+
+def test_the_judge_stage_reads_a_pot_samples_program_output(tmp_path):
+    """The run's judge (cluster.judge_work) hands a PoT sample's `pot_stdout` to the reader: the path the
+    program printed is credited, and the judgment's cache key changes with what was judged."""
+    from cluster.judge_work import Planner, resolve_spec, rule_record
+    from judge.rule_scorer import RULE_VERSION
+
+    sd = _first("SD")
+    ev = evidence_of(sd)
+    p = [str(x) for x in sd.gold.answer["Path"]]
+    runs = list(itertools.accumulate(float(ev.facts.graphs[0].asked.edges[a, b]["weight"])
+                                     for a, b in itertools.pairwise(p)))
+    derived = " -> ".join([p[0], *[f"{x} ({r:g})" for x, r in zip(p[1:], runs, strict=True)]])
+    answer_only = json.dumps(dict(sd.gold.answer))
+    prog = R.envelope(["```python", "G = build()", "print(json.dumps(solve(G)))", "```"], dict(sd.gold.answer))
+    row = {"run_id": "r", "model": "m", "benchmark": "graphverse", "instance_id": sd.instance_id, "variant": "",
+           "prompt_mode": "pot", "repeat": 0, "status": "ok", "verdict": "correct", "raw_response": prog}
+    planner = Planner(tmp_path, {sd.instance_id: sd}, resolve_spec("rule-based"), 0, RULE_VERSION, set())
+    bare = planner.work({**row, "pot_stdout": answer_only + "\n"})
+    derived_w = planner.work({**row, "pot_stdout": f"shortest path: {derived}\n{answer_only}\n"})
+    assert rule_record(bare).vgr_score == 50.0
+    assert rule_record(derived_w).vgr_score == 100.0
+    assert bare.key != derived_w.key
