@@ -202,17 +202,29 @@ def pooled(G: Graphs) -> list[Claim]:  # noqa: N803
         elif t == "DIAM":
             p = [str(x) for x in G.inp.gold.get("Path") or []]
             avoid = set(p[:1] + p[-1:])
-        out: list[Claim] = [c for e in sorted(g.edges) if not set(e) & avoid and (c := G.chain(list(e))) is not None]
+        # DIAM: a path between ANY diametral pair answers the question; none is pooled
+        diametral = _diametral_pairs(g) if t == "DIAM" else set()
+        out: list[Claim] = [c for e in sorted(g.edges) if not set(e) & avoid and frozenset(e) not in diametral
+                            and (c := G.chain(list(e))) is not None]
         for m in sorted(g):
             for a, b in itertools.combinations(sorted(g[m]), 2):
-                if len(out) < CAP and not {a, b} & avoid and (c := G.chain([a, m, b])) is not None:
+                if (len(out) < CAP and not {a, b} & avoid and frozenset((a, b)) not in diametral
+                        and (c := G.chain([a, m, b])) is not None):
                     out.append(c)
         if t == "CYC" and (opt is None or opt > 3):
             out += [c for tri in tris if (c := G.chain([*tri, tri[0]], "cycle")) is not None]
         if t == "DIAM":
-            out += [Dist(a, b, 1.0) for a, b in sorted(g.edges) if not {a, b} & avoid]
+            out += [Dist(a, b, 1.0) for a, b in sorted(g.edges) if not {a, b} & avoid
+                    and frozenset((a, b)) not in diametral]
         return out[: CAP * 2]
     return []
+
+
+def _diametral_pairs(g: nx.Graph) -> set[frozenset]:
+    """The node pairs at the diameter's (hop) distance within a component: each one's path is a right answer."""
+    lengths = dict(nx.all_pairs_shortest_path_length(g))
+    d = max((x for row in lengths.values() for x in row.values()), default=0)
+    return {frozenset((a, b)) for a, row in lengths.items() for b, x in row.items() if a != b and x == d}
 
 
 def all_pairs(G: Graphs) -> list[str]:  # noqa: N803
@@ -240,9 +252,10 @@ def other_question(G: Graphs) -> list[Claim]:  # noqa: N803
     if t == "DIAM":
         p = [str(x) for x in gold.get("Path") or []]
         ends = set(p[:1] + p[-1:])
+        diametral = _diametral_pairs(g)  # a path between any of them answers the asked question
         best = None
         for a, b in itertools.combinations(sorted(g), 2):
-            if a in ends or b in ends or not nx.has_path(g, a, b):
+            if a in ends or b in ends or frozenset((a, b)) in diametral or not nx.has_path(g, a, b):
                 continue
             sp = nx.shortest_path(g, a, b)
             if best is None or len(sp) > len(best):
