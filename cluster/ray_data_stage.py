@@ -88,8 +88,8 @@ def _finish(row: dict[str, Any]) -> dict[str, Any]:
     elif row.get("__inference_error__"):
         resp = ModelResponse(text=None, status="model_error", error=str(row["__inference_error__"])[:300])
     else:
-        metrics = row.get("metrics") or {}
-        latency = metrics.get("last_token_ts", 0) - metrics.get("scheduled_ts", 0) if metrics else 0.0
+        # Ray Data LLM's own per-row figure: from entering the engine wrapper to the final output
+        latency = row.get("time_taken_llm") or 0.0
         resp = ModelResponse(
             text=row.get("generated_text") or "", status="ok",
             usage=Usage(prompt_tokens=int(row.get("num_input_tokens") or 0),
