@@ -45,6 +45,7 @@ BUILDERS: dict[str, tuple[str, str, str]] = {
     "InternVLChatModel": ("internvl", "build_internvl_chat", "internvl"),
     "Glm4vForConditionalGeneration": ("glm", "build_glm4v", "glm-4.1v"),
     "Glm4vMoeForConditionalGeneration": ("glm", "build_glm4v_moe", "glm-4.5v"),
+    "GLM4VForCausalLM": ("glm", "build_chatglm4v", "glm-4v"),
     "LlavaForConditionalGeneration": ("llava", "build_llava", "llava-1.5"),
     "LlavaOnevisionForConditionalGeneration": ("llava", "build_llava_onevision", "llava-onevision"),
     "Gemma3ForConditionalGeneration": ("gemma3", "build_gemma3", "gemma3"),

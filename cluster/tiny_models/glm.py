@@ -66,3 +66,39 @@ def build_glm4v(out: Path, seed: int) -> dict:
 
 def build_glm4v_moe(out: Path, seed: int) -> dict:
     return _build(out, seed, moe=True)
+
+
+# GLM-4V-9B (THUDM/zai-org glm-4v-9b): ChatGLM text model + EVA2-CLIP tower, remote-code format; vLLM ships
+# its config class (chatglm) and its processor, and serves it as GLM4VForCausalLM (the registry's
+# hf_overrides). An image is <|begin_of_image|><|endoftext|><|end_of_image|> in the prompt.
+CHATGLM_TEMPLATE = (
+    "[gMASK]<sop>{% for m in messages %}<|{{ m['role'] }}|>\n"
+    "{% if m['content'] is string %}{{ m['content'] }}{% else %}{% for p in m['content'] %}"
+    "{% if p['type'] in ('image', 'image_url', 'image_pil') %}<|begin_of_image|><|endoftext|><|end_of_image|>"
+    "{% elif p['type'] == 'text' %}{{ p['text'] }}{% endif %}{% endfor %}{% endif %}"
+    "{% endfor %}{% if add_generation_prompt %}<|assistant|>{% endif %}"
+)
+
+
+def build_chatglm4v(out: Path, seed: int) -> dict:
+    import json
+
+    tok = build_tokenizer(TokenizerSpec(SPECIALS, eos="<|endoftext|>", pad="<|endoftext|>",
+                                        chat_template=CHATGLM_TEMPLATE), out, seed)
+    ids = special_ids(tok, boi_token_id="<|begin_of_image|>", eoi_token_id="<|end_of_image|>",
+                      pad_token_id="<|endoftext|>", eos_token_id="<|endoftext|>")
+    config = {
+        "architectures": ["ChatGLMModel"], "model_type": "chatglm", "num_layers": 1,
+        "padded_vocab_size": len(tok), "hidden_size": HIDDEN, "ffn_hidden_size": 2 * HIDDEN, "kv_channels": 32,
+        "num_attention_heads": 2, "seq_length": 32768, "multi_query_attention": True, "multi_query_group_num": 1,
+        "add_qkv_bias": True, "add_bias_linear": False, "rmsnorm": True, "post_layer_norm": True,
+        "layernorm_epsilon": 1.5625e-07, "original_rope": True, "rope_ratio": 1, "torch_dtype": "bfloat16",
+        "tie_word_embeddings": False,
+        "vision_config": {"dropout_prob": 0.0, "hidden_act": "gelu", "in_channels": 3, "num_hidden_layers": 1,
+                          "hidden_size": 32, "patch_size": 14, "num_heads": 2, "intermediate_size": 64,
+                          "layer_norm_eps": 1e-6, "num_positions": 17, "image_size": 56, "scaling_factor": 8},
+        **ids,
+    }
+    (out / "config.json").write_text(json.dumps(config, indent=1) + "\n")
+    write_chat_template(out, CHATGLM_TEMPLATE)
+    return {"load_format": "dummy"}
