@@ -151,6 +151,10 @@ def set_cpu_env_defaults() -> bool:
     # `vllm.LLM` (the benches' offline reference) then runs its engine in-process: it starts in seconds
     # instead of 25-40 s on 2 cores. The backend's AsyncLLM always runs its engine core in a child process.
     os.environ.setdefault("VLLM_ENABLE_V1_MULTIPROCESSING", "0")
+    # the vision model classes import torchvision, which the CPU install keeps outside site-packages
+    from cluster.cpu_torchvision import enable
+
+    enable()
     return True
 
 
