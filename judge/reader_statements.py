@@ -1,0 +1,333 @@
+"""VGR v4's claim reader, one statement: the tokens of one sentence or line read to claims (walks, sets,
+mappings, colourings, distances, neighbour lists, edges), negations and rejections marked neutral. See
+`judge.reader`."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from typing import Any
+
+from judge.reader_lexicon import _ASSIGN_WORDS, _CLASS_WORD, _MAP_WORDS, SET_KW, Claim, Lexicon, _Tok
+
+# ------------------------------------------------------------------------------------------ statements
+
+
+class _Statement:
+    def __init__(self, toks: list[_Tok], lex: Lexicon, pos: int, soft: bool, code: bool, graph: int | None):
+        self.toks, self.lex, self.pos, self.soft, self.code, self.graph = toks, lex, pos, soft, code, graph
+        for i in range(1, len(toks) - 1):  # Spanish "de A a B": "a" between two nodes is "to"
+            if toks[i].t == "word" and toks[i].v == "a" and toks[i - 1].t == "node" and toks[i + 1].t == "node":
+                toks[i] = _Tok("kw", "to")
+        self.kws = {t.v for t in toks if t.t == "kw"}
+        self.types = {t.t for t in toks}
+        self.words = words = {t.v for t in toks if t.t == "word"}
+        if "n" in words and any(t.t == "word" and t.v == "n" and i + 1 < len(toks) and toks[i + 1].t == "lp"
+                                for i, t in enumerate(toks)):
+            self.kws.add("neigh")  # N(X)
+        self.nodes = [t.v for t in toks if t.t == "node"]
+        self.out: list[Claim] = []
+        self.question = False
+        self.walk_start: str | None = None
+        self.names_graph = False
+        self.open_dist: tuple[str, str] | None = None
+        self.negated = bool(self.kws & {"neg", "rej"}) or "neq" in self.types
+
+    def claim(self, kind: str, nodes: Iterable[str], **kw: Any) -> None:
+        neutral = self.negated or self.question
+        if self.code and kind in ("walk", "dist", "set", "neigh", "map", "assign"):
+            neutral = True  # a program's logic is not a claim; what it prints is read elsewhere
+        self.out.append(Claim(kind, tuple(nodes), pos=self.pos, soft=self.soft, neutral=neutral, code=self.code,
+                              graph=self.graph, **kw))
+
+    def read(self) -> list[Claim]:
+        if not self.nodes:
+            return []
+        lex, task = self.lex, self.lex.task
+        if lex.paired and (not self.names_graph or "map" in self.kws) and self._mapping():
+            return self.out  # a statement about one named molecule ("In graph 1, C1: C2") maps nothing
+        set_kw = [k for k in ("clique", "indep", "cover", "common") if k in self.kws]
+        if task == "COL" and not set_kw and self._assign():
+            return self.out
+        if set_kw:
+            self._set(SET_KW[set_kw[0]])
+            return self.out
+        if "neigh" in self.kws or ("conn" in self.kws and not self._has_arrow(symbols_only=True)):
+            self._neigh()
+            return self.out
+        if ("dist" in self.kws or self._d_paren()) and not self._has_arrow(symbols_only=True) \
+                and len(self.nodes) <= 2:
+            if self._numbers():
+                self._dist()
+            elif len(self.nodes) == 2:
+                self.open_dist = (self.nodes[0], self.nodes[1])  # "distance A – B" then "value: 3"
+            return self.out
+        if self._has_arrow() or ({"path", "tour", "cycle"} & self.kws and len(self.nodes) >= 2) \
+                or self._chain_like():
+            self._walk()
+            return self.out
+        self._edges()
+        return self.out
+
+    # -- helpers
+
+    def _has_arrow(self, symbols_only: bool = False) -> bool:
+        if len(self.nodes) < 2:
+            return False
+        return "arrow" in self.types or (not symbols_only and bool(self.kws & {"to", "then"}))
+
+    def _chain_like(self) -> bool:
+        """`A - B - C` (three or more nodes joined by dashes) or `(A, B, C) with length 12`: a walk."""
+        if len(self.nodes) < 3:
+            return False
+        gaps: set[str] = set()
+        seen = 0
+        for t in self.toks:
+            if t.t == "node":
+                seen += 1
+            elif 0 < seen < len(self.nodes) and t.t not in ("lp", "rp"):
+                gaps.add(t.t)
+        return gaps == {"dash"} or (gaps == {"sep"} and bool(self.kws & {"dist", "total"}))
+
+    def _d_paren(self) -> bool:
+        return "d" in self.words and any(t.t == "word" and t.v == "d" and i + 1 < len(self.toks)
+                                         and self.toks[i + 1].t == "lp" for i, t in enumerate(self.toks))
+
+    def _numbers(self) -> list[float]:
+        return [t.v for t in self.toks if t.t == "num"]
+
+    def _mapping(self) -> bool:
+        """GED/MCS: `a -> x`, `a ↔ x`, `a = x`, `a maps to x`, `a: x` pairs (a of graph 1, x of graph 2)."""
+        toks, pairs = self.toks, []
+        i = 0
+        link = {"arrow", "bi", "eq"}
+        while i < len(toks):
+            if toks[i].t == "node":
+                j = i + 1
+                seen_link = False
+                while j < len(toks) and j - i <= 6 and (
+                        toks[j].t in link or toks[j].t in ("lp", "rp", "dash")
+                        or (toks[j].t == "kw" and toks[j].v in ("map", "to"))
+                        or (toks[j].t == "word" and (toks[j].v in _MAP_WORDS or toks[j].v.startswith("g2_")))):
+                    seen_link = seen_link or toks[j].t not in ("lp", "rp", "dash")
+                    j += 1
+                if seen_link and j < len(toks) and toks[j].t == "node":
+                    a, x = toks[i].v, toks[j].v
+                    g1, g2, names = self.lex.g1, self.lex.g2, self.lex.names
+                    # an invented node on one side: a pair all the same (judged false)
+                    if (a in g1 or a not in names) and (x in g2 or x not in names) and (a in names or x in names):
+                        pairs.append((a, x))
+                        i = j + 1
+                        continue
+            i += 1
+        if not pairs and "map" in self.kws and len(self.nodes) == 2 and self.nodes[0] in self.lex.g1 \
+                and self.nodes[1] in self.lex.g2:
+            pairs = [(self.nodes[0], self.nodes[1])]  # "pair (A, X) of the mapping"
+        if not pairs or "edge" in self.kws and "map" not in self.kws:
+            return False
+        if len(pairs) * 2 < len(self.nodes) and "map" not in self.kws:
+            return False  # a walk or an edge list that happens to hold one arrow
+        for a, x in pairs:
+            self.claim("map", (a, x))
+        return True
+
+    def _assign(self) -> bool:
+        """COL: `A: 1`, `A = colour 2`, `A -> 3`, `A gets colour 2`, `colour 1: A, B`."""
+        toks = self.toks
+        got = False
+        i = 0
+        while i < len(toks):
+            t = toks[i]
+            if t.t == "node":
+                j = i + 1
+                while j < len(toks) and j - i <= 4 and toks[j].t in ("eq", "arrow", "lp", "rp", "kw", "word") and \
+                        not (toks[j].t == "kw" and toks[j].v not in ("color", "to")) and \
+                        not (toks[j].t == "word" and toks[j].v not in _ASSIGN_WORDS):
+                    j += 1
+                if j < len(toks) and (j > i + 1 or "color" in self.kws) and toks[j].t == "num" \
+                        and float(toks[j].v).is_integer() \
+                        and toks[j].v <= 50:
+                    self.claim("assign", (t.v,), prop=str(int(toks[j].v)))
+                    got = True
+                    i = j + 1
+                    continue
+            i += 1
+        for i, t in enumerate(toks[:-1]):  # mermaid classes: "A:::c2"
+            if t.t == "node" and i + 2 < len(toks) and toks[i + 1].t == "eq" and toks[-1] is not t:
+                k = next((x for x in toks[i + 1:i + 5] if x.t != "eq"), None)
+                m = _CLASS_WORD.fullmatch(k.v) if k is not None and k.t == "word" else None
+                if m:
+                    self.claim("assign", (t.v,), prop=m.group(1))
+                    got = True
+        if got:
+            return True
+        # colour k: A, B, C
+        for i, t in enumerate(toks[:-1]):
+            if t.t == "kw" and t.v == "color" and toks[i + 1].t == "num":
+                rest = [x.v for x in toks[i + 2:] if x.t == "node"]
+                for n in rest:
+                    self.claim("assign", (n,), prop=str(int(toks[i + 1].v)))
+                return bool(rest)
+        return False
+
+    def _set(self, prop: str) -> None:
+        nodes = list(dict.fromkeys(self.nodes))
+        q = self.lex.query
+        pair = self._of_pair() if prop == "common" else None
+        if pair is not None and set(pair) != {str(q.get("source")), str(q.get("target"))}:
+            self.claim("note", pair)  # the common neighbours of another pair: another question
+            self.out[-1].neutral = True
+            return
+        if prop == "common":
+            ends = [str(q.get("source")), str(q.get("target"))]
+            rest = [n for n in nodes if n not in ends]
+            if rest or all(e in nodes for e in ends):
+                nodes = rest
+            if not nodes:
+                return
+        self.claim("set", nodes, prop=prop)
+
+    def _of_pair(self) -> tuple[str, str] | None:
+        """The pair named by "of X and Y" / "N(X) ∩ N(Y)" / "X 和 Y 的", when the statement names one."""
+        toks = self.toks
+        idx = [i for i, t in enumerate(toks) if t.t == "node"]
+        if len(idx) < 2:
+            return None
+        i, j = idx[0], idx[1]
+        before = toks[i - 1] if i else None
+        if before is not None and ((before.t == "word" and before.v in ("of", "von", "de", "between", "zwischen",
+                                                                        "entre", "for", "für"))
+                                   or (before.t == "lp" and i >= 2 and toks[i - 2].t == "word"
+                                       and toks[i - 2].v == "n")):
+            if all(t.t in ("sep", "rp", "lp", "kw", "word") for t in toks[i + 1:j]):
+                return (toks[i].v, toks[j].v)
+        return None
+
+    def _neigh(self) -> None:
+        toks = self.toks
+        head = None
+        for _i, t in enumerate(toks):  # "neighbours of X", "N(X)", "X's neighbours"
+            if t.t == "node":
+                head = t.v
+                break
+        if head is None:
+            return
+        listed = [n for n in dict.fromkeys(self.nodes) if n != head]
+        if not listed:
+            if "neigh" in self.kws and not self._numbers():  # "N(S) = {}": an empty neighbourhood
+                q = self.lex.query
+                query = self.lex.task == "CN" and head in (str(q.get("source")), str(q.get("target")))
+                self.claim("neigh" if query else "adj", (head,), complete=True)
+            return
+        q = self.lex.query
+        nums = self._numbers()
+        if len(listed) == 1 and len(nums) == 1 and self.lex.task != "CN":
+            self.claim("edge", (head, listed[0]), value=nums[0])  # "A is connected to B (weight 5)"
+            return
+        complete = "neigh" in self.kws and "conn" not in self.kws
+        if self.lex.task == "CN" and head in (str(q.get("source")), str(q.get("target"))):
+            self.claim("neigh", (head, *listed), complete=complete)
+        else:
+            self.claim("adj", (head, *listed), complete=complete)
+
+    def _dist(self) -> None:
+        nums = self._numbers()
+        if len(self.nodes) == 2 and len(nums) >= 2 and self.kws & {"total", "run"} and self.kws & {"to", "then"}:
+            # "from A to B costs 5, so reaching B costs 12 in total": a hop with its running total
+            self.claim("walk", tuple(self.nodes), nums=((1, nums[-1]),))
+            return
+        src = self.lex.query.get("source")
+        if len(self.nodes) == 2:
+            a, b = self.nodes
+        elif self.lex.task == "SD" and src is not None and self.nodes[0] != str(src):
+            a, b = str(src), self.nodes[0]
+        elif self.walk_start is not None and self.nodes[0] != self.walk_start:
+            a, b = self.walk_start, self.nodes[0]  # "distance from start: X = 3" after a walk
+        else:
+            return
+        self.claim("dist", (a, b), value=nums[-1])
+
+    def _walk(self) -> None:
+        toks = self.toks
+        nodes: list[str] = []
+        nums: dict[int, float] = {}
+        total: float | None = None
+        after_total = arrow_open = False
+        depth = 0
+        last_node = max(i for i, t in enumerate(toks) if t.t == "node")
+        for i, t in enumerate(toks):
+            if t.t == "node":
+                if not nodes or nodes[-1] != t.v:
+                    nodes.append(t.v)
+                after_total = arrow_open = False
+            elif t.t == "kw" and (t.v == "total" or (t.v in ("dist", "weight") and i > last_node)):
+                after_total = True
+            elif t.t == "lp":
+                depth += 1
+            elif t.t == "rp":
+                depth = max(0, depth - 1)
+            elif t.t == "arrow":
+                arrow_open = True
+            elif t.t == "num":
+                if arrow_open and i < last_node and not after_total:
+                    nums[len(nodes)] = t.v  # "A -->|5| B": the label on the arrow belongs to the hop into B
+                elif after_total or (total is None and t is toks[-1] and nodes and len(nodes) - 1 in nums):
+                    total = t.v
+                elif nodes and (len(nodes) - 1) not in nums:
+                    nums[len(nodes) - 1] = t.v
+                elif nodes:
+                    total = t.v
+        if len(nodes) < 2:
+            return
+        tail = [t for t in toks[last_node + 1:]]
+        tail_nums = [t.v for t in tail if t.t == "num"]
+        hops = len(nodes) - 1
+        if len(tail_nums) >= 2 and not any(i < hops for i in nums):
+            # after the walk, a list of numbers: "= 5 + 7 = 12", "legs: 5, 7  length: 12": the hops' weights,
+            # then the total
+            nums = {i + 1: w for i, w in enumerate(tail_nums[:hops])} if len(tail_nums) in (hops, hops + 1) else {}
+            total = tail_nums[-1] if len(tail_nums) != hops else None
+        if len(nodes) == 2 and total is not None and not nums:
+            nums[1], total = total, None  # one hop: its number is the running value at its end
+        closed = bool({"tour", "cycle"} & self.kws) and nodes[0] != nodes[-1]
+        # "A -> B -> C (12)": one number after the last node and none elsewhere is the total
+        if total is None and list(nums) == [len(nodes) - 1] and len(nodes) > 2:
+            total = nums.pop(len(nodes) - 1)
+        self.claim("walk", nodes, value=total, nums=tuple(sorted(nums.items())), closed=closed)
+
+    def _edges(self) -> None:
+        """Edges: `A-B`, `A--B, weight 5`, `(A, B, 5)`, `A is connected to B`, a bare `A, B, 5` row."""
+        toks = self.toks
+        n = len(toks)
+        found = False
+        for i, t in enumerate(toks):
+            if t.t != "node":
+                continue
+            j = i + 1
+            while j < n and toks[j].t in ("dash", "bi", "sep", "word") and j - i <= 3 and \
+                    not (toks[j].t == "word" and toks[j].v not in ("and", "between", "with")):
+                j += 1
+            if j >= n or toks[j].t != "node" or j == i + 1:
+                continue
+            gap = {x.t for x in toks[i + 1:j]}
+            if not gap & {"dash", "bi"} and not (len(self.nodes) == 2 and ("edge" in self.kws
+                                                                          or self._tuple_like())):
+                continue
+            w = None
+            k = j + 1
+            while k < n and k - j <= 4 and toks[k].t in ("sep", "lp", "eq", "kw", "word", "rp"):
+                k += 1
+            if k < n and toks[k].t == "num":
+                w = toks[k].v
+            after = [x.v for x in toks[j + 1:] if x.t == "num"]
+            if len(after) == 2 and "run" in self.kws and len(self.nodes) == 2:
+                # "A – B: 5 (cumulative 12)": a hop with its weight and the running total
+                self.claim("walk", (t.v, toks[j].v), nums=((1, after[1]),))
+                return
+            self.claim("pairnum" if self.soft and w is not None else "edge", (t.v, toks[j].v), value=w)
+            found = True
+        if not found and "edge" in self.kws and len(self.nodes) == 2 and "between" in {x.v for x in toks}:
+            self.claim("edge", tuple(self.nodes))
+
+    def _tuple_like(self) -> bool:
+        kinds = [t.t for t in self.toks if t.t not in ("lp", "rp", "sep")]
+        return kinds in (["node", "node"], ["node", "node", "num"])
