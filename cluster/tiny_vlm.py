@@ -19,6 +19,7 @@ import random
 import shutil
 import sys
 import tempfile
+from collections.abc import Callable
 from pathlib import Path
 
 TILE = 64  # vision tower input size (px) = the image processor's max_image_size
@@ -188,6 +189,21 @@ def is_complete(path: Path) -> bool:
     return all((path / f).exists() for f in REQUIRED)
 
 
+def publish(tmp: Path, out: Path, complete: Callable[[Path], bool]) -> Path:
+    """Move a finished build folder into place; when another builder finished first (`complete(out)`), its
+    folder is kept. Builds happen in a temporary sibling so a reader never sees a half-written model."""
+    if out.exists():
+        if complete(out):  # another builder won the race
+            return out
+        shutil.rmtree(out)
+    try:
+        os.replace(tmp, out)
+    except OSError:
+        if not complete(out):
+            raise
+    return out
+
+
 def build_tiny_idefics3(out_dir: Path | str, seed: int = 0) -> Path:
     """Build (or reuse, when already complete) the tiny model folder at `out_dir`; return its path.
 
@@ -207,15 +223,7 @@ def build_tiny_idefics3(out_dir: Path | str, seed: int = 0) -> Path:
         missing = [f for f in REQUIRED if not (tmp / f).exists()]
         if missing:
             raise RuntimeError(f"tiny model build did not write {', '.join(missing)}")
-        if out.exists():
-            if is_complete(out):  # another builder won the race
-                return out
-            shutil.rmtree(out)
-        try:
-            os.replace(tmp, out)
-        except OSError:
-            if not is_complete(out):
-                raise
+        publish(tmp, out, is_complete)
     finally:
         if tmp.exists():
             shutil.rmtree(tmp, ignore_errors=True)

@@ -21,12 +21,13 @@ from __future__ import annotations
 
 import importlib
 import json
-import os
 import shutil
 import sys
 import tempfile
 from pathlib import Path
 from typing import Any
+
+from cluster.tiny_vlm import publish
 
 DEFAULT_ROOT = Path("data/models/tiny")
 
@@ -87,15 +88,7 @@ def build_tiny(architecture: str, out_dir: Path | str | None = None, seed: int =
         info = {"architecture": architecture, "family": fam, "builder": f"cluster.tiny_models.{module}.{func}",
                 "seed": seed, "engine": engine}
         (tmp / "tiny.json").write_text(json.dumps(info, indent=1) + "\n")
-        if out.exists():
-            if is_complete(out):  # another builder won the race
-                return out
-            shutil.rmtree(out)
-        try:
-            os.replace(tmp, out)
-        except OSError:
-            if not is_complete(out):
-                raise
+        publish(tmp, out, is_complete)
     finally:
         if tmp.exists():
             shutil.rmtree(tmp, ignore_errors=True)
