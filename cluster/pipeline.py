@@ -76,6 +76,15 @@ class ModelActor:
         return True
 
 
+def count_written(stats, sink, records: list[SampleRecord]) -> None:
+    """Write scored records to the run's sink and count them in the run's stats (both model stages)."""
+    for r in records:
+        stats.statuses[r.status] = stats.statuses.get(r.status, 0) + 1
+    stats.written += sink.add(records)
+    stats.finished_at = time.time()
+    stats.first_written_at = stats.first_written_at or stats.finished_at
+
+
 def _node() -> str:
     """This process's node, as an operator finds it: host name and Ray node IP."""
     try:
@@ -185,11 +194,7 @@ def model_job(
         return len(ready)
 
     def write(records: list[SampleRecord]) -> None:
-        for r in records:
-            stats.statuses[r.status] = stats.statuses.get(r.status, 0) + 1
-        stats.written += sink.add(records)
-        stats.finished_at = time.time()
-        stats.first_written_at = stats.first_written_at or stats.finished_at
+        count_written(stats, sink, records)
         if on_records is not None:
             on_records(records)
 
@@ -276,11 +281,7 @@ def ray_data_model(
     stats.started_at = time.time()
 
     def write(records: list[SampleRecord]) -> None:
-        for r in records:
-            stats.statuses[r.status] = stats.statuses.get(r.status, 0) + 1
-        stats.written += sink.add(records)
-        stats.finished_at = time.time()
-        stats.first_written_at = stats.first_written_at or stats.finished_at
+        count_written(stats, sink, records)
         on_records(records)
         sink.flush_if_due()
 
