@@ -108,7 +108,7 @@ def main() -> None:
     a = ap.parse_args()
     wanted = set(a.edits.split(","))
     if a.data is not None:
-        from nphe4v.core.dataset import load_dataset
+        from evalcore.dataset import load_dataset
 
         jobs: list[Any] = [i for i in load_dataset(a.data).instances if i.meta["edit"] in wanted]
     else:

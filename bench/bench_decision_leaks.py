@@ -35,8 +35,8 @@ import time
 
 import numpy as np
 
-from nphe4v.core.graph_solvers import adjacency, k_coloring, tour_length
-from nphe4v.core.leakage import best_threshold_accuracy
+from evalcore.graph_solvers import adjacency, k_coloring, tour_length
+from evalcore.leakage import best_threshold_accuracy
 from nphe4v.tasks import gcpd, tspd
 from nphe4v.tasks.tsp_common import LENGTH_TOL, nearest_neighbour
 

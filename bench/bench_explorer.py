@@ -37,8 +37,8 @@ sys.path.insert(0, str(PROJECT / "tests"))  # the browser tests' server helper (
 
 from cdp_browser import view_server  # noqa: E402
 
-from nphe4v.core.records import KEY_COLUMNS  # noqa: E402
-from nphe4v.core.shards import slug  # noqa: E402
+from evalcore.records import KEY_COLUMNS  # noqa: E402
+from evalcore.shards import slug  # noqa: E402
 
 
 def synthetic(source: Path, rows: int, work: Path) -> Path:

@@ -18,12 +18,12 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
+from evalcore.dataset import load_dataset  # noqa: E402
+from evalcore.rng import rng_for  # noqa: E402
+from evalcore.schema import ParseError  # noqa: E402
 from gie.catalogue import TASK_NAMES  # noqa: E402
 from gie.dataset import generate_split  # noqa: E402
 from gie.tasks import get_task  # noqa: E402
-from nphe4v.core.dataset import load_dataset  # noqa: E402
-from nphe4v.core.rng import rng_for  # noqa: E402
-from nphe4v.core.schema import ParseError  # noqa: E402
 
 BASELINES = ("oracle", "heuristic", "random")
 

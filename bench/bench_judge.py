@@ -37,11 +37,11 @@ FILLER = [
 
 
 def _instances(generate: bool, tmp: Path) -> list:
-    from nphe4v.core.schema import Instance
+    from evalcore.schema import Instance
 
     if generate:
+        from evalcore.dataset import load_dataset
         from gie.dataset import generate_split
-        from nphe4v.core.dataset import load_dataset
 
         generate_split(tmp / "gv", "testmini", 2026, limit=51)
         return list(load_dataset(tmp / "gv", check_images=False).instances)
@@ -99,12 +99,12 @@ def bench_cached_rerun(instances: list, items: list[tuple], tmp: Path) -> tuple[
     from cluster.config import JudgeConfig
     from cluster.judge_stage import run_judge_stage
     from cluster.judge_work import plan, resolve_spec
+    from evalcore.dataset import write_dataset
+    from evalcore.records import SampleSink, read_samples
+    from evalcore.schema import SampleRecord
     from judge.cache import JudgeCache
     from judge.llm_judge import JudgeResult
     from judge.schema import JudgeStep, JudgeVerdict
-    from nphe4v.core.dataset import write_dataset
-    from nphe4v.core.records import SampleSink, read_samples
-    from nphe4v.core.schema import SampleRecord
 
     ds = tmp / "ds"
     write_dataset(ds, [(i, []) for i in instances], benchmark="graphverse", version="graphverse-testmini",
@@ -146,9 +146,9 @@ def bench_testmini(folder: Path) -> None:
     baselines' outputs), as the stage does (verdict given, gold with the evidence); one pass, cold caches."""
     import json as _json
 
+    from evalcore.dataset import load_dataset
     from judge.evidence import build_evidence
     from judge.rule_scorer import demo_response, score_response
-    from nphe4v.core.dataset import load_dataset
 
     instances = list(load_dataset(folder, check_images=False).instances)
     t0 = time.perf_counter()

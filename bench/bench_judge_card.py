@@ -19,8 +19,8 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 from split_source import add_split_args, split_folder  # noqa: E402
 
 from cluster.judge_card import run_card  # noqa: E402
+from evalcore.dataset import load_dataset  # noqa: E402
 from judge.card import markdown  # noqa: E402
-from nphe4v.core.dataset import load_dataset  # noqa: E402
 
 
 def main() -> None:

@@ -20,8 +20,8 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from split_source import add_split_args, split_folder  # noqa: E402
 
+from evalcore.dataset import load_dataset  # noqa: E402
 from gie.legibility_audit import instance_legibility_problems  # noqa: E402
-from nphe4v.core.dataset import load_dataset  # noqa: E402
 
 
 def main() -> int:

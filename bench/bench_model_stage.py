@@ -50,7 +50,7 @@ STAGES = ("actors", "ray-data")
 def _setup(args: argparse.Namespace, tmp: Path, stage: str, scenario: str = "clean"):
     from cluster.config import DatasetSpec, ModelSpec, RunConfig
     from cluster.plan import plan_model
-    from nphe4v.core.dataset import load_dataset
+    from evalcore.dataset import load_dataset
     from nphe4v.generate import generate_version
 
     ds_dir = tmp / "ds"
@@ -118,7 +118,7 @@ def one(args: argparse.Namespace) -> None:
     import ray
 
     from cluster.pipeline import run_models
-    from nphe4v.core.records import SampleSink
+    from evalcore.records import SampleSink
 
     tmp = Path(args.workdir)
     if args.scenario == "kill":
@@ -163,7 +163,7 @@ def one(args: argparse.Namespace) -> None:
     ru1 = resource.getrusage(resource.RUSAGE_SELF)
     rss0, peak, rss1 = mem.stop()
     ray.shutdown()
-    from nphe4v.core.records import key_str, read_samples
+    from evalcore.records import key_str, read_samples
 
     df = read_samples(Path(cfg.out))
     wanted = {w.key for w in sent}

@@ -16,8 +16,8 @@ import ray
 
 from cluster.config import DatasetSpec, ModelSpec, RunConfig
 from cluster.pipeline import run_model
-from nphe4v.core.dataset import load_dataset
-from nphe4v.core.records import SampleSink
+from evalcore.dataset import load_dataset
+from evalcore.records import SampleSink
 from nphe4v.generate import generate_version
 
 

@@ -69,7 +69,7 @@ def child(mode: str, config: str, data_root: Path, window: int, trace: bool) -> 
     from cluster.config_file import load_config
     from cluster.pipeline import ModelStats, model_job
     from cluster.plan import plan_model
-    from nphe4v.core.records import SampleSink
+    from evalcore.records import SampleSink
 
     cfg = load_config(ROOT / config, {})
     datasets = [full_size(s.benchmark, data_root) for s in cfg.datasets]

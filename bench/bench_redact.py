@@ -20,7 +20,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 import polars as pl  # noqa: E402
 
-from nphe4v.core import secrets  # noqa: E402
+from evalcore import secrets  # noqa: E402
 
 KEY = "BenchKey" + "7f3a9c1e5b2d4086"
 PLAIN = [

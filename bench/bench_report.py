@@ -31,7 +31,7 @@ from demo_run import demo_run  # bench/demo_run.py (this script's folder is on s
 PROJECT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(PROJECT))
 
-from nphe4v.core.shards import slug  # noqa: E402
+from evalcore.shards import slug  # noqa: E402
 
 HUGE_CHARS = 10_000_000
 

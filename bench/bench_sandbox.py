@@ -1,4 +1,4 @@
-"""Per-program cost of the sandbox for model-written programs (nphe4v.core.sandbox).
+"""Per-program cost of the sandbox for model-written programs (evalcore.sandbox).
 
 Prints the median and minimum wall time, in ms, and the median CPU time (this process and its children:
 the sandbox's setup, both interpreters, the supervisor's polling), of: a bare `python -I -S -c pass` (the floor: the sandbox
@@ -25,8 +25,8 @@ import sys
 import time
 from pathlib import Path
 
-from nphe4v.core.sandbox import SandboxLimits, check_isolation, run_program, totals_bound
-from nphe4v.core.sandbox.layout import python
+from evalcore.sandbox import SandboxLimits, check_isolation, run_program, totals_bound
+from evalcore.sandbox.layout import python
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests"))
 from cpu_load import busy_loops_on_one_core  # noqa: E402  (tests/cpu_load.py: the sandbox test's load too)

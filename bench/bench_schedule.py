@@ -51,7 +51,7 @@ from cluster.costs import API_REQUEST_S, Cost, estimate  # noqa: E402
 from cluster.registry import load_registry  # noqa: E402
 from cluster.replicas import actor_options, gpus_per_replica, release  # noqa: E402
 from cluster.scheduler import Batch, Job, Scheduler  # noqa: E402
-from nphe4v.core.secrets import provider_of  # noqa: E402
+from evalcore.secrets import provider_of  # noqa: E402
 
 NPHE_FULL = 900 * (3 + 2 * 5)  # 9 tasks x 10 levels x 10; three prompt modes + recognition (2 pairs x 5 asks)
 NPHE_FULL_TEXT_ONLY = 900

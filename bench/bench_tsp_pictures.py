@@ -14,7 +14,7 @@ import random
 import sys
 import time
 
-from nphe4v.core.draw import segment_hits_box
+from evalcore.draw import segment_hits_box
 from nphe4v.tasks import get_task
 from nphe4v.tasks.tsp_common import LINE_HALF_WIDTH, CityDrawing, layout_cities
 

@@ -25,7 +25,7 @@ sys.path[:0] = [str(ROOT), str(ROOT / "tests")]
 
 from split_source import add_split_args, split_folder  # noqa: E402
 
-from nphe4v.core.dataset import load_dataset  # noqa: E402
+from evalcore.dataset import load_dataset  # noqa: E402
 
 _INSTANCES: list = []  # the split's instances, read once per worker process (`_load`)
 _V4: list[bool] = [False]

@@ -40,9 +40,9 @@ import ray  # noqa: E402
 from cluster.config import DatasetSpec, ModelSpec, RunConfig  # noqa: E402
 from cluster.pipeline import run_model  # noqa: E402
 from cluster.plan import plan_model  # noqa: E402
-from nphe4v.core.dataset import load_dataset  # noqa: E402
-from nphe4v.core.records import SampleSink  # noqa: E402
-from nphe4v.core.schema import SampleRecord  # noqa: E402
+from evalcore.dataset import load_dataset  # noqa: E402
+from evalcore.records import SampleSink  # noqa: E402
+from evalcore.schema import SampleRecord  # noqa: E402
 from nphe4v.generate import generate_version
 
 

@@ -18,7 +18,7 @@ import numpy as np
 from scipy import sparse
 from scipy.optimize import linprog
 
-from nphe4v.core.graph_solvers import held_karp
+from evalcore.graph_solvers import held_karp
 from nphe4v.tasks.tspd import KNOT_BINS, model_terms, non_convex_cities, params, surface_stats
 
 

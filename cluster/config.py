@@ -10,12 +10,12 @@ from typing import Any, Literal
 import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
+from evalcore.dataset import LEVELS
+from evalcore.prompting import VISION_MODE
+from evalcore.schema import PROMPT_MODES, PromptMode
+from evalcore.validation import first_error
 from judge.schema import RULE_JUDGE
 from nphe4v.baselines import BASELINES
-from nphe4v.core.dataset import LEVELS
-from nphe4v.core.prompting import VISION_MODE
-from nphe4v.core.schema import PROMPT_MODES, PromptMode
-from nphe4v.core.validation import first_error
 from nphe4v.tasks import TASK_MODULES
 
 # Model names become sample keys (joined with '|'), folder names and terminal output: no separators, no
@@ -148,7 +148,7 @@ class SamplingOverrides(Strict):
                 max_tokens if self.max_tokens is None else self.max_tokens)
 
 
-GraphVerseMode = Literal["vision", "pot"]  # nphe4v.core.prompting.GRAPHVERSE_MODES
+GraphVerseMode = Literal["vision", "pot"]  # evalcore.prompting.GRAPHVERSE_MODES
 
 
 class ModelSpec(Strict):

@@ -11,7 +11,7 @@ from pydantic import ValidationError
 
 from cluster.config import ConfigError, RunConfig, read_yaml_mapping
 from cluster.registry import expand_models
-from nphe4v.core.validation import first_error
+from evalcore.validation import first_error
 
 
 def load_config(path: str | Path, overrides: dict[str, Any] | None = None) -> RunConfig:

@@ -16,11 +16,11 @@ from typing import Any
 
 from pydantic import ValidationError
 
-from nphe4v.core.dataset import Dataset
-from nphe4v.core.hashing import canonical_json, sha256_json
-from nphe4v.core.hf_save import save_rows
-from nphe4v.core.prompting import RECOGNITION_TEMPLATE_VERSION, TEMPLATE_VERSION
-from nphe4v.core.schema import RECOGNITION_MODE
+from evalcore.dataset import Dataset
+from evalcore.hashing import canonical_json, sha256_json
+from evalcore.hf_save import save_rows
+from evalcore.prompting import RECOGNITION_TEMPLATE_VERSION, TEMPLATE_VERSION
+from evalcore.schema import RECOGNITION_MODE
 
 TRAINING_FORMATS = ("sft", "trl", "verl")  # gie.training.export (GraphVerse, docs/training.md)
 FORMATS = ("hf", "jsonl", *TRAINING_FORMATS)

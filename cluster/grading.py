@@ -12,12 +12,12 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from cluster.config import MODEL_NAME_PATTERN
 from cluster.pot_stage import PotSettings, run_pot
-from nphe4v.core.benchmarks import task_for
-from nphe4v.core.dataset import load_dataset
-from nphe4v.core.hashing import sha256_file, sha256_json
-from nphe4v.core.prompting import GRAPHVERSE_MODES, POT_MODE, build_prompt, build_recognition_prompt
-from nphe4v.core.provenance import git_sha, package_versions
-from nphe4v.core.schema import (
+from evalcore.benchmarks import task_for
+from evalcore.dataset import load_dataset
+from evalcore.hashing import sha256_file, sha256_json
+from evalcore.prompting import GRAPHVERSE_MODES, POT_MODE, build_prompt, build_recognition_prompt
+from evalcore.provenance import git_sha, package_versions
+from evalcore.schema import (
     PROMPT_MODES,
     RECOGNITION_MODE,
     ModelRequest,
@@ -25,7 +25,7 @@ from nphe4v.core.schema import (
     SampleKey,
     SamplingParams,
 )
-from nphe4v.core.shards import storage_error
+from evalcore.shards import storage_error
 from nphe4v.scoring import score_sample
 
 
@@ -111,7 +111,7 @@ def _paper_prompt_set(lines: list[ResponseLine], responses: Path, prompt_assets:
 
 
 def _check_pot(responses: Path, pot: PotSettings) -> None:
-    from nphe4v.core.sandbox import SandboxUnavailable, check_isolation
+    from evalcore.sandbox import SandboxUnavailable, check_isolation
 
     try:
         check_isolation(pot.isolation)  # type: ignore[arg-type]
@@ -140,7 +140,7 @@ def _check_folder(out: Path, run_id: str, *, locked: bool) -> None:
 
 def _grade_locked(ds: Any, by_id: dict[str, Any], lines: list[ResponseLine], responses: Path, out: Path,
                   run_id: str, pot: PotSettings, paper: Any = None) -> tuple[int, int]:
-    from nphe4v.core.records import SampleSink
+    from evalcore.records import SampleSink
 
     sink = SampleSink(out)
     work = []

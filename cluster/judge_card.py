@@ -18,12 +18,12 @@ from pathlib import Path
 from typing import Any
 
 from cluster.judge_work import Work, resolve_spec, result_record, rule_record
+from evalcore.schema import Instance
 from judge.card import FAMILIES, evaluate, grade_line, write_card
 from judge.card_families import CardInput, Case, cases_for
 from judge.evidence import build_evidence, gold_text
 from judge.llm_judge import JudgeItem, JudgeSpec, LLMJudge, cache_key
 from judge.rule_scorer import RULE_VERSION
-from nphe4v.core.schema import Instance
 from nphe4v.scoring import score_answer
 
 Scorer = Callable[[Sequence[tuple[Case, Work]]], list[float | None]]

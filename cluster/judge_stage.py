@@ -6,7 +6,7 @@
 
 * `rule-based` (the default, no model configured): the deterministic rule scorer, in the driver.
 * any litellm model: a pool of `JudgeActor`s on Ray (`cluster.actor_pool.ActorPool`: bounded batches in
-  flight per actor, each actor a bounded number of concurrent calls) sharing ONE rate limiter per provider key (`nphe4v.core.ratelimit.SharedLimiter`,
+  flight per actor, each actor a bounded number of concurrent calls) sharing ONE rate limiter per provider key (`evalcore.ratelimit.SharedLimiter`,
   the same limiter model backends of that key use), litellm with num_retries=0 so every 429 reaches it.
 * Successful judgments are cached on disk, content-addressed by everything that changes the answer
   (`judge.llm_judge.cache_key`): a rerun of the same judge costs zero calls and never starts Ray; a
@@ -14,7 +14,7 @@
   asks for a new `repeat` index explicitly.
 * F of VGR-Score is the exact verifier's verdict on the sample, never the judge's own flag.
 * Exactly once per (sample key, judge, template, judge repeat) across reruns: judgments are shards of a
-  `nphe4v.core.shards.ShardWriter`, like the samples; a batch whose actor died is resubmitted, then
+  `evalcore.shards.ShardWriter`, like the samples; a batch whose actor died is resubmitted, then
   recorded as `judge_error` (infra), never as a score.
 
 What is asked and what is written (planning, Judgment records) is `cluster.judge_work`; the progress line is
@@ -50,15 +50,15 @@ from cluster.judge_work import (
     result_record,
     rule_record,
 )
+from evalcore import secrets
+from evalcore.ratelimit import LimitSettings, get_or_create_limiter_actor
+from evalcore.records import read_samples
+from evalcore.shards import ShardWriter, storage_error
 from judge.cache import JudgeCache
 from judge.llm_judge import JudgeItem, JudgeResult, JudgeSpec, LLMJudge
 from judge.rule_scorer import RULE_VERSION
 from judge.schema import JUDGE_KEY_COLUMNS, JUDGMENT_SCHEMA, Judgment
 from judge.vgr import JUDGE_MANIFEST, JUDGMENTS_DIR
-from nphe4v.core import secrets
-from nphe4v.core.ratelimit import LimitSettings, get_or_create_limiter_actor
-from nphe4v.core.records import read_samples
-from nphe4v.core.shards import ShardWriter, storage_error
 
 __all__ = ["BENCHMARK", "JudgeStageStats", "JudgeStream", "print_stats", "run_judge_stage"]
 
@@ -379,7 +379,7 @@ def _judge_local(spec: JudgeSpec, cache: JudgeCache, unique: list[tuple[str, Jud
 
 
 def _init_ray() -> None:
-    from nphe4v.core.local_ray import start_local_ray
+    from evalcore.local_ray import start_local_ray
 
     if ray.is_initialized():
         return

@@ -19,16 +19,16 @@ from typing import Any
 import polars as pl
 
 from cluster.registry import load_registry
+from evalcore import secrets
+from evalcore.benchmarks import task_for
+from evalcore.dataset import load_dataset
+from evalcore.hashing import canonical_json, sha256_bytes
+from evalcore.records import KEY_COLUMNS
 from judge.evidence import Evidence, build_evidence, gold_text
 from judge.grounding import ground_verdict, grounded_fields
 from judge.llm_judge import JudgeItem, JudgeResult, JudgeSpec, cache_key, prompt_version_of
 from judge.rule_scorer import RULE_VERSION, score_response
 from judge.schema import RULE_JUDGE, JudgeVerdict, Judgment, ground, verdict_fields
-from nphe4v.core import secrets
-from nphe4v.core.benchmarks import task_for
-from nphe4v.core.dataset import load_dataset
-from nphe4v.core.hashing import canonical_json, sha256_bytes
-from nphe4v.core.records import KEY_COLUMNS
 from nphe4v.scoring import score_answer
 
 BENCHMARK = "graphverse"

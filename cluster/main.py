@@ -41,8 +41,8 @@ def _main(args: RunArgs) -> int:
     from cluster.config_file import load_config
     from cluster.run import RunFolderError, RunInterrupted, check_folder_path, check_out_folder, execute
     from cluster.runlock import RunLockError, printable
-    from nphe4v.core.dataset import DatasetError
-    from nphe4v.core.shards import ShardError, StorageError
+    from evalcore.dataset import DatasetError
+    from evalcore.shards import ShardError, StorageError
 
     try:
         cfg = load_config(args.config, {"out": args.out})
@@ -132,7 +132,7 @@ def check_config_options(cfg: object) -> None:
 
     from cluster.backends.factory import check_options
     from cluster.config import ConfigError, RunConfig
-    from nphe4v.core.validation import first_error
+    from evalcore.validation import first_error
 
     assert isinstance(cfg, RunConfig)
     for m in cfg.models:

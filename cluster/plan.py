@@ -14,11 +14,11 @@ from dataclasses import dataclass
 
 from cluster.backends.base import needs_reference
 from cluster.config import ModelSpec, RunConfig
-from nphe4v.core.benchmarks import task_for
-from nphe4v.core.dataset import Dataset
-from nphe4v.core.prompting import TaskText, build_prompt, build_recognition_prompt
-from nphe4v.core.rng import derive_seed
-from nphe4v.core.schema import (
+from evalcore.benchmarks import task_for
+from evalcore.dataset import Dataset
+from evalcore.prompting import TaskText, build_prompt, build_recognition_prompt
+from evalcore.rng import derive_seed
+from evalcore.schema import (
     PROMPT_MODES,
     RECOGNITION_MODE,
     Instance,
@@ -88,7 +88,7 @@ def _report_control_gaps(dataset: Dataset, partners: dict[str, str]) -> None:
 
 def prompt_set_label(cfg: RunConfig) -> str:
     """What the NPHardEval4V prompts of this run are, for the manifest and the report."""
-    from nphe4v.core.prompting import TEMPLATE_VERSION
+    from evalcore.prompting import TEMPLATE_VERSION
     from nphe4v.paper_prompts import PROMPT_FILES
     from nphe4v.upstream_assets import UPSTREAM_COMMIT, UPSTREAM_REPO
 

@@ -18,9 +18,9 @@ from concurrent.futures import ThreadPoolExecutor
 
 from pydantic import BaseModel, Field
 
-from nphe4v.core.pot import PotOutcome, run_response
-from nphe4v.core.prompting import POT_MODE
-from nphe4v.core.schema import ModelRequest, ModelResponse
+from evalcore.pot import PotOutcome, run_response
+from evalcore.prompting import POT_MODE
+from evalcore.schema import ModelRequest, ModelResponse
 
 POT_TASK_CPUS = 0.5
 
@@ -52,7 +52,7 @@ def run_pot(requests: Sequence[ModelRequest], responses: Sequence[ModelResponse]
             settings: PotSettings) -> list[PotOutcome | None]:
     """One outcome per request: what its program did for an ok PoT response, None for every other sample.
     Never raises for what a program does; each failure is a classified pot_error in its outcome."""
-    from nphe4v.core.sandbox import SandboxLimits
+    from evalcore.sandbox import SandboxLimits
 
     limits = SandboxLimits(timeout_s=settings.timeout_s)
     todo = [i for i, (q, r) in enumerate(zip(requests, responses, strict=True)) if is_pot(q, r)]

@@ -117,7 +117,7 @@ def probe_requests(model: str, probes: Iterable[str], image_root: str) -> list[A
     """One ModelRequest per probe, images referring to `probe_files()` written in `image_root`."""
     from PIL import Image
 
-    from nphe4v.core.schema import ImageRef, ModelRequest, Prompt, SampleKey, SamplingParams
+    from evalcore.schema import ImageRef, ModelRequest, Prompt, SampleKey, SamplingParams
 
     refs = []
     for name, data in probe_files().items():

@@ -65,7 +65,7 @@ def engine_row(tok: Any, conv: list[dict[str, Any]], chat_template: str | None) 
 
 def _prepare(model: str, chat_template: str | None, max_images: int) -> Callable[[dict[str, Any]], dict[str, Any]]:
     def prepare(row: dict[str, Any]) -> dict[str, Any]:
-        from nphe4v.core.schema import ModelRequest
+        from evalcore.schema import ModelRequest
 
         req = ModelRequest.model_validate_json(row["request"])
         conv, err = _conversation(req, max_images)
@@ -81,7 +81,7 @@ def _prepare(model: str, chat_template: str | None, max_images: int) -> Callable
 
 
 def _finish(row: dict[str, Any]) -> dict[str, Any]:
-    from nphe4v.core.schema import ModelResponse, Usage
+    from evalcore.schema import ModelResponse, Usage
 
     if row.get("early"):
         resp = ModelResponse.model_validate_json(row["early"])
@@ -135,7 +135,7 @@ def responses(name: str, options: dict[str, Any], requests: list[Any], *, num_cp
     """(index in `requests`, ModelResponse) as the processor yields them (not in order)."""
     import ray
 
-    from nphe4v.core.schema import ModelResponse
+    from evalcore.schema import ModelResponse
 
     proc = processor(name, options, num_cpus=num_cpus, batch_size=batch_size, max_inflight=max_inflight)
     rows = [{"i": i, "request": r.model_dump_json()} for i, r in enumerate(requests)]

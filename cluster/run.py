@@ -27,12 +27,12 @@ from cluster.run_datasets import (  # resolution lives there; these names stay i
 from cluster.run_manifest import RUN_MANIFEST
 from cluster.run_manifest import write_manifest as _write_manifest
 from cluster.runlock import foreign_files, run_lock
-from nphe4v.core.dataset import Dataset, DatasetError
-from nphe4v.core.hashing import sha256_json
-from nphe4v.core.provenance import git_sha, package_versions
-from nphe4v.core.records import SampleSink, read_samples
-from nphe4v.core.secrets import redact
-from nphe4v.core.shards import StorageError, storage_error
+from evalcore.dataset import Dataset, DatasetError
+from evalcore.hashing import sha256_json
+from evalcore.provenance import git_sha, package_versions
+from evalcore.records import SampleSink, read_samples
+from evalcore.secrets import redact
+from evalcore.shards import StorageError, storage_error
 
 
 class RunFolderError(ValueError):
@@ -44,7 +44,7 @@ def pot_problem(cfg: RunConfig) -> str | None:
     when a model wants PoT: without the isolation, no model-written program may run."""
     if not cfg.wants_pot():
         return None
-    from nphe4v.core.sandbox import SandboxUnavailable, check_isolation
+    from evalcore.sandbox import SandboxUnavailable, check_isolation
 
     try:
         check_isolation(cfg.pot_isolation)
@@ -155,7 +155,7 @@ def init_ray(cfg: RunConfig) -> None:
     import ray
     from ray.exceptions import RayError
 
-    from nphe4v.core.local_ray import start_local_ray
+    from evalcore.local_ray import start_local_ray
 
     if ray.is_initialized():
         return

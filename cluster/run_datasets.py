@@ -13,8 +13,8 @@ from typing import Any
 from filelock import FileLock, Timeout
 
 from cluster.config import ConfigError, DatasetSpec, GenerateSpec
-from nphe4v.core.dataset import Dataset, DatasetError, load_dataset
-from nphe4v.core.hashing import sha256_json
+from evalcore.dataset import Dataset, DatasetError, load_dataset
+from evalcore.hashing import sha256_json
 from nphe4v.generate import generate_version
 from nphe4v.progress import Bar
 from nphe4v.tasks import TASK_MODULES

@@ -9,7 +9,7 @@ import os
 from pathlib import Path
 from typing import Any
 
-from nphe4v.core.shards import storage_error
+from evalcore.shards import storage_error
 
 RUN_MANIFEST = "manifest.json"
 

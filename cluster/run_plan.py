@@ -11,7 +11,7 @@ from typing import Any
 
 from cluster.config import DatasetSpec, ModelSpec, RunConfig
 from cluster.run import dataset_path, dataset_spec_used, graphverse_split, redact
-from nphe4v.core.dataset import Dataset, DatasetError, load_dataset
+from evalcore.dataset import Dataset, DatasetError, load_dataset
 
 
 def resolve_plan(cfg: RunConfig, data_root: Path) -> dict[str, Any]:
@@ -137,7 +137,7 @@ def _judge_plan(cfg: RunConfig) -> dict[str, Any]:
     out: dict[str, Any] = {"enabled": j.enabled, "model": j.model, "repeat": j.repeat, "executor": j.executor,
                            "options": redact(j.options), "missing_api_keys": []}
     if j.enabled and j.model != "rule-based":
-        from nphe4v.core import secrets
+        from evalcore import secrets
 
         try:
             from cluster.judge_work import resolve_spec

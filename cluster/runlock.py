@@ -19,7 +19,7 @@ from pathlib import Path
 
 from filelock import FileLock, Timeout
 
-from nphe4v.core.shards import storage_error, writing
+from evalcore.shards import storage_error, writing
 
 LOCK_FILE = ".nphe4v.lock"
 HOLDER_FILE = ".nphe4v.lock.holder.json"

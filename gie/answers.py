@@ -18,10 +18,10 @@ from typing import Any
 
 import networkx as nx
 
+from evalcore.schema import Gold, ParseError, Verdict
 from gie.catalogue import CATALOGUE
 from gie.tasks import get_config
 from gie.tasks.verdicts import wrong
-from nphe4v.core.schema import Gold, ParseError, Verdict
 
 
 def parse(task: str, obj: Any) -> dict[str, Any] | ParseError:

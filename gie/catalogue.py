@@ -1,7 +1,7 @@
 """The one catalogue of GraphVerse tasks and edits: every other list of task names, complexity classes,
 single vs paired, applicable edits or node ranges derives from `CATALOGUE` below.
 
-Complexity uses the core's vocabulary (`nphe4v.core.schema.ComplexityClass`: P / NPC / NPH); the
+Complexity uses the core's vocabulary (`evalcore.schema.ComplexityClass`: P / NPC / NPH); the
 GraphVerse paper's display label "Poly" belongs to report headers only.
 """
 
@@ -10,8 +10,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Literal
 
+from evalcore.schema import ComplexityClass
 from gie.levels import LEVELS, Level, NodeRange
-from nphe4v.core.schema import ComplexityClass
 
 EditKind = Literal["none", "patch", "composition", "focus", "recolor"]
 EDIT_KINDS: tuple[EditKind, ...] = ("none", "patch", "composition", "focus", "recolor")

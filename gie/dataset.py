@@ -1,5 +1,5 @@
 """GraphVerse splits: full (11,000), testmini (1,060) and train (3,500), written in the standard dataset
-folder layout (`nphe4v.core.dataset.write_dataset`, benchmark "graphverse", version "graphverse-<split>").
+folder layout (`evalcore.dataset.write_dataset`, benchmark "graphverse", version "graphverse-<split>").
 
 Distribution (our Tables 5/6): every task has 1,000 instances in `full`, spread as evenly as possible over
 the edits it takes (200 per edit; COL 250 over four; TSP 500 over none and recolor), and each (task, edit)
@@ -31,13 +31,13 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Literal
 
+from evalcore.dataset import DatasetManifest, build_instance, write_dataset
+from evalcore.rng import derive_seed, rng_for
+from evalcore.schema import Instance
 from gie import splits
 from gie.catalogue import PAIRED_TASKS, TASK_EDITS, TASK_NAMES
 from gie.levels import LEVEL_NUMBER, LEVELS, Level
 from gie.sources import user_copies
-from nphe4v.core.dataset import DatasetManifest, build_instance, write_dataset
-from nphe4v.core.rng import derive_seed, rng_for
-from nphe4v.core.schema import Instance
 
 # As `nphe4v.generate.GENERATOR_REVISION`: bumped whenever a split's bytes for the same seed change (pinned in
 # tests/test_generator_revision.py); cached dataset folders are keyed on it.
@@ -228,7 +228,7 @@ def _run_ray(seed: int, chunks: list[list[Job]], workers: int,
     finishes (waiting for them in submission order left a worker idle behind a slow chunk)."""
     import ray
 
-    from nphe4v.core.local_ray import start_local_ray
+    from evalcore.local_ray import start_local_ray
 
     started = not ray.is_initialized()
     if started:

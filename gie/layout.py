@@ -10,6 +10,9 @@ from collections.abc import Sequence
 
 import networkx as nx
 
+from evalcore.draw import (
+    layout_graph,
+)
 from gie.graphs import sorted_edges, to_node_link
 from gie.legibility import layout_defects
 from gie.style import (
@@ -23,9 +26,6 @@ from gie.style import (
     circle_radius,
     image_width,
     table_size,
-)
-from nphe4v.core.draw import (
-    layout_graph,
 )
 
 

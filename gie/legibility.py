@@ -9,11 +9,11 @@ from functools import lru_cache
 
 import networkx as nx
 
-from gie.graphs import sorted_edges
-from gie.style import LABEL_SIZE, LABEL_TS, NODE_RADIUS, Position
-from nphe4v.core.draw import (
+from evalcore.draw import (
     segment_hits_box,
 )
+from gie.graphs import sorted_edges
+from gie.style import LABEL_SIZE, LABEL_TS, NODE_RADIUS, Position
 
 
 def _seg_dist(p: Position, a: Position, b: Position) -> float:
@@ -219,7 +219,7 @@ def _box_point_dist(box: tuple[float, float, float, float], p: Position) -> floa
 
 @lru_cache(maxsize=4096)
 def _label_width(text: str) -> int:
-    from nphe4v.core.draw import font
+    from evalcore.draw import font
 
     left, _, right, _ = font(LABEL_SIZE).getbbox(text)
     return int(right - left)

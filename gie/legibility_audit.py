@@ -12,10 +12,10 @@ from pathlib import Path
 
 from PIL import Image
 
+from evalcore.schema import Instance
 from gie.legibility import legibility_problems
 from gie.tasks import get_config, get_task
 from gie.tasks.drawing import image_positions
-from nphe4v.core.schema import Instance
 
 
 def instance_legibility_problems(inst: Instance, root: Path) -> list[str]:

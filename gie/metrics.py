@@ -23,8 +23,8 @@ from collections.abc import Mapping, Sequence
 
 import polars as pl
 
+from evalcore.stats import Z95, wilson_interval, wilson_interval_exprs
 from gie.catalogue import EDIT_KINDS, PAIRED_TASKS, POLY_TASKS, TASK_NAMES
-from nphe4v.core.stats import Z95, wilson_interval, wilson_interval_exprs
 
 Frame = pl.DataFrame | pl.LazyFrame
 
@@ -63,7 +63,7 @@ def _sorted(lf: pl.LazyFrame, keys: Sequence[str]) -> pl.LazyFrame:
 
 
 def wilson(correct: int, n: int, z: float = Z95) -> tuple[float, float]:
-    """Wilson score interval of a proportion (``nphe4v.core.stats.wilson_interval``), in percent. (0, 100)
+    """Wilson score interval of a proportion (``evalcore.stats.wilson_interval``), in percent. (0, 100)
     for n = 0: no data bounds nothing."""
     ci = wilson_interval(correct, n, z)
     return (0.0, 100.0) if ci is None else (100 * ci[0], 100 * ci[1])

@@ -1,8 +1,8 @@
 """The one GraphVerse drawing style.
 
-Layout: Graphviz `neato` through `nphe4v.core.draw.layout_graph` with a fixed `start` seed, nodes and
+Layout: Graphviz `neato` through `evalcore.draw.layout_graph` with a fixed `start` seed, nodes and
 edges passed in sorted order, so positions are a pure function of (graph, seed). Pixels: Pillow with its
-bundled font (`nphe4v.core.draw` primitives), so bytes do not depend on system fonts.
+bundled font (`evalcore.draw` primitives), so bytes do not depend on system fonts.
 
 Style: white canvas 800 px wide for up to 16 nodes, growing with the square root of the node count up to
 1400 px for the hard levels (height follows the layout's aspect ratio, at most as tall as wide for the
@@ -33,6 +33,16 @@ from functools import lru_cache
 import networkx as nx
 from PIL import Image
 
+from evalcore.draw import (
+    ACCENT,
+    BG,
+    EDGE_INK,
+    INK,
+    centered_text,
+    labelled_box,
+    new_canvas,
+    text_size,
+)
 from gie.graphs import DEFAULT_COLOR, PALETTE, color_rgb, sorted_edges, to_node_link
 from gie.layout import layout_pixels
 from gie.legibility import weight_label_positions
@@ -53,16 +63,6 @@ from gie.style import (
     Position,
     image_width,
     table_size,
-)
-from nphe4v.core.draw import (
-    ACCENT,
-    BG,
-    EDGE_INK,
-    INK,
-    centered_text,
-    labelled_box,
-    new_canvas,
-    text_size,
 )
 
 
@@ -189,6 +189,6 @@ def _legend(draw, names: Sequence[str], y0: int, width: int = WIDTH) -> None:  #
 
 
 def _font(size: int):  # type: ignore[no-untyped-def]
-    from nphe4v.core.draw import font
+    from evalcore.draw import font
 
     return font(size)

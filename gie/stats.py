@@ -12,8 +12,8 @@ from pathlib import Path
 
 import polars as pl
 
+from evalcore.dataset import INSTANCES
 from gie.catalogue import EDIT_KINDS, TASK_NAMES
-from nphe4v.core.dataset import INSTANCES
 
 
 def _rows(dataset_dir: Path) -> pl.DataFrame:

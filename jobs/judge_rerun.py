@@ -37,10 +37,10 @@ import polars as pl  # noqa: E402
 from cluster.config import JudgeConfig  # noqa: E402
 from cluster.judge_stage import print_stats, run_judge_stage  # noqa: E402
 from cluster.judge_work import resolve_spec  # noqa: E402
+from evalcore.validation import first_error  # noqa: E402
 from judge import agreement, failure_modes  # noqa: E402
 from judge.rule_scorer import RULE_VERSION  # noqa: E402
 from judge.vgr import default_judge, read_judgments, select  # noqa: E402
-from nphe4v.core.validation import first_error  # noqa: E402
 
 # Bounds for a judge on a local server (--api-base), each overridable with --options.
 LOCAL_DEFAULTS: dict[str, object] = {"max_tokens": 1024, "max_steps": 8, "max_claim_chars": 80,
@@ -138,7 +138,7 @@ def _check_judge(judge: str, options: dict[str, object]) -> None:
     """Resolve the judge now: an unknown name, a bad option or a missing API key is one line, before work."""
     from pydantic import ValidationError
 
-    from nphe4v.core import secrets
+    from evalcore import secrets
 
     try:
         spec = resolve_spec(judge, options)
@@ -172,7 +172,7 @@ def main(argv: list[str] | None = None) -> int:
     locks = ExitStack()
 
     def hold(folder: Path) -> None:
-        from nphe4v.core.shards import StorageError
+        from evalcore.shards import StorageError
 
         try:
             locks.enter_context(run_lock(folder.resolve(), "judge_rerun"))
@@ -268,7 +268,7 @@ def _human(path: Path) -> pl.DataFrame:
 
 
 def _has_graphverse(run: Path) -> bool:
-    from nphe4v.core.records import read_samples
+    from evalcore.records import read_samples
 
     try:
         samples = read_samples(run)
@@ -291,7 +291,7 @@ def cli(argv: list[str] | None = None) -> int:
         print("judge_rerun: interrupted; judgments written so far are kept; rerun to continue", file=sys.stderr)
         return 130
     except Exception as e:
-        from nphe4v.core.shards import StorageError
+        from evalcore.shards import StorageError
 
         if not isinstance(e, StorageError):  # a full or read-only disk while writing: one line naming the file
             raise

@@ -7,7 +7,7 @@
 * `judge.critical`      VGR v3: the critical facts of an instance (from the gold optimum + networkx)
 * `judge.vgr3`          VGR v3: the formula and the closest-optimum match
 * `judge.llm_judge`     any litellm model as the scoring agent: versioned templates, JSON schema, bounded retries
-                        (its calls go through `nphe4v.core.llm_client`)
+                        (its calls go through `evalcore.llm_client`)
 * `judge.grounding`     the grounded LLM judge (prompt v3): quote check, structured facts checked by code, dedupe by fact
 * `judge.schema`        step-level verdicts, structured facts, VGR-Score, the judgments table
 * `judge.cache`         content-addressed judgment cache
@@ -15,7 +15,7 @@
 * `judge.agreement`     judge vs judge / repeat / human tables (Tables 9, 10)
 * `judge.failure_modes` perception / visual reasoning / text reasoning breakdown (Figure 3)
 
-This package imports only itself and `nphe4v.core`: the run's judge stage, one layer up, drives it, and
+This package imports only itself and `evalcore`: the run's judge stage, one layer up, drives it, and
 `jobs/judge_rerun.py` reruns that stage alone.
 See docs/judge.md.
 """

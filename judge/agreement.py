@@ -16,8 +16,8 @@ from pathlib import Path
 
 import polars as pl
 
+from evalcore.records import KEY_COLUMNS
 from judge.vgr import select
-from nphe4v.core.records import KEY_COLUMNS
 
 ALL = "All"
 

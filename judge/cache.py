@@ -14,7 +14,7 @@ import uuid
 from pathlib import Path
 from typing import Any
 
-from nphe4v.core import secrets
+from evalcore import secrets
 
 CACHE_VERSION = 2  # 2: successful judgments only, keys with endpoint and schema bounds
 

@@ -26,7 +26,7 @@ from typing import Any
 
 import networkx as nx
 
-from nphe4v.core.hashing import sha256_bytes
+from evalcore.hashing import sha256_bytes
 
 EVIDENCE_VERSION = "gv-evidence-v1"
 DEFAULT_COLOR = "sky"
@@ -393,7 +393,7 @@ def build_evidence(task: str, data: Mapping[str, Any]) -> Evidence:
 
 
 def evidence_for(instance: Any) -> Evidence:
-    """Evidence of an `nphe4v.core.schema.Instance` (GraphVerse)."""
+    """Evidence of an `evalcore.schema.Instance` (GraphVerse)."""
     return build_evidence(instance.task, instance.data)
 
 

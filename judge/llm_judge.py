@@ -10,7 +10,7 @@ strictly (`judge.schema.parse_verdict`) and validated with pydantic. Malformed o
 `max_malformed` times (each retry with another seed), then recorded as a typed `judge_error`
 (`malformed`), never as a score. Every raw output is kept.
 
-Calls: through the one LLM client (`nphe4v.core.llm_client`: the provider key's shared limiter, which
+Calls: through the one LLM client (`evalcore.llm_client`: the provider key's shared limiter, which
 honours Retry-After, backoff on 5xx/timeouts/bad bodies, usage and cost, redacted errors). What it gives up
 on is a `judge_error`: `infra` when its retries are spent (not cached), `config` when the judge's request is
 refused (bad key, unknown model, a 400).
@@ -31,6 +31,18 @@ from typing import Any, Literal
 import yaml
 from pydantic import BaseModel, ConfigDict, Field
 
+from evalcore import secrets
+from evalcore.hashing import canonical_json, sha256_bytes
+from evalcore.llm_client import (
+    ERR_MAX,
+    CallFailed,
+    ClientOptions,
+    GenerateConfig,
+    LLMClient,
+    clean_error,
+    describe,
+)
+from evalcore.ratelimit import RateLimiter
 from judge.schema import (
     MAX_CLAIM_CHARS_DEFAULT,
     MAX_STEPS_DEFAULT,
@@ -40,18 +52,6 @@ from judge.schema import (
     output_schema_v3,
     parse_verdict,
 )
-from nphe4v.core import secrets
-from nphe4v.core.hashing import canonical_json, sha256_bytes
-from nphe4v.core.llm_client import (
-    ERR_MAX,
-    CallFailed,
-    ClientOptions,
-    GenerateConfig,
-    LLMClient,
-    clean_error,
-    describe,
-)
-from nphe4v.core.ratelimit import RateLimiter
 
 TEMPLATE_DIR = Path(__file__).with_name("templates")
 # v3: the grounded judge (verbatim quotes, structured facts checked by code, "leads to the answer"); v2 stays

@@ -32,8 +32,8 @@ from pydantic import (
     model_validator,
 )
 
-from nphe4v.core.records import KEY_COLUMNS
-from nphe4v.core.validation import first_error
+from evalcore.records import KEY_COLUMNS
+from evalcore.validation import first_error
 
 ERROR_TYPES: tuple[str, ...] = ("perception", "visual_reasoning", "text_reasoning")
 ErrorType = Literal["none", "perception", "visual_reasoning", "text_reasoning", "unlabelled"]

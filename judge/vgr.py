@@ -19,8 +19,8 @@ from typing import Any
 
 import polars as pl
 
+from evalcore.records import KEY_COLUMNS, read_samples
 from judge.schema import JUDGE_KEY_COLUMNS, JUDGMENT_SCHEMA
-from nphe4v.core.records import KEY_COLUMNS, read_samples
 
 JUDGMENTS_DIR = "judgments"
 JUDGE_MANIFEST = "manifest.json"

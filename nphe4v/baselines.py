@@ -12,9 +12,9 @@ from __future__ import annotations
 import json
 from typing import Any, Literal
 
-from nphe4v.core.prompting import POT_MODE, format_program, format_response
-from nphe4v.core.rng import rng_for
-from nphe4v.core.schema import RECOGNITION_MODE, ModelRequest
+from evalcore.prompting import POT_MODE, format_program, format_response
+from evalcore.rng import rng_for
+from evalcore.schema import RECOGNITION_MODE, ModelRequest
 
 BaselineKind = Literal["oracle", "greedy", "heuristic", "random", "always-yes"]
 # "heuristic" is GraphVerse's name for the same baseline (2-approx cover, nearest-neighbour tour, DSATUR, ...)
@@ -22,7 +22,7 @@ BASELINES: tuple[BaselineKind, ...] = ("oracle", "greedy", "heuristic", "random"
 
 
 def baseline_answer(kind: BaselineKind, request: ModelRequest) -> str:
-    from nphe4v.core.benchmarks import task_for
+    from evalcore.benchmarks import task_for
 
     ref = request.reference or {}
     key = request.key

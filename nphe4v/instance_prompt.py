@@ -1,7 +1,7 @@
 """What a model is asked for one dataset instance in one prompt mode, for `nphe4v show`.
 
 Built with the calls the run planner (`cluster.plan.plan_model`) makes: with `prompts="rewritten"` the task's
-`text` on the stored instance data, then `nphe4v.core.prompting.build_prompt`; with `prompts="paper"` the
+`text` on the stored instance data, then `evalcore.prompting.build_prompt`; with `prompts="paper"` the
 papers' text from the authors' pinned files (`nphe4v.paper_prompts`, for the open-weights or the API prompt
 file), with the stored images.
 """
@@ -12,10 +12,10 @@ import os
 from pathlib import Path
 from typing import Literal
 
-from nphe4v.core.benchmarks import task_for
-from nphe4v.core.dataset import INSTANCES, Dataset
-from nphe4v.core.prompting import GRAPHVERSE_MODES, build_prompt
-from nphe4v.core.schema import PROMPT_MODES, Instance, Prompt
+from evalcore.benchmarks import task_for
+from evalcore.dataset import INSTANCES, Dataset
+from evalcore.prompting import GRAPHVERSE_MODES, build_prompt
+from evalcore.schema import PROMPT_MODES, Instance, Prompt
 from nphe4v.paper_prompts import (
     PAPER_INPUTS,
     PaperPromptError,

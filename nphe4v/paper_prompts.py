@@ -26,7 +26,7 @@ from functools import lru_cache
 from pathlib import Path
 from typing import Any, Literal
 
-from nphe4v.core.schema import ImageRef, Prompt
+from evalcore.schema import ImageRef, Prompt
 
 PAPER_TEMPLATE_VERSION = "nphardeval4v-paper-61e8020"
 PromptFile = Literal["open", "api"]

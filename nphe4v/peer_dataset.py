@@ -12,10 +12,10 @@ from functools import partial
 from pathlib import Path
 from typing import Any, Literal
 
-from nphe4v.core.dataset import DatasetManifest, build_instance, instance_id, write_dataset
-from nphe4v.core.graph_solvers import SolveBudgetExceeded
-from nphe4v.core.schema import Gold, Instance
-from nphe4v.core.task import TaskSpec
+from evalcore.dataset import DatasetManifest, build_instance, instance_id, write_dataset
+from evalcore.graph_solvers import SolveBudgetExceeded
+from evalcore.schema import Gold, Instance
+from evalcore.task import TaskSpec
 from nphe4v.peer.formats import PeerRecord
 from nphe4v.peer.read import read_peer
 from nphe4v.progress import Bar

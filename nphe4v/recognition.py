@@ -5,8 +5,8 @@ from __future__ import annotations
 
 from collections import defaultdict
 
-from nphe4v.core.dataset import Dataset
-from nphe4v.core.rng import rng_for
+from evalcore.dataset import Dataset
+from evalcore.rng import rng_for
 
 
 def mismatch_partners(dataset: Dataset, seed: int) -> dict[str, str]:

@@ -10,12 +10,12 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from nphe4v.core.extract import extract_final_answer, extract_final_answer_text, extract_yes_no
-from nphe4v.core.hashing import sha256_bytes
-from nphe4v.core.paper_parse import hard_literal, parse_hard
-from nphe4v.core.pot import MAX_STORED_STDOUT, PotOutcome
-from nphe4v.core.prompting import POT_MODE
-from nphe4v.core.schema import (
+from evalcore.extract import extract_final_answer, extract_final_answer_text, extract_yes_no
+from evalcore.hashing import sha256_bytes
+from evalcore.paper_parse import hard_literal, parse_hard
+from evalcore.pot import MAX_STORED_STDOUT, PotOutcome
+from evalcore.prompting import POT_MODE
+from evalcore.schema import (
     RECOGNITION_MODE,
     Instance,
     ModelRequest,
@@ -43,7 +43,7 @@ def prompt_examples(prompt: Any) -> tuple[Any, ...]:
 def score_answer(instance: Instance, text: str | None, ignore: tuple[Any, ...] = ()) -> tuple[Verdict, str | None]:
     """Verdict for an answer to `instance`, and the canonical parsed answer as JSON (None if unparsable).
     `ignore`: the prompt's format examples (values or their text), skipped when a model restates them."""
-    from nphe4v.core.benchmarks import task_for
+    from evalcore.benchmarks import task_for
 
     spec = task_for(instance.benchmark, instance.task)
     # A benchmark whose parser reads bare values, lists and unquoted names gets whatever the final answer
@@ -109,7 +109,7 @@ def score_sample(
     run_id: str, version: str, instance: Instance, request: ModelRequest, response: ModelResponse,
     pot: PotOutcome | None = None,
 ) -> SampleRecord:
-    """`pot`: for a POT_MODE sample whose response is ok, what its program did (`nphe4v.core.pot.run_response`,
+    """`pot`: for a POT_MODE sample whose response is ok, what its program did (`evalcore.pot.run_response`,
     run by the caller: scoring stays pure)."""
     key = request.key
     paper: tuple[VerdictKind | None, str | None] = (None, None)

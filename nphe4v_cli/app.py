@@ -24,7 +24,7 @@ def fail(msg: str) -> None:
 def _out_folder(out: Path, flag: str = "--out") -> None:
     """Refuse, in one line, a folder path that cannot be a folder (a file on the way)."""
     from cluster.run import check_folder_path
-    from nphe4v.core.dataset import DatasetError
+    from evalcore.dataset import DatasetError
 
     try:
         check_folder_path(out, flag)
@@ -58,7 +58,7 @@ def generate(
     import re
 
     from cluster.config import MAX_SEED, VERSION_PATTERN
-    from nphe4v.core.dataset import DatasetError
+    from evalcore.dataset import DatasetError
     from nphe4v.generate import generate_version
     from nphe4v.progress import Bar
 
@@ -136,8 +136,8 @@ def _use_sources(items: list[str]) -> None:
 
 
 def _generate_graphverse(out: Path, split: str, seed: int, limit: int | None, workers: int | None) -> None:
+    from evalcore.dataset import DatasetError
     from gie.dataset import generate_split
-    from nphe4v.core.dataset import DatasetError
     from nphe4v.progress import Bar
 
     if split not in ("full", "testmini", "train"):
@@ -162,7 +162,7 @@ def import_peer(
     out: Annotated[Path, typer.Option(help="dataset folder to create")],
 ) -> None:
     """Import the published NPHardEval / NPHardEval4V instances as a dataset, gold from our exact solvers."""
-    from nphe4v.core.dataset import DatasetError
+    from evalcore.dataset import DatasetError
     from nphe4v.peer_dataset import import_peer_dataset
 
     if kind not in ("nphardeval", "nphardeval4v"):
@@ -222,8 +222,8 @@ def grade(
     from cluster.grading import GradeError, grade_file
     from cluster.pot_stage import PotSettings
     from cluster.runlock import RunLockError
-    from nphe4v.core.dataset import DatasetError
-    from nphe4v.core.shards import ShardError, StorageError
+    from evalcore.dataset import DatasetError
+    from evalcore.shards import ShardError, StorageError
 
     _out_folder(out)
     if pot_isolation not in ("strict", "rlimits-only"):
@@ -252,7 +252,7 @@ def show(
                                                       "repository at the pinned commit")] = None,
 ) -> None:
     """Print exactly the prompt text a model receives for one instance in one mode, and its image paths."""
-    from nphe4v.core.dataset import DatasetError, load_dataset
+    from evalcore.dataset import DatasetError, load_dataset
     from nphe4v.instance_prompt import ShowError, show_instance
 
     try:
@@ -301,7 +301,7 @@ def export(
         export_jsonl,
         export_training,
     )
-    from nphe4v.core.dataset import DatasetError, load_dataset
+    from evalcore.dataset import DatasetError, load_dataset
     from report.run_export import RUN_FORMATS
 
     if fmt in RUN_FORMATS:

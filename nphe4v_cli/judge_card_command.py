@@ -39,10 +39,10 @@ def judge_card(
 
     from cluster.judge_card import run_card
     from cluster.judge_work import resolve_spec
+    from evalcore import secrets
+    from evalcore.dataset import DatasetError, load_dataset
+    from evalcore.validation import first_error
     from judge.card import markdown
-    from nphe4v.core import secrets
-    from nphe4v.core.dataset import DatasetError, load_dataset
-    from nphe4v.core.validation import first_error
 
     if families is not None:
         from judge.card import FAMILIES

@@ -94,7 +94,7 @@ def report(
 ) -> None:
     """Print the leaderboard and write RUN_DIR/leaderboard.csv; with --html/--md/--csv-dir, also the full
     report (tables with confidence intervals, figures, what is missing, a sample browser)."""
-    from nphe4v.core.shards import ShardError, StorageError, writing
+    from evalcore.shards import ShardError, StorageError, writing
     from report.summaries import print_improvement, print_summaries
 
     if group_by not in GROUP_BY:

@@ -12,7 +12,7 @@ around them:
   The same (version, sample key) seen in two run folders is counted once.
 * **Intervals beside every accuracy-type number** (95%):
   - proportions of counts (ER, RA, per-level accuracy) get the Wilson score interval of the pooled count
-    (``nphe4v.core.stats.wilson_interval``, in ``report.nphardeval4v_tables``)
+    (``evalcore.stats.wilson_interval``, in ``report.nphardeval4v_tables``)
     (``ER_lo``/``ER_hi`` = Wilson of Σ parsable / Σ n; it equals ER's plain mean over level rows whenever the
     levels hold equally many questions, which the generator guarantees);
   - AA (and RA_corrected, which is not a plain proportion) get a percentile bootstrap over instances:

@@ -17,8 +17,8 @@ from typing import Any
 import numpy as np
 import polars as pl
 
+from evalcore.schema import RECOGNITION_MODE
 from nphe4v import metrics
-from nphe4v.core.schema import RECOGNITION_MODE
 from nphe4v.metrics import COMPLEXITY_CLASSES, POOLED, TEXT_ONLY_MODES
 from nphe4v.tasks import TASK_CLASS
 

@@ -31,7 +31,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
-from nphe4v.core.prompting import VISION_MODE
+from evalcore.prompting import VISION_MODE
 
 DIRECT_MODE = VISION_MODE
 """GraphVerse's direct inference: images + question, answer directly (the runs' ``vision`` prompt mode)."""

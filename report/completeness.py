@@ -7,7 +7,7 @@ from typing import Any
 
 import polars as pl
 
-from nphe4v.core.schema import PROMPT_MODES, RECOGNITION_MODE
+from evalcore.schema import PROMPT_MODES, RECOGNITION_MODE
 from report.graphverse_tables import judge_table
 from report.nphardeval4v_tables import LLM_MODE, text_only_models
 from report.runs import (

@@ -23,7 +23,7 @@ from typing import Any
 
 import polars as pl
 
-from nphe4v.core.schema import RECOGNITION_MODE
+from evalcore.schema import RECOGNITION_MODE
 from nphe4v.tasks import TASK_MODULES
 from report.runs import Source, frame_of, instance_data, nph_rows, runs_of
 

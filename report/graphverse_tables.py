@@ -8,14 +8,14 @@ from pathlib import Path
 
 import polars as pl
 
+from evalcore.records import KEY_COLUMNS
 from gie.catalogue import EDIT_KINDS, TASK_NAMES
-from nphe4v.core.records import KEY_COLUMNS
 from report.judge_cards import card_lines
 from report.model_groups import ModelCatalogue, model_info
 from report.runs import GV_BENCHMARK, Source, frame_of, load_runs, runs_of
 
 JUDGE_DIR = "judgments"  # where cluster.judge_stage / jobs/judge_rerun.py write (judge.vgr)
-DIRECT_MODE = "vision"  # GraphVerse's direct inference (nphe4v.core.prompting.VISION_MODE)
+DIRECT_MODE = "vision"  # GraphVerse's direct inference (evalcore.prompting.VISION_MODE)
 
 
 def mode_rows(frame: pl.DataFrame) -> pl.DataFrame:

@@ -24,9 +24,9 @@ from pathlib import Path
 
 import polars as pl
 
-from nphe4v.core.records import KEY_COLUMNS
-from nphe4v.core.secrets import redact, redact_frame
-from nphe4v.core.shards import writing
+from evalcore.records import KEY_COLUMNS
+from evalcore.secrets import redact, redact_frame
+from evalcore.shards import writing
 from report import analysis, figures
 from report.comparisons import Comparisons
 from report.figure_set import figure_set

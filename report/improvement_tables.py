@@ -13,7 +13,7 @@ Conventions (those of ``gie.metrics`` for Acc and ``judge.vgr`` for VGR-S, so th
   (``judge_status == "ok"``), ``n_vgr`` of them;
 * a category pools the samples of its tasks (``CATEGORIES``: the paper's Poly / NP-hard split of Table 2 and its
   single / paired-image split of Figure 2; ``All`` = every task);
-* intervals are 95 %: Acc has the Wilson interval of its counts (``nphe4v.core.stats``); VGR-S and every
+* intervals are 95 %: Acc has the Wilson interval of its counts (``evalcore.stats``); VGR-S and every
   improvement Δ = arm − baseline have the percentile bootstrap over instances (``report.bootstrap``: instances
   resampled with replacement inside each (task, level) stratum, an instance being (version, instance id), the
   same draws for every arm, so a Δ is a paired difference); ``n_boot = 0`` leaves them null;
@@ -29,8 +29,8 @@ from typing import Any
 import numpy as np
 import polars as pl
 
+from evalcore.stats import wilson_interval
 from gie.catalogue import EDIT_KINDS, PAIRED_TASKS, POLY_TASKS, SINGLE_TASKS, TASK_NAMES
-from nphe4v.core.stats import wilson_interval
 from report.bootstrap import instance_draws, percentile_bounds
 from report.comparisons import DIRECT_MODE, Arm, Comparisons
 

@@ -22,7 +22,7 @@ from pathlib import Path
 
 import polars as pl
 
-from nphe4v.core.parquet_file import write_parquet
+from evalcore.parquet_file import write_parquet
 
 CACHE_DIR = "cache"
 PREFIX = "leaderboard-intervals-"

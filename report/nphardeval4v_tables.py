@@ -3,7 +3,7 @@ rests on: leaderboard, per task, per complexity class (Figure 4), heatmaps (Figu
 ablation (Figure 8), LVLMs vs text-only LLMs (Figure 6).
 
 Metric values come from ``nphe4v.metrics``; proportions of counts (ER, RA, per-level accuracy) get the Wilson
-interval of the pooled count (``nphe4v.core.stats``: ``ER_lo``/``ER_hi`` = Wilson of Σ parsable / Σ n; it
+interval of the pooled count (``evalcore.stats``: ``ER_lo``/``ER_hi`` = Wilson of Σ parsable / Σ n; it
 equals ER's plain mean over level rows whenever the levels hold equally many questions, which the generator
 guarantees), AA and RA_corrected the instance bootstrap (``report.bootstrap``).
 """
@@ -14,9 +14,9 @@ from collections.abc import Sequence
 
 import polars as pl
 
+from evalcore.schema import PROMPT_MODES, RECOGNITION_MODE
+from evalcore.stats import wilson_interval_exprs
 from nphe4v import metrics
-from nphe4v.core.schema import PROMPT_MODES, RECOGNITION_MODE
-from nphe4v.core.stats import wilson_interval_exprs
 from nphe4v.metrics import COMPLEXITY_CLASSES, POOLED, TEXT_ONLY_MODES
 from nphe4v.tasks import TASK_CLASS, TASK_MODULES
 from report.bootstrap import AA_COLUMNS, _bootstrap
@@ -29,7 +29,7 @@ LLM_MODE = "full_text_only"
 
 
 def wilson_columns(k: str, n: str, name: str) -> list[pl.Expr]:
-    """``{name}_lo``/``{name}_hi``: the Wilson interval (``nphe4v.core.stats``) of ``k / n`` as fractions, null
+    """``{name}_lo``/``{name}_hi``: the Wilson interval (``evalcore.stats``) of ``k / n`` as fractions, null
     where n == 0."""
     lo, hi = wilson_interval_exprs(k, n)
     return [lo.alias(f"{name}_lo"), hi.alias(f"{name}_hi")]

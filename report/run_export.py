@@ -24,7 +24,7 @@ from typing import Any
 
 import polars as pl
 
-from nphe4v.core.records import KEY_COLUMNS
+from evalcore.records import KEY_COLUMNS
 from report.runs import GV_BENCHMARK, NPH_BENCHMARK, load_runs, read_run_samples
 
 RUN_FORMATS = ("hub", "inspect")
@@ -173,7 +173,7 @@ def export_inspect(run_dir: str | Path, out: str | Path) -> list[Path]:
     except ImportError:
         raise RunExportError("--format inspect needs inspect_ai: pip install 'nphe4v[inspect]'") from None
 
-    from nphe4v.core.shards import slug
+    from evalcore.shards import slug
 
     run_dir, out = Path(run_dir), Path(out)
     _check_out(out)

@@ -18,9 +18,9 @@ from typing import Any
 
 import polars as pl
 
+from evalcore.records import KEY_COLUMNS, SAMPLE_SCHEMA, read_samples
+from evalcore.shards import read_shards, shard_files
 from nphe4v import metrics
-from nphe4v.core.records import KEY_COLUMNS, SAMPLE_SCHEMA, read_samples
-from nphe4v.core.shards import read_shards, shard_files
 
 NPH_BENCHMARK = "nphardeval4v"
 GV_BENCHMARK = "graphverse"
@@ -97,7 +97,7 @@ def _has_duplicates(root: Path, files: tuple[Path, ...]) -> bool:
 
 
 def read_run_samples(run_dir: str | Path, columns: Sequence[str] | None = None) -> pl.DataFrame:
-    """``nphe4v.core.records.read_samples`` (only ``columns`` when given), tolerating shards written before a column
+    """``evalcore.records.read_samples`` (only ``columns`` when given), tolerating shards written before a column
     was appended to the schema (the missing column reads as null)."""
     if columns is None:
         try:
@@ -198,7 +198,7 @@ def empty_table(columns: Sequence[str], strings: Sequence[str] = ("version", "mo
 
 @lru_cache(maxsize=16)
 def _load_dataset_cached(path: str):
-    from nphe4v.core.dataset import load_dataset
+    from evalcore.dataset import load_dataset
 
     return load_dataset(path, check_images=False)
 

@@ -8,7 +8,7 @@ import json
 from collections.abc import Sequence
 from typing import Any
 
-from nphe4v.core.schema import PROMPT_MODES, RECOGNITION_MODE
+from evalcore.schema import PROMPT_MODES, RECOGNITION_MODE
 from report import analysis
 
 
@@ -43,7 +43,7 @@ class DatasetIndex:
 
     @staticmethod
     def text(ds: Any, info: dict[str, Any], iid: str):
-        from nphe4v.core.benchmarks import task_for
+        from evalcore.benchmarks import task_for
 
         if iid not in info["texts"]:
             inst = info["by_id"][iid]
@@ -54,7 +54,7 @@ class DatasetIndex:
 
 def rebuild_sample(row: dict, index: DatasetIndex) -> dict[str, Any]:
     """Prompt text, image files, gold for one sample, rebuilt from its dataset; notes say what could not be."""
-    from nphe4v.core.prompting import GRAPHVERSE_MODES, VISION_MODE, build_prompt, build_recognition_prompt
+    from evalcore.prompting import GRAPHVERSE_MODES, VISION_MODE, build_prompt, build_recognition_prompt
 
     out: dict[str, Any] = {"prompt": None, "images": [], "gold": None, "note": ""}
     hit = index.get(row["run"], row["benchmark"], row["version"])

@@ -10,9 +10,9 @@ import polars as pl
 from rich.console import Console
 from rich.table import Table
 
+from evalcore.records import SAMPLE_SCHEMA
+from evalcore.shards import writing
 from nphe4v import metrics
-from nphe4v.core.records import SAMPLE_SCHEMA
-from nphe4v.core.shards import writing
 from report.model_groups import ModelCatalogue
 
 LEADERBOARD_CSV = "leaderboard.csv"

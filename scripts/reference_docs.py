@@ -2,7 +2,7 @@
 
 * docs/config-reference.md — every field of a run config (`cluster.config.RunConfig` and the models it
   nests), with its type, default, bounds and description;
-* docs/sample-record.md — every column of the per-sample record (`nphe4v.core.schema.SampleRecord`).
+* docs/sample-record.md — every column of the per-sample record (`evalcore.schema.SampleRecord`).
 
     python scripts/reference_docs.py           # rewrite both pages
     python scripts/reference_docs.py --check   # exit 1 when a page is not what the code says (a test runs this)
@@ -125,13 +125,13 @@ def config_page() -> str:
 
 
 def record_page() -> str:
-    from nphe4v.core.schema import SampleRecord
+    from evalcore.schema import SampleRecord
 
     return "\n".join([
         "# The per-sample record",
         "",
         "Every run writes one row per model × instance × prompt mode × variant × repeat to Parquet shards under "
-        "`RUN_DIR/samples/<benchmark>/<model>/`. Its columns are `nphe4v.core.schema.SampleRecord`; this page is "
+        "`RUN_DIR/samples/<benchmark>/<model>/`. Its columns are `evalcore.schema.SampleRecord`; this page is "
         "generated from it by `python scripts/reference_docs.py` (a test keeps it current). The key of a sample "
         "is (model, benchmark, instance_id, variant, prompt_mode, repeat); a rerun computes only missing keys.",
         "",

@@ -25,7 +25,7 @@ stamp=.venv/.nphe4v-setup
 # sources, refreshed only where a source changed, so that the many processes a run starts (Ray workers,
 # eval_all, the CLI) load bytecode even when PYTHONDONTWRITEBYTECODE forbids writing it at import.
 compile_project() {
-  .venv/bin/python -m compileall -q -j 0 nphe4v nphe4v_cli gie judge cluster report jobs > /dev/null || true
+  .venv/bin/python -m compileall -q -j 0 nphe4v nphe4v_cli evalcore gie judge cluster report jobs > /dev/null || true
 }
 # torchvision's Python half in a folder of its own, outside site-packages, imported only through
 # cluster/cpu_torchvision.py (vLLM's vision model classes need its transforms); the pair of torch==2.13.0

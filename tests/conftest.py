@@ -163,7 +163,7 @@ def graphverse_split(tmp_path_factory):
 @pytest.fixture(scope="session")
 def testmini_instances(graphverse_split):
     """The instances of the whole testmini split, seed 2026 (generated once per run, images not read)."""
-    from nphe4v.core.dataset import load_dataset
+    from evalcore.dataset import load_dataset
 
     return list(load_dataset(graphverse_split("testmini", 2026), check_images=False).instances)
 

@@ -27,7 +27,7 @@ def _off_by_one(answer: dict) -> dict:
 def _responses(ds, path: Path, modes: list[str]) -> None:
     """alpha answers the gold; beta: the gold on half of GraphVerse, else a wrong number (NPHardEval4V
     level 1, the other GraphVerse half) or unparsable hostile prose (level 2); its reasoning is hostile."""
-    from nphe4v.core.prompting import format_response
+    from evalcore.prompting import format_response
 
     lines = []
     for i, inst in enumerate(ds.instances):
@@ -47,7 +47,7 @@ def _responses(ds, path: Path, modes: list[str]) -> None:
 
 def _hostile_copy(run: Path, bench: str) -> None:
     """beta's rows again under a model name no config would accept (the sink's folder name is its slug)."""
-    from nphe4v.core.shards import slug
+    from evalcore.shards import slug
 
     files = sorted((run / "samples" / bench / "beta").glob("*.parquet"))
     df = pl.read_parquet(files).with_columns(model=pl.lit(XSS_MODEL))
@@ -61,8 +61,8 @@ def build_explorer_runs(root: Path) -> tuple[Path, Path]:
     from cluster.config import JudgeConfig
     from cluster.grading import grade_file
     from cluster.judge_stage import run_judge_stage
+    from evalcore.dataset import load_dataset
     from gie.dataset import generate_split
-    from nphe4v.core.dataset import load_dataset
     from nphe4v.generate import generate_version
 
     np_ds, gv_ds = root / "np", root / "gv"

@@ -70,8 +70,8 @@ def start_head(env: dict[str, str], command: list[str] | None = None, num_cpus: 
 # Ray gives a starting node a hard-coded 30 s to register with its GCS (ray/_private/node.py); on a machine
 # loaded past ~15 (a full test run beside other work on 2 cores) a head or worker sometimes misses it and
 # `ray start` exits with this line. Nothing about the code under test: the node is started again, as the
-# product starts its local Ray again (nphe4v.core.local_ray, whose line and bound these are).
-from nphe4v.core.local_ray import MAX_STARTS, STARTUP_TIMEOUT  # noqa: E402
+# product starts its local Ray again (evalcore.local_ray, whose line and bound these are).
+from evalcore.local_ray import MAX_STARTS, STARTUP_TIMEOUT  # noqa: E402
 
 
 def _restarted(head: Head) -> bool:

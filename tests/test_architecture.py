@@ -13,7 +13,7 @@ from pathlib import Path
 
 from conftest import PROJECT
 
-PACKAGES = ("nphe4v_cli", "nphe4v", "gie", "judge", "cluster", "report")
+PACKAGES = ("nphe4v_cli", "nphe4v", "gie", "judge", "cluster", "report", "evalcore")
 MAX_LINES = 500
 
 
@@ -37,20 +37,19 @@ def test_import_contracts_hold_without_exceptions():
     assert "0 broken" in done.stdout
 
 
-# The project's units, top to bottom: each may import only units on a lower rank. NPHardEval4V's benchmark
-# modules and its shared core share the package `nphe4v`, so the core is a unit of its own here.
-RANKS = {"nphe4v_cli": 0, "cluster": 1, "report": 2, "gie": 3, "judge": 3, "nphe4v": 3, "core": 4}
+# The project's packages, top to bottom: each may import only packages on a lower rank.
+RANKS = {"nphe4v_cli": 0, "cluster": 1, "report": 2, "gie": 3, "judge": 3, "nphe4v": 3, "evalcore": 4}
 
 
 def _unit(module: str) -> str:
-    return "core" if module == "nphe4v.core" or module.startswith("nphe4v.core.") else module.split(".")[0]
+    return module.split(".")[0]
 
 
 def _unit_graph() -> dict[tuple[str, str], tuple[str, str]]:
     """(importer unit, imported unit) -> one module-level import that makes the edge, from grimp's graph."""
     import grimp
 
-    graph = grimp.build_graph(*RANKS.keys() - {"core"}, cache_dir=None)
+    graph = grimp.build_graph(*RANKS, cache_dir=None)
     edges: dict[tuple[str, str], tuple[str, str]] = {}
     for importer in graph.modules:
         for imported in graph.find_modules_directly_imported_by(importer):
@@ -72,12 +71,12 @@ def test_package_graph_points_down_and_has_no_cycle():
         sorter.add(a, b)
     sorter.prepare()  # raises CycleError naming the cycle
     # the graph is what the layering says, not empty: the command drives the cluster, and everything uses the core
-    assert ("nphe4v_cli", "cluster") in edges and ("gie", "core") in edges and ("judge", "core") in edges
+    assert ("nphe4v_cli", "cluster") in edges and ("gie", "evalcore") in edges and ("judge", "evalcore") in edges
 
 
 def test_every_package_is_in_the_layering():
     packages = {p.name for p in PROJECT.iterdir() if (p / "__init__.py").is_file()}
-    assert packages == RANKS.keys() - {"core"}, "a top-level package outside RANKS and pyproject's layers contract"
+    assert packages == RANKS.keys(), "a top-level package outside RANKS and pyproject's layers contract"
     layers = next(c for c in _contracts() if c["type"] == "layers")["layers"]
     named = {m.strip() for layer in layers for m in layer.split(":")}
     assert named == packages

@@ -63,11 +63,11 @@ def _step(fp: FakeProvider, model: str) -> dict[str, Any]:
 def test_caption_chain_with_two_endpoints_and_table13(ray_local, tmp_path: Path) -> None:
     from cluster.config import DatasetSpec, ModelSpec, RunConfig
     from cluster.run import execute
+    from evalcore.dataset import load_dataset
+    from evalcore.prompting import format_response
+    from evalcore.records import read_samples
     from gie.dataset import generate_split
     from judge import vgr
-    from nphe4v.core.dataset import load_dataset
-    from nphe4v.core.prompting import format_response
-    from nphe4v.core.records import read_samples
     from report.comparisons import parse_comparisons
     from report.html_report import build_report
 

@@ -13,8 +13,8 @@ import pytest
 from conftest import shared_or_skip
 from typer.testing import CliRunner
 
-from nphe4v.core.dataset import DatasetError, load_dataset
-from nphe4v.core.hashing import sha256_file
+from evalcore.dataset import DatasetError, load_dataset
+from evalcore.hashing import sha256_file
 from nphe4v.generate import generate_version
 from nphe4v_cli.app import app
 
@@ -111,7 +111,7 @@ def test_corrupt_datasets_give_one_line_errors(small_dataset, tmp_path):
 
 
 def _oracle_lines(ds_dir: Path) -> list[dict]:
-    from nphe4v.core.prompting import format_response
+    from evalcore.prompting import format_response
 
     ds = load_dataset(ds_dir)
     lines = []

@@ -18,7 +18,7 @@ from explorer_runs import XSS, XSS_MODEL, build_explorer_runs
 from fastapi.testclient import TestClient
 from markupsafe import escape
 
-from nphe4v.core.records import KEY_COLUMNS
+from evalcore.records import KEY_COLUMNS
 from report.explorer.app import TOKEN_HEADER, create_app
 from report.explorer.store import Filters, Store
 
@@ -180,7 +180,7 @@ def test_compare_two_models_matches_a_join(client, runs) -> None:
 
 
 def test_sample_page_shows_what_was_sent_and_the_judges_steps(client, runs) -> None:
-    from nphe4v.core.dataset import load_dataset
+    from evalcore.dataset import load_dataset
 
     gv = _all(runs[1]).filter((pl.col("model") == "beta") & (pl.col("verdict") == "wrong")).row(0, named=True)
     run_label = json.loads((runs[1] / "manifest.json").read_text())["run_id"]

@@ -15,16 +15,16 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from nphe4v.core.extract import (
+from evalcore.extract import (
     extract_final_answer,
     extract_final_answer_raw,
     extract_yes_no,
     is_format_example,
     strip_think,
 )
-from nphe4v.core.literals import MAX_LITERAL_CHARS
-from nphe4v.core.prompting import format_response
-from nphe4v.core.schema import ParseError
+from evalcore.literals import MAX_LITERAL_CHARS
+from evalcore.prompting import format_response
+from evalcore.schema import ParseError
 
 # Per call, for any input up to 1 MB (typically well under 100 ms). A call over the limit is re-timed
 # a few times with the garbage collector off and judged by its best run: on a busy 2-core machine
@@ -612,8 +612,8 @@ def test_round_trip_after_reasoning_block(answer: dict[str, Any], thought: str) 
 def test_answer_then_restated_example_keeps_the_answer_on_bsp_l10_000():
     """bsp-L10-000's shape: the right answer, then the prompt's format example restated after it. With
     the v1 concrete example ({"Position": 0}) the last block used to win and grade a right answer wrong."""
-    from nphe4v.core.rng import derive_seed, rng_for
-    from nphe4v.core.schema import Gold
+    from evalcore.rng import derive_seed, rng_for
+    from evalcore.schema import Gold
     from nphe4v.tasks import get_task
 
     spec = get_task("BSP")
@@ -677,7 +677,7 @@ def test_only_the_example_is_no_answer():
     ("none", None), ("maybe yes", None), ("", None), (None, None), (2, None), ([True], None),
 ])
 def test_as_decision_reads_words_and_leading_words(raw: Any, want: bool | None) -> None:
-    from nphe4v.core.coerce import as_decision
+    from evalcore.coerce import as_decision
 
     assert as_decision(raw) is want
 
@@ -704,7 +704,7 @@ def test_read_decision_keys_and_unrequested_keys() -> None:
 
 
 def test_paper_parser_rule() -> None:
-    from nphe4v.core.paper_parse import extract_paper_answer
+    from evalcore.paper_parse import extract_paper_answer
 
     assert extract_paper_answer("<final_answer>{'Position': 3}</final_answer>") == {"Position": 3}
     # the FIRST block decides (ours: the last non-example block)
@@ -739,7 +739,7 @@ def test_paper_parser_rule() -> None:
 @settings(max_examples=200, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(st.text(max_size=300))
 def test_paper_parser_never_raises(text: str) -> None:
-    from nphe4v.core.paper_parse import extract_paper_answer
+    from evalcore.paper_parse import extract_paper_answer
 
     for t in (text, f"<final_answer>{text}</final_answer>", f"<final_answer>{{{text}}}</final_answer>"):
         out = extract_paper_answer(t)
@@ -752,7 +752,7 @@ def test_score_answer_paper_is_the_original_code() -> None:
     the papers' published outputs)."""
     import random as _random
 
-    from nphe4v.core.schema import Instance
+    from evalcore.schema import Instance
     from nphe4v.scoring import score_answer, score_answer_paper
     from nphe4v.tasks import get_task
 
@@ -815,7 +815,7 @@ def test_score_answer_paper_is_the_original_code() -> None:
 def test_score_answer_paper_never_raises(text: str, task: str) -> None:
     import random as _random
 
-    from nphe4v.core.schema import Instance
+    from evalcore.schema import Instance
     from nphe4v.scoring import score_answer_paper
     from nphe4v.tasks import get_task
 

@@ -10,8 +10,8 @@ from pathlib import Path
 import polars as pl
 import pytest
 
-from nphe4v.core.dataset import load_dataset
-from nphe4v.core.schema import ModelRequest, ModelResponse, Prompt, SampleKey, SamplingParams
+from evalcore.dataset import load_dataset
+from evalcore.schema import ModelRequest, ModelResponse, Prompt, SampleKey, SamplingParams
 from nphe4v.generate import generate_version
 from nphe4v.scoring import score_sample
 from report.failure_analysis import (

@@ -23,7 +23,7 @@ BUMP = ("the generator's output changed for the same version and seed: bump {mod
 
 
 def _small(benchmark: str, root) -> str:
-    from nphe4v.core.dataset import load_dataset
+    from evalcore.dataset import load_dataset
 
     out = root / benchmark
     if benchmark == "nphardeval4v":

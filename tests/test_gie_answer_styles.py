@@ -21,10 +21,10 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from evalcore.extract import extract_final_answer_text
+from evalcore.schema import Gold, ParseError, Verdict
 from gie.answers import parse, solve, verify
 from gie.catalogue import PAIRED_TASKS, TASK_NAMES, VALUE_SCORED
-from nphe4v.core.extract import extract_final_answer_text
-from nphe4v.core.schema import Gold, ParseError, Verdict
 
 # the stated value beside each task's witness: (key, unit word)
 STATED = {"SD": ("Distance", "km"), "DIAM": ("Diameter", "hops"), "TSP": ("Length", "km"),

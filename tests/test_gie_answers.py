@@ -13,11 +13,11 @@ import networkx as nx
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from evalcore.schema import Gold, ParseError, Verdict
 from gie import solvers
 from gie.answers import heuristic, parse, random_answer, solve, verify
 from gie.catalogue import PAIRED_TASKS, SINGLE_TASKS, TASK_NAMES
 from gie.tasks import get_config
-from nphe4v.core.schema import Gold, ParseError, Verdict
 
 ANSWER_EXAMPLES = {t: get_config(t).answer_example for t in TASK_NAMES}
 ANSWER_INSTRUCTIONS = {t: get_config(t).answer_instruction for t in TASK_NAMES}
@@ -699,9 +699,9 @@ def test_witness_column_separates_validity_from_the_verdict() -> None:
 
 
 def test_scored_sample_records_the_witness_column() -> None:
+    from evalcore.records import SAMPLE_SCHEMA
+    from evalcore.schema import Instance, SampleRecord
     from gie.tasks.construction import build_data
-    from nphe4v.core.records import SAMPLE_SCHEMA
-    from nphe4v.core.schema import Instance, SampleRecord
     from nphe4v.scoring import score_answer
 
     for column in ("witness_valid", "value_consistent"):

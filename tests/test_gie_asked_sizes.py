@@ -10,6 +10,7 @@ from __future__ import annotations
 import networkx as nx
 import pytest
 
+from evalcore.schema import Gold
 from gie.catalogue import TASK_EDITS, TASK_NAMES
 from gie.dataset import generate_one, plan
 from gie.graphs import from_node_link
@@ -17,7 +18,6 @@ from gie.levels import LEVELS
 from gie.tasks import get_config, get_task
 from gie.tasks.construction import degenerate, edited_question_problem
 from gie.tasks.sampling import asked_range, drawing_range
-from nphe4v.core.schema import Gold
 
 SEED = 17
 CELLS = [(t, e) for t in TASK_NAMES for e in ("focus", "recolor") if e in TASK_EDITS[t]]

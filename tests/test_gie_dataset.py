@@ -8,6 +8,7 @@ from pathlib import Path
 
 import pytest
 
+from evalcore.dataset import load_dataset
 from gie import dataset as gd
 from gie import splits
 from gie.catalogue import LEVEL_RANGES, TASK_EDITS, TASK_NAMES
@@ -15,7 +16,6 @@ from gie.levels import LEVELS
 from gie.sources.registry import get_source
 from gie.stats import stats
 from gie.tasks import get_task
-from nphe4v.core.dataset import load_dataset
 
 SEED = 3
 LIMIT = 102  # the 51 task x edit cells at both levels

@@ -1,4 +1,4 @@
-"""GIE edits on real drawings (nphe4v.core.draw) and real OpenCV: every edit's promise, over many seeds.
+"""GIE edits on real drawings (evalcore.draw) and real OpenCV: every edit's promise, over many seeds.
 
 Geometry is checked against independent oracles (dense point sampling), graph guarantees against
 networkx and, for composition, against brute force over all balanced partitions.
@@ -17,8 +17,8 @@ import networkx as nx
 import numpy as np
 import pytest
 
+from evalcore.draw import GraphDrawing, draw_graph
 from gie import edits
-from nphe4v.core.draw import GraphDrawing, draw_graph
 
 # Local stand-in for the palette of gie/graphs.py (name -> RGB).
 PALETTE = {"sky": (173, 216, 230), "rose": (240, 128, 128), "lemon": (250, 230, 100), "mint": (152, 251, 152)}

@@ -12,6 +12,7 @@ import numpy as np
 import pytest
 from scipy.optimize import Bounds, LinearConstraint, milp
 
+from evalcore.graph_solvers import held_karp_order
 from gie import edit_distance
 from gie.sources.registry import get_source
 from gie.tasks import col as col_task
@@ -20,7 +21,6 @@ from gie.tasks import get_config
 from gie.tasks import mcs as mcs_task
 from gie.tasks import tsp as tsp_task
 from gie.tasks.sampling import sample_pair, sample_single
-from nphe4v.core.graph_solvers import held_karp_order
 from tests.test_gie_solvers import brute_longest_cycle, milp_chromatic
 
 

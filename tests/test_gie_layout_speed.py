@@ -186,7 +186,7 @@ def test_chunks_keep_cells_and_plan_order() -> None:
 
 def _weight_labels_reference(g, pos):  # type: ignore[no-untyped-def]
     """Weight-box placement testing every edge with the clipping test (no bounding-box skip)."""
-    from nphe4v.core.draw import segment_hits_box
+    from evalcore.draw import segment_hits_box
 
     edges = sorted_edges(g)
     placed: list[tuple[float, float, float, float]] = []

@@ -11,10 +11,10 @@ from pathlib import Path
 import networkx as nx
 import pytest
 
+from evalcore.dataset import load_dataset
 from gie.legibility import legibility_problems
 from gie.legibility_audit import instance_legibility_problems
 from gie.style import NODE_RADIUS
-from nphe4v.core.dataset import load_dataset
 
 SEED = 2026
 

@@ -16,6 +16,7 @@ import numpy as np
 import pytest
 from scipy.optimize import Bounds, LinearConstraint, milp
 
+from evalcore.schema import Gold
 from gie import edit_distance
 from gie.answers import solve
 from gie.catalogue import SINGLE_TASKS
@@ -28,7 +29,6 @@ from gie.tasks.mis import max_independent_set
 from gie.tasks.mvc import min_vertex_cover
 from gie.tasks.sd import shortest_distance
 from gie.tasks.tsp import tsp
-from nphe4v.core.schema import Gold
 
 # ----------------------------------------------------------------------------------------------- graphs
 

@@ -11,15 +11,15 @@ from functools import cache
 import networkx as nx
 import pytest
 
+from evalcore.benchmarks import task_for
+from evalcore.extract import extract_final_answer
+from evalcore.prompting import build_prompt, format_response
+from evalcore.schema import Gold, ParseError
 from gie import answers
 from gie.catalogue import EDIT_KINDS, PAIRED_TASKS, TASK_CLASS, TASK_EDITS, TASK_NAMES
 from gie.tasks import get_config, get_task
 from gie.tasks.construction import build_data
 from gie.tasks.instance import GVData
-from nphe4v.core.benchmarks import task_for
-from nphe4v.core.extract import extract_final_answer
-from nphe4v.core.prompting import build_prompt, format_response
-from nphe4v.core.schema import Gold, ParseError
 
 CELLS = [(t, e) for t in TASK_NAMES for e in TASK_EDITS[t]]
 

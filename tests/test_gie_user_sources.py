@@ -178,8 +178,8 @@ def test_instances_come_from_the_user_copies(tmp_path: Path) -> None:
 
 
 def test_a_user_source_changes_the_dataset_identity(tmp_path: Path) -> None:
+    from evalcore.dataset import load_dataset
     from gie.dataset import generate_split
-    from nphe4v.core.dataset import load_dataset
 
     base = generate_split(tmp_path / "base", "testmini", 0, limit=1, workers=0)
     folder = write_openflights(tmp_path / "of")
@@ -205,7 +205,7 @@ def test_a_user_source_changes_the_dataset_identity(tmp_path: Path) -> None:
 
 @pytest.mark.slow(reason="nphe4v generate in subprocesses, four generations with and without user sources")
 def test_cli_source_flag(tmp_path: Path) -> None:
-    from nphe4v.core.dataset import load_dataset
+    from evalcore.dataset import load_dataset
     from nphe4v_cli.app import app
 
     folder = write_openflights(tmp_path / "of")

@@ -16,8 +16,8 @@ from typing import Any
 
 from fake_provider import FakeProvider
 
-from nphe4v.core.records import SampleSink
-from nphe4v.core.schema import Instance, SampleRecord
+from evalcore.records import SampleSink
+from evalcore.schema import Instance, SampleRecord
 
 SNAP = Path(__file__).resolve().parent / "snapshots" / "judge"
 FIXTURE = SNAP / "instances.jsonl"
@@ -28,7 +28,7 @@ def load_instances() -> list[Instance]:
 
 
 def write_dataset_folder(root: Path, instances: list[Instance]) -> Path:
-    from nphe4v.core.dataset import write_dataset
+    from evalcore.dataset import write_dataset
 
     write_dataset(root, [(i, []) for i in instances], benchmark="graphverse", version="graphverse-testmini",
                   seed=2026, per_level=None, source="generated")

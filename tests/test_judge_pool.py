@@ -15,11 +15,11 @@ from test_judge_helpers import JudgeFake, load_instances, responses, write_datas
 
 from cluster.config import JudgeConfig
 from cluster.judge_stage import run_judge_stage
+from evalcore.records import KEY_COLUMNS
 from judge import failure_modes
 from judge.cache import JudgeCache
 from judge.schema import JUDGE_KEY_COLUMNS
 from judge.vgr import read_judgments, samples_with_vgr, select, vgr_by_edit, vgr_table, vgr_wide
-from nphe4v.core.records import KEY_COLUMNS
 
 INSTANCES = load_instances()
 ROOT = Path(__file__).resolve().parents[1]

@@ -15,10 +15,10 @@ from fake_provider import FakeProvider
 from PIL import Image
 
 from cluster.backends.litellm_api import LiteLLMBackend, ensure_shared_limiter, preflight
-from nphe4v.core import secrets
-from nphe4v.core.llm_client import CallFailed, ClientOptions, GenerateConfig, LLMClient, retry_after_s
-from nphe4v.core.ratelimit import NAMESPACE, Limiter, LimitSettings, limiter_actor_name
-from nphe4v.core.schema import ImageRef, ModelRequest, Prompt, SampleKey, SamplingParams
+from evalcore import secrets
+from evalcore.llm_client import CallFailed, ClientOptions, GenerateConfig, LLMClient, retry_after_s
+from evalcore.ratelimit import NAMESPACE, Limiter, LimitSettings, limiter_actor_name
+from evalcore.schema import ImageRef, ModelRequest, Prompt, SampleKey, SamplingParams
 
 os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
 
@@ -252,7 +252,7 @@ def test_client_policy_kinds_and_accounting(fp):
 
 def test_key_never_in_errors_or_logs(fp, caplog, capsys):
     caplog.set_level(logging.DEBUG)
-    for name in ("LiteLLM", "cluster.backends.litellm_api", "nphe4v.core.llm_client", "nphe4v.core.ratelimit", "httpx",
+    for name in ("LiteLLM", "cluster.backends.litellm_api", "evalcore.llm_client", "evalcore.ratelimit", "httpx",
                  "openai"):
         caplog.set_level(logging.DEBUG, logger=name)
     b = backend(fp, max_attempts=2)

@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from nphe4v.core.local_ray import STARTUP_TIMEOUT, start_local_ray
+from evalcore.local_ray import STARTUP_TIMEOUT, start_local_ray
 
 
 class FlakyInit:

@@ -8,7 +8,7 @@ import polars as pl
 import pytest
 from polars.testing import assert_frame_equal
 
-from nphe4v.core.schema import PROMPT_MODES, SampleRecord
+from evalcore.schema import PROMPT_MODES, SampleRecord
 from nphe4v.metrics import (
     LEADERBOARD_COLUMNS,
     aggregate,
@@ -524,7 +524,7 @@ def test_paper_parser_columns_beside_ours() -> None:
 def test_a_run_written_before_the_issue_19_columns_still_loads(tmp_path: Any) -> None:
     """Shards without value_consistent / parsed_paper / verdict_paper read back with them null; the leaderboard
     shows the papers'-parser columns as n/a."""
-    from nphe4v.core.records import SAMPLE_SCHEMA, read_samples
+    from evalcore.records import SAMPLE_SCHEMA, read_samples
 
     rows = [ans(lv, "correct") for lv in (1, 2)]
     old = pl.DataFrame(rows, schema=SCHEMA)  # the schema of an old run: no new columns

@@ -33,7 +33,7 @@ import pytest
 from fake_provider import FakeProvider
 from ray_head import BIN, MAX_STARTS, STARTUP_TIMEOUT, free_port, start_head, stop_head, wait_for_gcs
 
-from nphe4v.core.records import KEY_COLUMNS, read_samples
+from evalcore.records import KEY_COLUMNS, read_samples
 from nphe4v.generate import generate_version
 
 ROOT = Path(__file__).resolve().parents[1]

@@ -17,9 +17,9 @@ from fake_provider import FakeProvider
 
 from cluster.config import DatasetSpec, ModelSpec, RunConfig
 from cluster.run import execute
-from nphe4v.core.dataset import load_dataset
-from nphe4v.core.ratelimit import LimitSettings, _State
-from nphe4v.core.records import KEY_COLUMNS, read_samples
+from evalcore.dataset import load_dataset
+from evalcore.ratelimit import LimitSettings, _State
+from evalcore.records import KEY_COLUMNS, read_samples
 from nphe4v.generate import generate_version
 
 
@@ -46,7 +46,7 @@ def test_shared_leases_lapse_unless_renewed_local_ones_never():
 @pytest.mark.ray
 def test_dead_holders_slot_is_reclaimed_within_the_ttl_and_a_live_one_is_kept(ray_local):
     ray = ray_local
-    from nphe4v.core.ratelimit import NAMESPACE, get_or_create_limiter_actor, limiter_actor_name
+    from evalcore.ratelimit import NAMESPACE, get_or_create_limiter_actor, limiter_actor_name
 
     ttl = 1.0
     settings = LimitSettings(max_concurrency=1, lease_ttl_s=ttl)
@@ -58,7 +58,7 @@ def test_dead_holders_slot_is_reclaimed_within_the_ttl_and_a_live_one_is_kept(ra
         """Takes the key's one slot through the shared client and keeps it until killed."""
 
         def __init__(self) -> None:
-            from nphe4v.core.ratelimit import SharedLimiter
+            from evalcore.ratelimit import SharedLimiter
 
             self.lim = SharedLimiter(key, settings)
             self.held = asyncio.Event()
@@ -132,7 +132,7 @@ def test_a_replica_never_recreates_the_drivers_limiter(ray_local):
     """The limiter dies with its owner, the driver: a replica still running then gets no slot (no call leaves)
     rather than starting a limiter of its own and carrying on."""
     ray = ray_local
-    from nphe4v.core.ratelimit import NAMESPACE, get_or_create_limiter_actor, limiter_actor_name
+    from evalcore.ratelimit import NAMESPACE, get_or_create_limiter_actor, limiter_actor_name
 
     settings = LimitSettings(max_concurrency=2)
     key = f"owner-test-{time.time_ns()}"
@@ -141,7 +141,7 @@ def test_a_replica_never_recreates_the_drivers_limiter(ray_local):
     @ray.remote(num_cpus=0)
     class Caller:
         def __init__(self) -> None:
-            from nphe4v.core.ratelimit import SharedLimiter
+            from evalcore.ratelimit import SharedLimiter
 
             self.lim = SharedLimiter(key, settings)
 
@@ -265,7 +265,7 @@ def test_a_run_without_progress_stops_in_one_line_naming_what_waits_for_what(ray
 
 def test_an_interrupted_manifest_says_interrupted_for_a_model_cut_short(tmp_path):
     from cluster.run import _save_interrupted
-    from nphe4v.core.records import SampleSink
+    from evalcore.records import SampleSink
 
     out = tmp_path / "run"
     out.mkdir()

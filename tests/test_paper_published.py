@@ -20,8 +20,8 @@ from pathlib import Path
 import polars as pl
 import pytest
 
-from nphe4v.core.dataset import instance_id
-from nphe4v.core.schema import Gold, Instance
+from evalcore.dataset import instance_id
+from evalcore.schema import Gold, Instance
 from nphe4v.metrics import leaderboard, primary_parse
 from nphe4v.peer.generations import MODELS, read_generations
 from nphe4v.peer.read import read_peer

@@ -293,8 +293,8 @@ def _dense_block(n: int, seed: int) -> str:
 def test_import_peer_is_bounded_on_a_dense_graph(tmp_path: Path) -> None:
     """Issue 10 item 8: exact chi of a dense 70-vertex graph would search for hours. The import reports it in
     one line, marks its gold unknown (never a guess) and goes on; every other instance keeps exact gold."""
-    from nphe4v.core.dataset import load_dataset
-    from nphe4v.core.graph_solvers import SolveBudgetExceeded, chromatic_number
+    from evalcore.dataset import load_dataset
+    from evalcore.graph_solvers import SolveBudgetExceeded, chromatic_number
     from nphe4v_cli.app import app
 
     root = _copy_version(tmp_path, "GCP")

@@ -11,9 +11,9 @@ import pytest
 
 from cluster.config import DatasetSpec, ModelSpec, RunConfig
 from cluster.run import RunFolderError, execute
+from evalcore.dataset import load_dataset
+from evalcore.records import KEY_COLUMNS, SampleSink, read_samples
 from nphe4v import metrics
-from nphe4v.core.dataset import load_dataset
-from nphe4v.core.records import KEY_COLUMNS, SampleSink, read_samples
 
 pytestmark = pytest.mark.ray
 

@@ -11,9 +11,9 @@ import pytest
 
 from cluster.config import DatasetSpec, ModelSpec, RunConfig
 from cluster.plan import plan_model
+from evalcore.dataset import load_dataset
+from evalcore.schema import RECOGNITION_MODE, ModelResponse
 from nphe4v import metrics
-from nphe4v.core.dataset import load_dataset
-from nphe4v.core.schema import RECOGNITION_MODE, ModelResponse
 from nphe4v.generate import generate_version
 from nphe4v.recognition import control_gaps, mismatch_partners
 from nphe4v.scoring import score_sample

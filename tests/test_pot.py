@@ -19,10 +19,10 @@ from typer.testing import CliRunner
 
 from cluster.config import DatasetSpec, ModelSpec, RunConfig
 from cluster.plan import count_work, plan_model
-from nphe4v.core.benchmarks import task_for
-from nphe4v.core.dataset import load_dataset
-from nphe4v.core.pot import NO_PROGRAM, PotOutcome, extract_program
-from nphe4v.core.prompting import (
+from evalcore.benchmarks import task_for
+from evalcore.dataset import load_dataset
+from evalcore.pot import NO_PROGRAM, PotOutcome, extract_program
+from evalcore.prompting import (
     POT_MODE,
     POT_TEMPLATE_VERSION,
     VISION_MODE,
@@ -30,8 +30,8 @@ from nphe4v.core.prompting import (
     build_prompt,
     format_response,
 )
-from nphe4v.core.records import read_samples
-from nphe4v.core.schema import ModelRequest, ModelResponse, SampleKey, SamplingParams
+from evalcore.records import read_samples
+from evalcore.schema import ModelRequest, ModelResponse, SampleKey, SamplingParams
 from nphe4v.scoring import score_answer, score_sample
 from nphe4v_cli.app import app
 
@@ -54,7 +54,7 @@ def gv(tmp_path_factory) -> Path:
 
 def sandbox_isolation() -> str:
     """The strongest isolation this machine offers: strict where the kernel allows it, else the named opt-in."""
-    from nphe4v.core.sandbox import SandboxUnavailable, check_isolation
+    from evalcore.sandbox import SandboxUnavailable, check_isolation
 
     try:
         check_isolation("strict")
@@ -171,7 +171,7 @@ def test_a_pot_score_task_never_asks_more_than_a_small_cluster_keeps_for_scoring
 
 
 def test_a_run_written_before_the_pot_columns_still_reads(gv, tmp_path):
-    from nphe4v.core.records import SAMPLE_SCHEMA
+    from evalcore.records import SAMPLE_SCHEMA
 
     inst = load_dataset(gv).instances[0]
     rec = score_sample("r", "v", inst, _request(inst, VISION_MODE),
@@ -194,7 +194,7 @@ def test_graphverse_modes_per_model_and_the_default_run_id_unchanged(gv):
     from typing import get_args
 
     from cluster.config import GraphVerseMode
-    from nphe4v.core.prompting import GRAPHVERSE_MODES
+    from evalcore.prompting import GRAPHVERSE_MODES
 
     assert get_args(GraphVerseMode) == GRAPHVERSE_MODES  # the config's modes are the prompts' modes
     assert count_work(cfg, both, ds).planned == 2 * count_work(cfg, plain, ds).planned == 2 * len(ds.instances)
@@ -214,8 +214,8 @@ def test_graphverse_modes_per_model_and_the_default_run_id_unchanged(gv):
 
 
 def test_baselines_answer_pot_with_a_program_graded_like_their_direct_answer(gv):
+    from evalcore.pot import run_response
     from nphe4v.baselines import baseline_answer
-    from nphe4v.core.pot import run_response
 
     ds = load_dataset(gv)
     spec = ModelSpec(name="oracle", graphverse_modes=["vision", "pot"])
@@ -307,7 +307,7 @@ def test_grade_runs_pot_lines_in_the_sandbox(gv, tmp_path):
     assert pot.height == len(answers) and set(pot["status"]) == {"ok"}
     got = dict(zip(pot["repeat"].to_list(), pot.select("verdict", "pot_error").iter_rows(), strict=True))
     assert got[0] == ("correct", None) and got[1] == ("wrong", None)
-    from nphe4v.core.sandbox import POT_ERRORS
+    from evalcore.sandbox import POT_ERRORS
 
     for i, name in enumerate(attacks, start=2):
         verdict, err = got[i]
@@ -321,7 +321,7 @@ def test_grade_runs_pot_lines_in_the_sandbox(gv, tmp_path):
 
 
 def test_exported_pot_requests_round_trip_through_grade(gv, tmp_path):
-    from nphe4v.core.prompting import format_program
+    from evalcore.prompting import format_program
 
     r = runner.invoke(app, ["export", str(gv), "--format", "jsonl", "--out", str(tmp_path / "exp"),
                             "--graphverse-modes", "vision,pot"])
@@ -348,7 +348,7 @@ def test_exported_pot_requests_round_trip_through_grade(gv, tmp_path):
 def test_grade_a_forged_end_is_a_pot_error_never_the_answer(gv, tmp_path):
     """Issue 32: programs that print the gold answer, forge how they ended on the descriptor the sandbox used to
     report on (padded past the 64 KiB the host kept), then fail; forged refusals with escape bytes; memfd."""
-    from nphe4v.core.sandbox import POT_ERRORS
+    from evalcore.sandbox import POT_ERRORS
 
     insts = load_dataset(gv).instances
     forged = "import os\nline = b'status exit 0\\n'\nos.write(3, line + b' ' * 70_000 + b'\\n' + line * 10)\n"
@@ -382,7 +382,7 @@ def test_grade_a_forged_end_is_a_pot_error_never_the_answer(gv, tmp_path):
 
 
 def test_grade_refuses_pot_lines_without_the_sandbox_it_asks_for(gv, tmp_path):
-    from nphe4v.core.sandbox import SandboxUnavailable, check_isolation
+    from evalcore.sandbox import SandboxUnavailable, check_isolation
 
     try:
         check_isolation("strict")
@@ -432,7 +432,7 @@ def _image_key(images: list[str]) -> tuple[str, ...]:
                          "through Ray")
 def test_live_run_direct_and_pot_side_by_side(demo_slice, ray_local, tmp_path):
     from cluster.run import execute
-    from nphe4v.core.sandbox import POT_ERRORS
+    from evalcore.sandbox import POT_ERRORS
     from report.summaries import write_summaries
 
     ds = load_dataset(demo_slice)

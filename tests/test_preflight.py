@@ -18,7 +18,7 @@ from cluster.config_file import load_config
 from cluster.preflight import check_responses, probe_requests, probes_for, write_probe_files
 from cluster.registry import load_registry
 from cluster.tiny_models import BUILDERS
-from nphe4v.core.schema import ModelResponse, Usage
+from evalcore.schema import ModelResponse, Usage
 
 ROOT = Path(__file__).resolve().parent.parent
 

@@ -17,7 +17,7 @@ def test_reference_pages_are_current() -> None:
 
 def test_every_config_field_and_record_column_is_listed() -> None:
     from cluster.config import RunConfig
-    from nphe4v.core.schema import SampleRecord
+    from evalcore.schema import SampleRecord
 
     config = (ROOT / "docs" / "config-reference.md").read_text()
     record = (ROOT / "docs" / "sample-record.md").read_text()

@@ -24,8 +24,8 @@ from PIL import Image
 from cluster.backends.litellm_api import LiteLLMBackend, client_options
 from cluster.config import ModelSpec
 from cluster.registry import load_registry
-from nphe4v.core import secrets
-from nphe4v.core.schema import ImageRef, ModelRequest, Prompt, SampleKey, SamplingParams
+from evalcore import secrets
+from evalcore.schema import ImageRef, ModelRequest, Prompt, SampleKey, SamplingParams
 
 os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
 
@@ -147,8 +147,8 @@ def test_request_args_are_sampling_overrides():
 def test_the_planner_applies_request_args(tmp_path):
     from cluster.config import DatasetSpec, RunConfig
     from cluster.plan import plan_model
-    from nphe4v.core.dataset import load_dataset
-    from nphe4v.core.schema import RECOGNITION_MODE
+    from evalcore.dataset import load_dataset
+    from evalcore.schema import RECOGNITION_MODE
     from nphe4v.generate import generate_version
 
     generate_version(tmp_path / "ds", version="ra", seed=1, per_level=1, tasks=["BSP"], levels=[1], workers=1)

@@ -32,7 +32,7 @@ import polars as pl
 import pytest
 
 from cluster.registry import load_registry
-from nphe4v.core.records import SAMPLE_SCHEMA
+from evalcore.records import SAMPLE_SCHEMA
 from report import analysis, bootstrap, figures
 from report.html_report import build_report, self_contained_violations
 from report.nphardeval4v_tables import ANSWER_CHECK_COLUMNS

@@ -8,10 +8,10 @@ import shutil
 import polars as pl
 import pytest
 
+from evalcore.records import SAMPLE_SCHEMA, read_samples
 from gie import metrics as gm
 from judge import vgr
 from judge.schema import JUDGMENT_SCHEMA, vgr_score
-from nphe4v.core.records import SAMPLE_SCHEMA, read_samples
 from report import analysis
 from report.html_report import build_report
 

@@ -18,7 +18,7 @@ import polars as pl
 import pytest
 from ray_head import start_head, stop_head, wait_for_gcs
 
-from nphe4v.core.records import KEY_COLUMNS, read_samples
+from evalcore.records import KEY_COLUMNS, read_samples
 
 ROOT = Path(__file__).resolve().parents[1]
 EVAL_ALL = str(ROOT / "jobs" / "eval_all.py")
@@ -47,7 +47,7 @@ def _hold_lock(folder: Path) -> subprocess.Popen:
 
 
 def _responses(small_dataset: Path, path: Path, model: str = "ext") -> Path:
-    from nphe4v.core.dataset import load_dataset
+    from evalcore.dataset import load_dataset
 
     lines = [{"model": model, "instance_id": i.instance_id, "prompt_mode": "full_text_only", "response": "42"}
              for i in load_dataset(small_dataset).instances]

@@ -15,10 +15,10 @@ from typer.testing import CliRunner
 from cluster.config import ConfigError, DatasetSpec, GenerateSpec
 from cluster.config_file import load_config
 from cluster.run import dataset_path, resolve_dataset
-from nphe4v.core.dataset import DatasetError, load_dataset
-from nphe4v.core.hashing import sha256_file
-from nphe4v.core.records import SampleSink
-from nphe4v.core.shards import ShardError
+from evalcore.dataset import DatasetError, load_dataset
+from evalcore.hashing import sha256_file
+from evalcore.records import SampleSink
+from evalcore.shards import ShardError
 from nphe4v_cli.app import app
 from nphe4v_cli.eval_all import main as eval_all
 

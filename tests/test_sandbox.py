@@ -1,4 +1,4 @@
-"""Attacks on the sandbox for model-written programs (nphe4v.core.sandbox); real processes, no mocks.
+"""Attacks on the sandbox for model-written programs (evalcore.sandbox); real processes, no mocks.
 
 Each attack must end as a classified error with the host unchanged. Where it matters, an attack runs
 twice: with the audit hook (the classification) and without it (`audit_hook=False`), to show that the
@@ -17,7 +17,7 @@ import tracemalloc
 import pytest
 from cpu_load import busy_loops_on_one_core
 
-from nphe4v.core.sandbox import (
+from evalcore.sandbox import (
     POT_ERRORS,
     WEAKER_NOTE,
     SandboxLimits,
@@ -26,7 +26,7 @@ from nphe4v.core.sandbox import (
     check_isolation,
     run_program,
 )
-from nphe4v.core.sandbox.layout import RUN_UIDS
+from evalcore.sandbox.layout import RUN_UIDS
 
 LAYERS = [pytest.param(True, id="hook"), pytest.param(False, id="kernel-only")]
 FAST = SandboxLimits(timeout_s=5)
@@ -560,7 +560,7 @@ def _no_cgroup(src: str, limits: SandboxLimits) -> SandboxResult:
     """A strict run without the cgroup, as where none can be made (kernel layer alone, ctypes available)."""
     import shutil
 
-    from nphe4v.core.sandbox.launch import run_once
+    from evalcore.sandbox.launch import run_once
 
     return run_once(src, "", limits, "strict", shutil.which("unshare"), audit_hook=False, hide_extensions=False,
                     cgroup=False)
@@ -593,7 +593,7 @@ def test_without_a_cgroup_init_bounds_the_totals(monkeypatch, userns):
 
 
 def test_groups_left_by_a_dead_scorer_are_swept_and_a_run_leaves_none():
-    from nphe4v.core.sandbox import cgroup
+    from evalcore.sandbox import cgroup
 
     if cgroup.probe():
         pytest.skip(f"no cgroup here: {cgroup.probe()}")

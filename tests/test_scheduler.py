@@ -14,8 +14,8 @@ from fake_provider import FakeProvider
 
 from cluster.config import DatasetSpec, ModelSpec, RunConfig
 from cluster.run import execute
-from nphe4v.core.dataset import load_dataset
-from nphe4v.core.records import KEY_COLUMNS, read_samples
+from evalcore.dataset import load_dataset
+from evalcore.records import KEY_COLUMNS, read_samples
 from nphe4v.generate import generate_version
 
 pytestmark = pytest.mark.ray

@@ -12,9 +12,9 @@ from cluster.config import DatasetSpec, ModelSpec, RunConfig
 from cluster.pipeline import ModelStats, model_job
 from cluster.plan import count_work, plan_batches, plan_model
 from cluster.scheduler import Backlog, Batch, Job, Scheduler
-from nphe4v.core.dataset import load_dataset
-from nphe4v.core.records import SampleSink
-from nphe4v.core.schema import ModelResponse
+from evalcore.dataset import load_dataset
+from evalcore.records import SampleSink
+from evalcore.schema import ModelResponse
 from nphe4v.generate import generate_version
 from nphe4v.scoring import score_sample
 
@@ -174,8 +174,8 @@ def test_queued_samples_reach_disk_in_a_quiet_spell(two_datasets, tmp_path, monk
     """Rows queued below the row threshold are written once `flush_seconds` pass, even when no new row comes
     (the scheduler's loop calls `flush_if_due` while it waits): a reader of the run folder, or a crash, never
     finds finished samples only in the driver's memory. The clock is the module's, advanced by hand."""
-    import nphe4v.core.shards as shards
-    from nphe4v.core.records import read_samples
+    import evalcore.shards as shards
+    from evalcore.records import read_samples
 
     now = [1000.0]
     monkeypatch.setattr(shards.time, "monotonic", lambda: now[0])

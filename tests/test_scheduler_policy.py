@@ -111,8 +111,8 @@ def test_cpu_models_asking_for_every_cpu_still_leave_the_score_tasks_room(ray_lo
 
     from cluster.config import DatasetSpec, ModelSpec, RunConfig
     from cluster.run import execute
-    from nphe4v.core.dataset import load_dataset
-    from nphe4v.core.records import read_samples
+    from evalcore.dataset import load_dataset
+    from evalcore.records import read_samples
     from nphe4v.generate import generate_version
 
     assert ray_local.cluster_resources()["CPU"] == 2

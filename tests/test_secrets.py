@@ -1,6 +1,6 @@
 """Secrets are redacted by value as well as by name, everywhere a run writes.
 
-Unit level: `nphe4v.core.secrets.redact` on text, on configs and on Polars frames (its vectorised pre-filter is
+Unit level: `evalcore.secrets.redact` on text, on configs and on Polars frames (its vectorised pre-filter is
 cross-checked against the plain per-cell function), secret files, the log filter. End to end: a real
 `eval_all` (a baseline and a litellm model on a fake provider over loopback HTTP, plus an LLM judge on the
 same provider) whose provider echoes every key it receives, in answers and in error messages; every file of
@@ -26,7 +26,7 @@ from fake_provider import FakeProvider
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from nphe4v.core import secrets
+from evalcore import secrets
 
 # runtime-made values: no key below is key-shaped (sk-...), so only redaction by value can catch them
 ENV_KEY = "EnvKey" + pysecrets.token_hex(10)

@@ -9,8 +9,8 @@ from typer.testing import CliRunner
 
 from cluster.config import DatasetSpec, ModelSpec, RunConfig
 from cluster.plan import plan_model
-from nphe4v.core.dataset import load_dataset
-from nphe4v.core.schema import PROMPT_MODES
+from evalcore.dataset import load_dataset
+from evalcore.schema import PROMPT_MODES
 from nphe4v.generate import generate_version
 from nphe4v_cli.app import app
 

@@ -1,11 +1,11 @@
-"""The one Wilson score interval (nphe4v.core.stats) against values computed by hand from the closed form."""
+"""The one Wilson score interval (evalcore.stats) against values computed by hand from the closed form."""
 
 from __future__ import annotations
 
 import polars as pl
 import pytest
 
-from nphe4v.core.stats import Z95, wilson_interval, wilson_interval_exprs
+from evalcore.stats import Z95, wilson_interval, wilson_interval_exprs
 
 # (k, n) -> (lo, hi), 95 %, fractions. 0/10: hi = z^2 / (n + z^2); 1/1: lo = 1 / (1 + z^2).
 KNOWN = {

@@ -15,8 +15,8 @@ from pathlib import Path
 import polars as pl
 import pytest
 
-from nphe4v.core.records import KEY_COLUMNS, read_samples
-from nphe4v.core.shards import StorageError, shard_files, temporaries
+from evalcore.records import KEY_COLUMNS, read_samples
+from evalcore.shards import StorageError, shard_files, temporaries
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -33,7 +33,7 @@ def _cli(*args: str) -> subprocess.CompletedProcess:
 
 
 def _grade(small_dataset: Path, tmp_path: Path, out: Path) -> subprocess.CompletedProcess:
-    from nphe4v.core.dataset import load_dataset
+    from evalcore.dataset import load_dataset
 
     resp = tmp_path / "r.jsonl"
     resp.write_text("".join(json.dumps({"model": "ext", "instance_id": i.instance_id, "prompt_mode": "full_text_only",
@@ -79,7 +79,7 @@ def test_every_shard_write_on_a_full_disk_is_one_line_naming_the_file(small_disk
     across it, about a fifth of these writes did so, and a run ended in that traceback."""
     from pydantic import create_model
 
-    from nphe4v.core.shards import ShardWriter
+    from evalcore.shards import ShardWriter
 
     columns = [f"c{j}" for j in range(40)]
     Row = create_model("Row", part=(str, ...), key=(str, ...), **{c: (str, ...) for c in columns})
@@ -195,7 +195,7 @@ def _in_process(*args: str) -> subprocess.CompletedProcess:
 
 
 def _grade_tiny(ds: Path, tmp_path: Path, out: Path) -> subprocess.CompletedProcess:
-    from nphe4v.core.dataset import load_dataset
+    from evalcore.dataset import load_dataset
 
     resp = tmp_path / "r.jsonl"
     resp.write_text("".join(json.dumps({"model": "ext", "instance_id": i.instance_id, "prompt_mode": "full_text_only",

@@ -10,9 +10,9 @@ import random
 import pytest
 from PIL import Image
 
-from nphe4v.core.extract import extract_final_answer, is_format_example
-from nphe4v.core.prompting import build_prompt, format_response
-from nphe4v.core.schema import PROMPT_MODES, Gold, ParseError
+from evalcore.extract import extract_final_answer, is_format_example
+from evalcore.prompting import build_prompt, format_response
+from evalcore.schema import PROMPT_MODES, Gold, ParseError
 from nphe4v.tasks import TASK_CLASS, TASK_MODULES, get_task
 
 TASKS = list(TASK_MODULES)

@@ -15,7 +15,7 @@ from hypothesis import strategies as st
 from PIL import Image
 from pydantic import ValidationError
 
-from nphe4v.core.schema import Gold, ParseError
+from evalcore.schema import Gold, ParseError
 from nphe4v.tasks.edp import (
     TASK,
     EDPData,
@@ -167,7 +167,7 @@ def test_text_carries_both_strings_in_the_question():
 
 def test_limited_text_mode_gives_the_strings_only_in_the_figure():
     """The paper's figure+limited_text: instructions only, the data (both strings) in the image."""
-    from nphe4v.core.prompting import build_prompt
+    from evalcore.prompting import build_prompt
 
     data = EDPData(string_a="cefab", string_b="ccbdq")
     t = text(data)

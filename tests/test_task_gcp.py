@@ -16,11 +16,11 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from PIL import Image
 
-from nphe4v.core.extract import is_format_example
-from nphe4v.core.graph_solvers import chromatic_number, greedy_largest_first, k_coloring
-from nphe4v.core.leakage import best_threshold_accuracy, loo_logistic_accuracy
-from nphe4v.core.prompting import example_literal
-from nphe4v.core.schema import ParseError
+from evalcore.extract import is_format_example
+from evalcore.graph_solvers import chromatic_number, greedy_largest_first, k_coloring
+from evalcore.leakage import best_threshold_accuracy, loo_logistic_accuracy
+from evalcore.prompting import example_literal
+from evalcore.schema import ParseError
 from nphe4v.tasks import coloring, gcp, gcpd
 
 # ---------------------------------------------------------------------------------------------------------
@@ -525,7 +525,7 @@ def test_render_is_deterministic_png_1024_wide(task) -> None:
 
 
 def test_layout_avoids_edges_grazing_vertices() -> None:
-    from nphe4v.core.draw import layout_graph
+    from evalcore.draw import layout_graph
 
     clean = 0
     for i in range(30):

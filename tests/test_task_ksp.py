@@ -9,8 +9,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from nphe4v.core.extract import is_format_example
-from nphe4v.core.schema import Gold, ParseError
+from evalcore.extract import is_format_example
+from evalcore.schema import Gold, ParseError
 from nphe4v.tasks import get_task
 from nphe4v.tasks.ksp import KSPData, KSPItem, knapsack
 

@@ -14,8 +14,8 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from PIL import Image
 
-from nphe4v.core.extract import is_format_example
-from nphe4v.core.schema import ParseError
+from evalcore.extract import is_format_example
+from evalcore.schema import ParseError
 from nphe4v.tasks import msp
 from nphe4v.tasks.msp import MSPData, MSPMeeting, MSPParticipant, max_schedule
 

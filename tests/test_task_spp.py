@@ -11,7 +11,7 @@ import pytest
 from PIL import Image
 from pydantic import ValidationError
 
-from nphe4v.core.schema import ParseError
+from evalcore.schema import ParseError
 from nphe4v.tasks import spp
 from nphe4v.tasks.spp import (
     TASK,

@@ -15,9 +15,9 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from PIL import Image
 
-from nphe4v.core.extract import is_format_example
-from nphe4v.core.graph_solvers import held_karp, tour_length
-from nphe4v.core.schema import Gold, ParseError
+from evalcore.extract import is_format_example
+from evalcore.graph_solvers import held_karp, tour_length
+from evalcore.schema import Gold, ParseError
 from nphe4v.tasks import get_task
 from nphe4v.tasks.tsp import TSPData
 from nphe4v.tasks.tsp_common import fmt_dist, nearest_neighbour
@@ -382,7 +382,7 @@ def _dist_to_polyline(p, poly) -> float:
 
 
 def _check_drawing(d, dist) -> None:
-    from nphe4v.core.draw import segment_hits_box
+    from evalcore.draw import segment_hits_box
     from nphe4v.tasks.tsp_common import LINE_HALF_WIDTH
 
     n = len(dist)
@@ -418,7 +418,7 @@ def _check_drawing(d, dist) -> None:
 
 def _check_pixels(png: bytes, d) -> None:
     """What is drawn is what the layout says: every label box is white with red text and no edge ink."""
-    from nphe4v.core.draw import ACCENT, EDGE_INK
+    from evalcore.draw import ACCENT, EDGE_INK
 
     img = Image.open(BytesIO(png)).convert("RGB")
     assert img.size == (d.width, d.height)
@@ -592,10 +592,10 @@ def test_tspd_text_and_picture():
 
 
 def test_vectorised_label_clipping_matches_segment_hits_box():
-    """The label placer's array clipping agrees with the scalar Liang-Barsky in nphe4v.core.draw."""
+    """The label placer's array clipping agrees with the scalar Liang-Barsky in evalcore.draw."""
     import numpy as np
 
-    from nphe4v.core.draw import segment_hits_box
+    from evalcore.draw import segment_hits_box
     from nphe4v.tasks.tsp_common import _segments_hit_box
 
     rng = random.Random(0)
@@ -660,7 +660,7 @@ def test_tspd_surface_statistics_do_not_predict_the_answer():
     """Issue 19 item 1, small version of bench/bench_decision_leaks.py: 60 instances per level on three levels;
     no single surface statistic and no logistic regression on all of them predicts YES/NO well. The same check
     on the old rule (T = opt x (1 +- u)) fails, so it can see a leak."""
-    from nphe4v.core.leakage import best_threshold_accuracy, loo_logistic_accuracy
+    from evalcore.leakage import best_threshold_accuracy, loo_logistic_accuracy
 
     for level in (1, 5, 10):
         data = [TSPD.generate(level, random.Random(f"leak-test-{level}-{i}")) for i in range(60)]

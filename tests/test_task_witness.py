@@ -10,8 +10,8 @@ import random
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from nphe4v.core.prompting import format_response
-from nphe4v.core.schema import Instance
+from evalcore.prompting import format_response
+from evalcore.schema import Instance
 from nphe4v.scoring import score_answer
 from nphe4v.tasks import get_task
 

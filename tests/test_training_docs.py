@@ -37,10 +37,10 @@ def test_training_doc_runs_as_written(tmp_path):
     import datasets
     import pyarrow.parquet as pq
 
+    from evalcore.dataset import load_dataset
+    from evalcore.prompting import format_response
     from gie.training.reference import reference_solution
     from gie.training.reward import DEFAULT, compute_score, graphverse_reward
-    from nphe4v.core.dataset import load_dataset
-    from nphe4v.core.prompting import format_response
 
     env = {**os.environ, "PYTHONPATH": str(ROOT), "HF_HOME": str(tmp_path / "hf"),
            "HF_DATASETS_CACHE": str(tmp_path / "hf" / "datasets")}

@@ -14,12 +14,12 @@ from PIL import Image
 from test_judge_helpers import load_instances, wrong_answer
 from typer.testing import CliRunner
 
+from evalcore.hashing import sha256_bytes
+from evalcore.prompting import format_response
+from evalcore.schema import ImageRef
 from gie.training import export as E
 from gie.training.reference import reference_solution
 from gie.training.reward import compute_score, graphverse_reward, graphverse_strict_reward
-from nphe4v.core.hashing import sha256_bytes
-from nphe4v.core.prompting import format_response
-from nphe4v.core.schema import ImageRef
 from nphe4v_cli.app import app
 
 runner = CliRunner()
@@ -33,7 +33,7 @@ def _png(k: int) -> bytes:
 
 @pytest.fixture(scope="module")
 def testmini(tmp_path_factory):
-    from nphe4v.core.dataset import load_dataset, write_dataset
+    from evalcore.dataset import load_dataset, write_dataset
 
     items = []
     for inst in load_instances():

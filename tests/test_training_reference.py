@@ -10,9 +10,9 @@ import re
 import pytest
 from test_judge_helpers import load_instances
 
+from evalcore.extract import extract_final_answer_text
 from gie.training import reward as R
 from gie.training.reference import reference_reasoning, reference_solution
-from nphe4v.core.extract import extract_final_answer_text
 from nphe4v.scoring import score_answer
 
 
@@ -51,7 +51,7 @@ def test_references_state_the_certificate():
 
 @pytest.mark.slow(reason="generates a 102-row GraphVerse testmini slice (every task x edit x level, ~1 min)")
 def test_references_over_a_generated_split(graphverse_split):
-    from nphe4v.core.dataset import load_dataset
+    from evalcore.dataset import load_dataset
 
     ds = load_dataset(graphverse_split("testmini", 2026, limit=102))  # the legibility test's slice too
     assert len({(i.task, i.meta["edit"], i.level) for i in ds.instances}) == 102

@@ -13,10 +13,10 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from test_judge_helpers import load_instances, wrong_answer
 
+from evalcore.prompting import format_response
 from gie.tasks import get_config
 from gie.training import reward as R
 from gie.training.reference import reference_reasoning
-from nphe4v.core.prompting import format_response
 from nphe4v.scoring import score_answer
 
 INSTANCES = load_instances()

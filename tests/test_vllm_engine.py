@@ -17,8 +17,8 @@ import pytest
 
 from cluster.config import DatasetSpec, ModelSpec, RunConfig
 from cluster.plan import plan_model
-from nphe4v.core.dataset import load_dataset
-from nphe4v.core.schema import ImageRef, ModelRequest, Prompt
+from evalcore.dataset import load_dataset
+from evalcore.schema import ImageRef, ModelRequest, Prompt
 from nphe4v.generate import generate_version
 
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
@@ -216,7 +216,7 @@ def test_run_model_with_vllm_actor(tiny_model, bsp_spp, ray_local, tmp_path):
     import polars as pl
 
     from cluster.pipeline import run_model
-    from nphe4v.core.records import SampleSink, read_samples
+    from evalcore.records import SampleSink, read_samples
 
     ds = load_dataset(bsp_spp)
     model = ModelSpec(name="tiny-idefics3", backend="vllm", num_cpus=1, batch_size=16, options=_options(tiny_model))

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from typing import Protocol
 
-from nphe4v.core.schema import ModelRequest, ModelResponse
+from evalcore.schema import ModelRequest, ModelResponse
 
 
 class ModelBackend(Protocol):

@@ -8,8 +8,8 @@ from typing import Any
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from cluster.backends.base import ModelBackend
-from nphe4v.core.schema import ModelRequest, ModelResponse, Prompt, Usage
-from nphe4v.core.validation import first_error
+from evalcore.schema import ModelRequest, ModelResponse, Prompt, Usage
+from evalcore.validation import first_error
 
 CAPTION_TEMPLATE_VERSION = "caption-v1"
 CAPTION_PROMPT = (

@@ -1,7 +1,7 @@
 """API models (and OpenAI-compatible servers) as a model backend, through the one LLM client.
 
 The calls, their retry policy, the shared per-key limiter, usage and cost and the redaction of errors are
-`nphe4v.core.llm_client`'s; this backend turns requests into chat messages and the client's outcome into
+`evalcore.llm_client`'s; this backend turns requests into chat messages and the client's outcome into
 typed responses:
 
 * image missing or sha256 mismatch     -> infra_error before any call
@@ -26,11 +26,11 @@ from typing import Any, Literal
 
 from pydantic import Field, ValidationError
 
-from nphe4v.core import llm_client, secrets
-from nphe4v.core.llm_client import CallFailed, ClientOptions, GenerateConfig, LLMClient, clean_error
-from nphe4v.core.ratelimit import RateLimiter
-from nphe4v.core.schema import ModelRequest, ModelResponse
-from nphe4v.core.validation import first_error
+from evalcore import llm_client, secrets
+from evalcore.llm_client import CallFailed, ClientOptions, GenerateConfig, LLMClient, clean_error
+from evalcore.ratelimit import RateLimiter
+from evalcore.schema import ModelRequest, ModelResponse
+from evalcore.validation import first_error
 
 log = logging.getLogger(__name__)
 

@@ -15,7 +15,7 @@ import asyncio
 import time
 from typing import Any
 
-from nphe4v.core.schema import ModelRequest, ModelResponse
+from evalcore.schema import ModelRequest, ModelResponse
 
 OPT_IN = "benchmark_only"
 

@@ -50,8 +50,8 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
-from nphe4v.core.schema import ModelRequest, ModelResponse, Usage
-from nphe4v.core.validation import first_error
+from evalcore.schema import ModelRequest, ModelResponse, Usage
+from evalcore.validation import first_error
 
 DEFAULT_TINY_PATH = "data/models/tiny-idefics3"
 DEFAULT_MAX_IMAGES = 4

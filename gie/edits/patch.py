@@ -11,9 +11,9 @@ from typing import Any, Literal
 import cv2
 import numpy as np
 
+from evalcore.draw import segment_hits_box
 from gie.edits.base import RGB, WHITE, Position, Rect, edge_key
 from gie.edits.png import bgr, decode, encode
-from nphe4v.core.draw import segment_hits_box
 
 PatchOp = Literal["flip", "swap"]
 FlipAxis = Literal["horizontal", "vertical", "both"]

@@ -1,4 +1,4 @@
-"""The 11 GraphVerse tasks as `TaskSpec`s (benchmark "graphverse"); `nphe4v.core.benchmarks.task_for`
+"""The 11 GraphVerse tasks as `TaskSpec`s (benchmark "graphverse"); `evalcore.benchmarks.task_for`
 reaches them through `get_task`. Task names come from `gie.catalogue`; each task's module
 `gie.tasks.<name lowercased>` holds its `CONFIG` (drawing, question, solve / parse / verify / heuristic) and
 `TASK`. Modules load on first use so one broken task cannot hide the others."""
@@ -8,8 +8,8 @@ from __future__ import annotations
 import importlib
 from typing import TYPE_CHECKING, Any
 
+from evalcore.task import TaskSpec
 from gie.catalogue import CATALOGUE, entry
-from nphe4v.core.task import TaskSpec
 
 if TYPE_CHECKING:
     from gie.tasks.config import TaskConfig

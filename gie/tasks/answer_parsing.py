@@ -18,8 +18,8 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from nphe4v.core.coerce import as_int, as_number, as_yes_no, colour_label, get_key
-from nphe4v.core.schema import ParseError
+from evalcore.coerce import as_int, as_number, as_yes_no, colour_label, get_key
+from evalcore.schema import ParseError
 
 MAX_ITEMS = 10_000
 MAX_NAME_CHARS = 64

@@ -8,6 +8,7 @@ from typing import Any
 
 import networkx as nx
 
+from evalcore.schema import Gold, ParseError, Verdict
 from gie.solvers import require_nodes, sorted_labels
 from gie.tasks._sources import SOCIAL, endpoints, mix, neighbour_pair
 from gie.tasks.answer_parsing import Bare, parse_node_set
@@ -16,7 +17,6 @@ from gie.tasks.heuristic_graph import heuristic_graph
 from gie.tasks.scenarios import Nouns
 from gie.tasks.spec import build_spec
 from gie.tasks.verdicts import Resolver, correct, infeasible, quoted, stated_value, wrong
-from nphe4v.core.schema import Gold, ParseError, Verdict
 
 
 def _valid(g: nx.Graph, q: dict[str, Any]) -> bool:

@@ -9,6 +9,9 @@ from typing import Any
 
 import networkx as nx
 
+from evalcore.coerce import as_int, get_key
+from evalcore.graph_solvers import chromatic_number
+from evalcore.schema import Gold, ParseError, Verdict
 from gie.solvers import bitmasks, sorted_labels
 from gie.tasks._sources import SOCIAL, mix
 from gie.tasks.answer_parsing import COLOURS, Bare, answer_number, bad_value, colouring_map, missing_key
@@ -17,9 +20,6 @@ from gie.tasks.heuristic_graph import heuristic_graph
 from gie.tasks.scenarios import Nouns
 from gie.tasks.spec import build_spec
 from gie.tasks.verdicts import Resolver, infeasible, objective, quoted, sorted_edges, stated_value
-from nphe4v.core.coerce import as_int, get_key
-from nphe4v.core.graph_solvers import chromatic_number
-from nphe4v.core.schema import Gold, ParseError, Verdict
 
 
 def _valid(g: nx.Graph, q: dict[str, Any]) -> bool:

@@ -11,12 +11,12 @@ from typing import Any, Literal
 
 import networkx as nx
 
+from evalcore.schema import ComplexityClass, Gold, ParseError, Verdict
 from gie.catalogue import EditKind, TaskEntry, entry
 from gie.levels import Level, NodeRange
 from gie.tasks.answer_parsing import Bare
 from gie.tasks.scenarios import Nouns
 from gie.tasks.verdicts import Parser, Verifier, guarded_parse, guarded_verify
-from nphe4v.core.schema import ComplexityClass, Gold, ParseError, Verdict
 
 RecolorMode = Literal["only", "avoid"]
 

@@ -10,6 +10,7 @@ from typing import Any, Literal
 
 import networkx as nx
 
+from evalcore.schema import Gold
 from gie import edits, splits
 from gie.catalogue import EditKind
 from gie.graphs import DEFAULT_COLOR, PALETTE, canonical_graph, to_node_link
@@ -21,7 +22,6 @@ from gie.tasks.config import RecolorMode, RetryInstance, TaskConfig, gold_key_is
 from gie.tasks.drawing import image_positions, remember_patch, render_images
 from gie.tasks.instance import GVData
 from gie.tasks.sampling import asked_range, sample_pair, sample_single
-from nphe4v.core.schema import Gold
 
 PairedMode = Literal["one", "both"]
 

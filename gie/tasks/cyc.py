@@ -8,6 +8,8 @@ from typing import Any
 
 import networkx as nx
 
+from evalcore.coerce import as_yes_no, get_key
+from evalcore.schema import Gold, ParseError, Verdict
 from gie.solvers import bitmasks, bits, canonical_cycle, sorted_labels
 from gie.tasks._sources import SOCIAL, mix
 from gie.tasks.answer_parsing import Bare, bad_value, missing_key, node_names
@@ -25,8 +27,6 @@ from gie.tasks.verdicts import (
     open_cycle,
     wrong,
 )
-from nphe4v.core.coerce import as_yes_no, get_key
-from nphe4v.core.schema import Gold, ParseError, Verdict
 
 
 def _valid(g: nx.Graph, q: dict[str, Any]) -> bool:

@@ -8,6 +8,8 @@ from typing import Any
 
 import networkx as nx
 
+from evalcore.coerce import get_key
+from evalcore.schema import Gold, ParseError, Verdict
 from gie.solvers import lex_shortest_path, sorted_labels
 from gie.tasks._sources import SOCIAL, mix
 from gie.tasks.answer_parsing import (
@@ -24,8 +26,6 @@ from gie.tasks.heuristic_graph import farthest, heuristic_graph, hop_path
 from gie.tasks.scenarios import Nouns
 from gie.tasks.spec import build_spec
 from gie.tasks.verdicts import Resolver, Witness, close, missing_edge, num_str, value_verdict, with_witness
-from nphe4v.core.coerce import get_key
-from nphe4v.core.schema import Gold, ParseError, Verdict
 
 
 def _valid(g: nx.Graph, q: dict[str, Any]) -> bool:

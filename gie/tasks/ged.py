@@ -8,6 +8,7 @@ from typing import Any
 
 import networkx as nx
 
+from evalcore.schema import Gold, ParseError, Verdict
 from gie.edit_distance import ged_bounds, ged_cost, node_label, solve_ged
 from gie.solvers import sorted_labels
 from gie.tasks.answer_parsing import EDITS, Bare, parse_value_with_mapping
@@ -15,7 +16,6 @@ from gie.tasks.config import TaskConfig
 from gie.tasks.scenarios import Nouns
 from gie.tasks.spec import build_spec
 from gie.tasks.verdicts import Witness, close, num_str, resolve_mapping, value_verdict, with_witness
-from nphe4v.core.schema import Gold, ParseError, Verdict
 
 
 def _text(n: Nouns, q: dict[str, Any]) -> str:

@@ -15,6 +15,7 @@ from typing import Any
 
 import networkx as nx
 
+from evalcore.schema import Gold, ParseError, Verdict
 from gie.solvers import bits, sorted_labels
 from gie.tasks.answer_parsing import NODES, Bare, parse_value_with_mapping
 from gie.tasks.config import TaskConfig
@@ -29,7 +30,6 @@ from gie.tasks.verdicts import (
     value_verdict,
     with_witness,
 )
-from nphe4v.core.schema import Gold, ParseError, Verdict
 
 
 def _text(n: Nouns, q: dict[str, Any]) -> str:

@@ -8,6 +8,7 @@ from typing import Any
 
 import networkx as nx
 
+from evalcore.schema import Gold, ParseError, Verdict
 from gie.solvers import sorted_labels
 from gie.tasks._sources import SOCIAL, mix
 from gie.tasks.answer_parsing import Bare, parse_node_set
@@ -17,7 +18,6 @@ from gie.tasks.mis import max_independent_set
 from gie.tasks.scenarios import Nouns
 from gie.tasks.spec import build_spec
 from gie.tasks.verdicts import Resolver, infeasible, objective, sorted_edges, stated_value
-from nphe4v.core.schema import Gold, ParseError, Verdict
 
 
 def _valid(g: nx.Graph, q: dict[str, Any]) -> bool:

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
+from evalcore.prompting import example_literal
+from evalcore.task import TaskText
 from gie.tasks.config import TaskConfig
 from gie.tasks.instance import GVData
 from gie.tasks.scenarios import (
@@ -14,8 +16,6 @@ from gie.tasks.scenarios import (
     WEIGHT_SENTENCE,
     Nouns,
 )
-from nphe4v.core.prompting import example_literal
-from nphe4v.core.task import TaskText
 
 DIRECTION_WORDS = {"left": "to the left of", "right": "to the right of", "above": "above", "below": "below"}
 

@@ -8,6 +8,8 @@ from typing import Any
 
 import networkx as nx
 
+from evalcore.coerce import as_number, get_key
+from evalcore.schema import Gold, ParseError, Verdict
 from gie.solvers import Number, edge_weight, lex_shortest_path, require_nodes, sorted_labels, tour_weight
 from gie.tasks._sources import endpoints, far_pair
 from gie.tasks.answer_parsing import (
@@ -36,8 +38,6 @@ from gie.tasks.verdicts import (
     with_witness,
     wrong,
 )
-from nphe4v.core.coerce import as_number, get_key
-from nphe4v.core.schema import Gold, ParseError, Verdict
 
 
 def _valid(g: nx.Graph, q: dict[str, Any]) -> bool:

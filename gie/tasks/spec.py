@@ -5,12 +5,12 @@ from __future__ import annotations
 import random
 from typing import Any
 
+from evalcore.schema import Gold, ParseError, Verdict
+from evalcore.task import TaskSpec, TaskText
 from gie.levels import LEVEL_NUMBER, Level
 from gie.tasks.config import TaskConfig
 from gie.tasks.instance import GVData
 from gie.tasks.prompt_text import task_text
-from nphe4v.core.schema import Gold, ParseError, Verdict
-from nphe4v.core.task import TaskSpec, TaskText
 
 
 def _level_name(level: int) -> Level:

@@ -12,6 +12,9 @@ from typing import Any
 import networkx as nx
 import numpy as np
 
+from evalcore.coerce import as_number, get_key
+from evalcore.graph_solvers import held_karp_order
+from evalcore.schema import Gold, ParseError, Verdict
 from gie.solvers import Number, canonical_cycle, edge_weight, sorted_labels, tour_weight
 from gie.tasks.answer_parsing import (
     KM,
@@ -39,9 +42,6 @@ from gie.tasks.verdicts import (
     stated_value,
     wrong,
 )
-from nphe4v.core.coerce import as_number, get_key
-from nphe4v.core.graph_solvers import held_karp_order
-from nphe4v.core.schema import Gold, ParseError, Verdict
 
 TABLE_SENTENCE = (
     "Every two airports are joined by a thin line (any airport can be flown to from any other), and the "

@@ -23,8 +23,8 @@ from typing import Any
 
 import networkx as nx
 
+from evalcore.schema import Gold, ParseError, Verdict
 from gie.tasks.answer_parsing import Bare, read_answer
-from nphe4v.core.schema import Gold, ParseError, Verdict
 
 # Stated and recomputed numbers agree within this (weights are ints; floats only come from models).
 TOL = 1e-6

@@ -31,15 +31,15 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
+from evalcore.dataset import Dataset
+from evalcore.hashing import sha256_json
+from evalcore.hf_save import save_rows
+from evalcore.prompting import VISION_MODE, build_prompt
+from evalcore.schema import Instance
 from gie.catalogue import EDIT_KINDS, TASK_NAMES
 from gie.tasks import get_task
 from gie.training.reference import reference_solution
 from gie.training.reward import DATA_SOURCE, ground_truth_json
-from nphe4v.core.dataset import Dataset
-from nphe4v.core.hashing import sha256_json
-from nphe4v.core.hf_save import save_rows
-from nphe4v.core.prompting import VISION_MODE, build_prompt
-from nphe4v.core.schema import Instance
 
 FORMATS = ("sft", "trl", "verl")
 EDIT_FILTERS = ("all", "gie", *EDIT_KINDS)

@@ -18,12 +18,12 @@ from typing import Any
 
 import networkx as nx
 
+from evalcore.prompting import format_response
+from evalcore.schema import Gold, Instance
 from gie.edit_distance import node_label
 from gie.graphs import from_node_link
 from gie.solvers import sorted_labels
 from gie.tasks.mcp import max_clique
-from nphe4v.core.prompting import format_response
-from nphe4v.core.schema import Gold, Instance
 
 UNITS = {"SD": " km", "TSP": " km"}
 

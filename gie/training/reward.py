@@ -6,7 +6,7 @@ E.4 reward = thinking + format + content, clipped to [0, 1] and rounded to 2 dec
   distinct sentences) and is full at `full_thinking_words`; `verbose_penalty` (0.05) is taken off when the
   whole completion is longer than `verbose_words` (excessively verbose).
 * format (`format_reward` = 0.20): the final answer follows the task's answer format, i.e. the benchmark can
-  read it: `nphe4v.core.extract` finds it and the task's parser accepts it (the same two steps a live run's
+  read it: `evalcore.extract` finds it and the task's parser accepts it (the same two steps a live run's
   score stage takes). Otherwise the thinking reward keeps only `unformatted_thinking_keep` of itself and the
   content is not evaluated.
 * content (0, or `content_value` = 0.30 .. `content_exact` = 0.55): only an answer the task's exact verifier
@@ -46,12 +46,12 @@ from typing import Any, Literal
 import networkx as nx
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
+from evalcore.extract import MAX_INPUT_CHARS, extract_final_answer, extract_final_answer_text
+from evalcore.hashing import canonical_json
+from evalcore.schema import Gold, Instance, ParseError, Verdict
 from gie.catalogue import CATALOGUE, VALUE_SCORED
 from gie.graphs import from_node_link
 from gie.tasks import get_config
-from nphe4v.core.extract import MAX_INPUT_CHARS, extract_final_answer, extract_final_answer_text
-from nphe4v.core.hashing import canonical_json
-from nphe4v.core.schema import Gold, Instance, ParseError, Verdict
 
 DATA_SOURCE = "graphverse"
 Tier = Literal["exact", "value", "none"]

@@ -8,7 +8,7 @@ from collections import defaultdict
 from collections.abc import Iterable
 from typing import Any
 
-from nphe4v.core.coerce import as_yes_no
+from evalcore.coerce import as_yes_no
 from nphe4v.peer.formats import PER_LEVEL, TASK_FOLDERS, CompareStatus, PeerRecord
 from nphe4v.tasks import get_task
 

@@ -5,8 +5,8 @@ from __future__ import annotations
 import importlib
 from typing import Any
 
-from nphe4v.core.schema import ComplexityClass
-from nphe4v.core.task import TaskSpec
+from evalcore.schema import ComplexityClass
+from evalcore.task import TaskSpec
 
 # name -> module, in the paper's order: P, NP-complete, NP-hard
 TASK_MODULES: dict[str, str] = {

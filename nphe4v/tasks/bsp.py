@@ -12,11 +12,11 @@ from typing import Any
 
 from pydantic import BaseModel, Field, model_validator
 
-from nphe4v.core.coerce import as_int, get_key
-from nphe4v.core.draw import INK, centered_text, new_canvas, title, to_png
-from nphe4v.core.prompting import example_literal
-from nphe4v.core.schema import Gold, ParseError, Verdict
-from nphe4v.core.task import TaskSpec, TaskText
+from evalcore.coerce import as_int, get_key
+from evalcore.draw import INK, centered_text, new_canvas, title, to_png
+from evalcore.prompting import example_literal
+from evalcore.schema import Gold, ParseError, Verdict
+from evalcore.task import TaskSpec, TaskText
 
 
 class BSPData(BaseModel):

@@ -1,5 +1,5 @@
 """Shared machinery of GCP and GCP-D: generator, picture, answer parsing and checking (the exact solvers are in
-`nphe4v.core.graph_solvers`, shared with GraphVerse).
+`evalcore.graph_solvers`, shared with GraphVerse).
 
 Vertices are 1-based (1..N) as in the peer DIMACS files and pictures; internally the solvers use 0-based bitmasks.
 The exact solver is DSATUR-ordered backtracking with symmetry breaking (a vertex may open at most one new colour),
@@ -13,12 +13,12 @@ import random
 from collections.abc import Sequence
 from typing import Any
 
-from nphe4v.core.coerce import as_int, colour_label, get_key
-from nphe4v.core.draw import WIDTH, draw_graph, layout_graph
-from nphe4v.core.extract import is_ellipsis
-from nphe4v.core.graph_solvers import Edge
-from nphe4v.core.hashing import sha256_json
-from nphe4v.core.schema import ParseError
+from evalcore.coerce import as_int, colour_label, get_key
+from evalcore.draw import WIDTH, draw_graph, layout_graph
+from evalcore.extract import is_ellipsis
+from evalcore.graph_solvers import Edge
+from evalcore.hashing import sha256_json
+from evalcore.schema import ParseError
 
 
 def edge_count_range(level: int) -> tuple[int, int]:

@@ -9,8 +9,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from nphe4v.core.coerce import as_decision, get_key
-from nphe4v.core.schema import ParseError
+from evalcore.coerce import as_decision, get_key
+from evalcore.schema import ParseError
 
 DECISION_KEYS = ("Feasible", "Answer")
 

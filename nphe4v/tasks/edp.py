@@ -22,11 +22,11 @@ from typing import Any
 
 from pydantic import BaseModel, Field
 
-from nphe4v.core.coerce import as_int, get_key
-from nphe4v.core.draw import INK, WIDTH, centered_text, new_canvas, title, to_png
-from nphe4v.core.prompting import example_literal
-from nphe4v.core.schema import Gold, ParseError, Verdict
-from nphe4v.core.task import TaskSpec, TaskText
+from evalcore.coerce import as_int, get_key
+from evalcore.draw import INK, WIDTH, centered_text, new_canvas, title, to_png
+from evalcore.prompting import example_literal
+from evalcore.schema import Gold, ParseError, Verdict
+from evalcore.task import TaskSpec, TaskText
 
 # Visible ASCII only: a space or control character could not be shown unambiguously in a box.
 _VISIBLE = r"^[!-~]+$"

@@ -26,10 +26,10 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, Field, model_validator
 
-from nphe4v.core.graph_solvers import check_graph, chromatic_number, greedy_largest_first
-from nphe4v.core.prompting import example_literal
-from nphe4v.core.schema import Gold, ParseError, Verdict
-from nphe4v.core.task import TaskSpec, TaskText
+from evalcore.graph_solvers import check_graph, chromatic_number, greedy_largest_first
+from evalcore.prompting import example_literal
+from evalcore.schema import Gold, ParseError, Verdict
+from evalcore.task import TaskSpec, TaskText
 from nphe4v.tasks.coloring import (
     check_coloring,
     coloring_answer,

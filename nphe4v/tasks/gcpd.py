@@ -35,8 +35,8 @@ from typing import Any
 import numpy as np
 from pydantic import BaseModel, Field, model_validator
 
-from nphe4v.core.coerce import as_yes_no
-from nphe4v.core.graph_solvers import (
+from evalcore.coerce import as_yes_no
+from evalcore.graph_solvers import (
     Edge,
     adjacency,
     check_graph,
@@ -44,9 +44,9 @@ from nphe4v.core.graph_solvers import (
     greedy_largest_first,
     k_coloring,
 )
-from nphe4v.core.prompting import example_literal
-from nphe4v.core.schema import Gold, ParseError, Verdict
-from nphe4v.core.task import TaskSpec, TaskText
+from evalcore.prompting import example_literal
+from evalcore.schema import Gold, ParseError, Verdict
+from evalcore.task import TaskSpec, TaskText
 from nphe4v.tasks.coloring import edge_count_range, edge_lines, render_graph
 from nphe4v.tasks.decision import decision_answer, read_decision
 

@@ -10,7 +10,7 @@ from __future__ import annotations
 import re
 from typing import Any
 
-from nphe4v.core.coerce import as_int_list
+from evalcore.coerce import as_int_list
 
 _DASHED_PATH = re.compile(r"\s*\d+(?:\s*(?:-+>?|=+>|[–—>])\s*\d+)+\s*")
 # Longer strings are not a path of at most a few dozen nodes; the regex must not scan megabytes.

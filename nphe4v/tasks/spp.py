@@ -27,11 +27,11 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, Field, model_validator
 
-from nphe4v.core.coerce import as_number, get_key
-from nphe4v.core.draw import WIDTH, draw_graph, layout_graph
-from nphe4v.core.prompting import example_literal
-from nphe4v.core.schema import Gold, ParseError, Verdict
-from nphe4v.core.task import TaskSpec, TaskText
+from evalcore.coerce import as_number, get_key
+from evalcore.draw import WIDTH, draw_graph, layout_graph
+from evalcore.prompting import example_literal
+from evalcore.schema import Gold, ParseError, Verdict
+from evalcore.task import TaskSpec, TaskText
 from nphe4v.tasks.paths import parse_node_path
 
 Point = tuple[float, float]

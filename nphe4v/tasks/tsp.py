@@ -20,11 +20,11 @@ from __future__ import annotations
 import random
 from typing import Any
 
-from nphe4v.core.coerce import as_number, get_key
-from nphe4v.core.graph_solvers import held_karp, tour_length
-from nphe4v.core.prompting import example_literal
-from nphe4v.core.schema import Gold, ParseError, Verdict
-from nphe4v.core.task import TaskSpec, TaskText
+from evalcore.coerce import as_number, get_key
+from evalcore.graph_solvers import held_karp, tour_length
+from evalcore.prompting import example_literal
+from evalcore.schema import Gold, ParseError, Verdict
+from evalcore.task import TaskSpec, TaskText
 from nphe4v.tasks.paths import parse_node_path
 from nphe4v.tasks.tsp_common import (
     LENGTH_TOL,

@@ -19,7 +19,7 @@ import numpy as np
 from PIL import Image, ImageDraw
 from pydantic import BaseModel, Field, model_validator
 
-from nphe4v.core.draw import (
+from evalcore.draw import (
     ACCENT,
     BG,
     EDGE_INK,

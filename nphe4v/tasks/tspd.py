@@ -27,10 +27,10 @@ from typing import Any, Literal
 
 from pydantic import Field
 
-from nphe4v.core.graph_solvers import held_karp, tour_length
-from nphe4v.core.prompting import example_literal
-from nphe4v.core.schema import Gold, ParseError, Verdict
-from nphe4v.core.task import TaskSpec, TaskText
+from evalcore.graph_solvers import held_karp, tour_length
+from evalcore.prompting import example_literal
+from evalcore.schema import Gold, ParseError, Verdict
+from evalcore.task import TaskSpec, TaskText
 from nphe4v.tasks.decision import read_decision
 from nphe4v.tasks.tsp_common import (
     GRID,

@@ -25,9 +25,9 @@ from typing import Any
 import polars as pl
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
+from evalcore.parquet_file import write_parquet
+from evalcore.records import KEY_COLUMNS
 from judge.schema import JUDGMENT_SCHEMA, JudgeStep, distinct_steps, vgr_of
-from nphe4v.core.parquet_file import write_parquet
-from nphe4v.core.records import KEY_COLUMNS
 
 ANNOTATIONS_DIR = "annotations"
 # GraphVerse paper, Appendix D.1: two annotators, five tasks, 25 randomly sampled responses per task (Table 9 is per model:

@@ -24,8 +24,8 @@ from jinja2 import Environment
 from markupsafe import Markup
 from pydantic import ValidationError
 
-from nphe4v.core.records import KEY_COLUMNS
-from nphe4v.core.validation import first_error
+from evalcore.records import KEY_COLUMNS
+from evalcore.validation import first_error
 from nphe4v.metrics import POOLED
 from report import analysis
 from report.explorer import annotations as ann

@@ -17,8 +17,8 @@ from typing import Any
 import polars as pl
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
-from nphe4v.core.records import KEY_COLUMNS, SAMPLE_SCHEMA
-from nphe4v.core.shards import slug
+from evalcore.records import KEY_COLUMNS, SAMPLE_SCHEMA
+from evalcore.shards import slug
 from report import analysis
 from report.interval_cache import IntervalCache
 from report.judge_cards import card_lines

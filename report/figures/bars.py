@@ -8,7 +8,7 @@ from dataclasses import dataclass
 
 import polars as pl
 
-from nphe4v.core.schema import PROMPT_MODES
+from evalcore.schema import PROMPT_MODES
 from report.figures.canvas import (
     CLASS_COLORS,
     CLASS_NAMES,

@@ -14,7 +14,7 @@ from xml.sax.saxutils import escape
 
 from PIL import Image, ImageColor, ImageDraw, ImageFont
 
-from nphe4v.core.schema import PROMPT_MODES
+from evalcore.schema import PROMPT_MODES
 
 PALETTE: tuple[str, ...] = (
     "#4e79a7", "#f28e2b", "#e15759", "#76b7b2", "#59a14f",

@@ -9,8 +9,8 @@ from typing import Any
 import polars as pl
 from markupsafe import Markup
 
+from evalcore.schema import PROMPT_MODES
 from nphe4v import metrics
-from nphe4v.core.schema import PROMPT_MODES
 from nphe4v.metrics import POOLED
 from report import analysis, figures
 from report.graphverse_tables import table2_labels

@@ -17,8 +17,8 @@ import polars as pl
 from markupsafe import Markup
 from PIL import Image
 
-from nphe4v.core.records import KEY_COLUMNS
-from nphe4v.core.schema import RECOGNITION_MODE
+from evalcore.records import KEY_COLUMNS
+from evalcore.schema import RECOGNITION_MODE
 from report import analysis
 from report.html.format import fmt, json_for_script
 from report.html.templating import report_environment

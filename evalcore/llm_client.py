@@ -5,7 +5,7 @@ Shape (after inspect_ai's `ModelAPI`): one method, `generate(messages, config) -
 fails after the policy raises `CallFailed` with the failure's kind, never a litellm exception.
 
 The retry policy, per call (litellm and the OpenAI SDK run with `num_retries=0, max_retries=0`, so that
-every 429 reaches the per-key limiter, `nphe4v.core.ratelimit`, which pauses all callers of the key):
+every 429 reaches the per-key limiter, `evalcore.ratelimit`, which pauses all callers of the key):
 
 * 429                                  -> report to the limiter (with Retry-After), wait out the key's pause,
                                           retry; `max_rate_limited` of them -> kind `infra`
@@ -15,7 +15,7 @@ every 429 reaches the per-key limiter, `nphe4v.core.ratelimit`, which pauses all
 * 401/403/404/402, unsupported params  -> kind `config`, no retry
 
 A text longer than `max_response_bytes` (default 1 MB) is cut there and reported (`Completion.over_cap`).
-`attempts` counts every HTTP call, 429s included. Every error message is redacted (`nphe4v.core.secrets`)
+`attempts` counts every HTTP call, 429s included. Every error message is redacted (`evalcore.secrets`)
 before it leaves this module. Cancellation propagates.
 """
 
@@ -33,8 +33,8 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from nphe4v.core import secrets
-from nphe4v.core.ratelimit import (
+from evalcore import secrets
+from evalcore.ratelimit import (
     LimitSettings,
     RateLimiter,
     SharedLimiter,
@@ -42,7 +42,7 @@ from nphe4v.core.ratelimit import (
     in_ray_actor,
     local_limiter,
 )
-from nphe4v.core.schema import Usage
+from evalcore.schema import Usage
 
 log = logging.getLogger(__name__)
 

@@ -1,8 +1,8 @@
 """Program-of-thought responses: the program a response holds, and what running it in the sandbox gave.
 
-A PoT response (`nphe4v.core.prompting.POT_MODE`) is graded on what its program prints, with the same
+A PoT response (`evalcore.prompting.POT_MODE`) is graded on what its program prints, with the same
 extractor and exact verifier as a direct answer (`nphe4v.scoring.score_sample`). Getting from the response to
-that output is here: `extract_program` (pure) and `run_response` (the sandbox, `nphe4v.core.sandbox`). Every way
+that output is here: `extract_program` (pure) and `run_response` (the sandbox, `evalcore.sandbox`). Every way
 it can fail is one classified `pot_error`: `no_program` (the response holds no ```python block) or one of the
 sandbox's `POT_ERRORS` (timeout, memory, forbidden_import, filesystem, network, ...).
 """
@@ -45,7 +45,7 @@ def extract_program(text: str | None) -> str | None:
 def run_response(text: str | None, *, limits: object | None = None, isolation: str = "strict") -> PotOutcome:
     """Extract the response's program and run it in the sandbox. Never raises for anything the program does;
     a sandbox that cannot start at all is the caller's problem (checked at plan time with `check_isolation`)."""
-    from nphe4v.core.sandbox import SandboxLimits, run_program
+    from evalcore.sandbox import SandboxLimits, run_program
 
     program = extract_program(text)
     if program is None:

@@ -36,8 +36,8 @@ from typing import Any
 import polars as pl
 from pydantic import BaseModel
 
-from nphe4v.core.parquet_file import write_parquet
-from nphe4v.core.secrets import redact_frame
+from evalcore.parquet_file import write_parquet
+from evalcore.secrets import redact_frame
 
 
 class ShardError(ValueError):

@@ -1,7 +1,7 @@
 """The one tolerant extractor for every task's model output. Never raises: failures are `ParseError`s.
 
 We ask models for `<root><reasoning>...</reasoning><final_answer>{json}</final_answer></root>`
-(`nphe4v.core.prompting`). Real outputs drift from that: reasoning models wrap their thoughts in
+(`evalcore.prompting`). Real outputs drift from that: reasoning models wrap their thoughts in
 `<think>`, chat models add markdown and code fences, small VLMs print a bare dict, long outputs are
 cut off mid-answer. The rules, in order:
 
@@ -20,7 +20,7 @@ cut off mid-answer. The rules, in order:
 4. Only when no opening tag exists: the last fenced block, then the last balanced `{...}`, that
    parses as a mapping. A bare number or list in free prose is too likely to be something else.
 
-The literal itself is read by `nphe4v.core.literals` (JSON first, then Python-literal syntax, bounded).
+The literal itself is read by `evalcore.literals` (JSON first, then Python-literal syntax, bounded).
 
 Cost is bounded for hostile input: tag searches are literal-first regexes run in C over one folded
 (lowercased, index-aligned) copy, reversed to find the last tags first; Python-level scanning only
@@ -35,8 +35,8 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import Any
 
-from nphe4v.core.coerce import as_yes_no, get_key
-from nphe4v.core.literals import (
+from evalcore.coerce import as_yes_no, get_key
+from evalcore.literals import (
     MAX_CANDIDATES,
     MAX_LITERAL_CHARS,
     PARSE_ERRORS,
@@ -48,7 +48,7 @@ from nphe4v.core.literals import (
     strings_within,
     unfence,
 )
-from nphe4v.core.schema import ParseError
+from evalcore.schema import ParseError
 
 __all__ = [
     "MAX_INPUT_CHARS",
@@ -268,7 +268,7 @@ def is_ellipsis(value: Any) -> bool:
 
 def is_format_example(value: Any) -> bool:
     """True for a restated format example: a non-empty mapping whose every leaf value is a placeholder
-    string. The prompts' examples are built that way (`nphe4v.core.prompting`), so a model that repeats
+    string. The prompts' examples are built that way (`evalcore.prompting`), so a model that repeats
     the example after its answer does not replace its answer with the example."""
     if not isinstance(value, dict) or not value:
         return False

@@ -9,14 +9,14 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from nphe4v.core.schema import ImageRef, Prompt
-from nphe4v.core.task import TaskText
+from evalcore.schema import ImageRef, Prompt
+from evalcore.task import TaskText
 
 TEMPLATE_VERSION = "nphe4v-prompt-v3"
 RECOGNITION_TEMPLATE_VERSION = "nphe4v-recognition-v1"
 VISION_MODE = "vision"
 # GraphVerse program-of-thought (GraphVerse paper §5.3, "training-free"): the model answers with a program that
-# prints the final answer; the score stage runs it in the sandbox (`nphe4v.core.pot`).
+# prints the final answer; the score stage runs it in the sandbox (`evalcore.pot`).
 POT_MODE = "pot"
 GRAPHVERSE_MODES: tuple[str, ...] = (VISION_MODE, POT_MODE)
 
@@ -30,7 +30,7 @@ ENVELOPE = (
     "<root><reasoning>...</reasoning><final_answer>{example}</final_answer></root>"
 )
 # NPHardEval4V examples are placeholders ("<POSITION>"), never a parseable answer: a model that restates
-# the format after answering must not be graded on the example (nphe4v.core.extract.is_format_example).
+# the format after answering must not be graded on the example (evalcore.extract.is_format_example).
 ENVELOPE_PLACEHOLDERS = (
     "Write your whole answer inside <root></root>. Inside it, put your step-by-step reasoning in "
     "<reasoning></reasoning> and then the final answer in <final_answer></final_answer> as one JSON "

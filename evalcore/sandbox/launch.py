@@ -21,9 +21,9 @@ import tempfile
 import time
 from pathlib import Path
 
-from nphe4v.core.sandbox import layout, seccomp_filter
-from nphe4v.core.sandbox.cgroup import RunCgroup
-from nphe4v.core.sandbox.models import (
+from evalcore.sandbox import layout, seccomp_filter
+from evalcore.sandbox.cgroup import RunCgroup
+from evalcore.sandbox.models import (
     WEAKER_NOTE,
     Isolation,
     SandboxLimits,

@@ -13,13 +13,13 @@ from typing import Any, Generic, TypeVar
 
 from pydantic import BaseModel
 
-from nphe4v.core.schema import ComplexityClass, Gold, ParseError, Verdict
+from evalcore.schema import ComplexityClass, Gold, ParseError, Verdict
 
 D = TypeVar("D", bound=BaseModel)
 
 
 class TaskText(BaseModel):
-    """The pieces a prompt is assembled from (see `nphe4v.core.prompting`).
+    """The pieces a prompt is assembled from (see `evalcore.prompting`).
 
     `question` must carry every scalar the task needs (target, strings, start/end, capacity,
     threshold, k, counts) because it is sent in every prompt mode (figure+limited_text sends
@@ -61,7 +61,7 @@ class TaskSpec(Generic[D]):
     # a well-formed answer with random content
     random_answer: Callable[[D, random.Random], dict[str, Any]]
     # `parse` also takes what a final answer holds when it is not a mapping (a number, a list, or the
-    # block's text when that is no literal: `nphe4v.core.extract.extract_final_answer_text`)
+    # block's text when that is no literal: `evalcore.extract.extract_final_answer_text`)
     bare_answers: bool = False
 
     def load(self, data: dict[str, Any]) -> D:

@@ -1,6 +1,6 @@
 """The per-sample record format (SAMPLE_SCHEMA, the key columns) and its sink, RUN_DIR/samples/.
 
-The sink is a `nphe4v.core.shards.ShardWriter` over samples/<benchmark>/<model>/: atomic shards, exactly once
+The sink is a `evalcore.shards.ShardWriter` over samples/<benchmark>/<model>/: atomic shards, exactly once
 per key across reruns. On start it reads the keys already written; the planner skips them, so a rerun
 computes only what is missing, whatever the worker count.
 """
@@ -12,8 +12,8 @@ from pathlib import Path
 
 import polars as pl
 
-from nphe4v.core.schema import SampleKey, SampleRecord
-from nphe4v.core.shards import ShardWriter, key_of, read_shards
+from evalcore.schema import SampleKey, SampleRecord
+from evalcore.shards import ShardWriter, key_of, read_shards
 
 KEY_COLUMNS = ["model", "benchmark", "instance_id", "variant", "prompt_mode", "repeat"]
 

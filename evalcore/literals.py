@@ -1,5 +1,5 @@
 """Tolerant, bounded parsing of the literal inside a final answer: bracket scanning that knows strings, and
-literals read as JSON or Python syntax. `nphe4v.core.extract` finds where the answer is; this reads it.
+literals read as JSON or Python syntax. `evalcore.extract` finds where the answer is; this reads it.
 
 A literal is JSON first (C decoder, recursion-guarded). Otherwise Python-literal syntax (single
 quotes, True/False/None, tuples, trailing commas, bare identifier keys) is rewritten to JSON, which
@@ -7,7 +7,7 @@ turns tuples into lists. Only what still fails goes to `ast.literal_eval` (sets,
 escapes), and only on bounded input: at most MAX_LITERAL_CHARS, bracket depth at most MAX_DEPTH, and
 _EVAL_BUDGET characters per call, because its parser recurses (stack) and costs ~3 us per character.
 Values are returned as written: quoted numbers stay strings and keys are not normalised, because the
-task parsers (`nphe4v.core.coerce`) own coercion.
+task parsers (`evalcore.coerce`) own coercion.
 
 Cost is bounded for hostile input: Python-level scanning only ever sees MAX_LITERAL_CHARS, candidate
 spans are capped (MAX_CANDIDATES), and `ast.literal_eval` gets at most _EVAL_BUDGET characters per call.
@@ -24,7 +24,7 @@ import warnings
 from dataclasses import dataclass
 from typing import Any
 
-from nphe4v.core.schema import ParseError
+from evalcore.schema import ParseError
 
 MAX_LITERAL_CHARS = 20_000  # final answers are a few hundred characters
 MAX_DEPTH = 100  # bracket nesting accepted; real answers nest 2-3 deep

@@ -18,12 +18,12 @@ from typing import Any
 import polars as pl
 from pydantic import BaseModel, ValidationError
 
-from nphe4v.core.hashing import canonical_json, sha256_bytes, sha256_file, sha256_json
-from nphe4v.core.parquet_file import write_parquet
-from nphe4v.core.provenance import package_versions, rendering_versions
-from nphe4v.core.schema import SCHEMA_VERSION, Gold, ImageRef, Instance
-from nphe4v.core.task import TaskSpec
-from nphe4v.core.validation import first_error
+from evalcore.hashing import canonical_json, sha256_bytes, sha256_file, sha256_json
+from evalcore.parquet_file import write_parquet
+from evalcore.provenance import package_versions, rendering_versions
+from evalcore.schema import SCHEMA_VERSION, Gold, ImageRef, Instance
+from evalcore.task import TaskSpec
+from evalcore.validation import first_error
 
 MANIFEST = "manifest.json"
 INSTANCES = "instances.parquet"
@@ -253,7 +253,7 @@ def load_dataset(root: str | Path, *, check_images: bool = True) -> Dataset:
 
 
 def _row_to_instance(row: dict[str, Any]) -> Instance:
-    from nphe4v.core.benchmarks import task_for
+    from evalcore.benchmarks import task_for
 
     task = row["task"]
     data = json.loads(row["data"])

@@ -41,9 +41,9 @@ import os
 import shutil
 import sys
 
-from nphe4v.core.sandbox import cgroup, seccomp_filter
-from nphe4v.core.sandbox.launch import run_once
-from nphe4v.core.sandbox.models import (
+from evalcore.sandbox import cgroup, seccomp_filter
+from evalcore.sandbox.launch import run_once
+from evalcore.sandbox.models import (
     DEFAULT_LIMITS,
     POT_ERRORS,
     WEAKER_NOTE,

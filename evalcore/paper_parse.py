@@ -1,4 +1,4 @@
-"""The papers' parsing rules, kept beside our tolerant extractor (`nphe4v.core.extract`) so a run can be graded
+"""The papers' parsing rules, kept beside our tolerant extractor (`evalcore.extract`) so a run can be graded
 the way the original NPHardEval4V code graded it (ER_paper / AA_paper, `parser: paper`).
 
 The original repository (lizhouf/NPHardEval4V, `Open/check/*.py`, as its open-model runners `Open/run/*.py`
@@ -31,8 +31,8 @@ import xml.etree.ElementTree as ET
 from dataclasses import dataclass
 from typing import Any
 
-from nphe4v.core.literals import MAX_LITERAL_CHARS
-from nphe4v.core.schema import ParseError
+from evalcore.literals import MAX_LITERAL_CHARS
+from evalcore.schema import ParseError
 
 OPEN_TAG = "<final_answer>"
 CLOSE_TAG = "</final_answer>"

@@ -190,6 +190,6 @@ class SampleRecord(BaseModel):
     parsed_paper: str | None = None
     verdict_paper: VerdictKind | None = None
     # Appended in issue 21 (older runs read back with them null): a program-of-thought sample's program output
-    # and the classified reason it gave none (`nphe4v.core.pot`); null for every other sample.
+    # and the classified reason it gave none (`evalcore.pot`); null for every other sample.
     pot_stdout: str | None = None
     pot_error: str | None = None

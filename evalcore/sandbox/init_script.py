@@ -1,6 +1,6 @@
 """The sandbox's init: trusted code that builds the program's world, then starts the program in it.
 
-Run by `nphe4v.core.sandbox` as a script (`python -I -S _sandbox_init.py CONFIG`), never imported: it uses
+Run by `evalcore.sandbox` as a script (`python -I -S _sandbox_init.py CONFIG`), never imported: it uses
 only the standard library. In strict mode it runs as pid 1 of fresh mount, pid, network, IPC and UTS
 namespaces made by util-linux `unshare` (plus a user namespace when not run as root). It then
 

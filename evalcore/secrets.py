@@ -388,7 +388,7 @@ _LOGGERS = (
     "openai._base_client",
     "aiohttp.client",
     "cluster.backends.litellm_api",
-    "nphe4v.core.ratelimit",
+    "evalcore.ratelimit",
     "judge.llm_judge",
 )
 

@@ -1,6 +1,6 @@
 """The sandbox's bootstrap: runs inside the sandbox, before the model's program, in `python -I -S -B`.
 
-Never imported by the project; `nphe4v.core.sandbox` copies it into the sandbox's input folder. It uses
+Never imported by the project; `evalcore.sandbox` copies it into the sandbox's input folder. It uses
 only the standard library, and
 
 * installs an audit hook (PEP 578) that refuses, fatally and with a classified reason written to fd 3,

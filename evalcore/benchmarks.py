@@ -9,7 +9,7 @@ from __future__ import annotations
 import importlib
 from typing import Any
 
-from nphe4v.core.task import TaskSpec
+from evalcore.task import TaskSpec
 
 BENCHMARK_PACKAGES: dict[str, str] = {
     "nphardeval4v": "nphe4v.tasks",
