@@ -1,4 +1,4 @@
-"""The GraphVerse judge: VGR-Score from verbalized graph evidence (seed 002 §4.4, C.3, D.1, D.2, §5.4).
+"""The GraphVerse judge: VGR-Score from verbalized graph evidence (GraphVerse paper §4.4, C.3, D.1, D.2, §5.4).
 
 * `judge.evidence`      deterministic evidence text (and facts) from an instance's stored graphs and edit metadata
 * `judge.rule_scorer`   the rule-based scorer (default judge; cross-check of LLM judges); its reader:

@@ -1,4 +1,4 @@
-"""Agreement between judges, repeats and humans (seed 002 D.1 / D.2).
+"""Agreement between judges, repeats and humans (GraphVerse paper D.1 / D.2).
 
 * `judge_deltas` — Table 10 shape, per model: per task (and All), VGR of the default judge and of each other
   setting (an alternative judge, a repeat of the default judge), with `delta` = setting − default.

@@ -1,4 +1,4 @@
-"""Graph evidence verbalization (seed 002 §4.4, C.3): deterministic text from stored data, no LLM.
+"""Graph evidence verbalization (GraphVerse paper §4.4, C.3): deterministic text from stored data, no LLM.
 
 `build_evidence(task, data)` turns a GraphVerse instance's `data` (docs/graphverse-design.md: `graphs`,
 `asked`, `query`, `edit`) into the evidence text E_G the judge scores against, plus the parsed facts the

@@ -1,4 +1,4 @@
-"""Failure-mode breakdown per model (seed 002 §5.4, Figure 3) from the judge's step labels.
+"""Failure-mode breakdown per model (GraphVerse paper §5.4, Figure 3) from the judge's step labels.
 
 An incorrect response (its final answer does not match: the sample's verifier verdict is not `correct`)
 is attributed to one failure mode: the error type of its FIRST incorrect step (the earliest error is the

@@ -1,4 +1,4 @@
-"""The LLM scoring agent (seed 002 §4.4): any litellm model grades a response against the graph evidence.
+"""The LLM scoring agent (GraphVerse paper §4.4): any litellm model grades a response against the graph evidence.
 
 Prompt: a versioned template file (judge/templates/<name>.txt plus task_instructions_<v>.yaml) filled in
 one pass (substituted values are never re-scanned, so a response containing `{{gold}}` stays literal).

@@ -1,6 +1,6 @@
 """Judge records: the step-level verdict (LLM judge and rule scorer alike), VGR-Score, the judgments table.
 
-The paper (seed 002 §4.4) describes VGR-Score (key steps checked against the graph evidence, plus whether
+The GraphVerse paper (§4.4) describes VGR-Score (key steps checked against the graph evidence, plus whether
 the final answer matches a valid gold answer) but its text gives no formula. Ours (`VGR_FORMULA`,
 docs/judge.md), built so that padding cannot raise it:
 
