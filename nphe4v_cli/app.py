@@ -1,4 +1,4 @@
-"""`nphe4v` command line: generate, import-peer, run, grade, show, export, report, view, judge-card."""
+"""`nphe4v` command line: generate, import-peer, run, grade, show, export, report, view, judge, judge-card."""
 
 from __future__ import annotations
 
@@ -406,6 +406,9 @@ from nphe4v_cli.report_command import report as _report_cmd  # noqa: E402
 app.command(name="report")(_report_cmd)
 
 from nphe4v_cli.judge_card_command import judge_card as _judge_card_cmd  # noqa: E402
+from nphe4v_cli.judge_command import judge as _judge_cmd  # noqa: E402
+
+app.command(name="judge")(_judge_cmd)
 
 app.command(name="judge-card")(_judge_card_cmd)
 
