@@ -10,13 +10,13 @@ from typing import Any, Literal
 import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
-from evalcore.dataset import LEVELS
+from evalcore import benchmarks
+from evalcore.benchmark import Benchmark
 from evalcore.prompting import VISION_MODE
 from evalcore.schema import PROMPT_MODES, PromptMode
 from evalcore.validation import first_error
 from judge.schema import RULE_JUDGE
 from nphe4v.baselines import BASELINES
-from nphe4v.tasks import TASK_MODULES
 
 # Model names become sample keys (joined with '|'), folder names and terminal output: no separators, no
 # control characters.
@@ -79,30 +79,25 @@ class GenerateSpec(Strict):
 
     def normalized(self, benchmark: str) -> dict[str, Any]:
         """The spec in one canonical form: two specs asking for the same dataset compare equal (and share a
-        cache folder), whether they write a default out or leave it implicit.
-
-        NPHardEval4V: tasks and levels written out (all when omitted, in the canonical order). GraphVerse: the
-        dataset is fixed by split, seed, limit and sources, so the canonical form names the split through the
-        version (`graphverse-<split>`, `split` left empty) and drops what GraphVerse does not use
-        (`per_level`): it is the form a config that omits the defaults already had, so their folders keep
-        their names."""
-        d = self.model_dump(mode="json")
-        if benchmark == "nphardeval4v":
-            d["tasks"] = [t for t in TASK_MODULES if t in set(self.tasks or TASK_MODULES)]
-            d["levels"] = sorted(set(self.levels or LEVELS))
-        else:
-            split = self.split or self.version.removeprefix("graphverse-")
-            if split in ("full", "testmini", "train"):  # otherwise refused where the split is used
-                d["version"], d["split"] = f"graphverse-{split}", None
-            d["per_level"] = GenerateSpec.model_fields["per_level"].default
-            d["sources"] = self.sources or None
-        return {"benchmark": benchmark, **d}
+        cache folder), whether they write a default out or leave it implicit (the benchmark's
+        `normalize_generate`: e.g. tasks and levels written out, or a split named through the version)."""
+        return {"benchmark": benchmark, **benchmarks.get(benchmark).normalize_generate(self, self.model_dump(mode="json"))}
 
 
 class DatasetSpec(Strict):
-    benchmark: Literal["nphardeval4v", "graphverse"] = "nphardeval4v"
+    benchmark: str = Field(default_factory=lambda: benchmarks.default().name,
+                           description="a registered benchmark (evalcore.benchmarks): nphardeval4v, graphverse, ...")
     path: str | None = Field(None, description="existing dataset folder; generated there when missing")
     generate: GenerateSpec | None = None
+
+    @field_validator("benchmark")
+    @classmethod
+    def _registered(cls, v: str) -> str:
+        try:
+            benchmarks.get(v)
+        except benchmarks.BenchmarkError as e:
+            raise ValueError(str(e)) from None  # one line naming the known ones
+        return v
 
     @model_validator(mode="after")
     def _one_source(self) -> DatasetSpec:
@@ -112,28 +107,12 @@ class DatasetSpec(Strict):
 
     @model_validator(mode="after")
     def _known_tasks_levels(self) -> DatasetSpec:
-        g = self.generate
-        if g is None:
-            return self
-        if self.benchmark == "graphverse":
-            # GraphVerse's plan fixes tasks and levels; accepting them would silently ignore them
-            for f in ("tasks", "levels"):
-                if getattr(g, f) is not None:
-                    raise ValueError(f"generate.{f} is not used by graphverse (use generate.limit or split)")
-            return self
-        for f in ("split", "limit", "sources"):
-            if getattr(g, f) is not None:
-                raise ValueError(f"generate.{f} is used by graphverse only (nphardeval4v takes tasks, levels, "
-                                 "per_level)")
-        for t in g.tasks or ():
-            if t not in TASK_MODULES:
-                raise ValueError(f"generate.tasks: unknown task {t!r}; known: {', '.join(TASK_MODULES)}")
-        for lv in g.levels or ():
-            if lv not in LEVELS:
-                raise ValueError(f"generate.levels: unknown level {lv!r}; levels are 1..10")
-        if g.tasks == [] or g.levels == []:
-            raise ValueError("generate.tasks and generate.levels must not be empty (omit them for all)")
+        if self.generate is not None:
+            self.bench().check_generate(self.generate)
         return self
+
+    def bench(self) -> Benchmark:
+        return benchmarks.get(self.benchmark)
 
 
 class SamplingOverrides(Strict):

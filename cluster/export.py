@@ -16,6 +16,7 @@ from typing import Any
 
 from pydantic import ValidationError
 
+from evalcore import benchmarks
 from evalcore.dataset import Dataset
 from evalcore.hashing import canonical_json, sha256_json
 from evalcore.hf_save import save_rows
@@ -71,7 +72,7 @@ def planned(dataset: Dataset, *, model: str = DEFAULT_MODEL, repeats: int = 1, a
     except ValidationError as e:
         err = e.errors()[0]
         raise ExportError(f"option {'.'.join(map(str, err['loc']))}: {err['msg']}") from None
-    if dataset.manifest.benchmark == "nphardeval4v":
+    if benchmarks.get(dataset.manifest.benchmark).paper_prompts:
         missing = check_prompt_assets(cfg)  # the papers' files, as a run checks before any model starts
         if missing:
             raise ExportError(missing)
@@ -136,7 +137,7 @@ def hf_rows(dataset: Dataset, *, seed: int = 0, **plan: Any) -> list[dict[str, A
         }
         for c in columns:
             row[c] = prompts.get((inst.instance_id, c))
-        if dataset.manifest.benchmark == "nphardeval4v":
+        if benchmarks.get(dataset.manifest.benchmark).recognition:
             row["mismatch_instance_id"] = partner.get(inst.instance_id)
         row |= {
             "gold": canonical_json(inst.gold.answer),
@@ -160,7 +161,8 @@ def dataset_card(dataset: Dataset, fmt: str, *, absolute_paths: bool = False, co
                  templates: Sequence[str] = ()) -> str:
     """README.md of an export: provenance (version, seed, hashes) and how to load, answer and grade it."""
     m = dataset.manifest
-    name = "NPHardEval4V" if m.benchmark == "nphardeval4v" else "GraphVerse"
+    bench = benchmarks.get(m.benchmark)
+    name = bench.title
     lines = [
         "---",
         f"pretty_name: {name} {m.version}",
@@ -183,23 +185,14 @@ def dataset_card(dataset: Dataset, fmt: str, *, absolute_paths: bool = False, co
         # the templates the exported prompts were built with (the papers' or ours), else the rewritten set's
         f"| prompt template | {', '.join(t for t in templates if 'recognition' not in t) or TEMPLATE_VERSION} |",
     ]
-    if m.benchmark == "nphardeval4v":
+    if bench.recognition:
         lines.append(f"| recognition template | {RECOGNITION_TEMPLATE_VERSION} |")
     lines += ["", "Tasks: " + ", ".join(f"{t} ({tm.count})" for t, tm in m.tasks.items()) + ".", ""]
     if m.extra.get("sources"):
         # redistribution follows the graph sources' licences, so the card names them
         lines += ["Graph sources and licences: " + "; ".join(f"{k}: {v}" for k, v in m.extra["sources"].items())
                   + ".", ""]
-    if m.benchmark == "nphardeval4v":
-        lines += [
-            "Prompt modes: `figure+limited_text` (figure, data only in the figure), `full_text_only` (no image: "
-            "send the text alone), `figure+full_text` (figure and the data in text), and `recognition` (does the "
-            "figure show the described instance? `variant` `match`, or `mismatch` with the text of "
-            "`text_instance_id`; a live run asks each 5 times at temperature 0.7).", "",
-        ]
-    else:
-        lines += ["Prompt mode: `vision` (the image(s) hold the data, the text the question); `variant` is the "
-                  "image edit.", ""]
+    lines += [bench.modes_note, ""]
     lines += ["A request is one user turn: its images, then its text. Answers are scored by the exact verifier "
               "from the final answer inside `<final_answer>`.", ""]
     if fmt == "hf":
@@ -212,7 +205,7 @@ def dataset_card(dataset: Dataset, fmt: str, *, absolute_paths: bool = False, co
             + ", ".join(f"`{c}`" for c in columns)
             + " (the prompt of each mode; `prompt_figure_limited_text` is mode `figure+limited_text`, and so on), "
             + ("`mismatch_instance_id` (whose text `prompt_recognition_mismatch` shows), "
-               if m.benchmark == "nphardeval4v" else "")
+               if bench.recognition else "")
             + "`gold` (the exact answer, JSON), `gold_value` (its objective), `data` (the checker's inputs, JSON), "
             "`meta`, `seed`, `peer_index`.", "",
         ]
@@ -268,7 +261,7 @@ def export_hf(dataset: Dataset, out: Path, *, seed: int = 0, **plan: Any) -> int
         "images": datasets.List(datasets.Image()), "image_paths": datasets.List(string),
         "image_sha256": datasets.List(string),
         **dict.fromkeys(prompt_cols, string),
-        **({"mismatch_instance_id": string} if dataset.manifest.benchmark == "nphardeval4v" else {}),
+        **({"mismatch_instance_id": string} if benchmarks.get(dataset.manifest.benchmark).recognition else {}),
         "gold": string, "gold_value": datasets.Value("float64"), "data": string, "meta": string,
         "seed": datasets.Value("uint64"), "peer_index": datasets.Value("int64"),
     }

@@ -12,10 +12,11 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from cluster.config import MODEL_NAME_PATTERN
 from cluster.pot_stage import PotSettings, run_pot
+from evalcore import benchmarks
 from evalcore.benchmarks import task_for
 from evalcore.dataset import load_dataset
 from evalcore.hashing import sha256_file, sha256_json
-from evalcore.prompting import GRAPHVERSE_MODES, POT_MODE, build_prompt, build_recognition_prompt
+from evalcore.prompting import POT_MODE, build_prompt, build_recognition_prompt
 from evalcore.provenance import git_sha, package_versions
 from evalcore.schema import (
     PROMPT_MODES,
@@ -295,17 +296,22 @@ def _as_live_run(line: ResponseLine, by_id: dict[str, Any]) -> ResponseLine:
     if line.instance_id not in by_id:
         raise ValueError(f"field instance_id: {line.instance_id!r} is not in the dataset")
     inst = by_id[line.instance_id]
-    if inst.benchmark == "graphverse":
-        if line.prompt_mode not in GRAPHVERSE_MODES:
-            raise ValueError(f"field prompt_mode: {line.prompt_mode!r}: GraphVerse samples use "
-                             f"{' or '.join(map(repr, GRAPHVERSE_MODES))}")
-        edit = str(inst.meta.get("edit", ""))
-        if line.variant not in ("", edit):
-            raise ValueError(f"field variant: {line.variant!r}: this instance's image edit is {edit!r}")
+    bench = benchmarks.get(inst.benchmark)
+    if not bench.recognition:
+        # a benchmark without recognition lines: its own prompt modes, and the variant its instance has (e.g.
+        # GraphVerse's image edit)
+        modes = bench.all_prompt_modes()
+        if line.prompt_mode not in modes:
+            raise ValueError(f"field prompt_mode: {line.prompt_mode!r}: {bench.title} samples use "
+                             f"{' or '.join(map(repr, modes))}")
+        variant = bench.variant(inst)
+        if line.variant not in ("", variant):
+            raise ValueError(f"field variant: {line.variant!r}: this instance's "
+                             f"{bench.variant_name} is {variant!r}")
         if line.text_instance_id is not None:
             raise ValueError("field text_instance_id: only recognition lines (NPHardEval4V) show another text")
-        return line.model_copy(update={"variant": edit})
-    modes = (*PROMPT_MODES, RECOGNITION_MODE)
+        return line.model_copy(update={"variant": variant})
+    modes = (*bench.all_prompt_modes(), RECOGNITION_MODE)
     if line.prompt_mode not in modes:
         raise ValueError(f"field prompt_mode: {line.prompt_mode!r} is not one of {', '.join(modes)}")
     if line.prompt_mode != RECOGNITION_MODE:

@@ -14,6 +14,7 @@ from dataclasses import dataclass
 
 from cluster.backends.base import needs_reference
 from cluster.config import ModelSpec, RunConfig
+from evalcore import benchmarks
 from evalcore.benchmarks import task_for
 from evalcore.dataset import Dataset
 from evalcore.prompting import TaskText, build_prompt, build_recognition_prompt
@@ -99,7 +100,7 @@ def prompt_set_label(cfg: RunConfig) -> str:
 
 
 def wants_paper_prompts(cfg: RunConfig) -> bool:
-    return cfg.prompts == "paper" and any(d.benchmark == "nphardeval4v" for d in cfg.datasets)
+    return cfg.prompts == "paper" and any(d.bench().paper_prompts for d in cfg.datasets)
 
 
 def paper_prompt_set(cfg: RunConfig, download: bool = True) -> PaperPromptSet | None:
@@ -123,21 +124,18 @@ def check_prompt_assets(cfg: RunConfig, download: bool = True) -> str | None:
 
 
 def _groups(cfg: RunConfig, model: ModelSpec, dataset: Dataset) -> Iterator[_Group]:
-    modes: list[str] = ["full_text_only"] if model.text_only else list(cfg.prompt_modes)
-    if dataset.manifest.benchmark == "graphverse":
-        # GraphVerse: images + question, answered directly (vision) and/or as a program (pot), as the model's
-        # config asks; no recognition experiment
-        modes = list(model.graphverse_modes)
+    bench = benchmarks.get(dataset.manifest.benchmark)
+    modes = bench.prompt_modes(cfg.prompt_modes, model.graphverse_modes, model.text_only)
 
     def keys(inst: Instance, variant: str, mode: str, n: int) -> tuple[SampleKey, ...]:
         return tuple(SampleKey(model=model.name, benchmark=inst.benchmark, instance_id=inst.instance_id,
                                variant=variant, prompt_mode=mode, repeat=r) for r in range(n))
 
     for inst in dataset.instances:
-        variant = str(inst.meta.get("edit", ""))  # GraphVerse: the image edit; NPHardEval4V: none
+        variant = bench.variant(inst)  # GraphVerse: the image edit; NPHardEval4V: none
         for mode in modes:
             yield _Group(inst, inst.instance_id, mode, variant, keys(inst, variant, mode, cfg.repeats))
-    if model.text_only or not cfg.recognition.enabled or dataset.manifest.benchmark != "nphardeval4v":
+    if model.text_only or not cfg.recognition.enabled or not bench.recognition:
         return
     rec = cfg.recognition
     partners = mismatch_partners(dataset, cfg.sampling.seed)
@@ -166,7 +164,7 @@ def plan_model(cfg: RunConfig, model: ModelSpec, dataset: Dataset, version: str,
         spec = task_for(inst.benchmark, inst.task)
         return spec.text(spec.load(inst.data))
 
-    paper = paper_prompt_set(cfg) if dataset.manifest.benchmark == "nphardeval4v" else None
+    paper = paper_prompt_set(cfg) if benchmarks.get(dataset.manifest.benchmark).paper_prompts else None
     kind = prompt_file_for(model.backend)
 
     def task_prompt(inst: Instance, mode: str) -> Prompt:

@@ -61,13 +61,8 @@ def probes_for(cfg: RunConfig, spec: ModelSpec) -> list[str]:
     if spec.text_only:
         return ["text"]
     out: list[str] = []
-    for d in cfg.datasets:
-        if d.benchmark == "graphverse":
-            out += ["1", "2"]  # single-graph tasks and the paired tasks (two figures)
-        else:
-            out += ["text" if m == "full_text_only" else "1" for m in cfg.prompt_modes]
-            if cfg.recognition.enabled:
-                out.append("recognition")
+    for d in cfg.datasets:  # e.g. GraphVerse's single-graph and paired tasks: 1 and 2 figures
+        out += d.bench().probes(cfg.prompt_modes, cfg.recognition.enabled)
     # no filtering by the model's image limit: a run sending 2 figures to a 1-image model is a finding
     order = ["text", "1", "2", "recognition"]
     return [p for p in order if p in out]

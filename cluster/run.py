@@ -21,7 +21,6 @@ from cluster.run_datasets import (  # resolution lives there; these names stay i
     dataset_path,  # noqa: F401
     dataset_spec_used,
     generator_revision,  # noqa: F401
-    graphverse_split,  # noqa: F401
     resolve_dataset,
 )
 from cluster.run_manifest import RUN_MANIFEST

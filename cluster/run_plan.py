@@ -9,8 +9,9 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from cluster.config import DatasetSpec, ModelSpec, RunConfig
-from cluster.run import dataset_path, dataset_spec_used, graphverse_split, redact
+from cluster.config import ConfigError, DatasetSpec, ModelSpec, RunConfig
+from cluster.run import dataset_path, dataset_spec_used, redact
+from evalcore import benchmarks
 from evalcore.dataset import Dataset, DatasetError, load_dataset
 
 
@@ -72,15 +73,11 @@ def _dataset_plan(spec: DatasetSpec, data_root: Path) -> dict[str, Any]:
     if spec.generate is None:
         raise DatasetError(f"{path}/manifest.json: dataset not found and no `generate` section to make it")
     g = spec.generate
-    if spec.benchmark == "graphverse":
-        from gie.dataset import plan
-
-        jobs = plan(graphverse_split(g), g.seed, g.limit)  # type: ignore[arg-type]
-        d["instances"] = len(jobs)
-    else:
-        n = g.normalized(spec.benchmark)
-        d["instances"] = len(n["tasks"]) * len(n["levels"]) * g.per_level
-        d["_per_level"] = g.per_level
+    try:
+        d["instances"] = spec.bench().planned_instances(g)
+    except ValueError as e:  # a split the benchmark does not have
+        raise ConfigError(str(e)) from None
+    d["_per_level"] = g.per_level
     return d
 
 
@@ -91,11 +88,9 @@ def _count_samples(cfg: RunConfig, model: ModelSpec, d: dict[str, Any]) -> int:
 
         return count_work(cfg, model, ds).planned
     n = d["instances"]
-    if d["benchmark"] == "graphverse":
-        return n * len(model.graphverse_modes) * cfg.repeats
-    modes = 1 if model.text_only else len(cfg.prompt_modes)
-    total = n * modes * cfg.repeats
-    if cfg.recognition.enabled and not model.text_only:
+    bench = benchmarks.get(d["benchmark"])
+    total = n * len(bench.prompt_modes(cfg.prompt_modes, model.graphverse_modes, model.text_only)) * cfg.repeats
+    if bench.recognition and cfg.recognition.enabled and not model.text_only:
         # a mismatched control needs another instance of the same task and level
         pairs = 1 + (1 if cfg.recognition.controls and d.get("_per_level", 1) >= 2 else 0)
         total += n * pairs * cfg.recognition.asks

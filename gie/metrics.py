@@ -39,6 +39,25 @@ _ORDERS: dict[str, dict[str, int]] = {
 }
 
 
+DIRECT_MODE = "vision"  # GraphVerse's direct inference (evalcore.prompting.VISION_MODE)
+
+
+def mode_rows(frame: pl.DataFrame) -> pl.DataFrame:
+    """GraphVerse rows of another prompt mode than direct inference (program-of-thought, `pot`) as rows of their
+    own: the model reads `<model> (pot)`, as the paper's Table 3 lists "Gemini-3-Pro Coder" beside Gemini-3-Pro.
+    Every GraphVerse table groups by model, so PoT is reported beside direct inference and never pooled with
+    it. A model name cannot hold a space (`cluster.config.MODEL_NAME_PATTERN`): no label collides with a model.
+    Parentheses, not brackets: the terminal tables (rich) would read `[pot]` as markup and drop it. Samples and
+    judgments are labelled alike, so their join on the key columns still matches."""
+    if "prompt_mode" not in frame.columns or frame.is_empty():
+        return frame
+    other = ((pl.col("benchmark") == BENCHMARK) & pl.col("prompt_mode").is_not_null()
+             & (pl.col("prompt_mode") != DIRECT_MODE))
+    return frame.with_columns(
+        model=pl.when(other).then(pl.format("{} ({})", pl.col("model"), pl.col("prompt_mode")))
+        .otherwise(pl.col("model")))
+
+
 def _rows(samples: Frame) -> pl.LazyFrame:
     lf = samples.lazy() if isinstance(samples, pl.DataFrame) else samples
     return lf.filter(

@@ -1,6 +1,6 @@
-"""Run summaries computed with Polars from the per-sample Parquet, printed and saved as CSV:
-the NPHardEval4V leaderboard (`leaderboard.csv`) and, when a run holds GraphVerse samples, the
-GraphVerse accuracy table (`graphverse_acc.csv`)."""
+"""Run summaries computed with Polars from the per-sample Parquet, printed and saved as CSV: each benchmark's
+own (`Benchmark.summaries`), e.g. the NPHardEval4V leaderboard (`leaderboard.csv`) and, when a run holds
+GraphVerse samples, the GraphVerse accuracy table (`graphverse_acc.csv`)."""
 
 from __future__ import annotations
 
@@ -10,13 +10,13 @@ import polars as pl
 from rich.console import Console
 from rich.table import Table
 
+from evalcore import benchmarks
 from evalcore.records import SAMPLE_SCHEMA
 from evalcore.shards import writing
 from nphe4v import metrics
 from report.model_groups import ModelCatalogue
 
 LEADERBOARD_CSV = "leaderboard.csv"
-GRAPHVERSE_CSV = "graphverse_acc.csv"
 OPEN_CLOSED_CSV = "open_closed.csv"
 
 
@@ -37,8 +37,10 @@ def run_parser(run_dir: str | Path) -> str:
 
 
 def run_leaderboard(run_dir: str | Path) -> pl.DataFrame:
-    samples = _light_samples(run_dir).filter(pl.col("benchmark") == "nphardeval4v")
-    return metrics.leaderboard(metrics.primary_parse(samples, run_parser(run_dir)))
+    """The default benchmark's leaderboard (NPHardEval4V's ER/AA/RA), graded with the run's parser."""
+    bench = benchmarks.default()
+    samples = _light_samples(run_dir).filter(pl.col("benchmark") == bench.name)
+    return bench.summaries(samples, run_parser(run_dir))[0].table
 
 
 def write_leaderboard(run_dir: str | Path) -> tuple[pl.DataFrame, Path]:
@@ -51,33 +53,31 @@ def write_leaderboard(run_dir: str | Path) -> tuple[pl.DataFrame, Path]:
 
 def write_summaries(run_dir: str | Path, group_by: str = "none",
                     catalogue: ModelCatalogue | None = None) -> list[tuple[str, pl.DataFrame, Path]]:
-    """Every table the run's samples support, written next to them; (title, table, path) each.
-    ``group_by="open_closed"`` adds Figure 4's closed- vs open-model means (``open_closed.csv``), with model
-    access from the caller's ``catalogue`` (``report.model_groups``)."""
+    """Every table the run's samples support, written next to them; (title, table, path) each: each benchmark's
+    own summaries (`Benchmark.summaries`) for the benchmarks the run holds samples of (the default benchmark's
+    for a run with none). ``group_by="open_closed"`` adds Figure 4's closed- vs open-model means
+    (``open_closed.csv``) over a summary kept per model, with model access from the caller's ``catalogue``
+    (``report.model_groups``)."""
     run_dir = Path(run_dir)
     samples = _light_samples(run_dir).collect()
-    benchmarks = set(samples["benchmark"].unique().to_list())
+    present = set(samples["benchmark"].unique().to_list())
+    chosen = [b for b in benchmarks.registry().values() if b.name in present] or [benchmarks.default()]
+    parser = run_parser(run_dir)
     out = []
-    if "nphardeval4v" in benchmarks or "graphverse" not in benchmarks:
-        board, path = write_leaderboard(run_dir)
-        out.append((f"NPHardEval4V leaderboard — {run_dir.name}", board, path))
-        if group_by == "open_closed":
-            from report.analysis import open_closed
+    for bench in chosen:
+        for summary in bench.summaries(samples.lazy().filter(pl.col("benchmark") == bench.name), parser):
+            path = run_dir / summary.filename
+            with writing(path):  # a full disk: one line naming the file
+                summary.table.write_csv(path, float_precision=summary.float_precision)
+            out.append((f"{summary.title} — {run_dir.name}", summary.table, path))
+            if group_by == "open_closed" and summary.by_model_access:
+                from report.analysis import open_closed
 
-            grouped = open_closed(board.with_columns(version=pl.lit("")), catalogue).drop("version")
-            gpath = run_dir / OPEN_CLOSED_CSV
-            with writing(gpath):  # a full disk: one line naming the file
-                grouped.write_csv(gpath, float_precision=4)
-            out.append((f"Closed vs open models (Figure 4) — {run_dir.name}", grouped, gpath))
-    if "graphverse" in benchmarks:
-        from gie import metrics as gv_metrics
-        from report.graphverse_tables import mode_rows
-
-        acc = gv_metrics.acc_table(mode_rows(samples))  # PoT rows beside direct inference, as `<model> (pot)`
-        path = run_dir / GRAPHVERSE_CSV
-        with writing(path):  # a full disk: one line naming the file
-            acc.write_csv(path, float_precision=2)
-        out.append((f"GraphVerse accuracy (%) — {run_dir.name}", acc, path))
+                grouped = open_closed(summary.table.with_columns(version=pl.lit("")), catalogue).drop("version")
+                gpath = run_dir / OPEN_CLOSED_CSV
+                with writing(gpath):  # a full disk: one line naming the file
+                    grouped.write_csv(gpath, float_precision=4)
+                out.append((f"Closed vs open models (Figure 4) — {run_dir.name}", grouped, gpath))
     return out
 
 

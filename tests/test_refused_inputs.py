@@ -100,7 +100,7 @@ ROWS: list[Row] = [
     ("config top level a list", "eval_all", cfg_argv("- 1\n"), "c.yaml: top level must be a mapping"),
     ("graphverse-only field on nphardeval4v", "eval_all", cfg_argv(
         "datasets: [{generate: {version: v, split: testmini}}]\n" + OK_MODELS),
-     "generate.split is used by graphverse only"),
+     "generate.split is not used by nphardeval4v (it takes tasks, levels, per_level)"),
     # --- command-line paths
     ("--config a folder", "eval_all", lambda tmp, _ds: ["--config", str(tmp), "--plan"],
      "{tmp}: is a folder, not a config file"),

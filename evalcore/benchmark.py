@@ -1,0 +1,196 @@
+"""What a benchmark is, for everything above it: one `Benchmark` object per benchmark, found through the
+`nphe4v.benchmarks` entry points (`evalcore.benchmarks`), never by name.
+
+The cluster (config, planning, generation, grading, export, preflight) and the report ask the object, not a
+string: which tasks it has, how its `generate:` section is checked, canonicalised, counted and generated, in
+which prompt modes a model is asked, whether it has a recognition experiment or a process judge, and which
+summary tables its samples give.
+
+The base class is a complete benchmark of the simplest kind, the one NPHardEval4V is: tasks x levels x
+`per_level` generated instances, each asked in the run's prompt modes (`full_text_only` for a text-only model),
+scored by the task's exact verifier, summarised as accuracy per model and prompt mode. A new benchmark of that
+kind names its tasks and title and is done (docs/extending.md); NPHardEval4V and GraphVerse override the hooks
+where their papers differ.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, Protocol
+
+import polars as pl
+
+from evalcore.dataset import LEVELS, build_instance, write_dataset
+from evalcore.rng import derive_seed, rng_for
+from evalcore.schema import PROMPT_MODES, Instance
+from evalcore.task import TaskSpec
+
+if TYPE_CHECKING:
+    from evalcore.dataset import Dataset
+
+FULL_TEXT_ONLY = "full_text_only"  # the one mode of a text-only model: no picture
+
+
+class GenerateSettings(Protocol):
+    """The `generate:` section of a run config's dataset (`cluster.config.GenerateSpec`), as a benchmark reads
+    it. Fields a benchmark does not use stay None and its `check_generate` refuses them."""
+
+    version: str
+    seed: int
+    per_level: int
+    tasks: list[str] | None
+    levels: list[int] | None
+
+
+@dataclass(frozen=True)
+class Summary:
+    """One summary table of a run (printed after a run and by `nphe4v report`, saved as `filename`).
+    `by_model_access`: rows are per model and carry the leaderboard's columns, so Figure 4's closed- vs
+    open-model means (`--group-by open_closed`) can be taken over them."""
+
+    title: str
+    filename: str
+    table: pl.DataFrame
+    float_precision: int = 4
+    by_model_access: bool = False
+
+
+class Benchmark:
+    """A benchmark plug-in. Subclass it, set the class attributes, and register the instance under the
+    `nphe4v.benchmarks` entry-point group (its entry-point name is `name`)."""
+
+    name: str = ""  # the `benchmark` column of every instance and sample
+    title: str = ""  # how tables and cards name it
+    # the benchmark a dataset entry of a run config means when it names none (only one may say so)
+    default: bool = False
+    # GraphVerse's process judge (VGR-Score) scores this benchmark's samples after the verifier
+    judged: bool = False
+    # NPHardEval4V's recognition experiment (does the figure show the described instance?) runs on it
+    recognition: bool = False
+    # the NPHardEval4V authors' prompt files may replace the rewritten prompts (`prompts: paper`)
+    paper_prompts: bool = False
+    levels: tuple[int, ...] = LEVELS
+    # bumped when the generator's bytes change for the same settings: cached dataset folders are keyed on it
+    generator_revision: str = "1"
+    # what a sample's `variant` column holds, in one-line errors ("this instance's image edit is 'patch'")
+    variant_name: str = "variant"
+    # one sentence for an exported dataset's card: what the prompt modes and `variant` mean
+    modes_note: str = ("Prompt modes: `figure+limited_text` (figure, data only in the figure), `full_text_only` "
+                       "(no image: send the text alone), `figure+full_text` (figure and the data in text).")
+
+    # ---------------------------------------------------------------------------------------------- tasks
+    def task_names(self) -> list[str]:
+        """The tasks in their canonical (the paper's) order."""
+        raise NotImplementedError
+
+    def task(self, name: str) -> TaskSpec[Any]:
+        raise NotImplementedError
+
+    # ------------------------------------------------------------------------------------ generation
+    def check_generate(self, g: GenerateSettings) -> None:
+        """Refuse (ValueError, one line naming the field) a `generate:` section this benchmark cannot honour."""
+        for f in ("split", "limit", "sources"):
+            if getattr(g, f, None) is not None:
+                raise ValueError(f"generate.{f} is not used by {self.name} (it takes tasks, levels, per_level)")
+        names = self.task_names()
+        for t in g.tasks or ():
+            if t not in names:
+                raise ValueError(f"generate.tasks: unknown task {t!r}; known: {', '.join(names)}")
+        for lv in g.levels or ():
+            if lv not in self.levels:
+                raise ValueError(f"generate.levels: unknown level {lv!r}; levels are "
+                                 f"{self.levels[0]}..{self.levels[-1]}")
+        if g.tasks == [] or g.levels == []:
+            raise ValueError("generate.tasks and generate.levels must not be empty (omit them for all)")
+
+    def normalize_generate(self, g: GenerateSettings, d: dict[str, Any]) -> dict[str, Any]:
+        """`d` (the section as JSON) in one canonical form: tasks and levels written out (all when omitted, in
+        the canonical order), so two sections asking for the same dataset compare equal."""
+        names = self.task_names()
+        d["tasks"] = [t for t in names if t in set(g.tasks or names)]
+        d["levels"] = sorted(set(g.levels or self.levels))
+        return d
+
+    def planned_instances(self, g: GenerateSettings) -> int:
+        n = self.normalize_generate(g, {})
+        return len(n["tasks"]) * len(n["levels"]) * g.per_level
+
+    def dataset_folder(self, g: GenerateSettings, key: str) -> str:
+        """The cache folder of a generated dataset, relative to the data root; `key` hashes the whole section."""
+        return f"{self.name}/{g.version}-seed{g.seed}-n{g.per_level}-{key}"
+
+    def generate(self, out: Path, g: GenerateSettings, progress: Callable[[int, int], None] | None = None) -> None:
+        """Write the dataset the section asks for into `out`; the same section gives the same bytes (every
+        instance's randomness comes from a seed derived from (seed, version, task, level, index))."""
+        n = self.normalize_generate(g, {})
+        total = len(n["tasks"]) * len(n["levels"]) * g.per_level
+        items: list[tuple[Instance, list[bytes]]] = []
+        for name in n["tasks"]:
+            spec = self.task(name)
+            for level in n["levels"]:
+                for index in range(g.per_level):
+                    s = derive_seed(g.seed, g.version, name, level, index)
+                    items.append(build_instance(spec, level, index, spec.generate(level, rng_for(s)), seed=s))
+                    if progress:
+                        progress(len(items), total)
+        params = {t: {str(lv): self.task(t).params(lv) for lv in n["levels"]} for t in n["tasks"]}
+        write_dataset(out, items, benchmark=self.name, version=g.version, seed=g.seed, per_level=g.per_level,
+                      source="generated", params=params)
+
+    def spec_used(self, ds: Dataset) -> dict[str, Any]:
+        """What a dataset folder holds beyond benchmark, version, seed, per_level and instance count (recorded in
+        the run manifest, and compared with `spec_wanted` before a folder is reused)."""
+        names = self.task_names()
+        m = ds.manifest
+        return {"tasks": [t for t in names if t in m.tasks] + sorted(set(m.tasks) - set(names)),
+                "levels": sorted({i.level for i in ds.instances})}
+
+    def spec_wanted(self, g: GenerateSettings, ds: Dataset) -> dict[str, Any]:
+        """What `spec_used` of the folder must say for the section `g` (a generated folder is also counted)."""
+        n = self.normalize_generate(g, {})
+        want: dict[str, Any] = {"benchmark": self.name, "version": g.version, "seed": g.seed,
+                                "per_level": g.per_level, "tasks": n["tasks"], "levels": n["levels"]}
+        if ds.manifest.source == "generated":
+            want["instances"] = len(n["tasks"]) * len(n["levels"]) * g.per_level
+        return want
+
+    # --------------------------------------------------------------------------------------- planning
+    def all_prompt_modes(self) -> tuple[str, ...]:
+        """Every prompt mode a sample of this benchmark can have (besides recognition)."""
+        return tuple(PROMPT_MODES)
+
+    def prompt_modes(self, run_modes: Sequence[str], model_modes: Sequence[str], text_only: bool) -> list[str]:
+        """The modes a model is asked in: the run's `prompt_modes`, or `full_text_only` for a text-only model.
+        `model_modes` is the model's own choice (`graphverse_modes`), for benchmarks that take it."""
+        return [FULL_TEXT_ONLY] if text_only else list(run_modes)
+
+    def variant(self, inst: Instance) -> str:
+        """The `variant` key column of a (non-recognition) sample of the instance."""
+        return ""
+
+    def probes(self, run_modes: Sequence[str], recognition: bool) -> list[str]:
+        """The request shapes a run sends (`cluster.preflight`): "text", "1" / "2" figures, "recognition"."""
+        out = ["text" if m == FULL_TEXT_ONLY else "1" for m in run_modes]
+        if self.recognition and recognition:
+            out.append("recognition")
+        return out
+
+    # ---------------------------------------------------------------------------------------- reports
+    def summaries(self, samples: pl.LazyFrame, parser: str) -> list[Summary]:
+        """The tables printed after a run (and by `nphe4v report`) from the run's samples of this benchmark
+        (responses and traces left out). `parser` is the run's `parser` setting."""
+        return [Summary(f"{self.title} leaderboard", f"{self.name}_leaderboard.csv", leaderboard(samples))]
+
+
+def leaderboard(samples: pl.LazyFrame | pl.DataFrame) -> pl.DataFrame:
+    """Per model and prompt mode: `n` samples, `ER` the share with a parsable answer and `acc` the share the
+    exact verifier found correct (a failed call counts as wrong: the denominator is every planned sample)."""
+    lf = samples.lazy() if isinstance(samples, pl.DataFrame) else samples
+    return (lf.group_by("model", "prompt_mode")
+            .agg(n=pl.len(),
+                 ER=(pl.col("verdict").is_in(["correct", "wrong"])).mean(),
+                 acc=(pl.col("verdict") == "correct").mean())
+            .sort("model", "prompt_mode").collect())
+

@@ -1,0 +1,143 @@
+"""GraphVerse as a `Benchmark` plug-in (entry point `graphverse` in pyproject.toml): eleven tasks over a fixed
+split plan (full / testmini / train), each instance with one image edit (`variant`), asked in the model's
+`graphverse_modes` (vision and/or PoT), judged for the process (VGR-Score), summarised as Acc per model x task."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+import polars as pl
+
+from evalcore.benchmark import Benchmark, GenerateSettings, Summary
+from evalcore.prompting import GRAPHVERSE_MODES
+from evalcore.schema import Instance
+from evalcore.task import TaskSpec
+
+if TYPE_CHECKING:
+    from evalcore.dataset import Dataset
+
+SPLITS = ("full", "testmini", "train")
+DEFAULT_PER_LEVEL = 10  # GenerateSettings' default: GraphVerse does not use per_level, its canonical form keeps it
+
+
+class GraphVerse(Benchmark):
+    name = "graphverse"
+    title = "GraphVerse"
+    judged = True
+    levels = (1, 2)
+    variant_name = "image edit"
+    modes_note = ("Prompt mode: `vision` (the image(s) hold the data, the text the question); `variant` is the "
+                  "image edit.")
+
+    @property
+    def generator_revision(self) -> str:  # type: ignore[override]
+        from gie.dataset import GENERATOR_REVISION
+
+        return GENERATOR_REVISION
+
+    def task_names(self) -> list[str]:
+        from gie.tasks import TASK_MODULES
+
+        return list(TASK_MODULES)
+
+    def task(self, name: str) -> TaskSpec[Any]:
+        from gie.tasks import get_task
+
+        return get_task(name)
+
+    # ------------------------------------------------------------------------------------ generation
+    def split(self, g: GenerateSettings) -> str:
+        """The split the section asks for: `split`, else the version name's suffix (graphverse-testmini)."""
+        split = getattr(g, "split", None) or g.version.removeprefix("graphverse-")
+        if split not in SPLITS:
+            raise ValueError(f"dataset graphverse: field generate.split: {split!r} is not full, testmini or train")
+        return split
+
+    def check_generate(self, g: GenerateSettings) -> None:
+        # the split's plan fixes tasks and levels; accepting them would silently ignore them
+        for f in ("tasks", "levels"):
+            if getattr(g, f) is not None:
+                raise ValueError(f"generate.{f} is not used by graphverse (use generate.limit or split)")
+
+    def normalize_generate(self, g: GenerateSettings, d: dict[str, Any]) -> dict[str, Any]:
+        # the dataset is fixed by split, seed, limit and sources: the canonical form names the split through the
+        # version (`graphverse-<split>`, `split` left empty) and drops per_level; it is the form a config that
+        # omits the defaults already had, so cached folders keep their names
+        split = getattr(g, "split", None) or g.version.removeprefix("graphverse-")
+        if split in SPLITS:  # otherwise refused where the split is used
+            d["version"], d["split"] = f"graphverse-{split}", None
+        d["per_level"] = DEFAULT_PER_LEVEL
+        d["sources"] = getattr(g, "sources", None) or None
+        return d
+
+    def planned_instances(self, g: GenerateSettings) -> int:
+        from gie.dataset import plan
+
+        return len(plan(self.split(g), g.seed, getattr(g, "limit", None)))  # type: ignore[arg-type]
+
+    def dataset_folder(self, g: GenerateSettings, key: str) -> str:
+        limit, sources = getattr(g, "limit", None), getattr(g, "sources", None)
+        name = f"graphverse-{self.split(g)}-seed{g.seed}" + (f"-limit{limit}" if limit else "")
+        if sources:  # user copies make another dataset even under the same paths: key on their content
+            name += f"-sources{_user_sources_hash(sources)}"
+        return f"graphverse/{name}-{key}"
+
+    def generate(self, out: Path, g: GenerateSettings, progress: Callable[[int, int], None] | None = None) -> None:
+        from gie.dataset import generate_split
+        from gie.sources.base import SourceFileError
+        from gie.sources.user_copies import use_user_sources
+
+        split = self.split(g)
+        try:
+            use_user_sources(getattr(g, "sources", None))  # also installs the copies for worker processes
+        except SourceFileError as e:
+            raise ValueError(f"dataset graphverse: field generate.sources: {e}") from None
+        generate_split(out, split, g.seed, limit=getattr(g, "limit", None), progress=progress)  # type: ignore[arg-type]
+
+    def spec_used(self, ds: Dataset) -> dict[str, Any]:
+        m = ds.manifest
+        used: dict[str, Any] = {"limit": m.extra.get("limit")}
+        used.update({k: v for k, v in m.extra.items() if k in ("split", "sources")})
+        return used
+
+    def spec_wanted(self, g: GenerateSettings, ds: Dataset) -> dict[str, Any]:
+        return {"benchmark": self.name, "version": f"graphverse-{self.split(g)}", "seed": g.seed,
+                "limit": getattr(g, "limit", None)}
+
+    # --------------------------------------------------------------------------------------- planning
+    def all_prompt_modes(self) -> tuple[str, ...]:
+        return GRAPHVERSE_MODES
+
+    def prompt_modes(self, run_modes: Sequence[str], model_modes: Sequence[str], text_only: bool) -> list[str]:
+        # images + question, answered directly (vision) and/or as a program (pot), as the model's config asks
+        return list(model_modes)
+
+    def variant(self, inst: Instance) -> str:
+        return str(inst.meta.get("edit", ""))  # the image edit
+
+    def probes(self, run_modes: Sequence[str], recognition: bool) -> list[str]:
+        return ["1", "2"]  # single-graph tasks and the paired tasks (two figures)
+
+    # ---------------------------------------------------------------------------------------- reports
+    def summaries(self, samples: pl.LazyFrame, parser: str) -> list[Summary]:
+        from gie import metrics
+
+        acc = metrics.acc_table(metrics.mode_rows(samples.collect()))  # PoT rows beside direct inference
+        return [Summary(f"{self.title} accuracy (%)", "graphverse_acc.csv", acc, float_precision=2)]
+
+
+def _user_sources_hash(sources: dict[str, str]) -> str:
+    from evalcore.hashing import sha256_json
+    from gie.sources.base import SourceFileError
+    from gie.sources.user_copies import file_sha256, user_source_files
+
+    try:
+        files = {n: {f.name: file_sha256(f) for f in user_source_files(n, p)} for n, p in sorted(sources.items())}
+    except (SourceFileError, OSError) as e:
+        raise ValueError(f"dataset graphverse: field generate.sources: {e}") from None
+    return sha256_json(files)[:12]
+
+
+BENCHMARK = GraphVerse()

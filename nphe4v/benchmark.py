@@ -1,0 +1,59 @@
+"""NPHardEval4V as a `Benchmark` plug-in (entry point `nphardeval4v` in pyproject.toml): nine tasks x ten
+levels, three prompt modes, the recognition experiment, the authors' prompt files, ER/AA/RA leaderboard."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import polars as pl
+
+from evalcore.benchmark import Benchmark, GenerateSettings, Summary
+from evalcore.task import TaskSpec
+
+
+class NPHardEval4V(Benchmark):
+    name = "nphardeval4v"
+    title = "NPHardEval4V"
+    default = True
+    recognition = True
+    paper_prompts = True
+    modes_note = (
+        "Prompt modes: `figure+limited_text` (figure, data only in the figure), `full_text_only` (no image: "
+        "send the text alone), `figure+full_text` (figure and the data in text), and `recognition` (does the "
+        "figure show the described instance? `variant` `match`, or `mismatch` with the text of "
+        "`text_instance_id`; a live run asks each 5 times at temperature 0.7).")
+
+    @property
+    def generator_revision(self) -> str:  # type: ignore[override]
+        from nphe4v.generate import GENERATOR_REVISION
+
+        return GENERATOR_REVISION
+
+    def task_names(self) -> list[str]:
+        from nphe4v.tasks import TASK_MODULES
+
+        return list(TASK_MODULES)
+
+    def task(self, name: str) -> TaskSpec[Any]:
+        from nphe4v.tasks import get_task
+
+        return get_task(name)
+
+    def generate(self, out: Path, g: GenerateSettings, progress: Callable[[int, int], None] | None = None) -> None:
+        # the generator's own (parallel) loop: the same bytes as the base class's, in worker processes
+        from nphe4v.generate import generate_version
+
+        n = self.normalize_generate(g, {})
+        generate_version(out, version=g.version, seed=g.seed, per_level=g.per_level, tasks=n["tasks"],
+                         levels=n["levels"], progress=progress)
+
+    def summaries(self, samples: pl.LazyFrame, parser: str) -> list[Summary]:
+        from nphe4v import metrics
+
+        board = metrics.leaderboard(metrics.primary_parse(samples, parser))
+        return [Summary(f"{self.title} leaderboard", "leaderboard.csv", board, by_model_access=True)]
+
+
+BENCHMARK = NPHardEval4V()
