@@ -50,6 +50,8 @@ BUILDERS: dict[str, tuple[str, str, str]] = {
     "LlavaForConditionalGeneration": ("llava", "build_llava", "llava-1.5"),
     "LlavaOnevisionForConditionalGeneration": ("llava", "build_llava_onevision", "llava-onevision"),
     "Gemma3ForConditionalGeneration": ("gemma3", "build_gemma3", "gemma3"),
+    "KimiK25ForConditionalGeneration": ("kimi", "build_kimi_k25", "kimi-k2.5"),
+    "Phi3VForCausalLM": ("phi3v", "build_phi3v", "phi-3.5-vision"),
 }
 
 
