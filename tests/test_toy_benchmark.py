@@ -1,0 +1,144 @@
+"""A third benchmark that no file outside its own package names: `tests/toy_benchmark` (one task, MAX) registers
+through the `nphe4v.benchmarks` entry point and runs as NPHardEval4V and GraphVerse do (docs/extending.md).
+
+It is installed the way importlib.metadata sees an installed distribution: a `toy_benchmark-0.1.0.dist-info`
+folder whose `entry_points.txt` is written from the package's own pyproject.toml, in a folder put on the path
+(PYTHONPATH for the subprocesses and Ray workers of a run), beside the package's source folder. Nothing of the
+project is edited for it.
+"""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+import tomllib
+from pathlib import Path
+
+import polars as pl
+import pytest
+
+from evalcore import benchmarks
+
+ROOT = Path(__file__).resolve().parents[1]
+TOY = ROOT / "tests" / "toy_benchmark"
+TOY_CONFIG = """\
+name: toy
+datasets:
+  - {benchmark: toy, generate: {version: t1, seed: 7, per_level: 2}}
+models:
+  - {name: oracle, backend: baseline}
+  - {name: greedy, backend: baseline}
+  - {name: random, backend: baseline}
+  - {name: always-yes, backend: baseline}
+prompt_modes: [figure+limited_text, full_text_only, figure+full_text]
+ray: {num_cpus: 2}
+"""
+BASELINES = ("oracle", "greedy", "random", "always-yes")
+
+
+def install_toy(site: Path) -> Path:
+    """The toy distribution's metadata in `site`, its entry points taken from tests/toy_benchmark/pyproject.toml;
+    returns `site`. With `site` and TOY on the path, `evalcore.benchmarks` finds the toy benchmark."""
+    project = tomllib.loads((TOY / "pyproject.toml").read_text())["project"]
+    dist = site / f"{project['name'].replace('-', '_')}-{project['version']}.dist-info"
+    dist.mkdir(parents=True)
+    (dist / "METADATA").write_text(f"Metadata-Version: 2.1\nName: {project['name']}\nVersion: {project['version']}\n")
+    lines = [f"[{group}]\n" + "".join(f"{k} = {v}\n" for k, v in eps.items())
+             for group, eps in project["entry-points"].items()]
+    (dist / "entry_points.txt").write_text("\n".join(lines))
+    return site
+
+
+@pytest.fixture
+def toy_registered(tmp_path, monkeypatch):
+    """The toy benchmark registered in this process (the registry reloaded, and reloaded again afterwards)."""
+    site = install_toy(tmp_path / "site")
+    monkeypatch.syspath_prepend(str(TOY))
+    monkeypatch.syspath_prepend(str(site))
+    benchmarks.registry.cache_clear()
+    yield benchmarks.get("toy")
+    monkeypatch.undo()
+    benchmarks.registry.cache_clear()
+    sys.modules.pop("toy_benchmark.benchmark", None)
+
+
+def test_toy_registers_beside_the_two_benchmarks_and_scores_through_the_plan(toy_registered, tmp_path):
+    from cluster.config import RunConfig
+    from cluster.plan import plan_model
+    from cluster.run_datasets import resolve_dataset
+    from evalcore.schema import ModelResponse
+    from nphe4v.baselines import baseline_answer
+    from nphe4v.scoring import score_sample
+
+    toy = toy_registered
+    assert sorted(benchmarks.names()) == ["graphverse", "nphardeval4v", "toy"]
+    assert benchmarks.default().name == "nphardeval4v"  # a dataset entry naming no benchmark
+    cfg = RunConfig.model_validate({
+        "datasets": [{"benchmark": "toy", "generate": {"version": "t1", "seed": 7, "per_level": 2}}],
+        "models": [{"name": "oracle"}, {"name": "random"}], "prompts": "rewritten"})
+    spec = cfg.datasets[0]
+    ds = resolve_dataset(spec, tmp_path / "data")
+    assert ds.root.parent.name == "toy" and ds.manifest.benchmark == "toy"
+    assert [(i.task, i.level) for i in ds.instances] == [("MAX", 1)] * 2 + [("MAX", 2)] * 2
+    assert len(ds.instances[0].images) == 1
+    # the same spec finds the cached folder; a spec for another benchmark's fields is refused by the toy's check
+    assert resolve_dataset(spec, tmp_path / "data").manifest.dataset_sha256 == ds.manifest.dataset_sha256
+    with pytest.raises(ValueError, match="generate.split is not used by toy"):
+        RunConfig.model_validate({"datasets": [{"benchmark": "toy", "generate": {"version": "t", "split": "full"}}],
+                                  "models": [{"name": "oracle"}]})
+    with pytest.raises(ValueError, match="unknown level 3; levels are 1..2"):
+        RunConfig.model_validate({"datasets": [{"benchmark": "toy", "generate": {"version": "t", "levels": [3]}}],
+                                  "models": [{"name": "oracle"}]})
+    by_id = ds.by_id()
+    for model in cfg.models:
+        items = list(plan_model(cfg, model, ds, ds.manifest.version))
+        # every instance in each of the run's three prompt modes; no recognition (the toy has none)
+        assert len(items) == len(ds.instances) * 3
+        assert {i.request.key.prompt_mode for i in items} == set(cfg.prompt_modes)
+        verdicts = []
+        for item in items:
+            req = item.request  # a baseline's request carries the instance's data and gold
+            response = ModelResponse(text=baseline_answer(model.baseline, req), status="ok")
+            rec = score_sample("r", ds.manifest.version, by_id[item.instance_id], req, response)
+            verdicts.append(rec.verdict)
+        if model.name == "oracle":
+            assert verdicts == ["correct"] * len(items)
+        else:
+            assert set(verdicts) <= {"correct", "wrong"}
+    assert toy.probes(cfg.prompt_modes, True) == ["1", "text", "1"]
+
+
+@pytest.mark.ray
+@pytest.mark.slow(reason="a whole `nphe4v run` in a subprocess: generation, a local Ray, four baselines, the report")
+def test_toy_runs_end_to_end_from_its_own_package(tmp_path):
+    site = install_toy(tmp_path / "site")
+    cfg = tmp_path / "toy.yaml"
+    cfg.write_text(TOY_CONFIG)
+    out, data = tmp_path / "run", tmp_path / "data"
+    env = {k: v for k, v in os.environ.items() if k not in ("RAY_ADDRESS", "RAY_AUTH_TOKEN", "RAY_AUTH_TOKEN_PATH")}
+    # the Ray workers of the run import the toy package and find its entry point the same way
+    env["PYTHONPATH"] = os.pathsep.join([str(ROOT), str(TOY), str(site), *filter(None, [env.get("PYTHONPATH")])])
+    res = subprocess.run([sys.executable, "-m", "nphe4v_cli", "run", "--config", str(cfg), "--out", str(out),
+                          "--data-root", str(data)], cwd=tmp_path, env=env, capture_output=True, text=True,
+                         timeout=900)
+    assert res.returncode == 0, res.stdout[-3000:] + res.stderr[-3000:]
+    assert "Toy leaderboard" in res.stdout, res.stdout[-3000:]
+    board = pl.read_csv(out / "toy_leaderboard.csv")
+    assert sorted(board["model"].unique().to_list()) == sorted(BASELINES)
+    assert set(board["prompt_mode"].to_list()) == {"figure+limited_text", "full_text_only", "figure+full_text"}
+    assert (board["n"] == 4).all()  # two levels x two instances, one repeat
+    oracle = board.filter(pl.col("model") == "oracle")
+    assert (oracle["acc"] == 1.0).all() and (oracle["ER"] == 1.0).all()
+    yes = board.filter(pl.col("model") == "always-yes")
+    assert (yes["acc"] == 0.0).all() and (yes["ER"] == 0.0).all()  # prose, no final answer
+    # no other benchmark's table was made from the toy's samples
+    assert not (out / "leaderboard.csv").exists() and not (out / "graphverse_acc.csv").exists()
+    samples = pl.read_parquet(out / "samples" / "**" / "*.parquet")
+    assert set(samples["benchmark"].to_list()) == {"toy"} and samples.height == 4 * 3 * len(BASELINES)
+    # the report the run wrote, and `nphe4v report` over the run folder
+    assert (out / "report.html").is_file()
+    rep = subprocess.run([sys.executable, "-m", "nphe4v_cli", "report", str(out)], cwd=tmp_path, env=env,
+                         capture_output=True, text=True, timeout=300)
+    assert rep.returncode == 0, rep.stdout[-3000:] + rep.stderr[-3000:]
+    assert "Toy leaderboard" in rep.stdout and "toy_leaderboard.csv" in rep.stdout
