@@ -52,6 +52,7 @@ BUILDERS: dict[str, tuple[str, str, str]] = {
     "Gemma3ForConditionalGeneration": ("gemma3", "build_gemma3", "gemma3"),
     "KimiK25ForConditionalGeneration": ("kimi", "build_kimi_k25", "kimi-k2.5"),
     "Phi3VForCausalLM": ("phi3v", "build_phi3v", "phi-3.5-vision"),
+    "Ovis": ("ovis", "build_ovis", "ovis2"),
 }
 
 
