@@ -134,6 +134,8 @@ improvement tables (``report.comparisons``; default: each model's PoT against it
         **{f"graphverse_{k}": v for k, v in t.judged.items()},
         **{f"graphverse_{k}": v for k, v in t.improvement.items()},
         **t.judge_csvs,
+        **{f"{name}_{Path(x.filename).stem.removeprefix(name + '_')}": x.table
+           for name, _, summaries in t.plugins for x in summaries},
     }
     browser_html, picked = "", None
     if html_path is not None:

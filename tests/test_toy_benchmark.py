@@ -137,7 +137,10 @@ def test_toy_runs_end_to_end_from_its_own_package(tmp_path):
     samples = pl.read_parquet(out / "samples" / "**" / "*.parquet")
     assert set(samples["benchmark"].to_list()) == {"toy"} and samples.height == 4 * 3 * len(BASELINES)
     # the report the run wrote, and `nphe4v report` over the run folder
-    assert (out / "report.html").is_file()
+    html = (out / "report.html").read_text()
+    assert '<section id="bench-toy"><h2>Toy</h2>' in html and "Toy leaderboard" in html
+    assert "## Toy" in (out / "report.md").read_text()
+    assert pl.read_csv(out / "report_tables" / "toy_leaderboard.csv").height == board.height
     rep = subprocess.run([sys.executable, "-m", "nphe4v_cli", "report", str(out)], cwd=tmp_path, env=env,
                          capture_output=True, text=True, timeout=300)
     assert rep.returncode == 0, rep.stdout[-3000:] + rep.stderr[-3000:]

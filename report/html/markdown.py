@@ -53,4 +53,4 @@ def render_markdown(title: str, runs: Sequence[analysis.Run], t: Tables, result:
         categories_note=categories_note(),
         improvement_cards=[(r["run"], r["grade"]) for r in cards.iter_rows(named=True)]
         if cards is not None and t.improvement else [],
-        files=files, **ctx)
+        plugins=t.plugins, files=files, **ctx)

@@ -210,7 +210,9 @@ def render_page(title: str, runs: Sequence[analysis.Run], t: Tables, figs: dict[
     nav = [("missing", "missing"), ("leaderboard", "leaderboard"), ("classes", "classes"), ("heatmaps", "heatmaps"),
            ("ablation", "prompt modes"), ("lvlm-llm", "LVLM vs LLM"), ("versions", "versions"),
            ("failures", "failures"), ("graphverse", "GraphVerse"), *((("improvement", "improvement"),) if gv else ()),
-           ("samples", "samples")]
+           *((f"bench-{name}", title) for name, title, _ in t.plugins), ("samples", "samples")]
+    plugins = [(f"bench-{name}", title, [(x.title, table_view(x.table, digits=x.float_precision)) for x in summaries])
+               for name, title, summaries in t.plugins]
     improvement = [(name, ttl, note, table_view(t.improvement[name]), table_view(t.improvement[LONG[name]], digits=2))
                    for name, ttl, note in TITLES if name in t.improvement]
     judge_csvs = [(name, ttl, how, table_view(t.judge_csvs[name], digits=2) if name in t.judge_csvs else None)
@@ -223,7 +225,7 @@ def render_page(title: str, runs: Sequence[analysis.Run], t: Tables, figs: dict[
         versions=t.board["version"].n_unique() if not t.board.is_empty() else 0,
         near_zero=f"{analysis.NEAR_ZERO_VARIANCE:g}", no_judge=Markup(NO_JUDGE), judge_csvs=judge_csvs,
         improvement=improvement, how_improvement=Markup(HOW), categories_note=categories_note(),
-        browser=Markup(browser_html))
+        plugins=plugins, browser=Markup(browser_html))
 
 
 NO_JUDGE = ("The judge has not been run on these runs: no VGR-Score, no failure modes. Run the judge stage "
