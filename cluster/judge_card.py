@@ -19,6 +19,7 @@ from typing import Any
 
 from cluster.judge_work import Work, resolve_spec, result_record, rule_record
 from evalcore.schema import Instance
+from gie.benchmark import BENCHMARK as GRAPHVERSE
 from judge.card import FAMILIES, evaluate, grade_line, write_card
 from judge.card_families import CardInput, Case, cases_for
 from judge.evidence import build_evidence, gold_text
@@ -74,7 +75,7 @@ def _work(case: Case, inp: CardInput, inst: Instance, spec: JudgeSpec, template:
     item = JudgeItem(task=inp.task, evidence=ev.text, gold=gold_text(inp.task, inp.gold, inp.gold_value),
                      question="", response=case.text)
     key = cache_key(spec, template, item) if not spec.is_rule else item.response_sha
-    base = {"run_id": "judge-card", "model": "card", "benchmark": "graphverse", "instance_id": inp.instance_id,
+    base = {"run_id": "judge-card", "model": "card", "benchmark": GRAPHVERSE.name, "instance_id": inp.instance_id,
             "variant": str(inst.data.get("edit", {}).get("kind", "none")), "prompt_mode": "vision", "repeat": 0,
             "task": inp.task, "judge": spec.identity, "judge_snapshot": spec.pinned if not spec.is_rule else RULE_VERSION,
             "judge_template": template, "judge_repeat": 0, "evidence_sha256": ev.sha256,

@@ -42,6 +42,7 @@ def judge_card(
     from evalcore import secrets
     from evalcore.dataset import DatasetError, load_dataset
     from evalcore.validation import first_error
+    from gie.benchmark import BENCHMARK as GRAPHVERSE
     from judge.card import markdown
 
     if families is not None:
@@ -95,7 +96,7 @@ def judge_card(
         ds = load_dataset(dataset, check_images=False)
     except DatasetError as e:
         _fail(str(e))
-    if ds.manifest.benchmark != "graphverse":
+    if ds.manifest.benchmark != GRAPHVERSE.name:
         _fail(f"--dataset {dataset}: a {ds.manifest.benchmark} dataset; the judge card needs GraphVerse")
     instances = list(ds.instances)[:limit] if limit else list(ds.instances)
 

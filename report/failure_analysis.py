@@ -25,7 +25,7 @@ import polars as pl
 
 from evalcore.schema import RECOGNITION_MODE
 from nphe4v.tasks import TASK_MODULES
-from report.runs import Source, frame_of, instance_data, nph_rows, runs_of
+from report.runs import NPH_BENCHMARK, Source, frame_of, instance_data, nph_rows, runs_of
 
 CATEGORIES: tuple[str, ...] = ("unparsable", "perception_error", "wrong_decision", "suboptimal", "infeasible")
 DECISION_TASKS = frozenset({"TSP-D", "GCP-D"})
@@ -159,7 +159,7 @@ def failure_samples(samples: pl.DataFrame, instances: InstanceData | None = None
             "reason", "parsed_answer"]
     df = samples
     if "benchmark" in df.columns:
-        df = df.filter(pl.col("benchmark") == "nphardeval4v")
+        df = df.filter(pl.col("benchmark") == NPH_BENCHMARK)
     if "version" not in df.columns:
         df = df.with_columns(version=pl.lit(""))
     df = df.filter(

@@ -33,11 +33,12 @@ from evalcore.stats import wilson_interval
 from gie.catalogue import EDIT_KINDS, PAIRED_TASKS, POLY_TASKS, SINGLE_TASKS, TASK_NAMES
 from report.bootstrap import instance_draws, percentile_bounds
 from report.comparisons import DIRECT_MODE, Arm, Comparisons
+from report.runs import GV_BENCHMARK
 
 Frame = pl.DataFrame | pl.LazyFrame
 Key = tuple[str, str]  # (model, prompt_mode)
 
-BENCHMARK = "graphverse"
+BENCHMARK = GV_BENCHMARK
 ALL = "All"
 CATEGORIES: dict[str, tuple[str, ...]] = {
     "Poly": tuple(t for t in TASK_NAMES if t in POLY_TASKS),

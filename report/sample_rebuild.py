@@ -8,6 +8,7 @@ import json
 from collections.abc import Sequence
 from typing import Any
 
+from evalcore import benchmarks
 from evalcore.schema import PROMPT_MODES, RECOGNITION_MODE
 from report import analysis
 
@@ -81,7 +82,7 @@ def rebuild_sample(row: dict, index: DatasetIndex) -> dict[str, Any]:
         else:
             mode = row["prompt_mode"]
             prompts, assets, backends = index.prompts.get(row["run"], ("rewritten", None, {}))
-            if prompts == "paper" and inst.benchmark == "nphardeval4v" and mode in PROMPT_MODES:
+            if prompts == "paper" and benchmarks.get(inst.benchmark).paper_prompts and mode in PROMPT_MODES:
                 from nphe4v.instance_prompt import instance_prompt
                 from nphe4v.paper_prompts import prompt_file_for
 

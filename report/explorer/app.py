@@ -309,7 +309,18 @@ def _sample_view(store: Store, run: str, key: dict[str, Any]) -> dict[str, Any]:
         judgments.append(j)
     judgments.sort(key=lambda j: (not j["is_default"], j["judge"], j["judge_template"], j["judge_repeat"]))
     return {"row": row, "rb": rb, "images": images, "evidence": evidence, "judgments": judgments,
-            "key": key, "run": run}
+            "key": key, "run": run, "judged": _judged(str(row.get("benchmark")))}
+
+
+def _judged(benchmark: str) -> bool:
+    """Whether the benchmark's samples have a process judge (GraphVerse's VGR-Score): the page shows its
+    judgments, or that there are none."""
+    from evalcore import benchmarks
+
+    try:
+        return benchmarks.get(benchmark).judged
+    except benchmarks.BenchmarkError:  # a run of a benchmark not installed here
+        return False
 
 
 def _annotation_routes(app: FastAPI, store: Store, env: Environment, page, token: str,
