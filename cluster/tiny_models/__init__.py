@@ -53,6 +53,7 @@ BUILDERS: dict[str, tuple[str, str, str]] = {
     "KimiK25ForConditionalGeneration": ("kimi", "build_kimi_k25", "kimi-k2.5"),
     "Phi3VForCausalLM": ("phi3v", "build_phi3v", "phi-3.5-vision"),
     "Ovis": ("ovis", "build_ovis", "ovis2"),
+    "DeepseekVLV2ForCausalLM": ("deepseek_vl2", "build_deepseek_vl2", "deepseek-vl2"),
 }
 
 
