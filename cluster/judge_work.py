@@ -192,7 +192,9 @@ def result_record(w: Work, res: JudgeResult, *, cached: bool, calls: int) -> Jud
         fields["steps"] = secrets.redact(fields["steps"])
     return Judgment(
         **w.base, judge_served_model=res.served_model, status=res.status, error_kind=res.error_kind,
-        error=res.error, raw_output=json.dumps(res.raw_outputs, ensure_ascii=False), attempts=res.calls,
+        # a judgment without a score says why (VGR v4 `unreadable`) unless the call itself failed
+        error=fields.pop("error", None) or res.error,
+        raw_output=json.dumps(res.raw_outputs, ensure_ascii=False), attempts=res.calls,
         calls=calls, cached=cached, prompt_tokens=res.prompt_tokens, completion_tokens=res.completion_tokens,
         cost_usd=res.cost_usd, latency_s=res.latency_s, **fields,
     )

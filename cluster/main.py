@@ -110,7 +110,7 @@ def preflight_first(cfg) -> list:
     from cluster.run import init_ray
     from cluster.runlock import printable
 
-    if any(m.backend == "vllm" for m in cfg.models):
+    if any(m.backend in ("vllm", "transformers") for m in cfg.models):
         init_ray(cfg)
     rows = {r.model: r for r in preflight(cfg)}
     kept = []

@@ -23,213 +23,38 @@ LLM judgment and a rule judgment the same way (`grounded_fields`, the one seam t
 
 from __future__ import annotations
 
-import html
+import bisect
+import dataclasses
 import json
-import re
-import unicodedata
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
 from judge.evidence import Evidence
-from judge.reader import Claim, Lexicon, read
+from judge.grounding_facts import (
+    _SET_LABELS,
+    _canonical_path,
+    _label,
+    _num,
+    claim_of_fact,
+    fact_in_quote,
+    normalise,
+    reader_states,
+    stated_claims,
+)
+from judge.reader import Claim, Reading, read
 from judge.rule_checks import ClaimChecks, Context, Step, context_for
 from judge.rule_grammar import edge_key
 from judge.rule_scorer import claims_region
 from judge.rule_v3 import v3_of
-from judge.schema import Fact, JudgeStep, claim_key, verdict_fields
-from judge.vgr4 import lexicon
+from judge.schema import DEFAULT_VGR_VERSION, Fact, JudgeStep, claim_key, verdict_fields
+from judge.vgr4 import V4, judge_reading, lexicon
+from judge.vgr4_objects import runs_of
 
-_SPACE = re.compile(r"\s+")
-_WORD = re.compile(r"[0-9A-Za-z_]+")
-_NUMBER = re.compile(r"(?<![A-Za-z_])\d+(?:\.\d+)?")
-_THOUSANDS = re.compile(r"(?<=\d)[,\u202f\u00a0'](?=\d{3}(?!\d))")
-# the set property a `set` fact names (the v3 schema's words, and plain spellings a judge may use)
-_SET_LABELS = {
-    "clique": "clique", "maximum clique": "clique",
-    "independent_set": "independent set", "independent set": "independent set",
-    "vertex_cover": "vertex cover", "vertex cover": "vertex cover", "cover": "vertex cover",
-    "common_neighbors": "common", "common neighbors": "common", "common_neighbours": "common",
-    "common neighbours": "common", "common": "common",
-}
+__all__ = ["Grounded", "GroundedStep", "claim_of_fact", "fact_in_quote", "ground_verdict", "grounded_fields",
+           "normalise", "reader_states", "stated_claims"]
 Truth = Literal["true", "false", "unknown"]
 
-
-def normalise(text: str) -> str:
-    """What the quote check compares: entities decoded (the judge saw the response escaped), NFKC,
-    casefolded, every whitespace dropped (line breaks and spacing are layout, not content)."""
-    return _SPACE.sub("", unicodedata.normalize("NFKC", html.unescape(text)).casefold())
-
-
-def _words(text: str) -> list[str]:
-    return [w.casefold() for w in _WORD.findall(unicodedata.normalize("NFKC", html.unescape(text)))]
-
-
-def _numbers(text: str) -> list[float]:
-    t = _THOUSANDS.sub("", unicodedata.normalize("NFKC", html.unescape(text)))
-    return [float(x) for x in _NUMBER.findall(t)]
-
-
-def _label(value: float | str | None) -> str:
-    """A word value as compared: `1`, `1.0` and `"1"` are one colour class."""
-    if isinstance(value, float) and value.is_integer():
-        return str(int(value))
-    return " ".join(str(value).casefold().split()) if value is not None else ""
-
-
-def _run_in(seq: list[str], nodes: list[str]) -> bool:
-    """Whether `nodes` occur as one contiguous run of `seq`, either way round (a cycle's closing node may be
-    left implicit)."""
-    runs = [nodes, nodes[::-1]]
-    if len(nodes) > 2 and nodes[0] == nodes[-1]:  # a cycle: any rotation, with or without its closing node
-        ring = nodes[:-1]
-        rots = [r[k:] + r[:k] for r in (ring, ring[::-1]) for k in range(len(r))]
-        runs = [x for r in rots for x in (r, [*r, r[0]])]
-    k = len(seq)
-    return any(seq[i:i + len(r)] == r for r in runs for i in range(k - len(r) + 1))
-
-
-def fact_in_quote(fact: Fact, quote: str, names: frozenset[str] | None = None) -> bool:
-    """Whether the quote states the fact: its nodes occur as words (a path's in order, either way round), a
-    number value as a number, a colour (drawn or assigned class) as a word. With the instance's node
-    `names`, a path's nodes must be one contiguous run of the node names the quote writes (as spelt in
-    the graph): `A -> B -> C` states the path A, B, C, not A, C."""
-    if names is not None and fact.type == "path" and all(n is not None and n in names for n in fact.nodes):
-        seq = [w for w in _WORD.findall(unicodedata.normalize("NFKC", html.unescape(quote))) if w in names]
-        if all(n in seq for n in fact.nodes) and not _run_in(seq, [str(n) for n in fact.nodes]):
-            return False
-    words = _words(quote)
-    flat = normalise(quote)
-    names = [n.casefold() for n in fact.nodes if n is not None]
-    if not names or any(not n for n in names) or (fact.nodes and fact.nodes[0] is None):
-        return False
-
-    def at(name: str, start: int) -> int:
-        """Index after the first occurrence of `name` in the quote's words from `start`, or -1."""
-        if _WORD.fullmatch(name):
-            try:
-                return words.index(name, start) + 1
-            except ValueError:
-                return -1
-        return start if normalise(name) in flat else -1
-
-    def in_order(seq: list[str]) -> bool:
-        pos = 0
-        for n in seq:
-            pos = at(n, pos)
-            if pos < 0:
-                return False
-        return True
-
-    if fact.type == "path":
-        orders = [names, names[::-1]]
-        if len(names) > 2 and names[0] == names[-1]:  # a cycle: any rotation, either way round
-            ring = names[:-1]
-            orders = [r[k:] + r[:k] for r in (ring, ring[::-1]) for k in range(len(r))]
-        if not any(in_order(o) for o in orders):
-            return False
-    elif any(at(n, 0) < 0 for n in names):
-        return False
-    if isinstance(fact.value, float):
-        if not any(abs(x - fact.value) < 1e-6 for x in _numbers(quote)):
-            return False
-    elif fact.type in ("color", "assign") and fact.value is not None:
-        word = _label(fact.value)
-        if _WORD.fullmatch(word):
-            if word not in words and not (word.isdigit() and float(word) in _numbers(quote)):
-                return False
-        elif normalise(word) not in flat:
-            return False
-    return True
-
-
-def _same_walk(a: list[str], b: list[str]) -> bool:
-    if a == b or a == b[::-1]:
-        return True
-    if len(a) > 2 and a[0] == a[-1] and len(b) > 2 and b[0] == b[-1]:
-        return _canonical_path(a) == _canonical_path(b)
-    return False
-
-
-def _near(x: float | None, y: float | None) -> bool:
-    return x is not None and y is not None and abs(x - y) < 1e-6
-
-
-def reader_states(fact: Fact, quote: str, lex: Lexicon) -> bool:
-    """Whether the claim reader, run on the quote alone, reads the fact's relation there (not only its node
-    names): `A: B, C` states the adjacencies A-B and A-C, never the edge B-C. Colours and degrees, which the
-    reader does not read and which never earn, are grounded by `fact_in_quote` alone."""
-    if fact.type in ("color", "degree", "none"):
-        return True
-    nodes = [str(n) for n in fact.nodes if n is not None]
-    if any(n not in lex.names for n in nodes):
-        return True  # a node the graph does not have: such a fact can only be false (an error), never credit
-    claims: list[Claim] = read(quote, lex).claims
-    value = fact.value if isinstance(fact.value, float) else None
-    if fact.type == "mapping" and (len(fact.nodes) < 2 or fact.nodes[1] is None):
-        return True  # a deletion: the reader has no form for it; its node is checked in the quote
-    for c in claims:
-        cn = list(c.nodes)
-        if fact.type == "edge" and len(nodes) == 2:
-            u, v = nodes
-            if c.kind in ("edge", "pairnum") and {u, v} == set(cn) and (value is None or _near(c.value, value)):
-                return True
-            if c.kind == "walk" and any({u, v} == {a, b} for a, b in zip(cn, cn[1:] + cn[:1] if c.closed else cn[1:],
-                                                                         strict=False)):
-                hop = len(cn) == 2 and (_near(dict(c.nums).get(1), value) or _near(c.value, value))
-                if value is None or hop:
-                    return True
-            if c.kind in ("adj", "neigh") and ((cn[0] == u and v in cn[1:]) or (cn[0] == v and u in cn[1:])):
-                return value is None
-        elif fact.type == "non_edge" and len(nodes) == 2:
-            if c.neutral and set(nodes) <= set(cn):
-                return True
-        elif fact.type == "distance" and len(nodes) == 2:
-            if c.kind in ("dist", "pairnum") and set(cn) == set(nodes) and _near(c.value, value):
-                return True
-            if c.kind == "walk" and {cn[0], cn[-1]} == set(nodes) and (
-                    _near(c.value, value) or _near(dict(c.nums).get(len(cn) - 1), value)):
-                return True
-            starts = {x.nodes[0] for x in claims if x.kind == "walk"}
-            if c.kind == "walk" and any(  # a running total beside a node of a walk that starts at the other end
-                    _near(v, value) and ((cn[i] == nodes[1] and nodes[0] in starts)
-                                         or (cn[i] == nodes[0] and nodes[1] in starts)) for i, v in c.nums):
-                return True
-        elif fact.type == "path" and c.kind == "walk":
-            walk = cn + [cn[0]] if c.closed else cn
-            if _same_walk(walk, nodes) or _same_walk(cn, nodes):
-                total = c.value if c.value is not None else dict(c.nums).get(len(cn) - 1)
-                return value is None or _near(total, value)
-        elif fact.type == "set" and c.kind == "set":
-            want = _SET_LABELS.get(_label(fact.value).replace("_", " "), _SET_LABELS.get(_label(fact.value), ""))
-            if set(cn) == set(nodes) and (not want or want == c.prop):
-                return True
-        elif fact.type == "neighbors" and c.kind in ("adj", "neigh") and nodes and cn[0] == nodes[0]:
-            if set(cn[1:]) == set(nodes[1:]):
-                return True
-        elif fact.type == "mapping" and c.kind == "map" and cn == nodes[:2]:
-            return True
-        elif fact.type == "assign" and c.kind == "assign" and cn == nodes[:1] and c.prop == _label(fact.value):
-            return True
-    return False
-
-
-# ------------------------------------------------------------------------------------------------ checks
-
-
-def _canonical_path(nodes: list[str]) -> list[str]:
-    """One spelling of an undirected path (it or its reverse) and of a cycle (any rotation, either way)."""
-    if len(nodes) > 2 and nodes[0] == nodes[-1]:
-        ring = nodes[:-1]
-        best = None
-        for seq in (ring, ring[::-1]):
-            for k in range(len(seq)):
-                r = seq[k:] + seq[:k]
-                if best is None or r < best:
-                    best = r
-        assert best is not None
-        return [*best, best[0]]
-    return min(nodes, nodes[::-1])
 
 
 def _checks(ctx: Context, quote: str, graph: int | None) -> ClaimChecks:
@@ -240,15 +65,6 @@ def _checks(ctx: Context, quote: str, graph: int | None) -> ClaimChecks:
     else:
         c.gctx_pos, c.gctx_idx = [], []
     return c
-
-
-def _num(v: float | str | None) -> float | None:
-    if isinstance(v, float):
-        return v
-    try:
-        return float(str(v).strip()) if v is not None else None
-    except ValueError:
-        return None
 
 
 def _check_one(ctx: Context, fact: Fact, quote: str, graph: int | None) -> Step | None:
@@ -345,11 +161,27 @@ class GroundedStep(Step):
 
 
 @dataclass
+class KeptClaims:
+    """The claims VGR v4 judges for one kept step (empty: nothing to judge), where its quote starts."""
+
+    step: JudgeStep
+    fact: Fact | None
+    quote: str
+    line: int  # the line of the response's reasoning its quote starts on
+    claims: list[Claim] = field(default_factory=list)
+
+
+@dataclass
 class Grounded:
     steps: list[GroundedStep] = field(default_factory=list)
     dropped: list[dict[str, Any]] = field(default_factory=list)  # {quote, fact, reason}
     final_answer_match: bool = False  # the judge's own opinion (recorded, never scored)
     v3: Any = None  # the VGR v3 result, when the formula is v3 (`verdict_fields` reads it)
+    v4: V4 | None = None  # the VGR v4 result, when the formula is v4 (the default)
+    kept: list[KeptClaims] = field(default_factory=list)  # v4: the claims of every kept step
+    unscored: list[GroundedStep] = field(default_factory=list)  # v4: recorded, neither credit nor error
+    neutral: set[tuple[Any, ...]] = field(default_factory=set)  # v4: claims the response itself negates/rejects
+    whole: Reading | None = None  # v4: the claim reader's reading of the whole response (for "unreadable")
 
     def v3_steps(self) -> list[GroundedStep]:
         """The steps the VGR v3 formula reads: every error and every correct structured fact. v3 credits the
@@ -362,14 +194,25 @@ class Grounded:
         return [{"claim": s.claim, "quote": s.quote, "fact": None if s.fact is None else s.fact.model_dump(),
                  "truth": s.truth, "kind": s.kind, "relevant": s.relevant, "correct": s.correct,
                  "error_type": s.error_type, "checked": s.checked, "judge_correct": s.judge_correct,
-                 "judge_relevant": s.judge_relevant} for s in self.steps]
+                 "judge_relevant": s.judge_relevant} for s in [*self.steps, *self.unscored]]
+
+
+def _ident(c: Claim) -> tuple[Any, ...]:
+    return (c.kind, c.nodes, c.value, c.prop)
 
 
 def ground_verdict(evidence: Evidence, response: str, steps: Iterable[JudgeStep],
                    judge_final_match: bool = False) -> Grounded:
-    """The grounded step list of a v3 judgment (see the module docstring); order of first appearance."""
+    """The grounded step list of a judgment (see the module docstring); order of first appearance. `steps` are
+    the code-checked steps (the VGR v3 checker's); `kept` the claims VGR v4 judges (`grounded_fields`)."""
     ctx = context_for(evidence)
-    region = normalise(claims_region(response or ""))
+    lex = lexicon(evidence, ctx)
+    text = claims_region(response or "")
+    lines = [normalise(ln) for ln in text.split("\n")]
+    starts = [0]
+    for ln in lines:
+        starts.append(starts[-1] + len(ln))
+    region = "".join(lines)
     out = Grounded(final_answer_match=bool(judge_final_match))
     kept: list[tuple[JudgeStep, Fact | None]] = []
     for st in steps:
@@ -377,19 +220,41 @@ def ground_verdict(evidence: Evidence, response: str, steps: Iterable[JudgeStep]
         fact = st.fact if st.fact is not None and st.fact.type != "none" else None
         q = normalise(quote)
         reason = None
+        claims: list[Claim] | None = []
+        at = region.find(q) if len(q) >= 2 else -1
         if len(q) < 2:
             reason = "no quote"
-        elif q not in region:
+        elif at < 0:
             reason = "quote not in the response"
         elif fact is not None and not fact_in_quote(fact, quote, ctx.names):
             reason = "fact not in its quote"
-        elif fact is not None and not reader_states(fact, quote, lexicon(evidence, ctx)):
+        elif fact is not None and (claims := stated_claims(fact, quote, lex)) is None:
             reason = "the quote does not state the fact"
         if reason is not None:
             out.dropped.append({"quote": quote[:300], "fact": None if st.fact is None else st.fact.model_dump(),
                                 "reason": reason})
             continue
         kept.append((st, fact))
+        line = max(0, bisect.bisect_right(starts, at) - 1)
+        out.kept.append(KeptClaims(st, fact, " ".join(quote.split())[:300], line, claims or []))
+    # where each kept step stands in the response, counted in lines: a line that repeats a quoted one (a fact stated
+    # again in another notation, which the judge lists once) is not counted, so it cannot cut a run in two
+    quoted = [normalise(kc.step.quote or "") for kc in out.kept]
+    # a deleted node's line belongs to the mapping around it: it never cuts that mapping's run in two
+    deletion = {kc.line for kc in out.kept if kc.fact is not None and kc.fact.type == "mapping" and not kc.claims}
+    firsts = {kc.line for kc in out.kept} - deletion
+    rank, r = [], 0
+    for i, ln in enumerate(lines):
+        rank.append(r)
+        if ln and i not in deletion and (i in firsts or not any(ln.rstrip(".;,") in q for q in quoted)):
+            r += 1
+    for kc in out.kept:
+        kc.line = rank[kc.line]
+    # a claim the response negates or rejects in its context ("… Rejected." on the next line) is neutral, as the
+    # rule reader reads it: the whole response is read once for that, and for whether it is readable at all
+    out.whole = read(text, lex)
+    said = {_ident(c) for c in out.whole.claims if not c.neutral}
+    out.neutral = {_ident(c) for c in out.whole.claims if c.neutral} - said
     seen: set[Any] = set()
     for i, (st, fact) in enumerate(kept):
         quote = " ".join((st.quote or "").split())[:300]
@@ -436,11 +301,70 @@ def _grounded(ctx: Context, st: JudgeStep, fact: Fact, quote: str) -> GroundedSt
 
 
 def grounded_fields(g: Grounded, evidence: Evidence, gold_answer: Mapping[str, Any], gold_value: float | None,
-                    final_match: bool) -> dict[str, Any]:
-    """The score columns of a grounded judgment: VGR v3 over the grounded, code-checked steps, exactly as for
-    the rule judge (credit = the critical facts of the closest optimum, decided by code)."""
-    g.v3 = v3_of(context_for(evidence), g.v3_steps(), gold_answer, gold_value, final_match, evidence)
+                    final_match: bool, vgr_version: str = DEFAULT_VGR_VERSION) -> dict[str, Any]:
+    """The score columns of a grounded judgment, scored exactly as the rule judge's: VGR v4 (the default) judges
+    the kept steps' claims with the rule judge's own judge (`judge.vgr4.judge_reading`: one consistent
+    candidate, claims about different objects never pooled, true perception never credit, F the exact
+    verifier's), so the two judges differ only in who reads; "v3" scores the code-checked steps with VGR v3."""
+    if vgr_version == "v4":
+        _judge_v4(g, evidence, gold_answer, gold_value, final_match)
+    elif vgr_version == "v3":
+        g.v3 = v3_of(context_for(evidence), g.v3_steps(), gold_answer, gold_value, final_match, evidence)
     fields = verdict_fields(g, final_match)
     fields["steps"] = json.dumps(g.steps_json(), ensure_ascii=False)
     fields["n_dropped"] = len(g.dropped)
     return fields
+
+
+def _judge_v4(g: Grounded, evidence: Evidence, gold_answer: Mapping[str, Any], gold_value: float | None,
+              final_match: bool) -> None:
+    """VGR v4 over the kept steps' claims, in the order the response states them (a walk written hop by hop, a
+    mapping or a colouring is a run of the response's lines, whatever order the judge listed them in); the
+    record's steps become v4's checked claims, one per distinct claim."""
+    items: list[tuple[int, int, Claim, KeptClaims]] = []
+    seen: set[tuple[Any, ...]] = set()
+    for k, kc in enumerate(g.kept):
+        for c in kc.claims:
+            c = dataclasses.replace(c, pos=kc.line + c.pos, neutral=c.neutral or _ident(c) in g.neutral)
+            if (_ident(c), c.graph, c.pos) in seen:
+                continue  # the same claim of the same line, quoted again (a paraphrase, a repeat)
+            seen.add((_ident(c), c.graph, c.pos))
+            items.append((c.pos, k, c, kc))
+    items.sort(key=lambda x: (x[0], x[1]))
+    reading = Reading(claims=[c for _, _, c, _ in items])
+    whole = g.whole
+    if not reading.claims and whole is not None and whole.unreadable and all(kc.fact is None for kc in g.kept):
+        # the judge structured nothing and the claim reader reads nothing either: no score, as the rule judge's
+        # (a judge that read degrees or colours did read the response: those are perception, a bare answer)
+        reading.nodes_seen, reading.words = whole.nodes_seen, whole.words
+    v4 = judge_reading(evidence, reading, final_match=bool(final_match), gold=gold_answer, gold_value=gold_value)
+    g.v4 = v4
+    steps: list[GroundedStep] = []
+    unscored = [_unstructured(kc.step, kc.quote) for kc in g.kept if kc.fact is None]
+    for s in unscored:  # the judge's own label on a step it could not structure: recorded, never scored
+        s.correct, s.error_type, s.truth = True, "none", "unknown"
+    keys: set[tuple[Any, ...]] = set()
+    for it, (_, _, c, kc) in zip(v4.checked, items, strict=True):
+        if it.key in keys:
+            continue
+        keys.add(it.key)
+        text = f"{c.kind} {' '.join(c.nodes)}" + (f" {c.prop}" if c.prop else "") + \
+            (f" = {c.value:g}" if c.value is not None else "")
+        truth: Truth = "unknown" if it.truth == "neutral" else ("true" if it.truth == "true" else "false")
+        step = GroundedStep(c.pos, it.key, text[:160], truth != "false", it.error_type,
+                            "inference" if c.derived else "reading", truth == "true" and c.derived,
+                            quote=kc.quote, fact=kc.fact, truth=truth, judge_correct=kc.step.correct,
+                            judge_relevant=kc.step.relevant, checked="code")
+        (unscored if truth == "unknown" else steps).append(step)
+    ctx = context_for(evidence)
+    if ctx.facts.task == "COL":  # a stated colouring's clash, as judge_reading counts it: one error per colouring
+        asked = ctx.graphs[0].asked
+        clashes: dict[tuple[str, str], str] = {}
+        for run in runs_of(v4.checked, "assign"):
+            e = next((edge_key(u, v) for u, v in asked.edges if u in run and v in run and run[u] == run[v]), None)
+            if e is not None:
+                clashes.setdefault(e, run[e[0]])
+        for (a, b), colour in clashes.items():
+            steps.append(GroundedStep(0, ("clash", a, b), f"{a} and {b} are adjacent and both in colour class {colour}",
+                                      False, "text_reasoning", "inference", True, checked="code", truth="false"))
+    g.steps, g.unscored = steps, unscored

@@ -40,6 +40,7 @@ from judge.vgr import read_judgments
 from nphe4v.scoring import score_answer
 
 INSTANCES = load_instances()
+_UNJUDGED = ("degree", "color")
 VARIANTS: dict[str, tuple[str, dict]] = {
     "bare": ("wrong", {}),
     "crit": ("wrong", {"critical": 0}),
@@ -64,12 +65,12 @@ def _first_line(text: str) -> str:
     return text.split("<reasoning>")[1].split("</reasoning>")[0].split("\n")[0].rstrip(".")
 
 
-def _score(inst, text, steps):
+def _score(inst, text, steps, vgr_version="v4"):
     ev = evidence_of(inst)
     verdict = JudgeVerdict.model_validate({"steps": steps, "final_answer_match": True})
     g = ground_verdict(ev, text, verdict.steps, verdict.final_answer_match)
     match = score_answer(inst, text)[0].verdict == "correct"
-    return grounded_fields(g, ev, inst.gold.answer, inst.gold.value, match), g
+    return grounded_fields(g, ev, inst.gold.answer, inst.gold.value, match, vgr_version), g
 
 
 @pytest.mark.parametrize("inst", INSTANCES, ids=lambda i: f"{i.task}-{i.meta['edit']}")
@@ -95,7 +96,8 @@ def test_hostile_judge_scores_what_code_says(inst):
     vgr = {k: v["vgr_score"] for k, v in scores.items()}
     assert vgr["crit+extra"] <= vgr["crit"], vgr  # true facts that solve nothing never raise a score
     assert vgr["para"] == vgr["crit"] and scores["para"]["n_credited"] == scores["crit"]["n_credited"]
-    n_false = len({json.dumps(f, sort_keys=True) for f in facts_of(inst)["false"]})
+    # VGR v4 judges no degree or drawn colour (perception the claim reader does not read, as for the rule judge)
+    n_false = len({json.dumps(f, sort_keys=True) for f in facts_of(inst)["false"] if f["type"] not in _UNJUDGED})
     # every false fact code finds false is one error, whatever the judge said; on GED/MCS a false fact that does
     # not name its molecule and holds in the other one is ambiguous by design (neither earns nor costs)
     found_false = len({s.key for s in graphs["crit+false"].steps if s.truth == "false"}
@@ -105,7 +107,7 @@ def test_hostile_judge_scores_what_code_says(inst):
     # it) are one error; so at least one error more when code found any false fact, never more than it found
     added = scores["crit+false"]["n_errors"] - scores["crit"]["n_errors"]
     assert min(1, found_false) <= added <= found_false, (added, found_false)
-    assert vgr["crit+false"] <= vgr["crit"] and (vgr["crit+false"] < vgr["crit"] or vgr["crit"] == 0)
+    assert vgr["crit+false"] <= vgr["crit"] and (vgr["crit+false"] < vgr["crit"] or vgr["crit"] == 0 or not n_false)
     assert max(vgr[k] for k in VARIANTS if not k.startswith("right")) < 100
     assert vgr["right-bare"] <= vgr["right-crit"]
 
@@ -159,16 +161,22 @@ def test_paired_facts_name_their_graph_or_count_as_unknown():
     assert unknown.truth == "unknown" and unknown.correct and not unknown.relevant
 
 
-def test_unstructured_steps_only_cost():
+def test_unstructured_steps_never_count_under_v4_and_only_cost_under_v3():
+    """VGR v4 judges claims, checked by code: a step the judge could not structure is recorded with the judge's
+    label, but neither earns nor costs (the rule judge would not see it either). Under v3 a judge's "wrong"
+    on it cost one error."""
     inst = INSTANCES[0]
     text, entries = build(inst, wrong_answer(inst), {"critical": 0})
     quote = entries[0][0]
     praise = [{"quote": quote, "fact": fact("none", []), "kind": "inference", "leads_to_answer": True,
                "correct": True, "error_type": "none"}]
     blame = [{**praise[0], "correct": False, "error_type": "text_reasoning"}]
-    p, _ = _score(inst, text, praise)
-    b, _ = _score(inst, text, blame)
-    assert (p["n_credited"], p["n_errors"]) == (0, 0) and (b["n_credited"], b["n_errors"]) == (0, 1)
+    for version, cost in (("v4", 0), ("v3", 1)):
+        p, _ = _score(inst, text, praise, version)
+        b, _ = _score(inst, text, blame, version)
+        assert (p["n_credited"], p["n_errors"]) == (0, 0) and (b["n_credited"], b["n_errors"]) == (0, cost)
+    steps = json.loads(_score(inst, text, blame)[0]["steps"])
+    assert [(s["checked"], s["judge_correct"], s["truth"]) for s in steps] == [("judge", False, "unknown")]
 
 
 def test_prompt_v3_is_the_default_and_is_versioned():

@@ -33,7 +33,7 @@ def _score(inst, ev, chosen, answer, notation):
     v = JudgeVerdict.model_validate({"steps": steps, "final_answer_match": True})
     g = ground_verdict(ev, text, v.steps, True)
     match = score_answer(inst, text)[0].verdict == "correct"
-    return grounded_fields(g, ev, inst.gold.answer, inst.gold.value, match)
+    return grounded_fields(g, ev, inst.gold.answer, inst.gold.value, match, "v3")
 
 
 @pytest.mark.parametrize("inst", INSTANCES, ids=lambda i: f"{i.task}-{i.meta['edit']}")

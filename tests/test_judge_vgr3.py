@@ -178,7 +178,7 @@ def _llm_score(inst, ev, chosen, final_match, *, repeat=1, extra=()):
                    "correct": True} for f in as_facts(p)]
     verdict = JudgeVerdict.model_validate({"steps": steps * repeat, "final_answer_match": True})
     g = ground_verdict(ev, text, verdict.steps, True)
-    return grounded_fields(g, ev, inst.gold.answer, inst.gold.value, final_match)["vgr_score"]
+    return grounded_fields(g, ev, inst.gold.answer, inst.gold.value, final_match, "v3")["vgr_score"]
 
 
 @pytest.mark.parametrize("task", TASKS)
