@@ -132,7 +132,7 @@ GraphVerseMode = Literal["vision", "pot"]  # evalcore.prompting.GRAPHVERSE_MODES
 
 class ModelSpec(Strict):
     name: str = Field(pattern=MODEL_NAME_PATTERN)
-    backend: Literal["baseline", "vllm", "litellm", "caption-chain"] = "baseline"
+    backend: Literal["baseline", "vllm", "litellm", "caption-chain", "transformers"] = "baseline"
     baseline: str | None = Field(None, description="oracle | greedy | random | always-yes")
     text_only: bool = Field(False, description="text-only LLM: full_text_only mode, no recognition")
     replicas: int | Literal["auto"] = Field(1, description="at most this many replicas, or 'auto': as many as shorten the run (within the model's share of GPU work)")

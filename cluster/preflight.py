@@ -13,6 +13,8 @@ paired tasks), `recognition` (a figure with the full description, NPHardEval4V's
   (`cluster.tiny_models`) in this process, one engine at a time; entries whose tiny options are identical
   (e.g. four InternVL checkpoints with the same limits) share one engine start. An architecture this vLLM
   cannot serve fails with the registry's reason (`no_tiny_build`).
+* transformers models (architectures this vLLM lacks, `cluster.backends.transformers_engine`): the same, with
+  the transformers replica instead of a vLLM engine (`--tiny`: the tiny build of the entry's architecture).
 * litellm models: one cheap request (a few tokens) when the key is set; `skipped: no key` otherwise.
 * baselines: `skipped` (nothing to start).
 
@@ -42,6 +44,7 @@ from cluster.config import ModelSpec, RunConfig
 Status = Literal["ok", "fail", "skipped"]
 PROBE_MAX_TOKENS = 8  # new tokens a probe asks for: the envelope, not the answer, is what is checked
 API_PROBE_MAX_TOKENS = 5
+LOCAL_BACKENDS = ("vllm", "transformers")  # backends whose replicas load weights (the others call APIs or nothing)
 COLUMNS = ("model", "backend", "architecture", "images_tested", "status", "reason")
 
 
@@ -176,7 +179,7 @@ def registry_entries() -> dict[str, Any]:
 
 def architecture_of(spec: ModelSpec, entries: dict[str, Any]) -> str:
     e = entries.get(spec.name)
-    if spec.backend != "vllm":
+    if spec.backend not in LOCAL_BACKENDS:
         return "-"
     if e is not None and getattr(e, "architecture", None):
         return e.architecture
@@ -199,6 +202,8 @@ def tiny_options(spec: ModelSpec, architecture: str, root: Path) -> dict[str, An
     path = build_tiny(architecture, root / architecture)
     opts = {k: v for k, v in spec.options.items() if k not in ("revision", "tensor_parallel_size", "build_tiny")}
     opts["model"] = str(path)
+    if spec.backend == "transformers":  # no engine arguments: the folder is all it loads
+        return opts
     opts["engine_kwargs"] = {**(opts.get("engine_kwargs") or {}), **tiny_info(path).get("engine", {})}
     return opts
 
@@ -219,11 +224,18 @@ def _cpu_engine_setup() -> None:
 
 
 def probe_in_process(name: str, options: dict[str, Any], probes: list[str], image_root: str,
-                     timeout_s: float) -> tuple[list[Any] | None, str | None]:
-    """Start `VLLMBackend` here, send the probes, stop it. (responses, None) or (None, why it did not start)."""
-    from cluster.backends.vllm_engine import VLLMBackend
+                     timeout_s: float, backend_name: str = "vllm") -> tuple[list[Any] | None, str | None]:
+    """Start the backend here (`VLLMBackend`, or `TransformersBackend` for backend_name transformers), send
+    the probes, stop it. (responses, None) or (None, why it did not start)."""
+    backend: Any
+    if backend_name == "transformers":
+        from cluster.backends.transformers_engine import TransformersBackend
 
-    backend = VLLMBackend(options, name)
+        backend = TransformersBackend(options, name)
+    else:
+        from cluster.backends.vllm_engine import VLLMBackend
+
+        backend = VLLMBackend(options, name)
     try:
         if not backend.ready.wait(timeout_s):
             return None, f"engine not ready in {timeout_s:g} s"
@@ -315,9 +327,10 @@ def preflight(cfg: RunConfig, *, tiny: bool = False, tiny_root: str | Path = "da
     image_root = write_probe_files(tempfile.mkdtemp(prefix="nphe4v-preflight-"))
     if use_ray is None:
         use_ray = not tiny
-    if any(s.backend == "vllm" for s in cfg.models):
+    if any(s.backend in LOCAL_BACKENDS for s in cfg.models):
         if tiny or not use_ray:
-            _cpu_engine_setup()
+            if any(s.backend == "vllm" for s in cfg.models):
+                _cpu_engine_setup()
         else:
             import ray
 
@@ -350,7 +363,7 @@ def _check(cfg: RunConfig, spec: ModelSpec, entries: dict[str, Any], tiny: bool,
     if spec.backend == "litellm":
         status, reason = probe_api(spec, image_root)
         return row(status, reason, ["text"] if status != "skipped" else [])
-    if spec.backend != "vllm":
+    if spec.backend not in LOCAL_BACKENDS:
         return row("skipped", f"backend {spec.backend}: not checked by preflight")
     probes = probes_for(cfg, spec)
     entry = entries.get(spec.name)
@@ -373,7 +386,7 @@ def _check(cfg: RunConfig, spec: ModelSpec, entries: dict[str, Any], tiny: bool,
     elif use_ray and not tiny:
         responses, err = probe_on_ray(spec, options, probes, timeout_s)
     else:
-        responses, err = probe_in_process(spec.name, options, probes, image_root, timeout_s)
+        responses, err = probe_in_process(spec.name, options, probes, image_root, timeout_s, spec.backend)
     if tiny:
         shared[key] = (probes, responses, err)
     if err is not None or responses is None:
@@ -397,12 +410,15 @@ def table(rows: list[PreflightRow]) -> str:
 
 
 def summary(rows: list[PreflightRow]) -> str:
-    vllm = [r for r in rows if r.backend == "vllm"]
-    ok = sum(r.status == "ok" for r in vllm)
     counts = {s: sum(r.status == s for r in rows) for s in ("ok", "fail", "skipped")}
-    share = f"{100 * ok / len(vllm):.0f} %" if vllm else "-"
-    return (f"{len(rows)} models: {counts['ok']} ok, {counts['fail']} fail, {counts['skipped']} skipped; "
-            f"vllm entries ok: {ok}/{len(vllm)} ({share})")
+    parts = [f"{len(rows)} models: {counts['ok']} ok, {counts['fail']} fail, {counts['skipped']} skipped"]
+    for backend in LOCAL_BACKENDS:  # the share that needs a replica to start, per backend
+        mine = [r for r in rows if r.backend == backend]
+        if backend == "vllm" or mine:
+            ok = sum(r.status == "ok" for r in mine)
+            share = f"{100 * ok / len(mine):.0f} %" if mine else "-"
+            parts.append(f"{backend} entries ok: {ok}/{len(mine)} ({share})")
+    return "; ".join(parts)
 
 
 def rows_json(rows: list[PreflightRow]) -> list[dict[str, Any]]:

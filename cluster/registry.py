@@ -41,8 +41,8 @@ class Strict(BaseModel):
 class ModelEntry(Strict):
     name: str = Field(pattern=NAME_PATTERN, description="registry and run name (unique)")
     title: str = Field(description="the model's name as the paper prints it")
-    backend: Literal["baseline", "vllm", "litellm"]
-    repo: str | None = Field(None, description="vllm: Hugging Face repo id")
+    backend: Literal["baseline", "vllm", "litellm", "transformers"]
+    repo: str | None = Field(None, description="vllm, transformers: Hugging Face repo id")
     revision: str = Field("main", description="vllm: repo revision; pin a commit for reproducible runs")
     model: str | None = Field(None, description="litellm: provider model string, e.g. 'openai/gpt-4o'")
     api_key_env: str | None = Field(None, pattern=r"^[A-Z][A-Z0-9_]*$", description="litellm: env var of the key")
@@ -55,9 +55,10 @@ class ModelEntry(Strict):
     chat_template: str | None = Field(None, description="name of an entry of `chat_templates`")
     engine_args: dict[str, Any] = Field(default_factory=dict, description="vllm: extra engine arguments")
     architecture: str | None = Field(None, description="vllm: the model class vLLM serves it with (after "
-                                     "hf_overrides); `nphe4v preflight --tiny` builds a tiny model of it")
-    no_tiny_build: str | None = Field(None, description="vllm: why this vLLM cannot serve the architecture (so "
-                                      "no tiny build exists) and the tested way to serve the model instead")
+                                     "hf_overrides); transformers: the transformers class; `nphe4v preflight "
+                                     "--tiny` builds a tiny model of it")
+    no_tiny_build: str | None = Field(None, description="vllm, transformers: why the backend cannot serve the "
+                                      "architecture (so no tiny build exists) and the tested way to serve it instead")
     request_args: dict[str, Any] = Field(default_factory=dict, description="per-request overrides")
     batch_size: int | None = Field(None, ge=1)
     num_cpus: float | None = Field(None, gt=0)
@@ -70,8 +71,8 @@ class ModelEntry(Strict):
 
     @model_validator(mode="after")
     def _backend_fields(self) -> ModelEntry:
-        if self.backend != "vllm" and (self.architecture or self.no_tiny_build):
-            raise ValueError("`architecture` and `no_tiny_build` are for vllm models")
+        if self.backend not in ("vllm", "transformers") and (self.architecture or self.no_tiny_build):
+            raise ValueError("`architecture` and `no_tiny_build` are for vllm and transformers models")
         if self.backend == "vllm":
             if not self.repo:
                 raise ValueError("a vllm model needs `repo` (Hugging Face repo id)")
@@ -79,6 +80,18 @@ class ModelEntry(Strict):
                 raise ValueError("a vllm model needs gpus_per_replica >= 1")
             if self.model or self.api_key_env:
                 raise ValueError("`model` and `api_key_env` are for litellm models; a vllm model has `repo`")
+        elif self.backend == "transformers":
+            # open weights the papers ran with transformers (an architecture this vLLM does not serve)
+            if not self.repo:
+                raise ValueError("a transformers model needs `repo` (Hugging Face repo id)")
+            if self.gpus_per_replica < 1:
+                raise ValueError("a transformers model needs gpus_per_replica >= 1")
+            if self.model or self.api_key_env or self.engine_args or self.hf_overrides:
+                raise ValueError("`model`, `api_key_env`, `engine_args` and `hf_overrides` are not for transformers "
+                                 "models")
+            if self.trust_remote_code:
+                raise ValueError("the transformers backend loads only the architectures transformers ships "
+                                 "(remote code is not run)")
         elif self.backend == "litellm":
             if not self.model or "/" not in self.model:
                 raise ValueError("a litellm model needs `model` as 'provider/model'")
@@ -200,6 +213,14 @@ class Registry(Strict):
             if e.engine_args:  # vllm.LLM arguments the backend has no option of its own for
                 options["engine_kwargs"] = dict(e.engine_args)
             # the replica's placement group reserves gpus_per_replica bundles (cluster/replicas.py)
+            extra["num_gpus"] = e.gpus_per_replica
+        elif e.backend == "transformers":
+            options = {"model": e.repo, "revision": e.revision, "max_images": e.max_images}
+            if e.max_model_len:
+                options["max_model_len"] = e.max_model_len
+            if e.chat_template:
+                options["chat_template"] = self.chat_templates[e.chat_template]
+            # one replica holds all its GPUs in one bundle (transformers spreads the layers: cluster/replicas.py)
             extra["num_gpus"] = e.gpus_per_replica
         elif e.backend == "litellm":
             options = {"model": e.model, "api_key_env": e.api_key_env}

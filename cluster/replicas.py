@@ -7,7 +7,9 @@ when it fits). The ModelActor takes bundle 0:
     bundle of the *same* placement group (captured as the current placement group of the actor).
 Ending the actor and removing its placement group (`release`) is what frees the GPUs.
 
-CPU models (num_gpus == 0) just ask for `num_cpus`.
+CPU models (num_gpus == 0) just ask for `num_cpus`. A transformers replica (cluster.backends.transformers_engine)
+spreads one model over all its GPUs in its own process: its placement group is one bundle of {"GPU": n, "CPU": 1}
+and the actor holds all n.
 """
 
 from __future__ import annotations
@@ -83,8 +85,15 @@ def check_fits(spec: ModelSpec) -> None:
         )
 
 
+def one_process(spec: ModelSpec) -> bool:
+    """The replica's own process uses every GPU of the replica (transformers' layer split across cards)."""
+    return spec.backend == "transformers"
+
+
 def replica_placement_group(spec: ModelSpec, replica: int = 0) -> PlacementGroup:
     tp = int(gpus_per_replica(spec))
+    if one_process(spec):
+        return placement_group([{"GPU": tp, "CPU": 1}], strategy="STRICT_PACK", name=f"nphe4v/{spec.name}/{replica}")
     return placement_group(
         [{"GPU": 1, "CPU": 1} for _ in range(tp)],
         strategy="PACK",
@@ -116,8 +125,9 @@ def actor_options(spec: ModelSpec, replica: int = 0, *, wait_s: float | None = 6
     tp = tensor_parallel_size(spec)
     return {
         "num_cpus": 1,
-        # tp == 1: the actor runs the engine on its GPU; tp > 1: vLLM's Ray workers take the bundles' GPUs
-        "num_gpus": 1 if tp == 1 else 0,
+        # tp == 1: the actor runs the engine on its GPU; tp > 1: vLLM's Ray workers take the bundles' GPUs;
+        # a transformers replica holds its one bundle's GPUs itself
+        "num_gpus": int(gpus_per_replica(spec)) if one_process(spec) else (1 if tp == 1 else 0),
         "scheduling_strategy": PlacementGroupSchedulingStrategy(
             placement_group=pg, placement_group_bundle_index=0, placement_group_capture_child_tasks=True
         ),

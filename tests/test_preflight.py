@@ -67,7 +67,7 @@ def test_check_responses_names_the_first_problem():
 def test_every_vllm_entry_names_its_architecture_and_a_way_to_serve_it():
     reg = load_registry()
     for e in reg.models:
-        if e.backend != "vllm":
+        if e.backend not in ("vllm", "transformers"):
             assert e.architecture is None and e.no_tiny_build is None
             continue
         assert e.architecture, e.name
@@ -79,7 +79,7 @@ def test_every_vllm_entry_names_its_architecture_and_a_way_to_serve_it():
 
 # One model of each architecture family with a tiny build (several registry entries per family share the
 # family's code path: processor, chat template, placeholders); two InternVL entries show identical tiny engines
-# shared; mpt-30b (an architecture this vLLM lacks) shows the failure row and the exit code. Contexts are
+# shared; qwen-14b (an architecture this vLLM lacks) shows the failure row and the exit code. Contexts are
 # capped at 4096 (the engines' start-up profile scales with it); the entries' own caps are checked by
 # bench/bench_preflight.py over both paper configs.
 VISION = ["qvq-72b-preview", "internvl3-8b", "internvl3.5-8b", "glm-4.6-flashx", "qwen3.5-4b",
@@ -100,7 +100,7 @@ def test_preflight_tiny_covers_every_family(tmp_path):
         "models": [
             {"use": VISION, "options": {"max_model_len": 4096, "max_images": 2, "limit_mm_per_prompt": {"image": 2}}},
             {"use": TEXT, "options": {"max_model_len": 4096}},
-            "mpt-30b",
+            "qwen-14b",
         ],
         "recognition": {"enabled": False},
         "sampling": {"max_tokens": 512},
@@ -120,14 +120,14 @@ def test_preflight_tiny_covers_every_family(tmp_path):
     after = resource.getrusage(resource.RUSAGE_CHILDREN)
     cpu = (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
     print(f"preflight --tiny over {len(VISION) + len(TEXT) + 1} models: {wall:.0f} s wall, {cpu:.0f} s CPU")
-    assert proc.returncode == 1, proc.stdout[-3000:] + proc.stderr[-3000:]  # mpt-30b fails, by design
+    assert proc.returncode == 1, proc.stdout[-3000:] + proc.stderr[-3000:]  # qwen-14b fails, by design
     rows = {r["model"]: r for r in json.loads(out.read_text())}
-    assert set(rows) == set(VISION + TEXT + ["mpt-30b"])
+    assert set(rows) == set(VISION + TEXT + ["qwen-14b"])
     for name in VISION:
         assert (rows[name]["status"], rows[name]["images_tested"]) == ("ok", "1,2"), rows[name]
     for name in TEXT:
         assert (rows[name]["status"], rows[name]["images_tested"]) == ("ok", "text"), rows[name]
-    assert rows["mpt-30b"]["status"] == "fail" and "not in vLLM" in rows["mpt-30b"]["reason"]
+    assert rows["qwen-14b"]["status"] == "fail" and "not in vLLM" in rows["qwen-14b"]["reason"]
     families = {BUILDERS[rows[n]["architecture"]][2] for n in VISION + TEXT}
     assert len(families) == len(VISION) + len(TEXT) - 1  # the two InternVL entries are one family
     head = proc.stdout.splitlines()[0]

@@ -59,6 +59,10 @@ def test_backend_fields(reg):
             assert spec.options["model"] == e.repo and spec.options["revision"] == e.revision
             assert spec.options["tensor_parallel_size"] == e.gpus_per_replica == spec.num_gpus
             assert spec.options["limit_mm_per_prompt"] == {"image": 0 if e.text_only else e.max_images}
+        elif e.backend == "transformers":  # one replica holds its GPUs itself (no tensor parallelism)
+            assert e.repo and "/" in e.repo and e.gpus_per_replica == spec.num_gpus >= 1, e.name
+            assert spec.options["model"] == e.repo and spec.options["revision"] == e.revision
+            assert spec.options["max_images"] == (0 if e.text_only else e.max_images)
         else:
             assert spec.backend == "baseline" and spec.baseline == e.name
         assert e.paper or e.backend == "baseline", e.name

@@ -13,6 +13,7 @@ from cluster.backends.baseline import BaselineBackend
 from cluster.backends.caption_chain import CaptionChainBackend, parse_chain
 from cluster.backends.litellm_api import LiteLLMBackend
 from cluster.backends.simulated import SimulatedBackend
+from cluster.backends.transformers_engine import TransformersBackend
 from cluster.backends.vllm_engine import VLLMBackend
 
 
@@ -21,6 +22,8 @@ def make_backend(backend: str, name: str, baseline: str | None, options: dict[st
         return BaselineBackend(baseline or name, latency_s=float(options.get("latency_s", 0.0)))
     if backend == "vllm":
         return VLLMBackend(options, name)
+    if backend == "transformers":
+        return TransformersBackend(options, name)
     if backend == "litellm":
         return LiteLLMBackend(name, options)
     if backend == "caption-chain":
@@ -49,6 +52,10 @@ def check_options(backend: str, name: str, options: dict[str, Any], *, keys: boo
         from cluster.backends.vllm_engine import parse_options
 
         parse_options(name, options)
+    elif backend == "transformers":
+        from cluster.backends.transformers_engine import parse_options as parse_transformers_options
+
+        parse_transformers_options(name, options)
     elif backend == "caption-chain":
         chain = parse_chain(name, options)
         for s in (chain.captioner, chain.solver):

@@ -1,4 +1,4 @@
-"""Tiny random-weight model folders, one per vLLM architecture of cluster/models.yaml, built offline.
+"""Tiny random-weight model folders, one per vLLM or transformers architecture of cluster/models.yaml, built offline.
 
 Each builder writes what a real checkpoint folder holds: `config.json` (a transformers config class, or the
 configuration code the family ships), weights (`model.safetensors`, random from `torch.manual_seed`; for
@@ -50,6 +50,12 @@ BUILDERS: dict[str, tuple[str, str, str]] = {
     "LlavaForConditionalGeneration": ("llava", "build_llava", "llava-1.5"),
     "LlavaOnevisionForConditionalGeneration": ("llava", "build_llava_onevision", "llava-onevision"),
     "Gemma3ForConditionalGeneration": ("gemma3", "build_gemma3", "gemma3"),
+    # served by the transformers backend (architectures this vLLM lacks)
+    "MllamaForConditionalGeneration": ("transformers_families", "build_mllama", "mllama"),
+    "MptForCausalLM": ("transformers_families", "build_mpt", "mpt"),
+    "Blip2ForConditionalGeneration": ("transformers_families", "build_blip2_t5", "blip2-flan-t5"),
+    "FuyuForCausalLM": ("transformers_families", "build_fuyu", "fuyu"),
+    "Kosmos2ForConditionalGeneration": ("transformers_families", "build_kosmos2", "kosmos-2"),
     "KimiK25ForConditionalGeneration": ("kimi", "build_kimi_k25", "kimi-k2.5"),
     "Phi3VForCausalLM": ("phi3v", "build_phi3v", "phi-3.5-vision"),
     "Ovis": ("ovis", "build_ovis", "ovis2"),
