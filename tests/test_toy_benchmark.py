@@ -52,7 +52,8 @@ def install_toy(site: Path) -> Path:
 
 @pytest.fixture
 def toy_registered(tmp_path, monkeypatch):
-    """The toy benchmark registered in this process (the registry reloaded, and reloaded again afterwards)."""
+    """The toy benchmark registered in this process (the registry reloaded, and reloaded again afterwards); its
+    metadata folder is `tmp_path / "site"`."""
     site = install_toy(tmp_path / "site")
     monkeypatch.syspath_prepend(str(TOY))
     monkeypatch.syspath_prepend(str(site))
@@ -111,8 +112,8 @@ def test_toy_registers_beside_the_two_benchmarks_and_scores_through_the_plan(toy
 
 @pytest.mark.ray
 @pytest.mark.slow(reason="a whole `nphe4v run` in a subprocess: generation, a local Ray, four baselines, the report")
-def test_toy_runs_end_to_end_from_its_own_package(tmp_path):
-    site = install_toy(tmp_path / "site")
+def test_toy_runs_end_to_end_from_its_own_package(toy_registered, tmp_path):
+    site = tmp_path / "site"  # the fixture's
     cfg = tmp_path / "toy.yaml"
     cfg.write_text(TOY_CONFIG)
     out, data = tmp_path / "run", tmp_path / "data"
@@ -145,3 +146,22 @@ def test_toy_runs_end_to_end_from_its_own_package(tmp_path):
                          capture_output=True, text=True, timeout=300)
     assert rep.returncode == 0, rep.stdout[-3000:] + rep.stderr[-3000:]
     assert "Toy leaderboard" in rep.stdout and "toy_leaderboard.csv" in rep.stdout
+    # the explorer over the run (in this process, where the fixture registered the toy too): its leaderboard on
+    # the index, its samples listed, a sample's page with the prompt rebuilt from the toy's task and its image
+    from fastapi.testclient import TestClient
+
+    from report.explorer.app import create_app
+
+    client = TestClient(create_app([out], n_boot=0))
+    index = client.get("/")
+    assert index.status_code == 200 and "<h2>Toy</h2>" in index.text and 'id="board-toy-1"' in index.text
+    listing = client.get("/samples", params={"model": "oracle"})
+    assert listing.status_code == 200 and "max-L01-000" in listing.text
+    row = samples.filter((pl.col("model") == "oracle") & (pl.col("prompt_mode") == "figure+full_text")).row(0, named=True)
+    from report.explorer.app import sample_query
+
+    page = client.get(f"/sample?{sample_query({**row, 'run': row['run_id']})}")
+    assert page.status_code == 200 and "largest number" in page.text, page.text[:2000]
+    image = client.get("/image", params={"run": row["run_id"], "benchmark": "toy", "version": "t1",
+                                          "path": f"images/MAX/{row['instance_id']}.png"})
+    assert image.status_code == 200 and image.content.startswith(b"\x89PNG")
