@@ -18,7 +18,9 @@ sends), seeded per request with the request's seed. `max_model_len` bounds promp
 a longer prompt is a `model_error`, and new tokens stop at the cap.
 
 Text-only requests to BLIP-2 and Kosmos-2 (whose `generate` requires an image) go to their language model
-alone (FLAN-T5, the Kosmos-2 decoder), the same weights without the visual prefix.
+alone (FLAN-T5, the Kosmos-2 decoder), the same weights without the visual prefix. Kosmos-2's answers lose
+their grounding markup (`<phrase>`, `<object>`, patch indices) through its processor's own post-processing,
+as the authors' runner did. BLIP-2, Fuyu and Kosmos-2 take one image per prompt (more: `model_error`).
 
 Options (ModelSpec.options):
   model            path or HF id (relative paths resolve against the actor's cwd)
@@ -31,9 +33,9 @@ Options (ModelSpec.options):
   num_threads      CPU threads torch may use in this replica (default: torch's own)
 
 Statuses as the vLLM backend's: an image missing or not matching its hash -> `infra_error` for that request;
-too many images, a prompt the processor refuses or one longer than `max_model_len` -> `model_error`; the
-model failing to load -> `infra_error` for every request; `generate` failing (out of memory, a broken
-install) -> `infra_error` for that request. `generate` never raises. Usage: prompt tokens are the processor's
+too many images, a prompt the processor or `generate` refuses (ValueError, TypeError, IndexError) or one
+longer than `max_model_len` -> `model_error`; the model failing to load -> `infra_error` for every request;
+`generate` failing otherwise (out of memory, a broken install) -> `infra_error` for that request. `generate` never raises. Usage: prompt tokens are the processor's
 input ids (image placeholders included, as vLLM counts them), completion tokens the generated ids (up to
 and including EOS); latency_s is the request's own generate time.
 """
@@ -56,6 +58,9 @@ from evalcore.validation import first_error
 # vision-language classes whose `generate` needs pixel values: a text-only request goes to this submodule
 LANGUAGE_MODEL_ALONE = {"Blip2ForConditionalGeneration": "language_model",
                         "Kosmos2ForConditionalGeneration": "text_model"}
+# families whose answers carry grounding markup (<phrase>, <object>, <patch_index_*>): removed with the family's
+# own post-processing, as the NPHardEval4V authors' Kosmos-2 runner did
+GROUNDING_MARKUP = {"Kosmos2ForConditionalGeneration"}
 # families whose processor and model take one image per prompt (their papers' and checkpoints' usage)
 ONE_IMAGE = {"Blip2ForConditionalGeneration", "FuyuForCausalLM", "Kosmos2ForConditionalGeneration"}
 
@@ -242,6 +247,8 @@ class TransformersBackend:
         new = seq[0, 1:] if m.encoder_decoder else seq[0, prompt_tokens:]
         ids = _until_eos(new.tolist(), gen.get("eos_token_id"))
         text = m.tokenizer.decode(ids, skip_special_tokens=True)
+        if m.architecture in GROUNDING_MARKUP:
+            text = _without_grounding(m.processor, text)
         return ModelResponse(text=text, status="ok",
                              usage=Usage(prompt_tokens=prompt_tokens, completion_tokens=len(ids)),
                              latency_s=time.perf_counter() - t0)
@@ -275,6 +282,14 @@ def _until_eos(ids: list[int], eos: int | list[int] | None) -> list[int]:
         if t in stops:
             return ids[: i + 1]
     return ids
+
+
+def _without_grounding(processor: Any, text: str) -> str:
+    post = getattr(processor, "post_process_generation", None)
+    if post is None:
+        return text
+    cleaned = post(text)  # (text, entities) with cleanup, the default the authors used
+    return cleaned[0] if isinstance(cleaned, tuple) else str(cleaned)
 
 
 def _language_model(model: Any, attr: str) -> Any:
