@@ -120,6 +120,16 @@ def test_tiny_fuyu_answers_through_a_model_actor(ray_local, tmp_path):
     assert one.usage.prompt_tokens > text.usage.prompt_tokens + 4
     # Fuyu takes one image per prompt: two are the request's fault, said in one line, not a crash
     assert two.status == "model_error" and "one image per prompt" in two.error
+    # a model that cannot load: the replica says why once, and each request is an infra_error (never counted)
+    missing = ModelActor.options(num_cpus=0.25).remote("transformers", "gone", None,
+                                                       {"model": str(tmp_path / "no-such-model")})
+    try:
+        with pytest.raises(Exception, match="model failed to load"):
+            ray_local.get(missing.ready.remote(), timeout=300)
+        (lost,) = ray_local.get(missing.generate.remote(reqs[:1]), timeout=300)
+    finally:
+        ray_local.kill(missing)
+    assert lost.status == "infra_error" and lost.error.startswith("model failed to load") and lost.text is None
 
 
 @pytest.mark.slow(reason="nphe4v preflight --tiny in a subprocess: torch + transformers, one Mllama replica (~20 s)")
