@@ -110,6 +110,24 @@ def test_toy_registers_beside_the_two_benchmarks_and_scores_through_the_plan(toy
     assert toy.probes(cfg.prompt_modes, True) == ["1", "text", "1"]
 
 
+def test_generate_command_makes_a_toy_dataset(toy_registered, tmp_path):
+    from typer.testing import CliRunner
+
+    from evalcore.dataset import load_dataset
+    from nphe4v_cli.app import app
+
+    res = CliRunner().invoke(app, ["generate", "--benchmark", "toy", "--out", str(tmp_path / "d"), "--version", "v",
+                                   "--seed", "3", "--per-level", "1"])
+    assert res.exit_code == 0, res.output
+    ds = load_dataset(tmp_path / "d")
+    assert ds.manifest.benchmark == "toy" and [i.instance_id for i in ds.instances] == ["max-L01-000", "max-L02-000"]
+    bad = CliRunner().invoke(app, ["generate", "--benchmark", "toy", "--out", str(tmp_path / "e"), "--tasks", "MIN"])
+    assert bad.exit_code != 0 and "unknown task 'MIN'; known: MAX" in bad.output, bad.output
+    assert not (tmp_path / "e").exists()
+    other = CliRunner().invoke(app, ["generate", "--benchmark", "toy", "--out", str(tmp_path / "f"), "--limit", "2"])
+    assert other.exit_code != 0 and "--limit is not used by --benchmark toy" in other.output, other.output
+
+
 @pytest.mark.ray
 @pytest.mark.slow(reason="a whole `nphe4v run` in a subprocess: generation, a local Ray, four baselines, the report")
 def test_toy_runs_end_to_end_from_its_own_package(toy_registered, tmp_path):
