@@ -10,6 +10,7 @@ import polars as pl
 from markupsafe import Markup
 
 from evalcore.schema import PROMPT_MODES
+from gie.benchmark import BENCHMARK as GRAPHVERSE
 from nphe4v import metrics
 from nphe4v.metrics import POOLED
 from report import analysis, figures
@@ -209,7 +210,7 @@ def render_page(title: str, runs: Sequence[analysis.Run], t: Tables, figs: dict[
     gv = bool(t.graphverse)
     nav = [("missing", "missing"), ("leaderboard", "leaderboard"), ("classes", "classes"), ("heatmaps", "heatmaps"),
            ("ablation", "prompt modes"), ("lvlm-llm", "LVLM vs LLM"), ("versions", "versions"),
-           ("failures", "failures"), ("graphverse", "GraphVerse"), *((("improvement", "improvement"),) if gv else ()),
+           ("failures", "failures"), (GRAPHVERSE.name, GRAPHVERSE.title), *((("improvement", "improvement"),) if gv else ()),
            *((f"bench-{name}", title) for name, title, _ in t.plugins), ("samples", "samples")]
     plugins = [(f"bench-{name}", title, [(x.title, table_view(x.table, digits=x.float_precision)) for x in summaries])
                for name, title, summaries in t.plugins]
@@ -218,7 +219,7 @@ def render_page(title: str, runs: Sequence[analysis.Run], t: Tables, figs: dict[
     judge_csvs = [(name, ttl, how, table_view(t.judge_csvs[name], digits=2) if name in t.judge_csvs else None)
                   for name, ttl, how in JUDGE_CSV_TITLES]
     return report_environment().get_template("report.html.j2").render(
-        title=title, css=Markup(CSS), js=Markup(sort_js() + JS), nav=nav, t=_views(runs, t),
+        title=title, gv_section=(GRAPHVERSE.name, GRAPHVERSE.title), css=Markup(CSS), js=Markup(sort_js() + JS), nav=nav, t=_views(runs, t),
         missing=[(r["run"], r["detail"]) for r in t.missing.iter_rows(named=True)],
         nph=not t.board.is_empty(), gv=gv, judged=bool(t.judged), figs=_fig_svgs(figs), cards=_card_lines(t),
         ra_note=metrics.RA_NOTE, text_only=sorted(t.text_only),
