@@ -24,6 +24,7 @@ from evalcore.benchmarks import task_for
 from evalcore.dataset import load_dataset
 from evalcore.hashing import canonical_json, sha256_bytes
 from evalcore.records import KEY_COLUMNS
+from gie.benchmark import BENCHMARK as GRAPHVERSE
 from judge.evidence import Evidence, build_evidence, gold_text
 from judge.grounding import ground_verdict, grounded_fields
 from judge.llm_judge import JudgeItem, JudgeResult, JudgeSpec, cache_key, prompt_version_of
@@ -31,7 +32,7 @@ from judge.rule_scorer import RULE_VERSION, score_response
 from judge.schema import RULE_JUDGE, JudgeVerdict, Judgment, ground, verdict_fields
 from nphe4v.scoring import score_answer
 
-BENCHMARK = "graphverse"
+BENCHMARK = GRAPHVERSE.name  # the judge scores GraphVerse samples: its evidence is built from GraphVerse tasks
 
 
 def resolve_spec(model: str, options: dict[str, Any] | None = None) -> JudgeSpec:
