@@ -21,6 +21,7 @@ from __future__ import annotations
 import asyncio
 import hashlib
 import html
+import json
 import re
 import time
 from dataclasses import dataclass, field
@@ -48,8 +49,8 @@ from judge.schema import (
     MAX_STEPS_DEFAULT,
     JudgeErrorKind,
     JudgeVerdict,
-    output_schema,
-    output_schema_v3,
+    json_schema_of,
+    output_model,
     parse_verdict,
 )
 
@@ -69,10 +70,11 @@ class Template:
     system: str
     user: str
     instructions: dict[str, str]
-    schema: dict[str, Any]
+    schema: dict[str, Any]  # generated from `model` (judge.schema.json_schema_of)
     version: str  # "<name>#<sha256 of template, instructions and schema>[:12]"
     max_steps: int
     prompt_version: int  # the N of `_vN`: 3 and later ask for grounded steps (quote + structured fact)
+    model: type[BaseModel]  # the reply's pydantic model: the schema's one source, and what validates a reply
 
     @property
     def grounded(self) -> bool:
@@ -100,12 +102,14 @@ def load_template(
     if set(sections) != {"system", "user"}:
         raise ValueError(f"{path}: needs exactly one '### system' and one '### user' section")
     prompt_version = int(m.group(1)[1:])
-    schema = (output_schema_v3 if prompt_version >= 3 else output_schema)(max_steps, max_claim_chars)
+    model = output_model(prompt_version, max_steps, max_claim_chars)
+    schema = json_schema_of(model)
     digest = sha256_bytes((raw + "\x00" + iraw + "\x00" + canonical_json(schema)).encode())
     family = name.replace("_", "-")
     return Template(
         name=name, system=sections["system"], user=sections["user"], instructions=instructions,
         schema=schema, version=f"{family}#{digest[:12]}", max_steps=max_steps, prompt_version=prompt_version,
+        model=model,
     )
 
 
@@ -168,6 +172,8 @@ def render_messages(t: Template, item: JudgeItem) -> list[dict[str, str]]:
         "gold": item.gold.strip(),
         "response": escape_untrusted(item.response),
         "max_steps": str(t.max_steps),
+        # the schema the reply is validated against, as the request's response_format sends it
+        "output_schema": json.dumps(t.schema, ensure_ascii=False),
     }
     return [
         {"role": "system", "content": _fill(t.system, values)},
@@ -359,7 +365,7 @@ class LLMJudge:
             try:
                 if c.finish_reason == "length":
                     raise ValueError("output cut at max_tokens")
-                verdict = parse_verdict(c.text, self.template.max_steps)
+                verdict = parse_verdict(c.text, self.template.max_steps, self.template.model)
             except ValueError as e:
                 problems.append(f"attempt {attempt + 1}: {e}")
                 continue

@@ -19,6 +19,7 @@ from __future__ import annotations
 import json
 import re
 from collections.abc import Iterable
+from functools import lru_cache
 from typing import Any, Literal
 
 import polars as pl
@@ -28,6 +29,7 @@ from pydantic import (
     ConfigDict,
     Field,
     ValidationError,
+    create_model,
     field_validator,
     model_validator,
 )
@@ -212,38 +214,92 @@ def vgr_of(steps: Iterable[Any], final_match: bool) -> float:
     return vgr_score(*counts(steps), final_match)
 
 
-def output_schema(max_steps: int = MAX_STEPS_DEFAULT, max_claim_chars: int | None = MAX_CLAIM_CHARS_DEFAULT
-                  ) -> dict[str, Any]:
-    """The JSON schema the judge must answer in (litellm `response_format` json_schema, strict mode;
-    vLLM structured outputs). `max_claim_chars=None` leaves claim length open (providers whose strict
-    mode rejects maxLength)."""
-    claim: dict[str, Any] = {"type": "string", "description": "the step as the response states it, briefly"}
-    if max_claim_chars is not None:
-        claim["maxLength"] = int(max_claim_chars)
-    return {
-        "type": "object",
-        "additionalProperties": False,
-        "required": ["steps", "final_answer_match"],
-        "properties": {
-            "steps": {
-                "type": "array",
-                "maxItems": int(max_steps),
-                "items": {
-                    "type": "object",
-                    "additionalProperties": False,
-                    "required": ["claim", "kind", "relevant", "correct", "error_type"],
-                    "properties": {
-                        "claim": claim,
-                        "kind": {"type": "string", "enum": ["reading", "inference"]},
-                        "relevant": {"type": "boolean"},
-                        "correct": {"type": "boolean"},
-                        "error_type": {"type": "string", "enum": ["none", *ERROR_TYPES]},
-                    },
-                },
-            },
-            "final_answer_match": {"type": "boolean"},
-        },
-    }
+# ----------------------------------------------------------------------------------- what the judge must answer
+#
+# The judge's output schema is generated from these pydantic models (one source of truth): the prompt shows it, the
+# request's `response_format` sends it, and the reply is validated with the same model (`parse_verdict`). Every key
+# is required and none may be added (strict mode of OpenAI-compatible APIs; vLLM structured outputs); keys a judge
+# adds anyway (its own "score") are ignored, never read. `maxLength` on the quote / claim is a budget for the
+# decoder only: a longer one is kept (the quote check decides about it), so it is in the schema, not a rule of the
+# model.
+
+
+class _Wire(BaseModel):
+    # strict: a value is what the schema says or refused (no `true` read as the graph 1, no "3" as a number)
+    model_config = ConfigDict(extra="ignore", strict=True, json_schema_extra={"additionalProperties": False})
+
+
+_ErrorLabel = Literal["none", "perception", "visual_reasoning", "text_reasoning"]
+
+
+class FactOut(_Wire):
+    type: FactType
+    graph: int | None
+    nodes: list[str | None] = Field(json_schema_extra={"maxItems": 64})
+    value: float | str | None
+
+
+def _text(description: str, max_chars: int | None) -> Any:
+    extra = {"maxLength": int(max_chars)} if max_chars is not None else None
+    return Field(description=description, json_schema_extra=extra)
+
+
+@lru_cache(maxsize=64)
+def output_model(prompt_version: int = 3, max_steps: int = MAX_STEPS_DEFAULT,
+                 max_chars: int | None = MAX_CLAIM_CHARS_DEFAULT) -> type[BaseModel]:
+    """The model of a judge's reply for prompt version `prompt_version` (3 and later: grounded steps, a verbatim
+    `quote` and a structured `fact`; 2: `claim`, `kind`, `relevant`), at most `max_steps` steps."""
+    if prompt_version >= 3:
+        step: type[BaseModel] = create_model(
+            "GroundedStepOut", __base__=_Wire,
+            quote=(str, _text("the response's own words for the step, verbatim", max_chars)),
+            fact=(FactOut, ...), kind=(StepKind, ...), leads_to_answer=(bool, ...), correct=(bool, ...),
+            error_type=(_ErrorLabel, ...))
+    else:
+        step = create_model(
+            "StepOut", __base__=_Wire,
+            claim=(str, _text("the step as the response states it, briefly", max_chars)),
+            kind=(StepKind, ...), relevant=(bool, ...), correct=(bool, ...), error_type=(_ErrorLabel, ...))
+    return create_model("VerdictOut", __base__=_Wire,
+                        steps=(list[step], Field(max_length=int(max_steps))),  # type: ignore[valid-type]
+                        final_answer_match=(bool, ...))
+
+
+def validate_reply(model: type[BaseModel], obj: Any) -> BaseModel:
+    """A decoded reply validated with its model as JSON (strict JSON types, as the schema states them)."""
+    return model.model_validate_json(json.dumps(obj))
+
+
+def json_schema_of(model: type[BaseModel]) -> dict[str, Any]:
+    """`model.model_json_schema()` written as strict-mode APIs and structured-output decoders read it most widely:
+    nested models inlined (no `$ref`), titles dropped, `anyOf` of plain types as one type list
+    (`{"type": ["integer", "null"]}`). The content is the model's."""
+    raw = model.model_json_schema()
+    defs = raw.pop("$defs", {})
+
+    def tidy(node: Any) -> Any:
+        if isinstance(node, list):
+            return [tidy(x) for x in node]
+        if not isinstance(node, dict):
+            return node
+        if "$ref" in node:
+            return tidy(defs[node["$ref"].rsplit("/", 1)[-1]])
+        out = {k: tidy(v) for k, v in node.items() if k != "title"}
+        alts = out.get("anyOf")
+        if alts and all(set(a) == {"type"} and isinstance(a["type"], str) for a in alts):
+            out.pop("anyOf")
+            out["type"] = [a["type"] for a in alts]
+        return out
+
+    return tidy(raw)
+
+
+def output_schema(max_steps: int = MAX_STEPS_DEFAULT, max_claim_chars: int | None = MAX_CLAIM_CHARS_DEFAULT,
+                  prompt_version: int = 2) -> dict[str, Any]:
+    """The JSON schema the judge must answer in (litellm `response_format` json_schema, strict mode; vLLM
+    structured outputs), generated from `output_model`. `max_claim_chars=None` leaves claim length open
+    (providers whose strict mode rejects maxLength)."""
+    return json_schema_of(output_model(prompt_version, max_steps, max_claim_chars))
 
 
 def output_schema_v3(max_steps: int = MAX_STEPS_DEFAULT, max_quote_chars: int | None = MAX_CLAIM_CHARS_DEFAULT
@@ -251,52 +307,17 @@ def output_schema_v3(max_steps: int = MAX_STEPS_DEFAULT, max_quote_chars: int | 
     """The grounded judge's schema (template vgr_judge_v3): each step is a verbatim `quote` of the response,
     its `fact` in structured form, whether it leads to the final answer, and the judge's label. Every
     property is required (strict mode); optional fact fields are nullable instead."""
-    quote: dict[str, Any] = {"type": "string", "description": "the response's own words for the step, verbatim"}
-    if max_quote_chars is not None:
-        quote["maxLength"] = int(max_quote_chars)
-    fact = {
-        "type": "object",
-        "additionalProperties": False,
-        "required": ["type", "graph", "nodes", "value"],
-        "properties": {
-            "type": {"type": "string", "enum": list(FACT_TYPES)},
-            "graph": {"type": ["integer", "null"]},
-            "nodes": {"type": "array", "maxItems": 64, "items": {"type": ["string", "null"]}},
-            "value": {"type": ["number", "string", "null"]},
-        },
-    }
-    return {
-        "type": "object",
-        "additionalProperties": False,
-        "required": ["steps", "final_answer_match"],
-        "properties": {
-            "steps": {
-                "type": "array",
-                "maxItems": int(max_steps),
-                "items": {
-                    "type": "object",
-                    "additionalProperties": False,
-                    "required": ["quote", "fact", "kind", "leads_to_answer", "correct", "error_type"],
-                    "properties": {
-                        "quote": quote,
-                        "fact": fact,
-                        "kind": {"type": "string", "enum": ["reading", "inference"]},
-                        "leads_to_answer": {"type": "boolean"},
-                        "correct": {"type": "boolean"},
-                        "error_type": {"type": "string", "enum": ["none", *ERROR_TYPES]},
-                    },
-                },
-            },
-            "final_answer_match": {"type": "boolean"},
-        },
-    }
+    return output_schema(max_steps, max_quote_chars, 3)
 
 
-def parse_verdict(content: str | None, max_steps: int | None = None) -> JudgeVerdict:
+def parse_verdict(content: str | None, max_steps: int | None = None,
+                  model: type[BaseModel] | None = None) -> JudgeVerdict:
     """Strictly parse a judge's message content: the whole content must be one JSON object (one
-    surrounding code fence is tolerated) that validates against JudgeVerdict. Nothing is searched for
+    surrounding code fence is tolerated) that validates against the reply model the judge was asked for
+    (`model`, from `output_model`: every key of its schema present and well typed), then as a JudgeVerdict
+    (without `model`: JudgeVerdict only, which reads old recorded outputs). Nothing is searched for
     inside surrounding prose, so text the judge merely quotes can never become the verdict.
-    Raises ValueError with a short reason."""
+    Raises ValueError with a short reason (one line: where and what)."""
     if content is None:
         raise ValueError("empty judge output")
     s = content.strip()
@@ -315,16 +336,15 @@ def parse_verdict(content: str | None, max_steps: int | None = None) -> JudgeVer
     if not isinstance(obj, dict):
         raise ValueError(f"JSON {type(obj).__name__}, expected an object")
     try:
+        if model is not None:
+            obj = validate_reply(model, obj).model_dump()
         verdict = JudgeVerdict.model_validate(obj)
-    except Exception as e:  # pydantic ValidationError: one line
-        raise ValueError(f"schema: {str(e).splitlines()[0]}: {_first_error(e)}") from None
+    except ValidationError as e:  # one line: the field's path and what is wrong
+        where, what = first_error(e, "reply")
+        raise ValueError(f"schema: {where}: {what}") from None
     if max_steps is not None and len(verdict.steps) > max_steps:
         raise ValueError(f"schema: {len(verdict.steps)} steps, at most {max_steps} allowed")
     return verdict
-
-
-def _first_error(e: Exception) -> str:
-    return ": ".join(first_error(e)) if isinstance(e, ValidationError) else ""
 
 
 # --------------------------------------------------------------------------------------------- the table

@@ -29,6 +29,7 @@ from test_judge_helpers import (
 )
 
 from judge.grounding import ground_verdict, grounded_fields
+from judge.llm_judge import load_template
 from judge.reader import Claim, read
 from judge.rule_checks import context_for
 from judge.schema import JudgeVerdict
@@ -126,8 +127,10 @@ class ScriptedJudge(JudgeFake):
     """A judge whose steps for each response are given (`steps[response]`), answered in the grounded schema."""
 
     steps: dict[str, list[dict[str, Any]]] = {}
+    formats: list[Any] = []
 
     def _completion(self, body, prompt, text=None, finish="stop"):
+        self.formats.append((body.get("response_format"), prompt))
         if text is None:
             m = _BLOCK.search(prompt)
             response = html.unescape(m.group(2)) if m else ""
@@ -196,6 +199,11 @@ def test_grounded_judge_over_http_credits_relations_not_node_names(tmp_path):
         cfg = cfg.model_copy(update={"options": {**cfg.options, "api_base": fake.base_url}})
         stats = run_judge_stage(run, None, cfg, out_dir=tmp_path / "judged")
         assert fake.count == len(insts) * len(models)
+    # the schema the judge is asked to answer in is the reply model's (judge.schema.output_model), in the
+    # response_format and in the prompt
+    schema = load_template(max_steps=256).schema
+    assert ScriptedJudge.formats and all(f["json_schema"]["schema"] == schema and json.dumps(schema) in p
+                                         for f, p in ScriptedJudge.formats)
     js = read_judgments(tmp_path / "judged")
     assert stats.judge_errors == 0 and (js["status"] == "ok").all()
     by_id = {i.instance_id: i for i in insts}
