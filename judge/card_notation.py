@@ -313,8 +313,8 @@ def _csv(c: Claim) -> list[str]:
             f"{c.what} length: {num(c.total)}"]
     if isinstance(c, Dist):
         return f("source,target,distance", [f"{c.a},{c.b},{num(c.d)}"])
-    if isinstance(c, Nbrs):
-        return f("node,neighbour", [f"{c.node},{m}" for m in c.members])
+    if isinstance(c, Nbrs):  # an empty neighbourhood is a row with an empty cell, not no row at all
+        return f("node,neighbour", [f"{c.node},{m}" for m in c.members] or [f"{c.node},"])
     if isinstance(c, Prop):
         return f("node,set", [f"{m},{_prop_name(c)}" for m in c.members])
     if isinstance(c, Mapping):

@@ -38,6 +38,7 @@ from judge.reader_lexicon import (
     _TABLE_SEP,
     _THOUSANDS,
     _WORDS,
+    ANSWER_WORDS,
     MAX_READ_CHARS,
     PROGRAM,
     Claim,
@@ -47,7 +48,15 @@ from judge.reader_lexicon import (
     _tokens,
 )
 from judge.reader_statements import _Statement
-from judge.reader_structures import _cell_kind, _cells, _flatten_json, _is_csv_block, _table_rows
+from judge.reader_structures import (
+    _cell_kind,
+    _cells,
+    _flatten_json,
+    _is_csv_block,
+    _table_rows,
+    html_to_text,
+    sexpr_statements,
+)
 from judge.rule_grammar import shape
 
 __all__ = ["MAX_READ_CHARS", "PROGRAM", "Claim", "Lexicon", "Reading", "lexicon_of", "read", "statements"]
@@ -57,6 +66,7 @@ __all__ = ["MAX_READ_CHARS", "PROGRAM", "Claim", "Lexicon", "Reading", "lexicon_
 
 
 def _normalise(text: str) -> str:
+    text = html_to_text(text)
     if "\\" in text or "$" in text:
         for pat, rep in _LATEX:
             text = pat.sub(rep, text)  # type: ignore[arg-type]
@@ -184,8 +194,26 @@ def statements(text: str, lex: Lexicon) -> list[tuple[str, bool, bool]]:
                 out.append((body.rstrip(":") + ": " + ", ".join(items), False, False))
                 i = j
                 continue
+            if body.endswith(":") and nxt.strip() and len(nxt) - len(nxt.lstrip()) > indent \
+                    and not _has_node(body, lex):
+                # a key and the entries indented under it (YAML, outlines): each entry is read under the key
+                # ("neighbours:" / "  A: [B, C]" -> "neighbours A: [B, C]")
+                key = body.rstrip(":").strip()
+                j = i + 1
+                while j < n and lines[j].strip() and len(lines[j]) - len(lines[j].lstrip()) > indent:
+                    sub = lines[j]
+                    lines[j] = sub[: len(sub) - len(sub.lstrip())] + key + " " + _MARKER.sub("", sub, count=1).strip()
+                    j += 1
+                i += 1
+                continue
+        if body.startswith("(") and body.endswith(")") and "," not in body and "=" not in body \
+                and (sx := sexpr_statements(body, lex)) is not None:
+            # an s-expression: read as data, like JSON (a headed group is a record, its scalars beside it)
+            out.extend((st, False, False) for st in sx)
+            i += 1
+            continue
         if body.startswith("(") and (") (" in body or ")(" in body):
-            # an s-expression: each group is a statement, under the head word of the whole ("(mapping (a x) …")
+            # groups that do not parse as one expression: each is a statement, under the head word of the whole
             head = _WORDS.match(body, 1)
             sep = f")\n{head.group(0)} (" if head and not _has_node(head.group(0), lex) else ")\n("
             body = _SEXPR_SPLIT.sub(sep, body)
@@ -262,6 +290,8 @@ def read(text: str, lex: Lexicon) -> Reading:
             # a negative or rejected statement the reader has no form for: read, and neutral
             got = [Claim("note", tuple(st.nodes), pos=pos, neutral=True)]
         reading.claims.extend(got)
+        if not got and not code and sum(1 for t in toks if t.t == "word" and t.v not in ANSWER_WORDS) >= 2:
+            reading.unparsed += 1  # it says something about a node the reader has no form for
         if got:
             last = got
         for c in got:

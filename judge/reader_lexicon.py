@@ -110,6 +110,9 @@ _MAP_WORDS = frozenset("is onto g2 graph2 graph_2 molecule2 target est associé 
                        "asignar".split())
 # words that open a statement about the previous one ("that fails because ..."): a rejection there rejects it
 _ANAPHORA = frozenset("that this it which so thus hence but dies das es cela ce ceci esto eso".split())
+# the words of a statement that only gives the answer ("So the final answer is A."): no claim is lost there
+ANSWER_WORDS = frozenset("so the final answer is are a an thus hence therefore result solution we get gives our "
+                         "it this that which of in with here".split())
 _CHEAP_KW = frozenset({"rej", "total", "dist", "weight"})  # kinds a statement without nodes can matter by
 
 
@@ -156,11 +159,12 @@ class Reading:
     claims: list[Claim] = field(default_factory=list)
     nodes_seen: int = 0  # distinct node names mentioned in the reasoning
     words: int = 0
+    unparsed: int = 0  # statements naming a node, with words beyond an answer's wording, read to nothing
 
     @property
     def unreadable(self) -> bool:
         """Text that talks about the graph (or is long) but states no claim the reader can parse."""
-        return not self.claims and (self.nodes_seen >= 2 or self.words >= 60)
+        return not self.claims and (self.nodes_seen >= 2 or self.words >= 60 or self.unparsed > 0)
 
 
 # ------------------------------------------------------------------------------------------ tokens

@@ -46,7 +46,7 @@ class _Statement:
         if lex.paired and (not self.names_graph or "map" in self.kws) and self._mapping():
             return self.out  # a statement about one named molecule ("In graph 1, C1: C2") maps nothing
         set_kw = [k for k in ("clique", "indep", "cover", "common") if k in self.kws]
-        if task == "COL" and not set_kw and self._assign():
+        if task == "COL" and not set_kw and not self._node_arrow_node() and self._assign():
             return self.out
         if set_kw:
             self._set(SET_KW[set_kw[0]])
@@ -74,6 +74,22 @@ class _Statement:
         if len(self.nodes) < 2:
             return False
         return "arrow" in self.types or (not symbols_only and bool(self.kws & {"to", "then"}))
+
+    def _node_arrow_node(self) -> bool:
+        """`A -> B`, `from A go to B`, `A – B: 1`: a step or an edge between two nodes, never a node's colour
+        (`A -> 2`)."""
+        step = False  # an arrow, "to" or "then" since the last node ("A -->|5| B", "from A go to B")
+        seen = False
+        for t in self.toks:
+            if t.t == "node":
+                if seen and step:
+                    return True
+                seen, step = True, False
+            elif t.t in ("arrow", "dash", "bi") or (t.t == "kw" and t.v in ("to", "then")):
+                step = True
+            elif t.t in ("num", "sep"):
+                step = step and t.t == "num"  # "A -> 2, B -> 1": a node's colour, then the next node
+        return False
 
     def _chain_like(self) -> bool:
         """`A - B - C` (three or more nodes joined by dashes) or `(A, B, C) with length 12`: a walk."""
@@ -288,7 +304,7 @@ class _Statement:
             total = tail_nums[-1] if len(tail_nums) != hops else None
         if len(nodes) == 2 and total is not None and not nums:
             nums[1], total = total, None  # one hop: its number is the running value at its end
-        closed = bool({"tour", "cycle"} & self.kws) and nodes[0] != nodes[-1]
+        closed = bool({"tour", "cycle"} & self.kws) and nodes[0] != nodes[-1] and len(nodes) > 2
         # "A -> B -> C (12)": one number after the last node and none elsewhere is the total
         if total is None and list(nums) == [len(nodes) - 1] and len(nodes) > 2:
             total = nums.pop(len(nodes) - 1)

@@ -3,6 +3,7 @@ read by what each column holds (never by a header word). See `judge.reader`."""
 
 from __future__ import annotations
 
+import re
 from typing import Any
 
 from judge.reader_lexicon import Lexicon, _tokens
@@ -10,24 +11,43 @@ from judge.reader_lexicon import Lexicon, _tokens
 # ------------------------------------------------------------------------------------------ structures
 
 
-def _flatten_json(v: Any, key: str = "", out: list[str] | None = None, depth: int = 0) -> list[str]:
+def _flat(x: Any) -> bool:
+    return not isinstance(x, (dict, list)) or (isinstance(x, list) and all(not isinstance(y, (dict, list))
+                                                                            for y in x))
+
+
+def _flatten_json(v: Any, key: str = "", out: list[str] | None = None, depth: int = 0,
+                  extra: dict[str, Any] | None = None) -> list[str]:
+    """JSON (or any nested data) as `key: value` statements. `extra`: scalars of the parent record that
+    describe this object (`{"tour": {...}, "value": 12}`: the 12 is the tour's), read in its first record."""
     out = [] if out is None else out
     if depth > 20 or len(out) > 5000:
         return out
     prefix = f"{key}: " if key else ""
 
-    def flat(x: Any) -> bool:
-        return not isinstance(x, (dict, list)) or (isinstance(x, list) and all(
-            not isinstance(y, (dict, list)) for y in x))
-
     if isinstance(v, dict):
-        if 1 < len(v) <= 8 and all(flat(x) for x in v.values()) and any(isinstance(x, list) for x in v.values()) \
+        items = {**v, **(extra or {})}
+        flats = {k: x for k, x in items.items() if _flat(x)}
+        nested = {k: x for k, x in items.items() if not _flat(x)}
+        if 1 < len(flats) <= 8 and any(isinstance(x, list) for x in flats.values()) \
                 and not all(str(k).isdigit() for k in v):  # {"1": [...], "2": [...]}: one line per class
-            # one record ({"members": [...], "property": "clique"}, {"path": [...], "total": 12}): one statement
+            # one record ({"members": [...], "property": "clique"}, {"path": [...], "total": 12}): one statement;
+            # its nested parts ({"legs": [{...}]}) follow it
             out.append(prefix + "  ".join(f"{k}: {', '.join(map(str, x)) if isinstance(x, list) else x}"
-                                          for k, x in v.items()))
+                                          for k, x in flats.items()))
+            for k, x in nested.items():
+                _flatten_json(x, f"{key.rsplit(' ', 1)[-1]} {k}".strip(), out, depth + 1)
             return out
-        for k, x in v.items():
+        objs = [k for k, x in nested.items() if isinstance(x, dict)]
+        if len(objs) == 1 and flats and len(flats) <= 3 and not any(isinstance(x, list) for x in flats.values()):
+            # one object with scalars beside it: the scalars describe that object
+            _flatten_json(nested[objs[0]], f"{key.rsplit(' ', 1)[-1]} {objs[0]}".strip(), out, depth + 1,
+                          {k: x for k, x in flats.items()})
+            for k, x in nested.items():
+                if k != objs[0]:
+                    _flatten_json(x, f"{key.rsplit(' ', 1)[-1]} {k}".strip(), out, depth + 1)
+            return out
+        for k, x in items.items():
             if isinstance(x, (dict, list)):
                 # the parent key stays with the child ({"path": {"nodes": [...]}} -> "path nodes: ...")
                 _flatten_json(x, f"{key.rsplit(' ', 1)[-1]} {k}".strip(), out, depth + 1)
@@ -40,7 +60,7 @@ def _flatten_json(v: Any, key: str = "", out: list[str] | None = None, depth: in
             for x in v:
                 if isinstance(x, list) and all(not isinstance(y, (dict, list)) for y in x):
                     out.append(prefix + ", ".join(str(y) for y in x))
-                elif isinstance(x, dict) and all(flat(y) for y in x.values()):
+                elif isinstance(x, dict) and all(_flat(y) for y in x.values()):
                     out.append(" ".join(f"{k} {', '.join(map(str, y)) if isinstance(y, list) else y}"
                                         for k, y in x.items()) + (f" ({key})" if key else ""))
                 else:
@@ -106,6 +126,18 @@ def _table_rows(rows: list[list[str]], header: list[str] | None, lex: Lexicon) -
     heads_distinct = len(set(firsts)) == len(firsts)
     seconds = [r[1] for r in rows if len(r) > 1]
     seconds_distinct = len(set(seconds)) == len(seconds)
+    keep = [c for c in range(width) if kinds[c] != "text"]
+    if task == "CN" and [kinds[c] for c in keep] == ["node", "node"] and not heads_distinct:
+        # one row per (node, neighbour), the rows of each node together: that node's neighbour list
+        runs: list[tuple[str, list[str]]] = []
+        for r in rows:
+            a, b = (r[keep[0]] if keep[0] < len(r) else ""), (r[keep[1]] if keep[1] < len(r) else "")
+            if runs and runs[-1][0] == a:
+                runs[-1][1].append(b)
+            else:
+                runs.append((a, [b]))
+        if len({a for a, _ in runs}) == len(runs):
+            return [f"{a} neighbours: {', '.join(bs)}" for a, bs in runs]
     for r in rows:
         cells = [(kinds[c], r[c]) for c in range(min(len(r), width)) if kinds[c] not in ("text",)]
         pattern = [k for k, _ in cells]
@@ -146,3 +178,103 @@ def _table_rows(rows: list[list[str]], header: list[str] | None, lex: Lexicon) -
 
 def _is_csv_block(lines: list[str]) -> bool:
     return len(lines) >= 2 and lines[0].count(",") >= 1 and "." not in lines[0].rstrip(".")
+
+
+# ------------------------------------------------------------------------------------------ s-expressions
+
+_SX_TOKEN = re.compile(r"[()]|[^\s()]+")
+
+
+def _sx_parse(body: str) -> list[Any] | None:
+    """One balanced s-expression (`(tour (A B C A) (length 12))`) as nested lists, or None."""
+    stack: list[list[Any]] = [[]]
+    for m in _SX_TOKEN.finditer(body):
+        t = m.group(0)
+        if t == "(":
+            stack.append([])
+            if len(stack) > 20:
+                return None
+        elif t == ")":
+            if len(stack) < 2:
+                return None
+            done = stack.pop()
+            stack[-1].append(done)
+        else:
+            stack[-1].append(t)
+    if len(stack) != 1 or len(stack[0]) != 1 or not isinstance(stack[0][0], list):
+        return None
+    return stack[0][0]
+
+
+def _sx_data(x: Any, lex: Lexicon) -> Any:
+    """An s-expression as data: a group headed by a word is a record ({word: its items}, its headed
+    sub-groups beside them); a group of two atoms is a pair ("a: x"); other groups are lists."""
+    if isinstance(x, str):
+        return x
+    toks = _tokens(x[0], lex) if x and isinstance(x[0], str) else []
+    head = x[0] if toks and toks[0].t in ("word", "kw") else None
+    keyed: dict[str, list[Any]] = {}
+    plain: list[Any] = []
+    for y in x[1:] if head else x:
+        d = _sx_data(y, lex)
+        if isinstance(d, dict) and isinstance(y, list) and y and isinstance(y[0], str) and y[0] in d:
+            for k, v in d.items():
+                keyed.setdefault(k, []).append(v)  # (leg A B 5) (leg B C 3): one key, several values
+        else:
+            plain.append(d)
+    pairs = [p for p in plain if isinstance(p, list) and len(p) == 2 and all(isinstance(a, str) for a in p)]
+    if len(pairs) > 1 and len(pairs) == len(plain):
+        plain = [f"{a}: {b}" for a, b in pairs]  # (A 1) (B 2): pairs, as "A: 1"
+    elif all(isinstance(p, str) or (isinstance(p, list) and all(isinstance(a, str) for a in p)) for p in plain) \
+            and any(isinstance(p, str) for p in plain):
+        plain = [a for p in plain for a in (p if isinstance(p, list) else [p])]  # (neighbours X (a b c))
+    own: Any = plain[0] if len(plain) == 1 and head else plain
+    if head is None:
+        return own
+    # a headed sub-group keeps the head it is part of: (path (A B C) (legs (A B 5) ...)) -> "path legs"
+    return {head: own if plain else "",
+            **{f"{head} {k}": v[0] if len(v) == 1 else v for k, v in keyed.items() if k != head}}
+
+
+def sexpr_statements(body: str, lex: Lexicon) -> list[str] | None:
+    """The statements of a one-line s-expression, or None when `body` is not one."""
+    tree = _sx_parse(body)
+    if tree is None or not any(isinstance(y, list) for y in tree):
+        return None
+    data = _sx_data(tree, lex)
+    if isinstance(data, dict):
+        return _flatten_json(data)
+    return [", ".join(map(str, data))] if all(isinstance(a, str) for a in data) else _flatten_json(data)
+
+
+# ------------------------------------------------------------------------------------------ HTML
+
+_HTML_TABLE = re.compile(r"(?is)<table\b[^>]{0,200}>(.{0,200000}?)</table\s*>")
+_HTML_ROW = re.compile(r"(?is)<tr\b[^>]{0,200}>(.*?)</tr\s*>")
+_HTML_CELL = re.compile(r"(?is)<(t[hd])\b[^>]{0,200}>(.*?)</t[hd]\s*>")
+_HTML_TAG = re.compile(r"(?i)</?(?:p|br|div|span|b|i|u|em|strong|li|ul|ol|code|pre|thead|tbody|h[1-6])\b[^<>]{0,200}>")
+
+
+def _md_table(m: re.Match[str]) -> str:
+    lines = []
+    for i, row in enumerate(_HTML_ROW.finditer(m.group(1))):
+        cells = [(tag.lower(), _HTML_TAG.sub(" ", body).strip().replace("|", "/"))
+                 for tag, body in _HTML_CELL.findall(row.group(1))]
+        if not cells:
+            continue
+        lines.append("| " + " | ".join(c for _t, c in cells) + " |")
+        if i == 0:
+            lines.append("|" + "---|" * len(cells) if all(t == "th" for t, _c in cells) else "")
+    lines = [ln for ln in lines if ln]
+    return "\n" + "\n".join(lines) + "\n"
+
+
+def html_to_text(text: str) -> str:
+    """HTML tables as markdown tables (a header row of <th> cells keeps its separator line) and the common
+    inline tags dropped: the same rows, read by the table reader."""
+    if "<" not in text or ">" not in text:
+        return text
+    low = text.lower()
+    if "<table" in low:
+        text = _HTML_TABLE.sub(_md_table, text)
+    return _HTML_TAG.sub("\n", text) if "</" in text or "<br" in low else text

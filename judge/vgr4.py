@@ -102,6 +102,7 @@ class _Judge:
         self.g = ctx.graphs[0].asked
         self.prev_end: tuple[str, float] | None = None  # where the last true walk ended, and its running total
         self.prev_hop = False  # whether that walk was a single hop
+        self.runs_on = False  # the walk just checked continues the last one (its numbers run on from there)
 
     def w(self, a: str, b: str, g: nx.Graph | None = None) -> float:
         g = self.g if g is None else g
@@ -117,12 +118,13 @@ class _Judge:
 
     def check(self, c: Claim) -> Checked:
         fn = getattr(self, "_" + c.kind)
+        self.runs_on = False
         truth, err, key = fn(c)
         if truth == "false" and (c.neutral or c.soft):
             truth = "neutral"
         if truth == "true" and c.neutral:
             truth = "neutral"
-        return Checked(c, truth, err if truth == "false" else "none", key)
+        return Checked(c, truth, err if truth == "false" else "none", key, self.runs_on)
 
     def _edge(self, c: Claim) -> tuple[str, str, tuple]:
         u, v = c.nodes
@@ -201,6 +203,10 @@ class _Judge:
             if ok and (c.value is None or abs(c.value - run) < 1e-6 or abs(c.value - run - start) < 1e-6):
                 self.prev_end = (nodes[-1], start + run)  # where a walk written hop by hop has got to
                 self.prev_hop = len(nodes) == 2
+                # it continues the last walk only when a number it states is a total from there on
+                self.runs_on = bool(start) and (
+                    any(abs(said - runs[i] - start) < 1e-6 for i, said in c.nums if i)
+                    or (c.value is not None and abs(c.value - run - start) < 1e-6))
                 return "true", "none", key
         if c.value is not None and all(abs(said - runs[i] - starts[0]) < 1e-6 or i == 0 for i, said in c.nums):
             return "false", "text_reasoning", key  # the hops hold, the total does not
@@ -260,13 +266,14 @@ def judge_reading(evidence: Evidence, reading: Reading, *, final_match: bool, go
                 errors.add(("clash", clash))
     gold = dict(gold or {})
     crit = critical_facts(evidence, gold, gold_value)
-    has_critical = any(c.size for c in crit.candidates)
     f = bool(final_match)
     if reading.unreadable:
         return V4(None, UNREADABLE, 0.0, 0, 0, 0, checked)
+    k, n, label = Credit(j, checked, gold, gold_value if gold_value is not None else crit.gold_value).best()
+    # (CN with both query nodes isolated: no edge is critical, the two empty neighbour sets are; Credit says so)
+    has_critical = n > 0 or any(c.size for c in crit.candidates)
     if not has_critical:
         return V4(formula(0.0, 0, len(errors), f, False), None, 0.0, 0, 0, len(errors), checked)
-    k, n, label = Credit(j, checked, gold, gold_value if gold_value is not None else crit.gold_value).best()
     q = k / n if n else 0.0
     return V4(formula(q, k, len(errors), f), None, q, n, k, len(errors), checked, label)
 

@@ -20,6 +20,7 @@ class Checked:
     truth: str  # true / false / neutral
     error_type: str = "none"
     key: tuple[Any, ...] = ()
+    runs_on: bool = False  # walk: its numbers run on from where the previous walk ended (written hop by hop)
 
 
 # ------------------------------------------------------------------------------------------ objects
@@ -39,7 +40,17 @@ def chain_walks(items: list[Checked]) -> list[list[Checked]]:
             out[-1].append(it)
         else:
             out.append([it])
-    return out
+    # hops are one walk only as far as a running total (or a total at the end) carries them on: walks that
+    # each state only their own length are separate objects, never joined into a longer one
+    kept: list[list[Checked]] = []
+    for n, chain in enumerate(out):
+        last = max((i for i, it in enumerate(chain) if i and it.runs_on), default=0)
+        if n and len(chain) > 1 and joined(chain)[0] == list(out[n - 1][-1].claim.nodes) \
+                and out[n - 1][-1].claim.pos >= chain[0].claim.pos - 2:
+            last = len(chain) - 1  # the legs of the walk stated just before, each with its weight: that walk
+        kept.append(chain[:last + 1])
+        kept += [[it] for it in chain[last + 1:]]
+    return kept
 
 
 def joined(chain: list[Checked]) -> tuple[list[str], dict[int, float], float | None]:
@@ -165,28 +176,53 @@ class Credit:
         return best
 
     def cn(self) -> tuple[int, int, str]:
+        q = self.j.f.query
+        s, t = str(q.get("source")), str(q.get("target"))
+        g = self.j.g
+        if s not in g or t not in g:
+            return (0, 0, "")
+        # neighbour lists stated one after another for more nodes than the query pair are a transcription of
+        # the input (perception); the query nodes' own neighbour sets, stated apart from such a run, derive
+        own = self._query_lists({s, t})
+        if not g[s] and not g[t]:
+            # nothing adjacent to either: the two (empty) neighbour sets are what a derivation establishes
+            k = sum(1 for c in own if not c.nodes[1:] and c.complete)
+            return (k, 2, "query neighbourhoods") if k else (0, 2, "")
         crit = critical_facts(self.j.ev, self.gold, self.value)
         if not crit.candidates:
             return (0, 0, "")
         want = {(a[1], a[2]) for a in crit.candidates[0].atoms if a[0] == "E"}
-        q = self.j.f.query
-        s, t = str(q.get("source")), str(q.get("target"))
         said: set[tuple[str, str]] = set()
-        # neighbour lists of more nodes than the query pair are a transcription of the input (perception):
-        # only the query nodes' own neighbour sets, stated as such, are a derivation
-        heads = {it.claim.nodes[0] for it in self.items if it.claim.kind in ("adj", "neigh")}
-        dump = len(heads - {s, t}) > 0 and len(heads) > 2
+        for c in own:
+            said |= {edge_key(c.nodes[0], x) for x in c.nodes[1:]}
         for it in self.true:
             c = it.claim
             if c.kind == "set" and c.prop == "common":
                 for x in c.nodes:
                     said |= {edge_key(s, x), edge_key(t, x)}
-            elif c.kind == "neigh" and c.nodes[0] in (s, t) and not dump:
-                said |= {edge_key(c.nodes[0], x) for x in c.nodes[1:]}
             elif c.kind == "walk" and len(c.nodes) == 3 and {c.nodes[0], c.nodes[2]} == {s, t}:
                 said |= {edge_key(s, c.nodes[1]), edge_key(t, c.nodes[1])}
         k = len(said & want)
         return (k, len(want), "query neighbourhoods") if k else (0, len(want), "")
+
+    def _query_lists(self, query: set[str]) -> list[Claim]:
+        """The true neighbour sets of query nodes that are not part of a run of neighbour lists (statements
+        at most one apart) naming any other node."""
+        runs: list[list[Checked]] = []
+        last = -10
+        for it in self.items:
+            c = it.claim
+            if c.kind not in ("adj", "neigh") or it.truth == "neutral":  # a negation lists nothing
+                continue
+            if c.pos - last > 2 or not runs:
+                runs.append([])
+            runs[-1].append(it)
+            last = c.pos
+        out = []
+        for run in runs:
+            if {it.claim.nodes[0] for it in run} <= query:
+                out += [it.claim for it in run if it.truth == "true" and it.claim.kind == "neigh"]
+        return out
 
     def _closed_walks(self) -> list[tuple[list[str], float | None]]:
         out = []
