@@ -3,22 +3,28 @@
 1. **Quote check.** A step's `quote` must occur in the response's reasoning (before its final answer block,
    `judge.rule_scorer.claims_region`) after normalisation (HTML entities, Unicode NFKC, case, all whitespace
    dropped). A step without a quote or whose quote is not there is dropped: an invented claim never counts.
-2. **Fact in quote.** A structured fact must be what the quote says: every node it names occurs in the
-   quote as a word (a path's nodes in order, either way round), a number value as a number, a colour as a
-   word. A fact not in its quote is dropped too (a real quote cannot carry an invented fact).
-3. **Code check.** A structured fact (`judge.schema.FACT_TYPES`) is checked against the graph by the rule
-   scorer's checks (`judge.rule_checks.ClaimChecks`), which set `correct`, `error_type`, `kind` and task
-   relevance; the judge's labels are only recorded. Under v2 a step earns only when code calls it relevant
-   *and* the judge says it leads to the final answer (the judge can withhold credit, never grant it); v3
-   credits critical facts, decided by code. On paired tasks (GED/MCS) a one-graph fact that names no graph
-   is `unknown` unless both graphs agree on it. COL colour classes are checked together: two adjacent
-   nodes in one class are one error (`clash`).
-4. **Unstructured steps** keep the judge's labels but never earn: only a judge's "incorrect" counts.
-5. **Dedupe by fact.** Steps carry the rule scorer's semantic key (a path and its reverse, a cycle and its
+2. **Fact in quote, relation in quote** (`judge.grounding_facts`). A structured fact must be what the quote says:
+   its nodes occur there as words (a path's in order), a number value as a number; and the claim reader, run on
+   the quote alone, must read the fact's relation there (`A: B, C` states A-B and A-C, never B-C; a node list
+   states no path, set or mapping). Otherwise the step is dropped.
+3. **VGR v4 (the default): the rule judge's own judge.** The claims of the kept steps (the reader's claim that
+   states each fact, kept whole: a path's running totals, a negation) are judged by `judge.vgr4.judge_reading`
+   exactly as the rule judge's: each claim checked whole against the graph, credit only for the optimum that one
+   consistent candidate establishes, true perception never credit, false claims cost, F the exact verifier's.
+   The claims stand in the response's line order, whatever order the judge listed them in, so a walk written hop
+   by hop, a mapping or a colouring is the run the response writes; a claim the response itself rejects in
+   context is neutral. So the LLM judge and the rule judge differ only in who reads. Steps without a structured
+   fact are recorded with the judge's label and never scored.
+4. **VGR v3 / v2** (`vgr_version`): a structured fact is checked by the v3 rule scorer's checks
+   (`judge.rule_checks.ClaimChecks`), which set `correct`, `error_type`, `kind` and task relevance; the judge's
+   labels are only recorded. Under v2 a step earns only when code calls it relevant *and* the judge says it
+   leads to the final answer; v3 credits critical facts, decided by code. On GED/MCS a one-graph fact that names
+   no graph is `unknown` unless both graphs agree on it; two adjacent nodes in one colour class are one error
+   (`clash`); an unstructured step the judge calls wrong costs.
+5. **Dedupe by fact.** Steps carry the checker's semantic key (a path and its reverse, a cycle and its
    rotations are one key), so paraphrases of one fact are one step; unstructured steps merge by quote.
 
-The result is a list of the rule scorer's `Step`s (plus what the judge said), so the VGR formula scores an
-LLM judgment and a rule judgment the same way (`grounded_fields`, the one seam to the formula).
+`grounded_fields` is the one seam to the formula: an LLM judgment and a rule judgment are scored the same way.
 """
 
 from __future__ import annotations

@@ -5,8 +5,9 @@ one pass (substituted values are never re-scanned, so a response containing `{{g
 The model response is untrusted: `&`, `<`, `>` are escaped and it sits between an opening and a closing
 tag that carry a nonce derived from its content, so injected closing tags cannot close the block.
 
-Output: requested as JSON schema (`response_format` json_schema, strict; vLLM structured outputs), parsed
-strictly (`judge.schema.parse_verdict`) and validated with pydantic. Malformed output is retried
+Output: one pydantic reply model per prompt version (`judge.schema.output_model`) is the source of the JSON
+schema the prompt shows and the request asks for (`response_format` json_schema, strict; vLLM structured outputs),
+and of the check of the reply (`judge.schema.parse_verdict`, strict JSON types). Malformed output is retried
 `max_malformed` times (each retry with another seed), then recorded as a typed `judge_error`
 (`malformed`), never as a score. Every raw output is kept.
 
