@@ -117,20 +117,23 @@ def judge_options(args: RerunArgs, options: dict[str, Any]) -> dict[str, object]
     return out
 
 
-def _check_judge(judge: str, options: dict[str, object]) -> None:
+def _check_judge(judge: str, options: dict[str, object], models: list[Any]) -> None:
     """Resolve the judge now: an unknown name, a bad option or a missing API key is one line, before work."""
     from pydantic import ValidationError
 
-    from cluster.judge_work import resolve_spec
+    from cluster.judge_work import judge_replica, resolve_spec
     from evalcore import secrets
     from evalcore.validation import first_error
 
     try:
-        spec = resolve_spec(judge, options)
+        spec = resolve_spec(judge, options, models)
+        replica = judge_replica(judge, models)
     except ValidationError as e:
         loc, msg = first_error(e)
         raise UsageError(f"--options: {loc}: {msg}") from None
-    if spec.is_rule:
+    except ValueError as e:  # a model of the run that cannot judge
+        raise UsageError(f"--judge: {e}") from None
+    if spec.is_rule or replica is not None:  # a judge on this cluster's vLLM replicas needs no key
         return
     if "/" not in spec.model:
         raise UsageError(f"--judge: {judge!r} is neither 'rule-based', a registry name (cluster/models.yaml) "
@@ -150,7 +153,7 @@ def main(args: RerunArgs) -> int:
 
     from cluster.config import JudgeConfig
     from cluster.judge_stage import print_stats, run_judge_stage
-    from cluster.judge_work import resolve_spec
+    from cluster.judge_work import models_of, resolve_spec
     from cluster.runlock import RunLockError, run_lock
     from evalcore.shards import StorageError
     from judge import agreement, failure_modes
@@ -177,7 +180,8 @@ def main(args: RerunArgs) -> int:
         base_ident = default_judge(run, existing)
         judge = args.judge or (base_ident[0] if base_ident else "rule-based")
         options = judge_options(args, options_given)
-        _check_judge(judge, options)
+        models = models_of(run)  # the run's own models, which --judge may name
+        _check_judge(judge, options, models)
         if not _has_graphverse(run):
             raise UsageError(f"{run}: no GraphVerse samples to judge")
         if base_ident is None:
@@ -188,13 +192,14 @@ def main(args: RerunArgs) -> int:
         cfg = JudgeConfig(model=judge, options=options, repeat=args.repeat, actors=args.actors,
                           executor="local" if args.local else "ray", cache_dir=args.cache,
                           progress=not args.no_progress)
-        stats = run_judge_stage(run, None, cfg, out_dir=out, set_default=(out == run and base_ident is None))
+        stats = run_judge_stage(run, None, cfg, out_dir=out, set_default=(out == run and base_ident is None),
+                                models=models)
         print_stats(stats)
 
         js = read_judgments(run, out) if out != run else read_judgments(run)
         if args.baseline:
             bname, brep = parse_judge(args.baseline)
-            bspec = resolve_spec(bname)
+            bspec = resolve_spec(bname, None, models)
             btemplate = None if not bspec.is_rule else RULE_VERSION
             base = (bspec.identity, btemplate, brep)
         elif base_ident is not None:

@@ -5,9 +5,13 @@
     run_judge_stage(out, datasets, cfg)                         # alone (jobs/judge_rerun.py)
 
 * `rule-based` (the default, no model configured): the deterministic rule scorer, in the driver.
-* any litellm model: a pool of `JudgeActor`s on Ray (`cluster.actor_pool.ActorPool`: bounded batches in
-  flight per actor, each actor a bounded number of concurrent calls) sharing ONE rate limiter per provider key (`evalcore.ratelimit.SharedLimiter`,
-  the same limiter model backends of that key use), litellm with num_retries=0 so every 429 reaches it.
+* an LLM judge is a model job: its batches go to replicas of the models' own actor class
+  (`cluster.pipeline.ModelActor.judge`, in a `cluster.actor_pool.ActorPool`: bounded batches in flight per
+  replica), with the models' own backends. An open-weights judge (`judge_work.judge_replica`: a vllm model of
+  the run or of the registry) runs on a vLLM engine of this cluster, placed as that model's replicas are
+  (`cluster.replicas`), no outside server; an API judge (any litellm model) on replicas holding the API client,
+  sharing ONE rate limiter per provider key (`evalcore.ratelimit.SharedLimiter`, the same limiter model
+  backends of that key use), litellm with num_retries=0 so every 429 reaches it.
 * Successful judgments are cached on disk, content-addressed by everything that changes the answer
   (`judge.llm_judge.cache_key`): a rerun of the same judge costs zero calls and never starts Ray; a
   failed or malformed judgment is asked again. Identical responses in one run are judged once. A repeat
@@ -36,6 +40,7 @@ from typing import Any
 
 import polars as pl
 import ray
+from ray.exceptions import RayActorError, RayTaskError
 
 from cluster.actor_pool import ActorPool, Batch
 from cluster.config import JUDGE_CACHE_DIR, JudgeConfig
@@ -46,16 +51,16 @@ from cluster.judge_work import (
     Work,
     empty_record,
     instances_of,
+    judge_replica,
     resolve_spec,
     result_record,
     rule_record,
 )
 from evalcore import secrets
-from evalcore.ratelimit import LimitSettings, get_or_create_limiter_actor
 from evalcore.records import read_samples
 from evalcore.shards import ShardWriter, storage_error
 from judge.cache import JudgeCache
-from judge.llm_judge import JudgeItem, JudgeResult, JudgeSpec, LLMJudge
+from judge.llm_judge import JudgeItem, JudgeResult, JudgeSpec, LLMJudge, client_options
 from judge.rule_scorer import RULE_VERSION
 from judge.schema import JUDGE_KEY_COLUMNS, JUDGMENT_SCHEMA, Judgment
 from judge.vgr import JUDGE_MANIFEST, JUDGMENTS_DIR
@@ -72,28 +77,8 @@ def judgment_writer(root: Path, flush_rows: int = 2000) -> ShardWriter:
 # -------------------------------------------------------------------------------------------- the pool
 
 
-class JudgeActor:
-    """One member of the judge pool: an LLMJudge (shared per-key limiter inside Ray) and the cache."""
-
-    def __init__(self, spec: dict[str, Any], cache_dir: str) -> None:
-        self.judge = LLMJudge(JudgeSpec(**spec))
-        self.cache = JudgeCache(cache_dir)
-
-    async def judge_batch(self, batch: list[tuple[str, JudgeItem]]) -> list[tuple[str, dict[str, Any]]]:
-        async def one(key: str, item: JudgeItem) -> tuple[str, dict[str, Any]]:
-            res = await self.judge.judge(item)
-            if res.cacheable:  # successful judgments only
-                self.cache.put(key, res.to_json())
-            return key, res.to_json()
-
-        return list(await asyncio.gather(*(one(k, i) for k, i in batch)))
-
-    def ready(self) -> bool:
-        return True
-
-
-# Ray restarts a crashed judge actor twice; the pool resubmits the batches it lost (`JudgeConfig.max_attempts`)
-RemoteJudgeActor = ray.remote(max_restarts=2, max_task_retries=0, max_concurrency=64)(JudgeActor)
+# Ray restarts a crashed judge replica (a `ModelActor`) up to its max_restarts; the pool resubmits the batches it
+# lost (`JudgeConfig.max_attempts`)
 
 
 @dataclass
@@ -121,14 +106,17 @@ def run_judge_stage(
     start_ray: Callable[[], None] | None = None,
     out_dir: str | Path | None = None,
     set_default: bool = True,
+    models: Iterable[Any] | None = None,
 ) -> JudgeStageStats:
     """Judge every GraphVerse sample of RUN_DIR not yet judged by this judge/template/repeat.
 
     Writes RUN_DIR/judgments/ (or OUT_DIR/judgments/) and records the run's default judge in
     judgments/manifest.json the first time (`set_default`). Returns counts; never calls a model for a
     cached judgment, and never starts Ray when nothing needs a call. The stage alone: a run streams its
-    samples into a `JudgeStream` beside the models instead."""
-    stream = JudgeStream(run_dir, datasets, cfg, start_ray=start_ray, out_dir=out_dir, set_default=set_default)
+    samples into a `JudgeStream` beside the models instead. `models`: the run's models (ModelSpecs), which
+    the judge may name (`judge_work.judge_replica`)."""
+    stream = JudgeStream(run_dir, datasets, cfg, start_ray=start_ray, out_dir=out_dir, set_default=set_default,
+                         models=models)
     if stream.enabled:
         samples = read_samples(run_dir)
         stream.add_rows(samples.filter(pl.col("benchmark") == BENCHMARK).iter_rows(named=True))
@@ -149,11 +137,18 @@ class JudgeStream:
 
     def __init__(self, run_dir: str | Path, datasets: Iterable[Any] | None = None,
                  cfg: JudgeConfig | dict[str, Any] | None = None, *, start_ray: Callable[[], None] | None = None,
-                 out_dir: str | Path | None = None, set_default: bool = True, hold: bool = False) -> None:
+                 out_dir: str | Path | None = None, set_default: bool = True, hold: bool = False,
+                 models: Iterable[Any] | None = None) -> None:
         self.cfg = cfg = JudgeConfig.model_validate(cfg or {}) if not isinstance(cfg, JudgeConfig) else cfg
         self.run = Path(run_dir)
         self.out = Path(out_dir) if out_dir is not None else self.run
-        self.spec = resolve_spec(cfg.model, cfg.options)
+        models = list(models or ())
+        self.spec = resolve_spec(cfg.model, cfg.options, models)
+        # the vLLM model serving an open-weights judge (None: an API judge, or rule-based)
+        self.replica = judge_replica(cfg.model, models) if cfg.enabled else None
+        self.loading: dict[Any, tuple[Any, dict[str, Any]]] = {}  # a replica's `ready` ref -> (actor, placement)
+        self.placement: dict[Any, dict[str, Any]] = {}  # a ready replica -> its placement (released at the end)
+        self.load_failures: list[str] = []
         self.template = RULE_VERSION if self.spec.is_rule else self.spec.template_obj().version
         self.stats = JudgeStageStats(judge=self.spec.identity, template=self.template, judge_repeat=cfg.repeat)
         self.enabled = cfg.enabled
@@ -168,7 +163,7 @@ class JudgeStream:
         self.pending: dict[str, list[Work]] = {}  # content key -> samples waiting for that judgment
         self.fill: list[tuple[str, JudgeItem]] = []  # the batch being filled
         # the pool's batches are lists of (content key, item); a batch that keeps failing is a judge_error
-        self.pool = ActorPool(lambda actor, batch: actor.judge_batch.remote(batch), self._judged, self._failed,
+        self.pool = ActorPool(self._submit, self._judged, self._failed,
                               max_inflight=cfg.max_inflight_batches, max_attempts=cfg.max_attempts)
         self.limiter: Any = None
         self.bar: JudgeProgress | None = None
@@ -250,7 +245,7 @@ class JudgeStream:
         return self.cfg.max_inflight_batches * max(1, len(self.pool.members) or self.cfg.actors)
 
     def pump(self) -> None:
-        if self.prestart and not self.pool.members and self.enabled and not self.spec.is_rule \
+        if self.prestart and not self.pool.members and not self.loading and self.enabled and not self.spec.is_rule \
                 and self.cfg.executor == "ray":
             self.prestart = False
             self._open()
@@ -261,31 +256,66 @@ class JudgeStream:
             self.fill = []
         if not self.pool.queue:
             return
-        if not self.pool.members:
+        if not self.pool.members and not self.loading:
             self._start_pool()
         self.pool.dispatch()
 
-    def _start_pool(self) -> None:
-        self.start_ray()
-        spec, cfg = self.spec, self.cfg
+    def _submit(self, actor: Any, batch: list[tuple[str, JudgeItem]]) -> Any:
         assert self.cache is not None
-        # create the key's limiter from the driver first, so it outlives any one judge actor
-        provider = secrets.provider_of(spec.model)
-        kid = secrets.key_id(provider, secrets.get_key(provider, spec.api_key_env), spec.api_base)
-        self.limiter = get_or_create_limiter_actor(
-            kid, LimitSettings(max_concurrency=spec.max_concurrency, rpm=spec.rpm,
-                               backoff_base_s=max(spec.backoff_base_s, 0.01), backoff_max_s=spec.backoff_max_s))
-        for i in range(cfg.actors):
-            self.pool.add_member(
-                RemoteJudgeActor.options(num_cpus=cfg.num_cpus, name=f"nphe4v-judge/{uuid.uuid4().hex[:8]}/{i}").remote(
-                    spec.model_copy(update={"limiter": "shared"}).model_dump(), str(self.cache.root)))
+        return actor.judge.remote(self.spec.model_copy(update={"limiter": "shared"}).model_dump(),
+                                  str(self.cache.root), batch)
+
+    def _start_pool(self) -> None:
+        """The judge's replicas: the models' actor class with the judge's backend, each a pool member once its
+        backend is loaded (a vLLM engine takes a while: the run's loop goes on meanwhile)."""
+        from cluster.backends.litellm_api import ensure_shared_limiter
+        from cluster.pipeline import ModelActor
+        from cluster.replicas import actor_options
+
+        self.start_ray()
+        spec, cfg, tag = self.spec, self.cfg, uuid.uuid4().hex[:8]
+        if self.replica is not None:  # an open-weights judge on this cluster's vLLM replicas, placed as models are
+            m = self.replica
+            n = m.replicas if isinstance(m.replicas, int) else cfg.actors
+            starts = [(actor_options(m, i, wait_s=None), ("vllm", m.name, None, m.options)) for i in range(n)]
+        else:  # an API judge: replicas holding the API client, I/O bound
+            opts = client_options(spec).model_copy(update={"limiter": "shared"}).model_dump()
+            # the key's limiter is created from the driver first, so it outlives any one replica
+            ensure_shared_limiter(spec.model, opts)
+            starts = [({"num_cpus": cfg.num_cpus}, ("litellm", spec.model, None, opts)) for _ in range(cfg.actors)]
+        for i, (placement, args) in enumerate(starts):
+            actor = ModelActor.options(**placement, name=f"nphe4v-judge/{tag}/{i}").remote(*args)
+            self.loading[actor.ready.remote()] = (actor, placement)
 
     def refs(self) -> list[Any]:
-        return self.pool.refs()
+        return list(self.loading) + self.pool.refs()
 
     def handle(self, ref: Any) -> None:
+        if ref in self.loading:
+            self._loaded(ref)
+            return
         self.pool.handle(ref)
         self.stats.resubmitted = self.pool.retries
+
+    def _loaded(self, ref: Any) -> None:
+        """A replica finished loading: a member of the pool, or (failed) killed; none left: the judge fails."""
+        from cluster.actor_pool import first_line
+        from cluster.replicas import release
+
+        actor, placement = self.loading.pop(ref)
+        try:
+            ray.get(ref)
+        except (RayActorError, RayTaskError) as e:
+            self.load_failures.append(first_line(e))
+            ray.kill(actor)
+            release(placement)
+        else:
+            self.pool.add_member(actor)
+            self.placement[actor] = placement
+        if not self.pool.members and not self.loading:
+            # no replica could serve the judge: its queued judgments are recorded as judge_error (infra)
+            why = self.load_failures[-1] if self.load_failures else "no judge replica"
+            self.pool.fail_queued(f"judge replica failed to load: {why}")
 
     def _judged(self, batch: Batch, out: list[tuple[str, dict[str, Any]]]) -> None:
         for k, res in out:
@@ -303,6 +333,7 @@ class JudgeStream:
         self._progress().advance(res.status != "ok")
 
     def idle(self) -> bool:
+        # replicas still loading with nothing queued do not keep the run going
         return not self.fill and self.pool.idle()
 
     # ---- end -----------------------------------------------------------------------------------------------
@@ -315,7 +346,7 @@ class JudgeStream:
         try:
             if self.local:
                 assert self.cache is not None
-                _judge_local(self.spec, self.cache, self.local, self._emit)
+                _judge_local(self.spec, self.replica, self.cache, self.local, self._emit)
                 self.local = []
             while not self.idle():
                 self.pump()
@@ -336,9 +367,16 @@ class JudgeStream:
         if self.bar is not None:
             self.bar.__exit__(None, None, None)
             self.bar = None
+        from cluster.replicas import release
+
         for m in list(self.pool.members):
-            ray.kill(m.actor)
+            ray.kill(m.actor)  # ending the actor is what frees a vLLM replica's memory
+            release(self.placement.pop(m.actor, {}))
             self.pool.remove_member(m)
+        for actor, placement in self.loading.values():
+            ray.kill(actor)
+            release(placement)
+        self.loading.clear()
         self.limiter = None
 
 
@@ -362,20 +400,33 @@ def _emit(sink: ShardWriter, stats: JudgeStageStats, works: list[Work], res: Jud
 
 
 
-def _judge_local(spec: JudgeSpec, cache: JudgeCache, unique: list[tuple[str, JudgeItem]],
+def _judge_local(spec: JudgeSpec, replica: Any, cache: JudgeCache, unique: list[tuple[str, JudgeItem]],
                  emit: Callable[[str, JudgeResult], None]) -> None:
-    judge = LLMJudge(spec.model_copy(update={"limiter": "local"}))
+    """The judge in this process: through the LLM client, or (an open-weights judge) a vLLM engine of the
+    judge's model started here, the backend its replicas would run."""
+    backend = None
+    if replica is not None:
+        from cluster.backends.factory import make_backend
 
-    async def go() -> None:
-        async def one(k: str, item: JudgeItem) -> None:
-            res = await judge.judge(item)
-            if res.cacheable:  # successful judgments only
-                cache.put(k, res.to_json())
-            emit(k, res)  # one event loop: emits never interleave
+        backend = make_backend("vllm", replica.name, None, replica.options)
+        backend.ready.wait()
+    try:
+        client = backend.chat_client() if backend is not None else None
+        judge = LLMJudge(spec.model_copy(update={"limiter": "local"}), client=client)
 
-        await asyncio.gather(*(one(k, i) for k, i in unique))
+        async def go() -> None:
+            async def one(k: str, item: JudgeItem) -> None:
+                res = await judge.judge(item)
+                if res.cacheable:  # successful judgments only
+                    cache.put(k, res.to_json())
+                emit(k, res)  # one event loop: emits never interleave
 
-    asyncio.run(go())
+            await asyncio.gather(*(one(k, i) for k, i in unique))
+
+        asyncio.run(go())
+    finally:
+        if backend is not None:
+            backend.close()
 
 
 def _init_ray() -> None:

@@ -1,6 +1,7 @@
 """What the judge is asked and what it writes: judge work planned from sample rows, and the Judgment records.
 
-* `resolve_spec` turns a judge name (a registry entry or a litellm model string) into a `JudgeSpec`.
+* `resolve_spec` turns a judge name (a model of the run, a registry entry or a litellm model string) into a
+  `JudgeSpec`; `judge_replica` names the vLLM model whose replicas serve an open-weights judge.
 * `Planner.work(row)` turns one sample row into a `Work` item (or None: another benchmark, an infra error,
   or already judged); its content address `key` makes identical responses one request and the cache work.
 * `rule_record` / `empty_record` / `result_record` build the Judgment rows; F of VGR-Score is always the
@@ -18,6 +19,8 @@ from typing import Any
 
 import polars as pl
 
+from cluster.backends.vllm_engine import DEFAULT_TINY_PATH
+from cluster.config import ModelSpec
 from cluster.registry import load_registry
 from evalcore import secrets
 from evalcore.benchmarks import task_for
@@ -35,12 +38,87 @@ from nphe4v.scoring import score_answer
 BENCHMARK = GRAPHVERSE.name  # the judge scores GraphVerse samples: its evidence is built from GraphVerse tasks
 
 
-def resolve_spec(model: str, options: dict[str, Any] | None = None) -> JudgeSpec:
-    """A JudgeSpec from a registry name or a litellm model string (options override)."""
+def judge_replica(model: str, models: Iterable[ModelSpec] | None = None) -> ModelSpec | None:
+    """The model whose replicas serve an open-weights judge on this cluster, as a run's `models:` entry: the
+    run's own model of that name (`models`) when its backend is vllm, else a registry entry (cluster/models.yaml)
+    with backend vllm. None for `rule-based` and for API judges (a litellm model string, a litellm entry): those
+    are served by a model replica holding the API client (`cluster.judge_stage`). A model of the run that
+    cannot judge (a baseline, a caption chain) is one ValueError line."""
+    if model == RULE_JUDGE:
+        return None
+    for m in models or ():
+        if m.name == model:
+            if m.backend in ("vllm", "litellm"):
+                return _judging(m) if m.backend == "vllm" else None
+            raise ValueError(f"judge {model!r}: the run's model of that name has backend {m.backend}, which cannot "
+                             "judge (a vllm or litellm model can)")
+    if "/" in model:
+        return None
+    try:
+        reg = load_registry()
+    except Exception:
+        return None
+    entry = reg.by_name.get(model)
+    return _judging(reg.spec(entry)) if entry is not None and entry.backend == "vllm" else None
+
+
+# The engine setting of a judge's replicas unless the model's options set their own: the judge asks for
+# JSON-schema output, and under xgrammar's default grammar a weak model fills its whole budget with whitespace
+# (measured: the tiny model's every judgment cut at max_tokens, "{ \t \t ..."); vLLM's xgrammar reads this
+# from the engine's config, not from the request (docs/vllm-cpu.md's recipe sets the same on its server).
+JUDGE_STRUCTURED_OUTPUTS = {"backend": "xgrammar", "disable_any_whitespace": True}
+
+
+def _judging(m: ModelSpec) -> ModelSpec:
+    """The model's spec as a judge's replica runs it (its own replicas, apart from the model's)."""
+    kw = dict(m.options.get("engine_kwargs") or {})
+    kw.setdefault("structured_outputs_config", dict(JUDGE_STRUCTURED_OUTPUTS))
+    return m.model_copy(update={"options": {**m.options, "engine_kwargs": kw}})
+
+
+def models_of(run_dir: Path) -> list[ModelSpec]:
+    """The models of a finished run, as its manifest's config recorded them (a judge may name one); an entry
+    that no longer validates is left out (the judge then resolves the name as the registry does)."""
+    try:
+        raw = json.loads((run_dir / "manifest.json").read_text()).get("config", {}).get("models", [])
+    except (OSError, ValueError, AttributeError):
+        return []
+    out = []
+    for m in raw if isinstance(raw, list) else []:
+        try:
+            out.append(ModelSpec.model_validate(m))
+        except ValueError:
+            continue
+    return out
+
+
+def replica_snapshot(m: ModelSpec) -> str:
+    """What a vLLM judge's judgments are pinned to (its recorded snapshot, part of the cache key): the weights'
+    path or id, their revision, and the seed of a tiny random-weight build."""
+    o = m.options
+    out = f"vllm:{o.get('model') or DEFAULT_TINY_PATH}"
+    if o.get("revision"):
+        out += f"@{o['revision']}"
+    if o.get("build_tiny"):
+        out += f"+tiny_seed={int(o.get('tiny_seed', 0))}"
+    return out
+
+
+def resolve_spec(model: str, options: dict[str, Any] | None = None,
+                 models: Iterable[ModelSpec] | None = None) -> JudgeSpec:
+    """A JudgeSpec from a model of the run (`models`), a registry name or a litellm model string (options
+    override)."""
     opts = dict(options or {})
     secrets.learn(opts)  # the driver writes the judgments: it must know keys inline in api_base or headers
     if model == RULE_JUDGE:
         return JudgeSpec(model=RULE_JUDGE)
+    replica = judge_replica(model, models)
+    if replica is not None:  # served by a vLLM replica of this cluster: no endpoint, no key
+        return JudgeSpec(**{"model": model, "snapshot": replica_snapshot(replica), **opts})
+    own = next((m for m in models or () if m.name == model and m.backend == "litellm"), None)
+    if own is not None:  # the run's API model of that name: its endpoint and key
+        base = {k: own.options[k] for k in ("api_base", "api_key_env") if own.options.get(k)}
+        return JudgeSpec(**{"model": own.options.get("model") or model, **base, **opts})
     if "/" not in model:
         try:
             entry = load_registry().by_name.get(model)

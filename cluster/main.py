@@ -144,7 +144,7 @@ def check_config_options(cfg: object) -> None:
         from cluster.judge_work import resolve_spec
 
         try:
-            resolve_spec(cfg.judge.model, cfg.judge.options)
+            resolve_spec(cfg.judge.model, cfg.judge.options, cfg.models)
         except ValidationError as e:
             loc, msg = first_error(e)
             raise ConfigError(f"field judge.options{'.' + loc if loc else ''}: {msg}") from None

@@ -8,6 +8,7 @@ resubmitted; after `max_attempts` its samples are recorded as `infra_error`, nev
 
 from __future__ import annotations
 
+import asyncio
 import socket
 import time
 import uuid
@@ -45,6 +46,7 @@ class ModelActor:
         # a backend that cannot start is reported by `ready` as one line naming the cause, and the scheduler
         # ends the replica (an exception here would only say that the actor died in its constructor)
         self._init_error: str | None = None
+        self._judges: dict[str, Any] = {}  # the LLM judges this replica serves (`judge`), by spec
         try:
             self.backend = make_backend(backend, name, baseline, options)
         except MissingKey as e:
@@ -61,6 +63,32 @@ class ModelActor:
             # the stage contract: exactly one response per request, in order
             raise RuntimeError(f"backend returned {len(responses)} responses for {len(requests)} requests")
         return responses
+
+    async def judge(self, spec: dict[str, Any], cache_dir: str,
+                    batch: list[tuple[str, Any]]) -> list[tuple[str, dict[str, Any]]]:
+        """A batch of the judge stage (`cluster.judge_stage`: (content key, JudgeItem) pairs) on this replica:
+        the LLM judge with this replica's backend as its client (a vLLM engine, or the API client), so an
+        open-weights judge is served like any model, no outside server. Successful judgments are cached."""
+        from judge.cache import JudgeCache
+        from judge.llm_judge import JudgeSpec, LLMJudge
+
+        if self._init_error:
+            raise RuntimeError(self._init_error)
+        chat = getattr(self.backend, "chat_client", None)
+        if chat is None:
+            raise RuntimeError(f"backend {type(self.backend).__name__} cannot serve a judge")
+        key = repr(sorted(spec.items())) + cache_dir
+        if key not in self._judges:  # one judge per spec, built on the first batch
+            self._judges[key] = (LLMJudge(JudgeSpec(**spec), client=chat()), JudgeCache(cache_dir))
+        judge, cache = self._judges[key]
+
+        async def one(k: str, item: Any) -> tuple[str, dict[str, Any]]:
+            res = await judge.judge(item)
+            if res.cacheable:  # successful judgments only
+                cache.put(k, res.to_json())
+            return k, res.to_json()
+
+        return list(await asyncio.gather(*(one(k, i) for k, i in batch)))
 
     def ready(self) -> bool:
         """Returns once the replica can serve; raises when its engine failed to load (the scheduler then

@@ -135,10 +135,11 @@ def _judge_plan(cfg: RunConfig) -> dict[str, Any]:
         from evalcore import secrets
 
         try:
-            from cluster.judge_work import resolve_spec
+            from cluster.judge_work import judge_replica, resolve_spec
 
-            spec = resolve_spec(j.model, j.options)
-            secrets.require_key(f"judge {j.model}", secrets.provider_of(spec.model), spec.api_key_env)
+            spec = resolve_spec(j.model, j.options, cfg.models)
+            if judge_replica(j.model, cfg.models) is None:  # a judge on a vLLM replica of the run needs no key
+                secrets.require_key(f"judge {j.model}", secrets.provider_of(spec.model), spec.api_key_env)
         except (ValueError, AttributeError) as e:
             out["missing_api_keys"].append(str(e).splitlines()[0])
     return out

@@ -306,17 +306,21 @@ class JudgeResult:
 
 
 class LLMJudge:
-    """One judge client (one per actor); `judge` never raises except on cancellation."""
+    """One judge client (one per actor); `judge` never raises except on cancellation.
 
-    def __init__(self, spec: JudgeSpec, limiter: RateLimiter | None = None) -> None:
+    `client`: anything with the LLM client's `generate(messages, config) -> Completion` (raising `CallFailed`),
+    e.g. the chat client of the model replica that serves the judge (a vLLM engine: `cluster.judge_stage`);
+    default: the one LLM client (litellm) with the spec's endpoint and retry settings."""
+
+    def __init__(self, spec: JudgeSpec, limiter: RateLimiter | None = None, client: Any = None) -> None:
         if spec.is_rule:
             raise ValueError("LLMJudge needs a model; use judge.rule_scorer for 'rule-based'")
         self.spec = spec
         self.template = spec.template_obj()
-        self.client = LLMClient(spec.model, client_options(spec), limiter)
-        self.provider = self.client.provider
-        self.key_id = self.client.key_id
-        self.limiter = self.client.limiter
+        self.client = client if client is not None else LLMClient(spec.model, client_options(spec), limiter)
+        self.provider = getattr(self.client, "provider", None)
+        self.key_id = getattr(self.client, "key_id", None)
+        self.limiter = getattr(self.client, "limiter", None)
 
     @property
     def calls(self) -> int:
