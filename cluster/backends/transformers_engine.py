@@ -43,11 +43,10 @@ and including EOS); latency_s is the request's own generate time.
 from __future__ import annotations
 
 import asyncio
-import json
 import threading
 import time
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
@@ -72,7 +71,7 @@ class TransformersOptions(BaseModel):
 
     model: str
     revision: str | None = None
-    dtype: str = "auto"
+    dtype: Literal["auto", "float32", "bfloat16", "float16"] = "auto"
     max_model_len: int | None = Field(None, ge=1)
     max_images: int = Field(1, ge=0)
     chat_template: str | None = None
@@ -87,15 +86,6 @@ def parse_options(name: str, options: dict[str, Any]) -> TransformersOptions:
     except ValidationError as e:
         loc, msg = first_error(e)
         raise ValueError(f"model {name!r}: options{'.' + loc if loc else ''}: {msg}") from None
-
-
-def model_class_name(path: str | Path) -> str:
-    """The architecture a local folder's config.json names ('' when it names none or is not local)."""
-    cfg = Path(path) / "config.json"
-    try:
-        return (json.loads(cfg.read_text()).get("architectures") or [""])[0]
-    except (OSError, ValueError):
-        return ""
 
 
 class Loaded:
