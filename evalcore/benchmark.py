@@ -63,9 +63,11 @@ class Benchmark:
 
     name: str = ""  # the `benchmark` column of every instance and sample
     title: str = ""  # how tables and cards name it
-    # the benchmark a dataset entry of a run config means when it names none (only one may say so)
+    # the benchmark a dataset entry of a run config means when it names none (NPHardEval4V; were two to say so,
+    # the first found wins)
     default: bool = False
-    # GraphVerse's process judge (VGR-Score) scores this benchmark's samples after the verifier
+    # its samples have process judgments (VGR-Score), which the explorer shows; the one judge there is is
+    # GraphVerse's (cluster.judge_work: its evidence is built from GraphVerse's tasks)
     judged: bool = False
     # NPHardEval4V's recognition experiment (does the figure show the described instance?) runs on it
     recognition: bool = False
