@@ -7,11 +7,13 @@ from typing import Any
 
 import polars as pl
 
+from evalcore import benchmarks
+from evalcore.benchmark import Benchmark
+from evalcore.prompting import VISION_MODE
 from evalcore.schema import PROMPT_MODES, RECOGNITION_MODE
 from report.graphverse_tables import judge_table
-from report.nphardeval4v_tables import LLM_MODE, text_only_models
+from report.nphardeval4v_tables import text_only_models
 from report.runs import (
-    GV_BENCHMARK,
     LIGHT_COLUMNS,
     NPH_BENCHMARK,
     Source,
@@ -36,20 +38,29 @@ def _paired(ds) -> dict[str, str]:
     return _PAIRED[key]
 
 
+def _plugin(name: str) -> Benchmark:
+    """The registered benchmark, or the base class's defaults for a run of one not installed here."""
+    try:
+        return benchmarks.get(name)
+    except benchmarks.BenchmarkError:
+        return Benchmark()
+
+
+def _modes(cfg: Mapping[str, Any], model: Mapping[str, Any], bench: str) -> list[str]:
+    """The prompt modes the planner asks the model in on the benchmark (the plug-in's `prompt_modes`)."""
+    return _plugin(bench).prompt_modes(list(cfg.get("prompt_modes") or PROMPT_MODES),
+                                       list(model.get("graphverse_modes") or [VISION_MODE]),
+                                       bool(model.get("text_only")))
+
+
 def _expected(cfg: Mapping[str, Any], model: Mapping[str, Any], ds) -> dict[str, int]:
     """Samples the planner issues for one model on one dataset, by prompt mode (mirrors cluster.plan)."""
     n = len(ds.instances)
     repeats = int(cfg.get("repeats") or 1)
     bench = ds.manifest.benchmark
-    if bench == GV_BENCHMARK:
-        modes = list(model.get("graphverse_modes") or ["vision"])
-    elif model.get("text_only"):
-        modes = [LLM_MODE]
-    else:
-        modes = list(cfg.get("prompt_modes") or PROMPT_MODES)
-    exp = {m: n * repeats for m in modes}
+    exp = {m: n * repeats for m in _modes(cfg, model, bench)}
     rec = cfg.get("recognition") or {}
-    if bench == NPH_BENCHMARK and not model.get("text_only") and rec.get("enabled", True):
+    if _plugin(bench).recognition and not model.get("text_only") and rec.get("enabled", True):
         asks = int(rec.get("asks") or 5)
         paired = _paired(ds) if bool(rec.get("controls", True)) else {}
         exp[RECOGNITION_MODE] = sum(asks * (1 + (i.instance_id in paired)) for i in ds.instances)
@@ -115,22 +126,20 @@ def missing_parts(src: Source) -> pl.DataFrame:
                             add(run.label, bench, name, "samples",
                                 f"{name}: {mode}: {got} of {exp} samples on {bench} {version!r}")
                 else:
-                    wanted = [LLM_MODE] if m.get("text_only") else list(cfg.get("prompt_modes") or PROMPT_MODES)
-                    if bench == GV_BENCHMARK:
-                        wanted = list(m.get("graphverse_modes") or ["vision"])
-                    for mode in wanted:
+                    for mode in _modes(cfg, m, bench):
                         if mode not in have:
                             add(run.label, bench, name, "prompt_mode",
                                 f"{name}: no {mode} samples on {bench} {version!r}")
-        gv = df.filter(pl.col("benchmark") == GV_BENCHMARK)
-        if not gv.is_empty():
-            gv_models = gv["model"].unique().to_list()
+        for b in benchmarks.registry().values():
+            judged = df.filter(pl.col("benchmark") == b.name) if b.judged else df.clear()
+            if judged.is_empty():
+                continue
             judge = judge_table([run.path])
             has_judge = judge is not None and "model" in judge.columns and \
-                not judge.filter(pl.col("model").is_in(gv_models)).is_empty()
+                not judge.filter(pl.col("model").is_in(judged["model"].unique().to_list())).is_empty()
             if not has_judge:
-                add(run.label, GV_BENCHMARK, "", "judge",
-                    "judge not yet run: GraphVerse reasoning-step labels are absent (final-answer accuracy only)")
+                add(run.label, b.name, "", "judge",
+                    f"judge not yet run: {b.title} reasoning-step labels are absent (final-answer accuracy only)")
     return _missing_frame(rows)
 
 
