@@ -25,7 +25,7 @@ from typing import Any
 import polars as pl
 
 from evalcore.records import KEY_COLUMNS
-from report.runs import GV_BENCHMARK, NPH_BENCHMARK, load_runs, read_run_samples
+from report.runs import load_runs, read_run_samples
 
 RUN_FORMATS = ("hub", "inspect")
 CARD = "README.md"
@@ -55,18 +55,18 @@ def _samples(run_dir: Path) -> pl.DataFrame:
 
 
 def _tables(run_dir: Path, df: pl.DataFrame) -> dict[str, pl.DataFrame]:
-    """The run's summary tables, computed in memory (nothing is written into the run folder)."""
-    from report.summaries import run_leaderboard
+    """The run's summary tables, computed in memory (nothing is written into the run folder): each benchmark's
+    `Benchmark.summaries`, named as their CSVs are (`leaderboard`, `graphverse_acc`, ...)."""
+    from evalcore import benchmarks
+    from report.summaries import run_parser
 
     out: dict[str, pl.DataFrame] = {}
-    benchmarks = set(df["benchmark"].unique().to_list())
-    if NPH_BENCHMARK in benchmarks:
-        out["leaderboard"] = run_leaderboard(run_dir)
-    if GV_BENCHMARK in benchmarks:
-        from gie import metrics as gv_metrics
-        from report.graphverse_tables import mode_rows
-
-        out["graphverse_acc"] = gv_metrics.acc_table(mode_rows(df))
+    present = set(df["benchmark"].unique().to_list())
+    parser = run_parser(run_dir)
+    for bench in benchmarks.registry().values():
+        if bench.name in present:
+            for x in bench.summaries(df.lazy().filter(pl.col("benchmark") == bench.name), parser):
+                out[Path(x.filename).stem] = x.table
     return out
 
 

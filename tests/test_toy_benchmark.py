@@ -164,6 +164,12 @@ def test_toy_runs_end_to_end_from_its_own_package(toy_registered, tmp_path):
                          capture_output=True, text=True, timeout=300)
     assert rep.returncode == 0, rep.stdout[-3000:] + rep.stderr[-3000:]
     assert "Toy leaderboard" in rep.stdout and "toy_leaderboard.csv" in rep.stdout
+    # nothing missing from the run, and its results as a Hugging Face dataset folder with the toy's leaderboard
+    from report.analysis import missing_parts
+    from report.run_export import export_hub
+
+    assert missing_parts([out]).is_empty(), missing_parts([out]).to_dicts()
+    assert export_hub(out, tmp_path / "hub") == {"samples": samples.height, "toy_leaderboard": board.height}
     # the explorer over the run (in this process, where the fixture registered the toy too): its leaderboard on
     # the index, its samples listed, a sample's page with the prompt rebuilt from the toy's task and its image
     from fastapi.testclient import TestClient
