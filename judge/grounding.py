@@ -48,13 +48,13 @@ from judge.grounding_facts import (
     reader_states,
     stated_claims,
 )
-from judge.reader import Claim, Reading, read
+from judge.reader import Claim, Lexicon, Reading, read
 from judge.rule_checks import ClaimChecks, Context, Step, context_for
 from judge.rule_grammar import edge_key
 from judge.rule_scorer import claims_region
 from judge.rule_v3 import v3_of
 from judge.schema import DEFAULT_VGR_VERSION, Fact, JudgeStep, claim_key, verdict_fields
-from judge.vgr4 import V4, judge_reading, lexicon
+from judge.vgr4 import UNREADABLE, V4, judge_reading, lexicon
 from judge.vgr4_objects import runs_of
 
 __all__ = ["Grounded", "GroundedStep", "claim_of_fact", "fact_in_quote", "ground_verdict", "grounded_fields",
@@ -175,6 +175,7 @@ class KeptClaims:
     quote: str
     line: int  # the line of the response's reasoning its quote starts on
     claims: list[Claim] = field(default_factory=list)
+    context: bool = False  # a line of the response the judge did not quote, inside a mapping / colouring it did
 
 
 @dataclass
@@ -254,8 +255,10 @@ def ground_verdict(evidence: Evidence, response: str, steps: Iterable[JudgeStep]
         rank.append(r)
         if ln and i not in deletion and (i in firsts or not any(ln.rstrip(".;,") in q for q in quoted)):
             r += 1
+    starts_at = [kc.line for kc in out.kept]
     for kc in out.kept:
         kc.line = rank[kc.line]
+    out.kept += _run_context(out.kept, text.split("\n"), lines, rank, set(starts_at), quoted, lex)
     # a claim the response negates or rejects in its context ("… Rejected." on the next line) is neutral, as the
     # rule reader reads it: the whole response is read once for that, and for whether it is readable at all
     out.whole = read(text, lex)
@@ -274,6 +277,34 @@ def ground_verdict(evidence: Evidence, response: str, steps: Iterable[JudgeStep]
         out.steps.append(g)
     if ctx.facts.task == "COL":
         out.steps += _clashes(ctx, out.steps)
+    return out
+
+
+def _run_context(kept: list[KeptClaims], raw: list[str], lines: list[str], rank: list[int], starts: set[int],
+                 quoted: list[str], lex: Lexicon) -> list[KeptClaims]:
+    """The lines the judge did not quote that lie inside (or next to) a mapping or colouring it did quote, with
+    the pairs / assignments the reader reads there: a mapping or colouring is the run the response writes (the
+    rule judge's `runs_of`, at most one line between), so a judge that quotes only the pairs that fit, out of
+    interleaved candidates, cannot assemble a mapping the response never wrote as one."""
+    kinds = {c.kind for kc in kept for c in kc.claims if c.kind in ("map", "assign")}
+    if not kinds:
+        return []
+    near = {kc.line for kc in kept if any(c.kind in kinds for c in kc.claims)}
+    out: list[KeptClaims] = []
+    todo = [i for i, ln in enumerate(lines) if ln and i not in starts and not any(ln.rstrip(".;,") in q for q in quoted)]
+    grew = True
+    while grew:  # a run grows line by line, as the rule judge's does
+        grew = False
+        for i in list(todo):
+            if not any(rank[i] + d in near for d in (-2, -1, 0, 1, 2)):
+                continue
+            todo.remove(i)
+            claims = [c for c in read(raw[i], lex).claims if c.kind in kinds]
+            if claims:
+                out.append(KeptClaims(JudgeStep(quote=raw[i].strip(), correct=True), None,
+                                      " ".join(raw[i].split())[:300], rank[i], claims, context=True))
+                near.add(rank[i])
+                grew = True
     return out
 
 
@@ -338,15 +369,15 @@ def _judge_v4(g: Grounded, evidence: Evidence, gold_answer: Mapping[str, Any], g
             items.append((c.pos, k, c, kc))
     items.sort(key=lambda x: (x[0], x[1]))
     reading = Reading(claims=[c for _, _, c, _ in items])
+    v4 = judge_reading(evidence, reading, final_match=bool(final_match), gold=gold_answer, gold_value=gold_value)
     whole = g.whole
     if not reading.claims and whole is not None and whole.unreadable and all(kc.fact is None for kc in g.kept):
-        # the judge structured nothing and the claim reader reads nothing either: no score, as the rule judge's
-        # (a judge that read degrees or colours did read the response: those are perception, a bare answer)
-        reading.nodes_seen, reading.words = whole.nodes_seen, whole.words
-    v4 = judge_reading(evidence, reading, final_match=bool(final_match), gold=gold_answer, gold_value=gold_value)
+        # the judge structured nothing and the claim reader cannot read the response: no score, as the rule judge
+        # gives (a judge that read degrees or colours did read it: those are perception, a bare answer)
+        v4 = V4(None, UNREADABLE, 0.0, 0, 0, 0)
     g.v4 = v4
     steps: list[GroundedStep] = []
-    unscored = [_unstructured(kc.step, kc.quote) for kc in g.kept if kc.fact is None]
+    unscored = [_unstructured(kc.step, kc.quote) for kc in g.kept if kc.fact is None and not kc.context]
     for s in unscored:  # the judge's own label on a step it could not structure: recorded, never scored
         s.correct, s.error_type, s.truth = True, "none", "unknown"
     keys: set[tuple[Any, ...]] = set()

@@ -118,6 +118,34 @@ def test_a_perfect_reader_scores_what_the_rule_judge_scores(inst):
         assert llm <= 20, (family, llm)
 
 
+@pytest.mark.parametrize("inst", [i for i in INSTANCES if i.task in ("COL", "GED", "MCS")],
+                         ids=lambda i: f"{i.task}-{i.meta['edit']}")
+def test_a_judge_cannot_cut_the_optimum_out_of_interleaved_candidates(inst):
+    """Each node written with its optimal partner (colour) and, on the next line, another one: the response
+    states no mapping / colouring (a node with two partners), and the rule judge gives 0. A judge quoting only the
+    optimal lines does not assemble one: the lines between belong to the run the response wrote."""
+    ev = evidence_of(inst)
+    if inst.task == "COL":
+        gold = {str(a): str(c) for a, c in inst.gold.answer["Coloring"].items()}
+        lines = [x for a, c in gold.items() for x in (f"{a}: colour {c}", f"{a}: colour {int(c) % 3 + 1}")]
+        facts = [({"type": "assign", "graph": None, "nodes": [a], "value": c}, f"{a}: colour {c}") for a, c in gold.items()]
+    else:
+        gold = {str(a): str(x) for a, x in inst.gold.answer["Mapping"].items() if x is not None}
+        g2 = sorted(ev.facts.graphs[1].asked)
+        lines = [y for a, x in gold.items() for y in (f"{a} -> {x}", f"{a} -> {next(z for z in g2 if z != x)}")]
+        facts = [({"type": "mapping", "graph": None, "nodes": [a, x], "value": None}, f"{a} -> {x}")
+                 for a, x in gold.items()]
+    text = R.envelope(lines, wrong_answer(inst))
+    steps = [{"quote": q, "fact": f, "kind": "inference", "leads_to_answer": True, "correct": True,
+              "error_type": "none"} for f, q in facts]
+    picked = llm_score(inst, text, steps)
+    assert picked["vgr_score"] == rule_score(inst, text) == 0.0 and picked["n_credited"] == 0, picked
+    # the same optimal lines without the others between them do earn (the guard is not what scores 0)
+    clean = R.envelope([q for _, q in facts], wrong_answer(inst))
+    earned = llm_score(inst, clean, steps)["vgr_score"]
+    assert earned == pytest.approx(rule_score(inst, clean)) and earned > 0
+
+
 # ------------------------------------------------------------------------------------------ over HTTP
 
 _BLOCK = re.compile(r'<model_response id="([0-9a-f]+)">\n(.*)\n</model_response id="\1">', re.S)
@@ -176,8 +204,8 @@ def test_grounded_judge_over_http_credits_relations_not_node_names(tmp_path):
         listing = "The relevant nodes are " + ", ".join(names) + "."
         derived = R.envelope(R.render_objs(R.derivation(inst, ev), "latex"), wrong)
         t = {
-            # node names without the relation (beside a transcribed edge, so that the rule reader reads the
-            # response too): a hostile or careless judge reads the optimum into the list
+            # node names without the relation (beside a transcribed edge): a hostile or careless judge reads the
+            # optimum into the list
             "names": R.envelope([R.transcription(ev)[0], "", listing], wrong),
             # the relation, stated in LaTeX: the judge quotes each block and structures its claims, and adds
             # quotes the response never wrote
@@ -213,7 +241,8 @@ def test_grounded_judge_over_http_credits_relations_not_node_names(tmp_path):
         assert r["vgr_formula"] == "vgr-v4" and not r["final_answer_match"], r
         if r["model"] == "names":
             # every structured fact is dropped: the list names the nodes, it states no path, set or mapping
-            assert r["vgr_score"] == 0.0 == rule_score(inst, text) and r["n_credited"] == 0, r
+            # (no score at all where the rule reader cannot read the listing either: as the rule judge)
+            assert r["vgr_score"] == rule_score(inst, text) and not r["vgr_score"] and r["n_credited"] == 0, r
             assert r["n_dropped"] == len(scripted[text]), r
         else:
             # the relation stated in a notation earns what the rule judge gives; the invented quotes are dropped
