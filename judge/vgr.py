@@ -24,7 +24,6 @@ from judge.schema import JUDGE_KEY_COLUMNS, JUDGMENT_SCHEMA
 
 JUDGMENTS_DIR = "judgments"
 JUDGE_MANIFEST = "manifest.json"
-BENCHMARK = "graphverse"
 # Task and edit order are the caller's (the benchmark's catalogue, e.g. `gie.catalogue.TASK_NAMES`,
 # `EDIT_KINDS`): the judge restates no benchmark list. Without one, groups sort by name.
 VGR_COLUMNS = ("n", "judge_errors", "vgr")
@@ -124,8 +123,8 @@ def samples_with_vgr(run_dir: str | Path, judge: str | None = None, template: st
 def _rows(frame: Frame) -> pl.LazyFrame:
     lf = frame.lazy() if isinstance(frame, pl.DataFrame) else frame
     cols = lf.collect_schema().names()
-    if "benchmark" in cols:
-        lf = lf.filter(pl.col("benchmark") == BENCHMARK)
+    # judged rows only (a judgment's status is set): the judge names no benchmark; samples of one it does not
+    # judge have no judgment and drop out here
     if "status" in cols and "judge_status" in cols:  # a joined samples table
         lf = lf.filter(pl.col("status") != "infra_error").with_columns(_judge_status=pl.col("judge_status"))
     else:  # a judgments table
