@@ -17,7 +17,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from cluster.judge_work import Work, resolve_spec, result_record, rule_record
+from cluster.judge_work import Work, judge_replica, resolve_spec, result_record, rule_record
 from evalcore.schema import Instance
 from gie.benchmark import BENCHMARK as GRAPHVERSE
 from judge.card import FAMILIES, evaluate, grade_line, write_card
@@ -87,16 +87,30 @@ def rule_scorer(pairs: Sequence[tuple[Case, Work]]) -> list[float | None]:
     return [rule_record(w).vgr_score for _c, w in pairs]
 
 
-def llm_scorer(spec: JudgeSpec, cache_dir: Path | None = None) -> Scorer:
-    """Scores through an LLM judge over HTTP (litellm), the grounded path a run uses; successful judgments are
-    cached under `cache_dir`, so a card rerun asks nothing twice. A judge_error is a null score."""
+def llm_scorer(spec: JudgeSpec, cache_dir: Path | None = None, replica: Any = None) -> Scorer:
+    """Scores through an LLM judge over HTTP (litellm), the grounded path a run uses, or (`replica`: the vllm
+    model serving an open-weights judge, `judge_work.judge_replica`) through that model's vLLM backend started
+    in this process; successful judgments are cached under `cache_dir`, so a card rerun asks nothing twice. A
+    judge_error is a null score."""
     from judge.cache import JudgeCache
     from judge.llm_judge import JudgeResult
 
     cache = JudgeCache(cache_dir) if cache_dir else None
 
     def score(pairs: Sequence[tuple[Case, Work]]) -> list[float | None]:
-        judge = LLMJudge(spec.model_copy(update={"limiter": "local"}))
+        if replica is None:
+            return _score(pairs, None)
+        from cluster.backends.factory import make_backend
+
+        backend = make_backend("vllm", replica.name, None, replica.options)
+        try:
+            backend.ready.wait()
+            return _score(pairs, backend.chat_client())
+        finally:
+            backend.close()
+
+    def _score(pairs: Sequence[tuple[Case, Work]], client: Any) -> list[float | None]:
+        judge = LLMJudge(spec.model_copy(update={"limiter": "local"}), client=client)
 
         async def one(w: Work) -> float | None:
             # `is not None`: an empty JudgeCache is falsy (it has a length)
@@ -118,16 +132,18 @@ def llm_scorer(spec: JudgeSpec, cache_dir: Path | None = None) -> Scorer:
 def run_card(instances: Sequence[Instance], judge: str, out: Path, *, options: dict[str, Any] | None = None,
              scorer: Scorer | None = None, label: str | None = None, dataset: str = "",
              families: Sequence[str] | None = None,
-             progress: Callable[[int, int], None] | None = None) -> CardRun:
+             progress: Callable[[int, int], None] | None = None, models: Iterable[Any] | None = None) -> CardRun:
     """Generate the card's cases over `instances`, score them with `judge` (or `scorer`), write the table,
     the figure and the grade into `out`. `families`: only these (a name, or a prefix ending in `:` such as
     `derivation:`), e.g. to bound what an API judge costs; the base responses the chosen ones are compared
-    to are scored with them."""
+    to are scored with them. `models`: a run's models, which `judge` may name (an open-weights judge)."""
     t0 = time.perf_counter()
-    spec = resolve_spec(judge, options or {})
+    models = list(models or ())
+    spec = resolve_spec(judge, options or {}, models)
     template = RULE_VERSION if spec.is_rule else spec.template_obj().version
     if scorer is None:
-        scorer = rule_scorer if spec.is_rule else llm_scorer(spec, out / "judge_cache")
+        scorer = rule_scorer if spec.is_rule else llm_scorer(spec, out / "judge_cache",
+                                                                 judge_replica(judge, models))
     by_id = {i.instance_id: i for i in instances}
     inputs = card_inputs(instances)
     wanted = _wanted(families) if families else None

@@ -229,11 +229,12 @@ def main(args: RerunArgs) -> int:
         if stats.judge_errors:
             print(f"{stats.judge_errors} judgments ended as judge_error (recorded, not scored)", file=sys.stderr)
         if args.card:
-            _record_card(run, out, judge, options, args.card_limit)
+            _record_card(run, out, judge, options, args.card_limit, models)
     return 0
 
 
-def _record_card(run: Path, out: Path, judge: str, options: dict[str, object], limit: int | None) -> None:
+def _record_card(run: Path, out: Path, judge: str, options: dict[str, object], limit: int | None,
+                 models: list[Any]) -> None:
     """The judge card of this judge over the run's GraphVerse instances, where the report looks it up
     (report.judge_cards: OUT/judge_cards/<judge>/judge_card.json); prints its grade line."""
     from cluster.judge_card import run_card
@@ -243,9 +244,9 @@ def _record_card(run: Path, out: Path, judge: str, options: dict[str, object], l
     instances = sorted(instances_of(run, None).values(), key=lambda i: i.instance_id)
     if limit:
         instances = instances[:limit]
-    ident = resolve_spec(judge, options).identity
+    ident = resolve_spec(judge, options, models).identity
     dest = card_path(out, ident).parent
-    card = run_card(instances, judge, dest, options=options, dataset=str(run))
+    card = run_card(instances, judge, dest, options=options, dataset=str(run), models=models)
     print(card.grade)
     print(f"wrote {dest}/judge_card.json, card.csv, card.md, card.png", file=sys.stderr)
 

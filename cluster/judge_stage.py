@@ -2,7 +2,7 @@
 
     stream = JudgeStream(out, datasets, cfg.judge, hold=True)   # in a run: fed as samples are scored,
     ...                                                         # driven by cluster.scheduler beside the models
-    run_judge_stage(out, datasets, cfg)                         # alone (jobs/judge_rerun.py)
+    run_judge_stage(out, datasets, cfg)                         # alone (nphe4v judge RUN)
 
 * `rule-based` (the default, no model configured): the deterministic rule scorer, in the driver.
 * an LLM judge is a model job: its batches go to replicas of the models' own actor class

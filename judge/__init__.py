@@ -16,6 +16,6 @@
 * `judge.failure_modes` perception / visual reasoning / text reasoning breakdown (Figure 3)
 
 This package imports only itself and `evalcore`: the run's judge stage, one layer up, drives it, and
-`jobs/judge_rerun.py` reruns that stage alone.
+`nphe4v judge RUN` reruns that stage alone.
 See docs/judge.md.
 """

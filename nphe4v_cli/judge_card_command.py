@@ -38,7 +38,7 @@ def judge_card(
     from pydantic import ValidationError
 
     from cluster.judge_card import run_card
-    from cluster.judge_work import resolve_spec
+    from cluster.judge_work import judge_replica, resolve_spec
     from evalcore import secrets
     from evalcore.dataset import DatasetError, load_dataset
     from evalcore.validation import first_error
@@ -73,9 +73,10 @@ def judge_card(
     except ValidationError as e:
         loc, msg = first_error(e)
         _fail(f"--options: {loc}: {msg}")
-    if not spec.is_rule and "/" not in spec.model:
+    on_replica = judge_replica(judge) is not None  # a registry vllm model: its engine here, no key
+    if not spec.is_rule and not on_replica and "/" not in spec.model:
         _fail(f"--judge {judge!r}: neither 'rule-based', a registry name nor a litellm model string")
-    if not spec.is_rule:
+    if not spec.is_rule and not on_replica:
         try:  # a template that does not load or a missing API key: one line, before any work
             spec.template_obj()
             secrets.require_key(spec.model, secrets.provider_of(spec.model), spec.api_key_env)

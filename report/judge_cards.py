@@ -1,6 +1,6 @@
 """Where a run's judge card is found, and the grade line the report and the explorer show beside VGR-S.
 
-A card (`nphe4v judge-card`, `judge.card`) is recorded for a run by `jobs/judge_rerun.py --card` under
+A card (`nphe4v judge-card`, `judge.card`) is recorded for a run by `nphe4v judge --card` under
 RUN_DIR/judge_cards/<judge slug>/judge_card.json. The run's VGR columns are its default judge's
 (`judge.vgr.default_judge`), so the line shown is that judge's card; without one the line says so and how to
 make it, since a VGR-S without evidence of its judge's robustness should not look like one with it.
@@ -47,7 +47,7 @@ def run_card_line(run_dir: str | Path) -> tuple[str, str] | None:
     judge = ident[0]
     doc = read_card(card_path(run_dir, judge))
     if doc is None:
-        return judge, (f"judge card: none for {judge} (jobs/judge_rerun.py --run RUN_DIR --judge {judge} --card, "
+        return judge, (f"judge card: none for {judge} (nphe4v judge RUN_DIR --judge {judge} --card, "
                        "or nphe4v judge-card)")
     return judge, str(doc["grade"])
 

@@ -230,12 +230,12 @@ def render_page(title: str, runs: Sequence[analysis.Run], t: Tables, figs: dict[
 
 
 NO_JUDGE = ("The judge has not been run on these runs: no VGR-Score, no failure modes. Run the judge stage "
-             "(cluster run with a judge) or <code>jobs/judge_rerun.py --run RUN_DIR</code>.")
+             "(cluster run with a judge) or <code>nphe4v judge RUN_DIR</code>.")
 JUDGE_CSV_TITLES = (
     ("judge_deltas", "Judge robustness (Table 10: VGR of each setting − the default judge)",
-     "jobs/judge_rerun.py --run RUN_DIR --judge JUDGE [--repeat K]"),
+     "nphe4v judge RUN_DIR --judge JUDGE [--repeat K]"),
     ("human_agreement", "Human agreement (Table 9: human − judge VGR)",
-     "jobs/judge_rerun.py --run RUN_DIR --human CSV"),
+     "nphe4v judge RUN_DIR --human CSV"),
 )
 
 
