@@ -41,8 +41,8 @@ def _os_fail(e: OSError, out: Path) -> None:
 @app.command()
 def generate(
     out: Annotated[Path, typer.Option(help="dataset folder to create")],
-    benchmark: Annotated[str, typer.Option(help="a registered benchmark: nphardeval4v | graphverse | ... "
-                                                "(docs/extending.md)")] = "nphardeval4v",
+    benchmark: Annotated[str | None, typer.Option(
+        help="a registered benchmark: nphardeval4v (the default) | graphverse | ... (docs/extending.md)")] = None,
     split: Annotated[str | None, typer.Option(help="graphverse: full | testmini (default) | train")] = None,
     limit: Annotated[int | None, typer.Option(help="graphverse: only the first N planned instances")] = None,
     version: Annotated[str | None, typer.Option(help="nphardeval4v: version name, e.g. 2026-11 (default v1)")] = None,
@@ -66,6 +66,7 @@ def generate(
     from nphe4v.generate import generate_version
     from nphe4v.progress import Bar
 
+    benchmark = benchmark or benchmarks.default().name
     gv = benchmark == GRAPHVERSE.name
     # an option the benchmark does not use is refused, never ignored: GraphVerse's split plan fixes its tasks,
     # levels and version name (take a subset with --limit); the others have no split
