@@ -23,8 +23,7 @@ from judge.vgr import read_judgments
 ROOT = Path(__file__).resolve().parents[1]
 MODEL_DIR = Path(os.environ.get("NPHE4V_TINY_VLM_DIR", ROOT / "data" / "models" / "tiny-idefics3"))
 
-pytestmark = [pytest.mark.skipif(importlib.util.find_spec("vllm") is None, reason="vllm not installed"),
-              pytest.mark.slow(reason="a real vLLM engine on the CPU in a Ray model replica")]
+needs_vllm = pytest.mark.skipif(importlib.util.find_spec("vllm") is None, reason="vllm not installed")
 
 
 def _job():
@@ -34,6 +33,72 @@ def _job():
     return mod
 
 
+def _run_with_models(tmp_path: Path, models: list[dict]) -> Path:
+    insts = [i for i in load_instances() if i.task == "SD"][:1]
+    ds = write_dataset_folder(tmp_path / "ds", insts)
+    run = write_run(tmp_path / "run", ds, insts, models=("good",))
+    man = json.loads((run / "manifest.json").read_text())
+    man["config"] = {"models": models}
+    (run / "manifest.json").write_text(json.dumps(man))
+    return run
+
+
+def test_which_replica_serves_a_judge(tmp_path):
+    """A vllm model of the run, or a registry vllm entry, is served by a vLLM replica (no key, its weights as
+    the judge's snapshot, JSON without free whitespace unless its engine settings say otherwise); an API model
+    or string is not; a model that cannot judge is one line."""
+    from cluster.config import ModelSpec
+    from cluster.judge_work import JUDGE_STRUCTURED_OUTPUTS, judge_replica, models_of, resolve_spec
+
+    own = ModelSpec(name="my-judge", backend="vllm", options={"model": "org/weights", "revision": "abc"})
+    mine = judge_replica("my-judge", [own])
+    assert mine is not None and mine.options["engine_kwargs"]["structured_outputs_config"] == JUDGE_STRUCTURED_OUTPUTS
+    assert own.options.get("engine_kwargs") is None  # the run's model itself is left as it is
+    spec = resolve_spec("my-judge", {"max_tokens": 64}, [own])
+    assert (spec.identity, spec.pinned, spec.max_tokens, spec.api_base) == ("my-judge", "vllm:org/weights@abc", 64, None)
+    set_own = ModelSpec(name="j2", backend="vllm", options={"engine_kwargs": {"structured_outputs_config": {
+        "backend": "guidance"}}})
+    assert judge_replica("j2", [set_own]).options["engine_kwargs"]["structured_outputs_config"] == {"backend": "guidance"}
+    reg = judge_replica("qwen2.5-vl-72b")
+    assert reg is not None and reg.backend == "vllm" and reg.num_gpus >= 1  # placed as that model's replicas
+    assert resolve_spec("qwen2.5-vl-72b").pinned.startswith("vllm:Qwen/")
+    for api in ("gpt-5.1", "openai/gpt-5.1", "hosted_vllm/x", "rule-based"):
+        assert judge_replica(api) is None
+    api_model = ModelSpec(name="api", backend="litellm", options={"model": "openai/gpt-4o", "api_key_env": "K"})
+    assert judge_replica("api", [api_model]) is None
+    assert (resolve_spec("api", None, [api_model]).model, resolve_spec("api", None, [api_model]).api_key_env) == \
+        ("openai/gpt-4o", "K")
+    with pytest.raises(ValueError, match="backend baseline, which cannot judge"):
+        judge_replica("oracle", [ModelSpec(name="oracle", baseline="oracle")])
+    # a run's models as its manifest recorded them; an entry that no longer validates is left out
+    run = _run_with_models(tmp_path, [own.model_dump(mode="json"), {"name": "bad", "backend": "nope"}])
+    assert [m.name for m in models_of(run)] == ["my-judge"] and models_of(tmp_path) == []
+
+
+def test_judge_command_spellings_and_refusals(tmp_path, capsys):
+    """`nphe4v judge RUN` and `--run RUN` are one command; naming a model of the run that cannot judge, or two
+    different folders, is one line and exit status 2, before any work."""
+    from typer.testing import CliRunner
+
+    from nphe4v_cli.app import app
+
+    run = _run_with_models(tmp_path, [{"name": "oracle", "backend": "baseline", "baseline": "oracle"}])
+    r = CliRunner().invoke(app, ["judge", str(run), "--judge", "oracle", "--local", "--no-progress"])
+    assert r.exit_code == 2 and "cannot judge" in r.output and len(r.output.strip().splitlines()) == 1, r.output
+    r = CliRunner().invoke(app, ["judge", str(run), "--run", str(tmp_path), "--local"])
+    assert r.exit_code == 2 and "name two folders" in r.output, r.output
+    assert not (run / "judgments").exists()
+    r = CliRunner().invoke(app, ["judge", str(run), "--local", "--no-progress"])  # the rule judge, as the default
+    assert r.exit_code == 0, r.output
+    job = _job()
+    capsys.readouterr()
+    assert job.cli(["--run", str(run), "--judge", "oracle", "--local"]) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and err[0].startswith("judge_rerun: error: --judge: ") and "cannot judge" in err[0]
+
+
+@needs_vllm
+@pytest.mark.slow(reason="a real vLLM engine on the CPU in a Ray model replica (~60 s)")
 @pytest.mark.ray
 def test_open_weights_judge_runs_on_a_model_replica(tmp_path, ray_local, capsys):
     import cluster.judge_stage as stage
