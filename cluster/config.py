@@ -208,14 +208,17 @@ JUDGE_CACHE_DIR = "judge_cache"
 
 
 class JudgeConfig(Strict):
-    """`judge:` section of a run config. `model` is `rule-based`, a registry name (cluster/models.yaml,
-    e.g. gpt-5.1) or any litellm model string; `options` are `judge.llm_judge.JudgeSpec` fields."""
+    """`judge:` section of a run config. `model` is `rule-based`, a model of the run's `models:`, a registry
+    name (cluster/models.yaml, e.g. gpt-5.1) or any litellm model string; a vllm model (of the run or the
+    registry) judges on vLLM replicas of the cluster, no outside server (`cluster.judge_stage`). `options` are
+    `judge.llm_judge.JudgeSpec` fields."""
 
     enabled: bool = True
     model: str = RULE_JUDGE
     options: dict[str, Any] = Field(default_factory=dict)
     repeat: int = Field(0, ge=0, le=1_000_000, description="judge repeat index; a new index asks the judge again")
-    actors: int = Field(2, ge=1, le=MAX_REPLICAS, description="judge actors in the pool")
+    actors: int = Field(2, ge=1, le=MAX_REPLICAS, description="replicas of an API judge (a vllm judge runs its "
+                        "model's `replicas`)")
     batch_size: int = Field(8, ge=1, le=MAX_BATCH)
     max_inflight_batches: int = Field(4, ge=1, le=MAX_INFLIGHT, description="per actor")
     max_attempts: int = Field(3, ge=1, le=MAX_ATTEMPTS, description="tries of a batch whose judge actor died")
