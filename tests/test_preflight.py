@@ -77,6 +77,31 @@ def test_every_vllm_entry_names_its_architecture_and_a_way_to_serve_it():
             assert e.architecture not in BUILDERS, e.name
 
 
+def test_phi3v_processor_counts_the_image_tokens_it_emits(tmp_path):
+    # the HD-transform processor written into the Phi-3.5-vision tiny build (the real one is remote code):
+    # vLLM sizes the placeholder run from calc_num_image_tokens_from_image_size, the processor emits the pixels;
+    # the two must agree for every picture shape (portrait, landscape, tiny, extreme ratios)
+    import random
+
+    from PIL import Image
+    from transformers import AutoProcessor
+
+    from cluster.tiny_models import build_tiny
+
+    proc = AutoProcessor.from_pretrained(build_tiny("Phi3VForCausalLM", tmp_path / "phi3v"), trust_remote_code=True)
+    rng = random.Random(0)  # ~0.2 s a picture
+    sizes = [(1024, 768), (768, 1024), (50, 8000), (1, 1), (rng.randint(1, 3000), rng.randint(1, 3000))]
+    for w, h in sizes:
+        out = proc(text="<|image_1|>\nWhat?", images=[Image.new("RGB", (w, h))])
+        n = proc.calc_num_image_tokens_from_image_size(w, h)
+        assert int((out["input_ids"] == -1).sum()) == n, (w, h)
+        ih, iw = (int(x) for x in out["image_sizes"][0])
+        assert ih % 336 == 0 and iw % 336 == 0 and (ih // 336) * (iw // 336) <= proc.image_processor.num_crops
+        assert tuple(out["pixel_values"].shape) == (1, proc.image_processor.num_crops + 1, 3, 336, 336)
+        # the real count: sub-crops and the global view at 144 tokens each, row separators, one view separator
+        assert n == (ih // 336 * iw // 336 + 1) * 144 + 1 + (ih // 336 + 1) * 12
+
+
 # One model of each architecture family with a tiny build (several registry entries per family share the
 # family's code path: processor, chat template, placeholders); two InternVL entries show identical tiny engines
 # shared; an entry whose architecture has no tiny build (`no_tiny_build`) shows the failure row and the exit
