@@ -110,6 +110,37 @@ def test_toy_registers_beside_the_two_benchmarks_and_scores_through_the_plan(toy
     assert toy.probes(cfg.prompt_modes, True) == ["1", "text", "1"]
 
 
+def test_toy_exports_and_grades_offline(toy_registered, tmp_path):
+    """`nphe4v export` of a toy dataset (requests and card), the requests answered outside, `nphe4v grade`
+    into a run folder, and the run's summaries: the toy's leaderboard."""
+    import json
+
+    from cluster.config import DatasetSpec, GenerateSpec
+    from cluster.export import REQUESTS, export_jsonl
+    from cluster.grading import grade_file
+    from cluster.run_datasets import resolve_dataset
+    from evalcore.prompting import format_response
+    from report.summaries import write_summaries
+
+    ds = resolve_dataset(DatasetSpec(benchmark="toy", generate=GenerateSpec(version="t1", seed=7, per_level=2)),
+                         tmp_path / "data")
+    n = export_jsonl(ds, tmp_path / "export")
+    assert n == len(ds.instances) * 3  # the three prompt modes, no recognition lines
+    card = (tmp_path / "export" / "README.md").read_text()
+    assert "# Toy `t1`" in card and "recognition template" not in card
+    by_id = ds.by_id()
+    lines = [json.loads(x) for x in (tmp_path / "export" / REQUESTS).read_text().splitlines()]
+    for line in lines:  # an answer that is right on the first level, wrong on the second
+        gold = by_id[line["instance_id"]].gold.answer
+        pos = gold["Position"] if line["level"] == 1 else (gold["Position"] + 1) % 5
+        line |= {"model": "m", "response": format_response({"Position": pos}, reasoning="")}
+    (tmp_path / "responses.jsonl").write_text("".join(json.dumps(x) + "\n" for x in lines))
+    graded, _ = grade_file(ds.root, tmp_path / "responses.jsonl", tmp_path / "run")
+    assert graded == n
+    (_, board, _), = write_summaries(tmp_path / "run")
+    assert board["model"].to_list() == ["m"] * 3 and board["acc"].to_list() == [0.5] * 3
+
+
 def test_generate_command_makes_a_toy_dataset(toy_registered, tmp_path):
     from typer.testing import CliRunner
 
