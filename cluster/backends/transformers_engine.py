@@ -221,9 +221,8 @@ class TransformersBackend:
             if not images and m.architecture in LANGUAGE_MODEL_ALONE:
                 model = _language_model(m.model, LANGUAGE_MODEL_ALONE[m.architecture])
                 inputs = {k: inputs[k] for k in ("input_ids", "attention_mask") if k in inputs}
-            inputs = {k: (v.to(m.device) if hasattr(v, "to") else v) for k, v in dict(inputs).items()}
-            if "pixel_values" in inputs and inputs["pixel_values"].is_floating_point():
-                inputs["pixel_values"] = inputs["pixel_values"].to(m.model.dtype)
+            # to the model's first device; image tensors (pixel values, Fuyu's patches) in the model's dtype
+            inputs = {k: _to(v, m.device, m.model.dtype) for k, v in dict(inputs).items()}
             if gen.get("do_sample"):
                 torch.manual_seed(req.sampling.seed)
             with torch.inference_mode():
@@ -272,6 +271,14 @@ def _until_eos(ids: list[int], eos: int | list[int] | None) -> list[int]:
         if t in stops:
             return ids[: i + 1]
     return ids
+
+
+def _to(value: Any, device: Any, dtype: Any) -> Any:
+    if not hasattr(value, "to"):
+        return value
+    if getattr(value, "is_floating_point", None) is not None and value.is_floating_point():
+        return value.to(device=device, dtype=dtype)
+    return value.to(device)
 
 
 def _without_grounding(processor: Any, text: str) -> str:
