@@ -100,12 +100,12 @@ def llm_scorer(spec: JudgeSpec, cache_dir: Path | None = None, replica: Any = No
     def score(pairs: Sequence[tuple[Case, Work]]) -> list[float | None]:
         if replica is None:
             return _score(pairs, None)
-        from cluster.backends.factory import make_backend
+        from cluster.backends.factory import chat_client, make_backend
 
         backend = make_backend("vllm", replica.name, None, replica.options)
         try:
             backend.ready.wait()
-            return _score(pairs, backend.chat_client())
+            return _score(pairs, chat_client(backend))
         finally:
             backend.close()
 

@@ -404,14 +404,14 @@ def _judge_local(spec: JudgeSpec, replica: Any, cache: JudgeCache, unique: list[
                  emit: Callable[[str, JudgeResult], None]) -> None:
     """The judge in this process: through the LLM client, or (an open-weights judge) a vLLM engine of the
     judge's model started here, the backend its replicas would run."""
+    from cluster.backends.factory import chat_client, make_backend
+
     backend = None
     if replica is not None:
-        from cluster.backends.factory import make_backend
-
         backend = make_backend("vllm", replica.name, None, replica.options)
         backend.ready.wait()
     try:
-        client = backend.chat_client() if backend is not None else None
+        client = chat_client(backend) if backend is not None else None
         judge = LLMJudge(spec.model_copy(update={"limiter": "local"}), client=client)
 
         async def go() -> None:

@@ -20,7 +20,7 @@ import ray
 
 from cluster import head_watch
 from cluster.actor_pool import first_line
-from cluster.backends.factory import make_backend
+from cluster.backends.factory import chat_client, make_backend
 from cluster.backends.litellm_api import ensure_shared_limiter
 from cluster.config import ModelSpec, RunConfig
 from cluster.costs import estimate
@@ -74,12 +74,10 @@ class ModelActor:
 
         if self._init_error:
             raise RuntimeError(self._init_error)
-        chat = getattr(self.backend, "chat_client", None)
-        if chat is None:
-            raise RuntimeError(f"backend {type(self.backend).__name__} cannot serve a judge")
         key = repr(sorted(spec.items())) + cache_dir
         if key not in self._judges:  # one judge per spec, built on the first batch
-            self._judges[key] = (LLMJudge(JudgeSpec(**spec), client=chat()), JudgeCache(cache_dir))
+            client = chat_client(self.backend)  # ValueError: a backend that cannot judge
+            self._judges[key] = (LLMJudge(JudgeSpec(**spec), client=client), JudgeCache(cache_dir))
         judge, cache = self._judges[key]
 
         async def one(k: str, item: Any) -> tuple[str, dict[str, Any]]:

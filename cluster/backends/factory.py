@@ -14,6 +14,7 @@ from cluster.backends.caption_chain import CaptionChainBackend, parse_chain
 from cluster.backends.litellm_api import LiteLLMBackend
 from cluster.backends.simulated import SimulatedBackend
 from cluster.backends.transformers_engine import TransformersBackend
+from cluster.backends.vllm_chat import VLLMChatClient
 from cluster.backends.vllm_engine import VLLMBackend
 
 
@@ -33,6 +34,17 @@ def make_backend(backend: str, name: str, baseline: str | None, options: dict[st
     if backend == "simulated":  # bench/bench_schedule.py only; refused without options.benchmark_only
         return SimulatedBackend(name, options)
     raise ValueError(f"model {name!r}: unknown backend {backend!r}")
+
+
+def chat_client(backend: ModelBackend) -> Any:
+    """The backend as an LLM client for chats the caller writes (`generate(messages, config) -> Completion`):
+    what the LLM judge calls on a model replica (`cluster.judge_stage`). A vLLM replica's engine, or an API
+    model's client; other backends cannot judge (ValueError)."""
+    if isinstance(backend, VLLMBackend):
+        return VLLMChatClient(backend)
+    if isinstance(backend, LiteLLMBackend):
+        return backend.client
+    raise ValueError(f"backend {type(backend).__name__} cannot serve a judge (a vllm or litellm model can)")
 
 
 def check_options(backend: str, name: str, options: dict[str, Any], *, keys: bool = True) -> None:

@@ -116,11 +116,6 @@ class LiteLLMBackend:
     def limiter(self) -> RateLimiter:
         return self.client.limiter
 
-    def chat_client(self) -> LLMClient:
-        """The replica's LLM client, for chats the caller wrote (the LLM judge on a model replica:
-        `cluster.judge_stage`)."""
-        return self.client
-
     async def generate(self, requests: list[ModelRequest]) -> list[ModelResponse]:
         return list(await asyncio.gather(*(self._safe_one(r) for r in requests)))
 
