@@ -9,8 +9,9 @@ models) and `AutoModelForImageTextToText` for vision-language models, `AutoModel
 `chat_template` option, else the processor's or tokenizer's own chat template, else the prompt text as it is
 (BLIP-2 and Fuyu checkpoints have no template; the papers' code passed them the raw prompt). Images go to the
 family's processor, which writes the image placeholders. Requests run one at a time (one `generate` each, on
-one worker thread): sampling parameters differ per request and the families' processors take one sample of
-images at a time; a replica's throughput is therefore one request's.
+one worker thread), unpadded, as the authors ran them: batched `generate` pads prompts, which not every
+family handles exactly, and sampled requests carry their own seeds. A replica's throughput is one request's
+(scale with `replicas`).
 
 Decoding follows the run's sampling exactly, not the checkpoint's generation defaults: temperature 0 is greedy;
 otherwise plain sampling at that temperature (top_p 1, no top-k, no repetition penalty, as the vLLM backend
