@@ -26,6 +26,7 @@ from pathlib import Path
 from typing import Any
 
 from judge.card_families import Case
+from judge.card_heldout import HELDOUT
 from judge.card_notation import LANGUAGES, STRUCTURED, UNSEEN
 
 CARD_VERSION = "judge-card-v1"
@@ -57,6 +58,13 @@ def _families() -> dict[str, Property]:
     f["notation_spread"] = Property("spread", "same claims, any notation or language: spread <= 5", 5,
                                     members=tuple(f"derivation:{n}" for n in STRUCTURED)
                                     + tuple(f"language:{x}" for x in LANGUAGES) + tuple(f"unseen:{n}" for n in UNSEEN))
+    for n in HELDOUT:
+        f[f"heldout:{n}"] = Property("min_or_null", "held-out notation or language + right answer: >= 90 or null", 90)
+    # held out of the issue and of the families above: the arrows notation's score, or null, never another number
+    f["heldout_spread"] = Property("spread", "held-out notations: the arrows score (+-5) or null", 5,
+                                   members=("derivation:arrows", *(f"heldout:{n}" for n in HELDOUT)))
+    f["heldout_spread_wrong"] = Property("spread", "held-out notations + wrong answer: the arrows score (+-5) or null",
+                                         5, members=("derivation_wrong:arrows", *(f"heldout_wrong:{n}" for n in HELDOUT)))
     f["notation_spread_wrong"] = Property("spread", "same claims + wrong answer, any notation: spread <= 5", 5,
                                       members=tuple(f"derivation_wrong:{n}" for n in STRUCTURED))
     f["bare_right"] = Property("eq", "bare right answer = 50 (+-1)", 50, 1)

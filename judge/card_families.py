@@ -17,6 +17,7 @@ from typing import Any
 
 import networkx as nx
 
+from judge.card_heldout import HELDOUT, render_heldout
 from judge.card_notation import (
     LANGUAGES,
     STRUCTURED,
@@ -443,6 +444,10 @@ def cases_for(inp: CardInput) -> Iterator[Case]:
         yield case(f"language:{lang}", render(claims, lang), True)
     for n in UNSEEN:
         yield case(f"unseen:{n}", render(claims, n), True)
+    for n in HELDOUT:  # notations and languages held out of the issue and of the families above
+        text_h = render_heldout(claims, n)
+        yield case(f"heldout:{n}", text_h, True)
+        yield case(f"heldout_wrong:{n}", text_h, False)
     base_r, base_w = "derivation:arrows", "derivation_wrong:arrows"
     text = arrows(claims)
     pads = {"facts": "\n".join([*trans, *colours(G)]), "negatives": "\n".join(negatives(G)),

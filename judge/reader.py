@@ -26,6 +26,7 @@ import re
 from collections.abc import Callable, Iterable
 from typing import Any
 
+from judge.reader_graphs import DOT_OPEN, dot_statements, turtle_statements
 from judge.reader_lexicon import (
     _ANAPHORA,
     _CHEAP_KW,
@@ -38,14 +39,15 @@ from judge.reader_lexicon import (
     _TABLE_SEP,
     _THOUSANDS,
     _WORDS,
-    ANSWER_WORDS,
     MAX_READ_CHARS,
+    OTHER_SCRIPT,
     PROGRAM,
     Claim,
     Lexicon,
     Reading,
     _has_node,
     _tokens,
+    foreign_words,
 )
 from judge.reader_statements import _Statement
 from judge.reader_structures import (
@@ -105,6 +107,21 @@ def statements(text: str, lex: Lexicon) -> list[tuple[str, bool, bool]]:
             continue
         code = in_code and code_lang in ("python", "py", "python3")
         s = ln.strip()
+        dot = DOT_OPEN.match(ln) if s.endswith("{") else None
+        if dot is not None:  # a Graphviz graph: its statements up to the closing brace
+            j = i + 1
+            while j < n and lines[j].strip() != "}" and j - i < 2000:
+                j += 1
+            out += [(st, False, False) for st in dot_statements(dot.group(1), lines[i + 1:j])]
+            i = j + 1
+            continue
+        if (s.lower().startswith("@prefix") or (in_code and code_lang in ("turtle", "ttl"))) and not code:
+            j = i
+            while j < n and not _FENCE.match(lines[j]) and (in_code or lines[j].strip()):
+                j += 1
+            out += [(st, False, False) for st in turtle_statements("\n".join(lines[i:j]), lex)]
+            i = j
+            continue
         if code:
             out.append((PROGRAM + " " + s, False, True))
             i += 1
@@ -259,6 +276,9 @@ def read(text: str, lex: Lexicon) -> Reading:
             continue
         toks = _tokens(s, lex)
         words += sum(1 for t in toks if t.t in ("word", "kw"))
+        if not code and any(t.t == "node" for t in toks):
+            reading.node_statements += 1
+            reading.other_script += OTHER_SCRIPT.search(s) is not None
         seen_nodes.update(t.v for t in toks if t.t == "node")
         first = ws[0].lower() if ws else ""
         if any(t.t == "kw" and t.v == "rej" for t in toks) and (
@@ -290,8 +310,9 @@ def read(text: str, lex: Lexicon) -> Reading:
             # a negative or rejected statement the reader has no form for: read, and neutral
             got = [Claim("note", tuple(st.nodes), pos=pos, neutral=True)]
         reading.claims.extend(got)
-        if not got and not code and sum(1 for t in toks if t.t == "word" and t.v not in ANSWER_WORDS) >= 2:
+        if not got and not code and foreign_words(s, lex) >= 2:
             reading.unparsed += 1  # it says something about a node the reader has no form for
+        reading.parsed += bool(got)
         if got:
             last = got
         for c in got:

@@ -110,6 +110,27 @@ _MAP_WORDS = frozenset("is onto g2 graph2 graph_2 molecule2 target est associé 
                        "asignar".split())
 # words that open a statement about the previous one ("that fails because ..."): a rejection there rejects it
 _ANAPHORA = frozenset("that this it which so thus hence but dies das es cela ce ceci esto eso".split())
+# scripts of languages the reader has no vocabulary for (kana, Cyrillic, Greek, Hangul, Arabic, Hebrew, Thai,
+# Devanagari): English, German, French, Spanish (Latin) and Chinese (Han) are read
+OTHER_SCRIPT = re.compile(r"[\u3040-\u30ff\u0370-\u03ff\u0400-\u04ff\uac00-\ud7af\u0600-\u06ff\u0590-\u05ff"
+                          r"\u0e00-\u0e7f\u0900-\u097f]")
+_ANY_WORD = re.compile(r"[^\W\d_]{2,}")  # a word in any script (an unread statement's words are counted)
+
+
+def foreign_words(s: str, lex: Lexicon) -> int:
+    """How many words of `s` are neither node names, keywords nor an answer's wording (a run of CJK or kana
+    counts one per two characters)."""
+    k = 0
+    for w in _ANY_WORD.findall(s):
+        if w in lex.names:
+            continue
+        low = w.lower()
+        if low in ANSWER_WORDS or low in _KW:
+            continue
+        k += max(1, len(w) // 2) if "\u3040" <= w[0] <= "\u9fff" else 1
+    return k
+
+
 # the words of a statement that only gives the answer ("So the final answer is A."): no claim is lost there
 ANSWER_WORDS = frozenset("so the final answer is are a an thus hence therefore result solution we get gives our "
                          "it this that which of in with here".split())
@@ -160,11 +181,20 @@ class Reading:
     nodes_seen: int = 0  # distinct node names mentioned in the reasoning
     words: int = 0
     unparsed: int = 0  # statements naming a node, with words beyond an answer's wording, read to nothing
+    parsed: int = 0  # statements read to at least one claim
+    node_statements: int = 0  # statements naming a node
+    other_script: int = 0  # of those, written in a script the reader has no vocabulary for
 
     @property
     def unreadable(self) -> bool:
-        """Text that talks about the graph (or is long) but states no claim the reader can parse."""
-        return not self.claims and (self.nodes_seen >= 2 or self.words >= 60 or self.unparsed > 0)
+        """Text that talks about the graph (or is long) but states no claim the reader can parse, or states
+        no derived claim while most of what it says about nodes could not be read (prose the reader has no
+        form for, of which it caught a stray edge): no number is better than a guessed one."""
+        if self.other_script and 2 * self.other_script >= self.node_statements:
+            return True  # mostly in a language the reader does not know: what it caught is a guess
+        if not self.claims:
+            return self.nodes_seen >= 2 or self.words >= 60 or self.unparsed > 0
+        return self.unparsed > 0 and self.unparsed >= self.parsed and not any(c.derived for c in self.claims)
 
 
 # ------------------------------------------------------------------------------------------ tokens

@@ -281,8 +281,8 @@ class _Statement:
                 depth += 1
             elif t.t == "rp":
                 depth = max(0, depth - 1)
-            elif t.t == "arrow":
-                arrow_open = True
+            elif t.t == "arrow" or (t.t == "dash" and nodes and i < last_node):
+                arrow_open = True  # "A --5--> B": a number inside the link labels the hop into B
             elif t.t == "num":
                 if arrow_open and i < last_node and not after_total:
                     nums[len(nodes)] = t.v  # "A -->|5| B": the label on the arrow belongs to the hop into B

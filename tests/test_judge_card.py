@@ -22,6 +22,7 @@ from test_judge_helpers import JudgeFake, load_instances
 from cluster.judge_card import card_inputs, run_card
 from judge.card import FAMILIES, markdown, read_card
 from judge.card_families import Graphs, cases_for, derivation, other_question, pooled
+from judge.card_heldout import HELDOUT, render_heldout
 from judge.card_notation import (
     LANGUAGES,
     STRUCTURED,
@@ -100,6 +101,9 @@ def test_generator_states_true_claims_in_every_notation():
         for n in (*STRUCTURED, *LANGUAGES, *UNSEEN):
             text = render(claims, n)
             assert all(x in text for x in nodes), (inp.instance_id, n)
+        for n in HELDOUT:
+            text = render_heldout(claims, n)
+            assert all(x in text for x in nodes), (inp.instance_id, n)
         cases = list(cases_for(inp))
         fams = {c.family for c in cases}
         assert {f"derivation:{n}" for n in STRUCTURED} <= fams and "pad_facts" in fams, inp.instance_id
@@ -130,6 +134,19 @@ def test_card_rule_based_slice(tmp_path):
     assert markdown(run.rows).count("\n") == len(run.rows) + 1
 
 
+def test_card_heldout_notations_score_as_arrows_or_null(tmp_path):
+    """Graphviz DOT, RDF/Turtle, ASCII-art arrows, Japanese and Russian prose (named nowhere in the issue the
+    reader was built from): each derivation is read to the arrows notation's score or refused (null), with
+    the right answer and with a wrong one, on one instance per task."""
+    fams = ["heldout:", "heldout_wrong:", "heldout_spread", "heldout_spread_wrong"]
+    run = run_card(SLICE, "rule-based", tmp_path, families=fams)
+    rows = {r.family: r for r in run.rows}
+    assert {f"heldout:{n}" for n in HELDOUT} | {"heldout_spread", "heldout_spread_wrong"} <= set(rows)
+    assert all(r.passed for r in run.rows), [r for r in run.rows if not r.passed]
+    # the structured ones are read, not refused
+    assert all(rows[f"heldout:{n}"].null == 0 for n in ("dot", "turtle", "ascii"))
+
+
 def _length_judge(pairs):
     return [min(100.0, len(c.text) / 20) for c, _w in pairs]
 
@@ -141,9 +158,10 @@ def _oracle(pairs):
     out = []
     for c, _w in pairs:
         f = c.family
-        if f.startswith(("derivation:", "language:", "unseen:")) or f in ("pad_facts", "pad_negatives", "pad_rejected"):
+        if f.startswith(("derivation:", "language:", "unseen:", "heldout:")) or f in ("pad_facts", "pad_negatives",
+                                                                                        "pad_rejected"):
             out.append(100.0)
-        elif f.startswith("derivation_wrong:") or f.endswith("_wrong") and f.startswith("pad_"):
+        elif f.startswith(("derivation_wrong:", "heldout_wrong:")) or f.endswith("_wrong") and f.startswith("pad_"):
             out.append(80.0)
         elif f in ("bare_right", "pot_right"):
             out.append(50.0)
