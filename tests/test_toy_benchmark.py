@@ -137,8 +137,43 @@ def test_toy_exports_and_grades_offline(toy_registered, tmp_path):
     (tmp_path / "responses.jsonl").write_text("".join(json.dumps(x) + "\n" for x in lines))
     graded, _ = grade_file(ds.root, tmp_path / "responses.jsonl", tmp_path / "run")
     assert graded == n
-    (_, board, _), = write_summaries(tmp_path / "run")
+    (_, board, _), (_, by_level, path) = write_summaries(tmp_path / "run")
     assert board["model"].to_list() == ["m"] * 3 and board["acc"].to_list() == [0.5] * 3
+    # the toy's own metric (docs/extending.md, "Add a metric"): accuracy per level
+    assert path.name == "toy_by_level.csv" and by_level.select("level", "n", "acc").rows() == [(1, 6, 1.0), (2, 6, 0.0)]
+
+
+def test_the_backend_example_of_the_docs_answers_a_toy_plan(toy_registered, tmp_path):
+    """docs/extending.md's backend, run as written: it answers every request of a plan with a well-formed
+    answer (the first box), which the toy's verifier scores."""
+    import asyncio
+    import re
+
+    from cluster.config import RunConfig
+    from cluster.plan import plan_model
+    from cluster.run_datasets import resolve_dataset
+    from nphe4v.scoring import score_sample
+
+    doc = (ROOT / "docs" / "extending.md").read_text()
+    section = doc[doc.index("## Add a backend"):doc.index("## Add a metric")]
+    code = re.search(r"```python\n(.*?)```", section, re.S)
+    assert code is not None
+    namespace: dict = {}
+    exec(code.group(1), namespace)  # noqa: S102 (the docs' own example)
+    backend = namespace["FirstBoxBackend"]()
+    cfg = RunConfig.model_validate({
+        "datasets": [{"benchmark": "toy", "generate": {"version": "t1", "seed": 7, "per_level": 2}}],
+        "models": [{"name": "first-box", "backend": "litellm", "options": {"model": "none"}}],
+        "prompts": "rewritten"})
+    ds = resolve_dataset(cfg.datasets[0], tmp_path / "data")
+    items = list(plan_model(cfg, cfg.models[0], ds, "t1"))
+    responses = asyncio.run(backend.generate([i.request for i in items]))
+    by_id = ds.by_id()
+    verdicts = [score_sample("r", "t1", by_id[i.instance_id], i.request, r).verdict for i, r in zip(items, responses, strict=True)]
+    # parsed every time, and right exactly where the first box holds the largest number
+    expected = ["correct" if by_id[i.instance_id].data["values"][0] == max(by_id[i.instance_id].data["values"])
+                else "wrong" for i in items]
+    assert len(verdicts) == len(ds.instances) * 3 and verdicts == expected
 
 
 def test_generate_command_makes_a_toy_dataset(toy_registered, tmp_path):
@@ -200,7 +235,11 @@ def test_toy_runs_end_to_end_from_its_own_package(toy_registered, tmp_path):
     from report.run_export import export_hub
 
     assert missing_parts([out]).is_empty(), missing_parts([out]).to_dicts()
-    assert export_hub(out, tmp_path / "hub") == {"samples": samples.height, "toy_leaderboard": board.height}
+    assert export_hub(out, tmp_path / "hub") == {"samples": samples.height, "toy_leaderboard": board.height,
+                                                 "toy_by_level": 2 * len(BASELINES)}
+    by_level = pl.read_csv(out / "toy_by_level.csv")
+    assert by_level.filter(pl.col("model") == "oracle")["acc"].to_list() == [1.0, 1.0]
+    assert "Toy accuracy per level" in html
     # the explorer over the run (in this process, where the fixture registered the toy too): its leaderboard on
     # the index, its samples listed, a sample's page with the prompt rebuilt from the toy's task and its image
     from fastapi.testclient import TestClient
