@@ -294,22 +294,6 @@ def json_schema_of(model: type[BaseModel]) -> dict[str, Any]:
     return tidy(raw)
 
 
-def output_schema(max_steps: int = MAX_STEPS_DEFAULT, max_claim_chars: int | None = MAX_CLAIM_CHARS_DEFAULT,
-                  prompt_version: int = 2) -> dict[str, Any]:
-    """The JSON schema the judge must answer in (litellm `response_format` json_schema, strict mode; vLLM
-    structured outputs), generated from `output_model`. `max_claim_chars=None` leaves claim length open
-    (providers whose strict mode rejects maxLength)."""
-    return json_schema_of(output_model(prompt_version, max_steps, max_claim_chars))
-
-
-def output_schema_v3(max_steps: int = MAX_STEPS_DEFAULT, max_quote_chars: int | None = MAX_CLAIM_CHARS_DEFAULT
-                     ) -> dict[str, Any]:
-    """The grounded judge's schema (template vgr_judge_v3): each step is a verbatim `quote` of the response,
-    its `fact` in structured form, whether it leads to the final answer, and the judge's label. Every
-    property is required (strict mode); optional fact fields are nullable instead."""
-    return output_schema(max_steps, max_quote_chars, 3)
-
-
 def parse_verdict(content: str | None, max_steps: int | None = None,
                   model: type[BaseModel] | None = None) -> JudgeVerdict:
     """Strictly parse a judge's message content: the whole content must be one JSON object (one
