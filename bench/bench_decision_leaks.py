@@ -7,7 +7,9 @@ an L2 logistic regression (standardised), gradient boosting (scikit-learn `HistG
 random forest (300 trees); the best single-feature threshold rule; and, so a reader sees how hard each level
 is, how often a textbook heuristic finds a certificate (TSP-D: nearest neighbour from city 0 + 2-opt finds a tour
 <= T, share of YES; GCP-D: DSatur finds a k-colouring, share of YES; a greedy clique of more than k vertices,
-share of NO). Target: every TSP-D level and GCP-D levels 5-10 <= 62 % for every learner.
+share of NO). Under each row, what the most accurate learner reads: its permutation importances (accuracy drop
+when one feature is shuffled, on a held-out fifth), largest first. Target: every TSP-D level and GCP-D levels
+5-10 <= 62 % for every learner.
 
     PYTHONPATH=. nice -n 10 python bench/bench_decision_leaks.py [instances_per_level] [--task TSP-D|GCP-D]
 
@@ -194,6 +196,32 @@ def cv_accuracies(feats: list[list[float]], labels: list[bool]) -> dict[str, flo
     return {name: float(cross_val_score(model, x, y, cv=folds).mean()) for name, model in learners.items()}
 
 
+def top_features(feats: list[list[float]], labels: list[bool], names: tuple[str, ...], learner: str,
+                 top: int = 4) -> str:
+    """What the named learner reads: permutation importance (accuracy drop, 10 repeats) on a held-out fifth
+    after fitting on the other four, the `top` largest as "name +drop"."""
+    from sklearn.ensemble import HistGradientBoostingClassifier, RandomForestClassifier
+    from sklearn.inspection import permutation_importance
+    from sklearn.linear_model import LogisticRegression
+    from sklearn.model_selection import train_test_split
+    from sklearn.pipeline import make_pipeline
+    from sklearn.preprocessing import StandardScaler
+
+    x, y = np.array(feats, dtype=float), np.array(labels, dtype=int)
+    if min(y.sum(), len(y) - y.sum()) < FOLDS:
+        return "-"
+    model = {
+        "logistic": lambda: make_pipeline(StandardScaler(), LogisticRegression(C=1.0, max_iter=2000)),
+        "boosting": lambda: HistGradientBoostingClassifier(random_state=0),
+        "forest": lambda: RandomForestClassifier(n_estimators=300, min_samples_leaf=2, random_state=0, n_jobs=1),
+    }[learner]()
+    x_fit, x_held, y_fit, y_held = train_test_split(x, y, test_size=1 / FOLDS, stratify=y, random_state=0)
+    model.fit(x_fit, y_fit)
+    drop = permutation_importance(model, x_held, y_held, n_repeats=10, random_state=0).importances_mean
+    order = np.argsort(-drop)[:top]
+    return ", ".join(f"{names[i]} {drop[i]:+.3f}" for i in order)
+
+
 HEADER = "level  {size:>2}  YES    base   logistic  boosting  forest  best-single  {cert}   gen s"
 
 
@@ -219,6 +247,8 @@ def run_tspd(per_level: int, levels: range) -> dict[int, float]:
         cert = sum(tspd_certificate(d) for d in yes) / max(len(yes), 1)
         worst[level] = max(acc.values())
         print(_row(level, f"{data[0].num_cities:2d}", labels, acc, single, f"{cert:24.3f}", dt), flush=True)
+        best = max(acc, key=lambda name: acc[name])
+        print(f"        {best} reads: {top_features(feats, labels, TSPD_FEATURES, best)}", flush=True)
     return worst
 
 
@@ -240,6 +270,8 @@ def run_gcpd(per_level: int, levels: range) -> dict[int, float]:
         worst[level] = max(acc.values())
         print(_row(level, f"{data[0].num_vertices:2d}  {data[0].k}", labels, acc, single,
                    f"{col:21.3f}  {clique:16.3f}", dt), flush=True)
+        best = max(acc, key=lambda name: acc[name])
+        print(f"        {best} reads: {top_features(feats, labels, GCPD_FEATURES, best)}", flush=True)
     return worst
 
 
