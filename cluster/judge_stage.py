@@ -5,11 +5,12 @@
     run_judge_stage(out, datasets, cfg)                         # alone (nphe4v judge RUN)
 
 * `rule-based` (the default, no model configured): the deterministic rule scorer, in the driver.
-* an LLM judge is a model job: its batches go to replicas of the models' own actor class
-  (`cluster.pipeline.ModelActor.judge`, in a `cluster.actor_pool.ActorPool`: bounded batches in flight per
-  replica), with the models' own backends. An open-weights judge (`judge_work.judge_replica`: a vllm model of
-  the run or of the registry) runs on a vLLM engine of this cluster, placed as that model's replicas are
-  (`cluster.replicas`), no outside server; an API judge (any litellm model) on replicas holding the API client,
+* an LLM judge is a model job of the run's scheduler (`cluster.scheduler.Job`, fed while the models run:
+  `Job.feeding`): its batches go to replicas of the models' own actor class (`cluster.pipeline.ModelActor.judge`)
+  with the models' own backends, placed, granted CPUs, replaced and given up on as the models' replicas
+  are. An open-weights judge (`judge_work.judge_replica`: a vllm model of the run or of the registry) runs on
+  a vLLM engine of this cluster, placed as that model's replicas are (`cluster.replicas`), no outside
+  server; an API judge (any litellm model) on replicas holding the API client,
   sharing ONE rate limiter per provider key (`evalcore.ratelimit.SharedLimiter`, the same limiter model
   backends of that key use), litellm with num_retries=0 so every 429 reaches it.
 * Successful judgments are cached on disk, content-addressed by everything that changes the answer
@@ -40,9 +41,8 @@ from typing import Any
 
 import polars as pl
 import ray
-from ray.exceptions import RayActorError, RayTaskError
 
-from cluster.actor_pool import ActorPool, Batch
+from cluster.actor_pool import Batch
 from cluster.config import JUDGE_CACHE_DIR, JudgeConfig
 from cluster.judge_progress import JudgeProgress
 from cluster.judge_work import (
@@ -56,6 +56,7 @@ from cluster.judge_work import (
     result_record,
     rule_record,
 )
+from cluster.scheduler import Backlog, Job, Scheduler
 from evalcore import secrets
 from evalcore.records import read_samples
 from evalcore.shards import ShardWriter, storage_error
@@ -146,9 +147,6 @@ class JudgeStream:
         self.spec = resolve_spec(cfg.model, cfg.options, models)
         # the vLLM model serving an open-weights judge (None: an API judge, or rule-based)
         self.replica = judge_replica(cfg.model, models) if cfg.enabled else None
-        self.loading: dict[Any, tuple[Any, dict[str, Any]]] = {}  # a replica's `ready` ref -> (actor, placement)
-        self.placement: dict[Any, dict[str, Any]] = {}  # a ready replica -> its placement (released at the end)
-        self.load_failures: list[str] = []
         self.template = RULE_VERSION if self.spec.is_rule else self.spec.template_obj().version
         self.stats = JudgeStageStats(judge=self.spec.identity, template=self.template, judge_repeat=cfg.repeat)
         self.enabled = cfg.enabled
@@ -162,15 +160,11 @@ class JudgeStream:
         self.cache: JudgeCache | None = None
         self.pending: dict[str, list[Work]] = {}  # content key -> samples waiting for that judgment
         self.fill: list[tuple[str, JudgeItem]] = []  # the batch being filled
-        # the pool's batches are lists of (content key, item); a batch that keeps failing is a judge_error
-        self.pool = ActorPool(self._submit, self._judged, self._failed,
-                              max_inflight=cfg.max_inflight_batches, max_attempts=cfg.max_attempts)
-        self.limiter: Any = None
+        # the judge's model job: batches of (content key, item); a batch that keeps failing is a judge_error
+        self.job: Job | None = self._job() if self.enabled and not self.spec.is_rule else None
         self.bar: JudgeProgress | None = None
         self.local: list[tuple[str, JudgeItem]] = []
         self.planned_work = 0
-        # start the pool with the run, not with the first sample: actors importing litellm take seconds
-        self.prestart = False
 
     # ---- input ---------------------------------------------------------------------------------------------
     def _open(self) -> None:
@@ -232,90 +226,78 @@ class JudgeStream:
                 continue
             self.fill.append((w.key, w.item))
             if len(self.fill) >= self.cfg.batch_size:
-                self.pool.put(Batch(self.fill, len(self.fill)))
-                self.fill = []
+                self._put_fill()
 
     def _progress(self) -> JudgeProgress:
         if self.bar is None:
             self.bar = JudgeProgress(0, self.spec.identity, enabled=self.cfg.progress).__enter__()
         return self.bar
 
-    # ---- the pool (cluster.scheduler.Stage) ----------------------------------------------------------------
-    def _limit(self) -> int:
-        return self.cfg.max_inflight_batches * max(1, len(self.pool.members) or self.cfg.actors)
+    # ---- the judge's model job (cluster.scheduler.Job) and the stage (cluster.scheduler.Stage) -------------
+    def _job(self) -> Job:
+        """The judge as a model job of the run's scheduler: replicas of the models' actor class
+        (`cluster.pipeline.ModelActor`, method `judge`) with the models' backends, placed, granted CPUs,
+        replaced on a crash loop and given up on past their failure budget as the models' replicas are."""
+        from cluster.backends.litellm_api import ensure_shared_limiter
+        from cluster.costs import estimate
+        from cluster.pipeline import ModelActor
+        from cluster.replicas import actor_options, gpus_per_replica, release
+
+        spec, cfg, tag = self.spec, self.cfg, uuid.uuid4().hex[:8]
+        m = self.replica
+        if m is not None:  # an open-weights judge on this cluster's vLLM replicas, placed as that model's are
+            backend, name, options = "vllm", m.name, m.options
+            gpus, replicas, cpus = gpus_per_replica(m), m.replicas, m.num_cpus
+        else:  # an API judge: replicas holding the API client (I/O bound), the key's limiter shared
+            backend, name, gpus, replicas, cpus = "litellm", spec.model, 0.0, cfg.actors, cfg.num_cpus
+            options = client_options(spec).model_copy(update={"limiter": "shared"}).model_dump()
+
+        def start(i: int, grant: float) -> tuple[Any, dict[str, Any]]:
+            if i == 0 and m is None:  # the driver owns the key's limiter, so it outlives any replica
+                ensure_shared_limiter(spec.model, options)
+            opts = actor_options(m, i, wait_s=None, num_cpus=grant) if m is not None else {"num_cpus": grant}
+            actor = ModelActor.options(**opts, name=f"nphe4v-judge/{tag}/{i}").remote(backend, name, None, options)
+            return actor, opts
+
+        def free(actor: Any, opts: dict[str, Any]) -> None:
+            ray.kill(actor)  # ending the actor is what frees a vLLM replica's memory
+            release(opts)
+
+        cost = estimate(name, backend, gpus, {"max_concurrency": spec.max_concurrency} if m is None else options)
+        return Job(name=f"judge:{spec.identity}", gpus=gpus, replicas=replicas, load_s=cost.load_s,
+                   request_s=cost.request_s, batches=Backlog.of([]), start=start, submit=self._submit,
+                   finish=self._judged, fail=self._failed, release=free,
+                   per_replica_inflight=cfg.max_inflight_batches, max_attempts=cfg.max_attempts, cpus=cpus)
+
+    def served_jobs(self, models_running: Callable[[], bool]) -> list[Job]:
+        """The judge's job for the run's scheduler, fed while the models run (`Job.feeding`)."""
+        if self.job is None or self.cfg.executor != "ray":
+            return []
+        self.job.feeding = lambda: models_running() or bool(self.fill)
+        return [self.job]
+
+    def _put_fill(self) -> None:
+        assert self.job is not None
+        self.job.pool.put(Batch(self.fill, len(self.fill)))
+        self.fill = []
 
     def pump(self) -> None:
-        if self.prestart and not self.pool.members and not self.loading and self.enabled and not self.spec.is_rule \
-                and self.cfg.executor == "ray":
-            self.prestart = False
-            self._open()
-            self._start_pool()
-        if self.fill and len(self.pool.inflight) + len(self.pool.queue) < self._limit():
-            # the pool has room: a partial batch now beats a full one later
-            self.pool.put(Batch(self.fill, len(self.fill)))
-            self.fill = []
-        if not self.pool.queue:
+        if not self.fill or self.job is None:
             return
-        if not self.pool.members and not self.loading:
-            self._start_pool()
-        self.pool.dispatch()
+        pool = self.job.pool
+        if len(pool.inflight) + len(pool.queue) < self.cfg.max_inflight_batches * max(1, len(pool.members)):
+            self._put_fill()  # the judge has room: a partial batch now beats a full one later
 
     def _submit(self, actor: Any, batch: list[tuple[str, JudgeItem]]) -> Any:
         assert self.cache is not None
         return actor.judge.remote(self.spec.model_copy(update={"limiter": "shared"}).model_dump(),
                                   str(self.cache.root), batch)
 
-    def _start_pool(self) -> None:
-        """The judge's replicas: the models' actor class with the judge's backend, each a pool member once its
-        backend is loaded (a vLLM engine takes a while: the run's loop goes on meanwhile)."""
-        from cluster.backends.litellm_api import ensure_shared_limiter
-        from cluster.pipeline import ModelActor
-        from cluster.replicas import actor_options
-
-        self.start_ray()
-        spec, cfg, tag = self.spec, self.cfg, uuid.uuid4().hex[:8]
-        if self.replica is not None:  # an open-weights judge on this cluster's vLLM replicas, placed as models are
-            m = self.replica
-            n = m.replicas if isinstance(m.replicas, int) else cfg.actors
-            starts = [(actor_options(m, i, wait_s=None), ("vllm", m.name, None, m.options)) for i in range(n)]
-        else:  # an API judge: replicas holding the API client, I/O bound
-            opts = client_options(spec).model_copy(update={"limiter": "shared"}).model_dump()
-            # the key's limiter is created from the driver first, so it outlives any one replica
-            ensure_shared_limiter(spec.model, opts)
-            starts = [({"num_cpus": cfg.num_cpus}, ("litellm", spec.model, None, opts)) for _ in range(cfg.actors)]
-        for i, (placement, args) in enumerate(starts):
-            actor = ModelActor.options(**placement, name=f"nphe4v-judge/{tag}/{i}").remote(*args)
-            self.loading[actor.ready.remote()] = (actor, placement)
-
     def refs(self) -> list[Any]:
-        return list(self.loading) + self.pool.refs()
+        return []  # the judge's batches are its job's: the scheduler waits on them
 
-    def handle(self, ref: Any) -> None:
-        if ref in self.loading:
-            self._loaded(ref)
-            return
-        self.pool.handle(ref)
-        self.stats.resubmitted = self.pool.retries
-
-    def _loaded(self, ref: Any) -> None:
-        """A replica finished loading: a member of the pool, or (failed) killed; none left: the judge fails."""
-        from cluster.actor_pool import first_line
-        from cluster.replicas import release
-
-        actor, placement = self.loading.pop(ref)
-        try:
-            ray.get(ref)
-        except (RayActorError, RayTaskError) as e:
-            self.load_failures.append(first_line(e))
-            ray.kill(actor)
-            release(placement)
-        else:
-            self.pool.add_member(actor)
-            self.placement[actor] = placement
-        if not self.pool.members and not self.loading:
-            # no replica could serve the judge: its queued judgments are recorded as judge_error (infra)
-            why = self.load_failures[-1] if self.load_failures else "no judge replica"
-            self.pool.fail_queued(f"judge replica failed to load: {why}")
+    def handle(self, ref: Any) -> None:  # pragma: no cover - refs() is empty
+        raise KeyError(ref)
 
     def _judged(self, batch: Batch, out: list[tuple[str, dict[str, Any]]]) -> None:
         for k, res in out:
@@ -333,8 +315,7 @@ class JudgeStream:
         self._progress().advance(res.status != "ok")
 
     def idle(self) -> bool:
-        # replicas still loading with nothing queued do not keep the run going
-        return not self.fill and self.pool.idle()
+        return not self.fill  # what is queued is the judge job's (the scheduler runs it to its end)
 
     # ---- end -----------------------------------------------------------------------------------------------
     def flush(self) -> None:
@@ -348,14 +329,14 @@ class JudgeStream:
                 assert self.cache is not None
                 _judge_local(self.spec, self.replica, self.cache, self.local, self._emit)
                 self.local = []
-            while not self.idle():
-                self.pump()
-                if not self.refs():  # every judge actor pauses after a failure: nothing to wait on yet
-                    time.sleep(0.05)
-                    continue
-                ready, _ = ray.wait(self.refs(), num_returns=1)
-                for ref in ready:
-                    self.handle(ref)
+            job = self.job
+            if self.fill:
+                self._put_fill()
+            if job is not None and job.batches and job.status == "pending":  # alone: the stage's own scheduler
+                self.start_ray()
+                Scheduler([job]).run()
+            if job is not None:
+                self.stats.resubmitted = job.retries
         finally:
             self.close()
         self.flush()
@@ -364,20 +345,11 @@ class JudgeStream:
         return self.stats
 
     def close(self) -> None:
+        """The progress line ends; the judge's replicas are the scheduler's, which ends them with the job (or
+        on an interrupt)."""
         if self.bar is not None:
             self.bar.__exit__(None, None, None)
             self.bar = None
-        from cluster.replicas import release
-
-        for m in list(self.pool.members):
-            ray.kill(m.actor)  # ending the actor is what frees a vLLM replica's memory
-            release(self.placement.pop(m.actor, {}))
-            self.pool.remove_member(m)
-        for actor, placement in self.loading.values():
-            ray.kill(actor)
-            release(placement)
-        self.loading.clear()
-        self.limiter = None
 
 
 

@@ -278,10 +278,14 @@ def run_models(
     side = stages() if stages is not None else []
     if not any(j.batches for j in jobs) and all(s.idle() for s in side):
         return stats  # a finished run re-reports without starting Ray
+    # a side stage's own jobs (the LLM judge: a model job fed while the models run) share the scheduler
+    models_running = lambda: any(j.status in ("pending", "running") for j in jobs)  # noqa: E731
+    served = [sj for s in side if hasattr(s, "served_jobs") for sj in s.served_jobs(models_running)]
     start_ray()
     with Bar("samples", sum(j.queued_requests for j in jobs)) as b, head_watch.watching() as head:
         bar.append(b)
-        Scheduler(jobs, side, tick=sink.flush_if_due, cluster=head, stall_timeout_s=cfg.ray.stall_timeout_s).run()
+        Scheduler(jobs + served, side, tick=sink.flush_if_due, cluster=head,
+                  stall_timeout_s=cfg.ray.stall_timeout_s).run()
     sink.flush()
     for j, s in zip(jobs, [s for s, rd in zip(stats, on_ray_data, strict=True) if not rd], strict=True):
         s.seconds = round((s.finished_at or 0) - (s.started_at or 0), 3) if s.started_at else 0.0

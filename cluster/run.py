@@ -279,9 +279,9 @@ def _run_pipeline(cfg: RunConfig, out: Path, datasets: list[Dataset], run_id: st
     from cluster.judge_stage import BENCHMARK, JudgeStream
     from cluster.pipeline import run_models
 
-    # the judge may be one of the run's models (an open-weights judge on this cluster's vLLM replicas)
+    # the judge may be one of the run's models (an open-weights judge on this cluster's vLLM replicas); its LLM
+    # judge is a model job of the run's scheduler (`JudgeStream.served_jobs`)
     stream = JudgeStream(out, datasets, cfg.judge, start_ray=lambda: init_ray(cfg), hold=True, models=cfg.models)
-    stream.prestart = any(d.manifest.benchmark == BENCHMARK for d in datasets)
     streams.append(stream)
     # samples written by an earlier attempt and not yet judged go first
     done = read_samples(out)

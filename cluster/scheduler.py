@@ -35,7 +35,8 @@ interrupted and a rerun resumes it. While the head watch says the head does not 
 call (each would block until Ray ends the process).
 
 Serving (one pool abstraction for the whole run): each job's ready replicas are the members of one
-`cluster.actor_pool.ActorPool` (the judge stage's pool is the same class): at most `per_replica_inflight`
+`cluster.actor_pool.ActorPool` (the LLM judge is one more job, fed as samples are scored: `Job.feeding`, its
+replicas the models' actor class with the judge's backend, `cluster.judge_stage`): at most `per_replica_inflight`
 batches in flight per replica, the least loaded first, results to `finish`, batches that keep failing to
 `fail`, requests queued and in flight counted by the pool.
 
@@ -140,6 +141,10 @@ class Job:
     # given the refs of its batches in flight, how many have their model's answer and wait for a score task
     # (the no-progress line names them); None: not known
     answered: Callable[[list[Any]], int] | None = None
+    # a job fed while the run goes (the judge: batches put into its pool as samples are scored): while it
+    # returns True more batches may come, so the job is neither complete nor are its idle replicas ended (a
+    # vLLM judge would reload); None: every batch is in `batches` from the start
+    feeding: Callable[[], bool] | None = None
     pool: ActorPool = field(init=False)
     replica_of: dict[Member, Replica] = field(default_factory=dict)  # the pool's members, as replicas
 
@@ -206,9 +211,9 @@ class Scheduler:
         # totals given by the caller (a simulated cluster) are kept; the others follow the live cluster
         self._follow = {"CPU": total_cpus is None, "GPU": total_gpus is None}
         self._fixed_reserve = reserve_cpus is not None
-        self.jobs = [j for j in jobs if j.batches]
+        self.jobs = [j for j in jobs if j.batches or j.feeding is not None]
         for j in jobs:
-            if not j.batches:
+            if not j.batches and j.feeding is None:
                 j.status = "complete"
         self.stages = list(stages or [])
         resources = ray.cluster_resources() if total_gpus is None or total_cpus is None else {}
@@ -341,11 +346,12 @@ class Scheduler:
     def _retire_idle(self) -> None:
         """End replicas with nothing left to do: a finished model frees its GPUs for the others at once."""
         for j in self.jobs:
-            if j.batches:
+            if j.batches or (j.feeding is not None and j.feeding()):
                 continue
             for rep in [r for r in j.live if r.inflight == 0]:
                 self._end_replica(rep)
-            if j.status == "running" and j.done():
+            # a fed job that never got a batch (no sample to judge) ends here too
+            if (j.status == "running" or (j.status == "pending" and j.feeding is not None)) and j.done():
                 j.status = "complete" if j.error is None else "failed"
                 j.last_done = time.monotonic()
                 self.events.append((j.last_done, j.name, "done"))
