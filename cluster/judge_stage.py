@@ -305,7 +305,7 @@ class JudgeStream:
 
     def _failed(self, batch: Batch, why: str) -> None:
         # the exception's type only: the message of a dead actor is a long Ray traceback
-        msg = f"judge actor failed {batch.attempt} times: {why.split(':', 1)[0]}"
+        msg = f"judge replica failed (batch tried {batch.attempt} times): {why.split(':', 1)[0]}"
         for k, _ in batch.payload:
             self._emit(k, JudgeResult(status="judge_error", error_kind="infra", error=msg))
 
