@@ -14,10 +14,13 @@ def test_hostile_llm_judge_whole_testmini(testmini_instances):
     test_judge_grounded*.py, run on every instance; the transport over HTTP is tested there)."""
     from test_judge_grounded import test_hostile_judge_scores_what_code_says as grounded
     from test_judge_grounded_v3 import test_hostile_judge_under_v3 as grounded_v3
+    from test_judge_grounded_v4 import test_a_perfect_reader_scores_what_the_rule_judge_scores as same_as_rule
 
     failures = []
-    for inst in testmini_instances:
-        for check in (grounded, grounded_v3):
+    for k, inst in enumerate(testmini_instances):
+        # and on every 20th instance (all tasks): a judge reading every claim scores what the rule judge scores
+        # (VGR v4: the two judges differ only in who reads), derivations in 7 notations and the attacks
+        for check in (grounded, grounded_v3, *((same_as_rule,) if k % 20 == 0 else ())):
             try:
                 check(inst)
             except AssertionError as e:
