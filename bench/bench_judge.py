@@ -193,6 +193,12 @@ def bench_large(instances: list) -> None:
         "table rows (1 MB)": f"| {a} | {b} | 5 |\n" * 60_000,
         "spaces (1 MB)": "g" + " " * 1_000_000 + "1",
         "1,1,1,... (1 MB)": "1," * 500_000,
+        # structures the reader parses as a whole (issue 30's held-out notations): unclosed or huge ones
+        "<table><tr><td> (1 MB)": "<table><tr><td>" * 70_000 + "</table>",
+        "graph path { (1 MB)": f"graph path {{\n  {a} -- {b} [label=5];\n" * 40_000,
+        "( ( ( s-expression (1 MB)": "(path " * 200_000 + f"{a} {b}" + ")" * 200_000,
+        "@prefix + triples (1 MB)": "@prefix : <x#> .\n" + f":s a :Path ; :visits ( :{a} :{b} ) .\n" * 30_000,
+        "key: + indented (1 MB)": "neighbours:\n" + f"  {a}: [{b}]\n" * 80_000,
     }
     worst = 0.0
     for name, body in bodies.items():

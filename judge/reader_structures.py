@@ -249,32 +249,54 @@ def sexpr_statements(body: str, lex: Lexicon) -> list[str] | None:
 
 # ------------------------------------------------------------------------------------------ HTML
 
-_HTML_TABLE = re.compile(r"(?is)<table\b[^>]{0,200}>(.{0,200000}?)</table\s*>")
-_HTML_ROW = re.compile(r"(?is)<tr\b[^>]{0,200}>(.*?)</tr\s*>")
-_HTML_CELL = re.compile(r"(?is)<(t[hd])\b[^>]{0,200}>(.*?)</t[hd]\s*>")
 _HTML_TAG = re.compile(r"(?i)</?(?:p|br|div|span|b|i|u|em|strong|li|ul|ol|code|pre|thead|tbody|h[1-6])\b[^<>]{0,200}>")
 
 
-def _md_table(m: re.Match[str]) -> str:
+def _html_rows(body: str) -> list[str]:
+    """One table's rows as markdown lines (a header row of <th> cells gets its separator line). One pass over
+    the tags: a cell runs from its opening tag to the next tag of the table's structure."""
+    rows: list[list[tuple[str, str]]] = []
+    cell: tuple[str, int] | None = None
+    for k, m in enumerate(re.finditer(r"(?i)</?(?:tr|t[hd])\b[^<>]{0,200}>", body)):
+        if k > 20_000:  # a table no derivation needs: its first rows are read
+            break
+        tag = m.group(0).lower()
+        if cell is not None:
+            text = _HTML_TAG.sub(" ", body[cell[1]:m.start()]).strip().replace("|", "/")
+            if rows:
+                rows[-1].append((cell[0], " ".join(text.split())))
+            cell = None
+        if tag.startswith("<tr"):
+            rows.append([])
+        elif tag.startswith(("<th", "<td")):
+            if not rows:
+                rows.append([])
+            cell = (tag[1:3], m.end())
     lines = []
-    for i, row in enumerate(_HTML_ROW.finditer(m.group(1))):
-        cells = [(tag.lower(), _HTML_TAG.sub(" ", body).strip().replace("|", "/"))
-                 for tag, body in _HTML_CELL.findall(row.group(1))]
-        if not cells:
-            continue
-        lines.append("| " + " | ".join(c for _t, c in cells) + " |")
-        if i == 0:
-            lines.append("|" + "---|" * len(cells) if all(t == "th" for t, _c in cells) else "")
-    lines = [ln for ln in lines if ln]
-    return "\n" + "\n".join(lines) + "\n"
+    for i, r in enumerate(x for x in rows if x):
+        lines.append("| " + " | ".join(c for _t, c in r) + " |")
+        if i == 0 and all(t == "th" for t, _c in r):
+            lines.append("|" + "---|" * len(r))
+    return lines
 
 
 def html_to_text(text: str) -> str:
-    """HTML tables as markdown tables (a header row of <th> cells keeps its separator line) and the common
-    inline tags dropped: the same rows, read by the table reader."""
+    """HTML tables as markdown tables and the common inline tags dropped: the same rows, read by the table
+    reader. Linear: each table is cut out with str.find, its tags visited once."""
     if "<" not in text or ">" not in text:
         return text
     low = text.lower()
     if "<table" in low:
-        text = _HTML_TABLE.sub(_md_table, text)
+        parts, at = [], 0
+        while (start := low.find("<table", at)) >= 0:
+            end = low.find("</table", start)
+            if end < 0:
+                break
+            close = low.find(">", end)
+            close = len(text) if close < 0 else close + 1
+            parts += [text[at:start], "\n" + "\n".join(_html_rows(text[start:end])) + "\n"]
+            at = close
+        parts.append(text[at:])
+        text = "".join(parts)
+        low = text.lower()
     return _HTML_TAG.sub("\n", text) if "</" in text or "<br" in low else text
