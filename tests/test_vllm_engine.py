@@ -201,6 +201,29 @@ def test_concurrent_batches_share_the_engine(backend, bsp_spp):
     assert in_engine == 6 and backend.peak_inflight == 6
 
 
+def test_the_engine_as_a_judge_client(backend):
+    """The replica's engine through the LLM client's contract (what an open-weights judge on a model replica
+    calls): a JSON-schema response_format is applied as vLLM structured outputs, usage and the served model are
+    reported, and a prompt the engine refuses (over max_model_len) is CallFailed of kind `model`, which the
+    judge records as a typed config error; the shared engine serves model batches as before."""
+    from cluster.backends.factory import chat_client
+    from evalcore.llm_client import CallFailed, GenerateConfig
+
+    client = chat_client(backend)
+    schema = {"type": "object", "properties": {"ok": {"type": "boolean"}}, "required": ["ok"],
+              "additionalProperties": False}
+    fmt = {"type": "json_schema", "json_schema": {"name": "t", "schema": schema, "strict": True}}
+    msgs = [{"role": "system", "content": "Answer in JSON."}, {"role": "user", "content": "Is 2 prime?"}]
+    c = asyncio.run(client.generate(msgs, GenerateConfig(max_tokens=24, seed=0, response_format=fmt)))
+    assert c.text.lstrip().startswith("{") and c.served_model == backend.options["model"]
+    assert c.usage.prompt_tokens > 0 and 0 < c.usage.completion_tokens <= 24 and c.attempts == 1
+    assert c.finish_reason in ("stop", "length")
+    long = [{"role": "user", "content": "word " * 6000}]  # over the fixture's max_model_len (4096)
+    with pytest.raises(CallFailed) as e:
+        asyncio.run(client.generate(long, GenerateConfig(max_tokens=8)))
+    assert e.value.kind == "model" and client.calls == 2
+
+
 def test_engine_that_cannot_start_is_infra_error(bsp_spp, tmp_path, vllm_ok):
     from cluster.backends.vllm_engine import VLLMBackend
 
