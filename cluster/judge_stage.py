@@ -129,10 +129,11 @@ def run_judge_stage(
 class JudgeStream:
     """The judge as a stage of the run's pipeline: sample rows in as they are scored, judgments out.
 
-    Rule-based, empty and cached judgments are written at once in the driver; the rest go to a pool of
-    `JudgeActor`s in batches (a partial batch leaves as soon as the pool has room, so nothing waits for the
-    models to finish). It is a `cluster.scheduler.Stage`: the run's scheduler waits on its refs beside the
-    model batches; `finish()` drives what is left alone. With `hold=True` judgments are written only on
+    Rule-based, empty and cached judgments are written at once in the driver; the rest go in batches to the
+    judge's model job (`job`, a `cluster.scheduler.Job` whose replicas are `ModelActor`s; a partial batch
+    leaves as soon as the job has room, so nothing waits for the models to finish). In a run the scheduler
+    runs that job beside the models' (`served_jobs`) and pumps this stage (a `cluster.scheduler.Stage`);
+    alone, `finish()` runs the job on a scheduler of its own. With `hold=True` judgments are written only on
     `flush()`, which the run calls after the samples they judge are on disk, so a crash never leaves a
     judgment of a sample that a resume recomputes."""
 
