@@ -70,7 +70,7 @@ def _families() -> dict[str, Property]:
     f["bare_right"] = Property("eq", "bare right answer = 50 (+-1)", 50, 1)
     f["bare_wrong"] = WRONG
     for name in ("wrong_transcription", "wrong_pooled", "wrong_all_pairs", "wrong_other_question", "wrong_mix",
-                 "pot_wrong"):
+                 "wrong_transcription_heldout", "pot_wrong"):
         f[name] = WRONG
     f["pot_right"] = Property("eq", "transcription-only program + right answer = bare right answer 50 (+-1)", 50, 1)
     for pad in ("facts", "negatives", "rejected"):

@@ -17,7 +17,7 @@ from typing import Any
 
 import networkx as nx
 
-from judge.card_heldout import HELDOUT, render_heldout
+from judge.card_heldout import HELDOUT, render_heldout, transcription_heldout
 from judge.card_notation import (
     LANGUAGES,
     STRUCTURED,
@@ -432,6 +432,7 @@ def cases_for(inp: CardInput) -> Iterator[Case]:
     if other:
         yield case("wrong_other_question", arrows(other), False)
     yield case("wrong_mix", "\n".join([*trans, arrows(pool), *pairs, arrows(other)]), False)
+    yield case("wrong_transcription_heldout", transcription_heldout(G.drawn, G.weighted), False)
     pot = pot_program(G)
     yield case("pot_right", pot, True)
     yield case("pot_wrong", pot, False)

@@ -105,3 +105,18 @@ def render_heldout(claims: list[Claim], notation: str) -> str:
     if notation == "ascii":
         return "\n".join(ln for c in claims for ln in _ascii(c))
     raise ValueError(f"unknown held-out notation {notation!r}")
+
+
+def transcription_heldout(drawn: list, weighted: bool) -> str:
+    """Every drawn edge (`drawn`: the instance's drawn networkx graphs) as a DOT graph and as Turtle triples,
+    the input restated in the held-out notations: perception, worth nothing with a wrong answer."""
+    dot, ttl = ["```dot"], ["```turtle", "@prefix : <http://example.org/graph#> ."]
+    for gi, d in enumerate(drawn):
+        dot.append(f"graph G{gi + 1} {{")
+        for a, b in sorted(d.edges):
+            w = d.edges[a, b].get("weight")
+            dot.append(f"  {a} -- {b}" + (f" [label={num(w)}];" if weighted and w is not None else ";"))
+            ttl.append(f":{a} :linkedTo :{b} ." if not weighted or w is None else
+                       f":e_{a}_{b} a :Edge ; :ends ( :{a} :{b} ) ; :weight {num(w)} .")
+        dot.append("}")
+    return "\n".join([*dot, "```", *ttl, "```"])

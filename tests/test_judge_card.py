@@ -137,11 +137,15 @@ def test_card_rule_based_slice(tmp_path):
 def test_card_heldout_notations_score_as_arrows_or_null(tmp_path):
     """Graphviz DOT, RDF/Turtle, ASCII-art arrows, Japanese and Russian prose (named nowhere in the issue the
     reader was built from): each derivation is read to the arrows notation's score or refused (null), with
-    the right answer and with a wrong one, on one instance per task."""
-    fams = ["heldout:", "heldout_wrong:", "heldout_spread", "heldout_spread_wrong"]
+    the right answer and with a wrong one, on one instance per task; the input restated in DOT and Turtle
+    lifts no wrong answer."""
+    fams = ["heldout:", "heldout_wrong:", "heldout_spread", "heldout_spread_wrong", "wrong_transcription_heldout"]
     run = run_card(SLICE, "rule-based", tmp_path, families=fams)
     rows = {r.family: r for r in run.rows}
-    assert {f"heldout:{n}" for n in HELDOUT} | {"heldout_spread", "heldout_spread_wrong"} <= set(rows)
+    assert {f"heldout:{n}" for n in HELDOUT} | {"heldout_spread", "heldout_spread_wrong",
+                                                "wrong_transcription_heldout"} <= set(rows)
+    # the input restated as a DOT graph and Turtle triples, with a wrong answer: read (not refused), worth 0-20
+    assert rows["wrong_transcription_heldout"].null == 0 and rows["wrong_transcription_heldout"].max <= 20
     assert all(r.passed for r in run.rows), [r for r in run.rows if not r.passed]
     # the structured ones are read, not refused
     assert all(rows[f"heldout:{n}"].null == 0 for n in ("dot", "turtle", "ascii"))
