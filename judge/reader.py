@@ -7,8 +7,10 @@ pair, a colour assignment). `judge.vgr4` checks them against the graph and decid
 
 Notations read to the same claims: arrows (`->`, `→`, `\\to`, `\\rightarrow`, `\\mapsto`, "to", "then"),
 numbered / nested / bulleted lists, markdown tables and CSV (read by what each column holds, never by a header
-word), JSON of any shape (flattened to `key: value` lines), LaTeX (`$d(A,B)=5$`, `\\text{}`), thousands
-separators and units, and keywords in English, German, French, Spanish and Chinese. Statements with a negation
+word), JSON of any shape (flattened to `key: value` lines), YAML / outline keys over their indented entries,
+s-expressions (parsed as data), HTML tables, Graphviz DOT and RDF/Turtle (`judge.reader_graphs`), ASCII links
+(`A --5--> B`), LaTeX (`$d(A,B)=5$`, `\\text{}`), thousands separators and units, and keywords in English,
+German, French, Spanish and Chinese. A response mostly in another script (kana, Cyrillic, ...) is unreadable. Statements with a negation
 ("there is no edge A-B", "is not a clique") or a rejection ("conflict", "invalid") are kept but *neutral*: the
 judge neither credits nor charges them. Claims inside a ```python block are the program's transcription:
 perception only (its printed values, outside the block, are read like any text).
