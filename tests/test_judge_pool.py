@@ -99,9 +99,10 @@ def test_pool_under_faults_completes_backs_off_and_never_scores_twice(tmp_path, 
             want = ("judge_error", "malformed") if s == "junk,junk,junk" else ("ok", None)
             assert status[iid] == want, (iid, s)
         ok = js.filter(pl.col("status") == "ok")
-        # the fake's grounded verdict: an unstructured right step (earns nothing), a wrong one (one error), a
-        # right answer: strictly between 0 and 100 (50 under VGR v2, 25 under v3)
-        assert (ok["n_credited"] == 0).all() and (ok["n_errors"] == 1).all()
+        # the fake's grounded verdict: an unstructured right step and an unstructured wrong one (VGR v4 records
+        # steps the judge does not structure and scores none of them: no credit, no error), a right answer:
+        # strictly between 0 and 100 (the bare right answer's 50)
+        assert (ok["n_credited"] == 0).all() and (ok["n_errors"] == 0).all()
         assert ((ok["vgr_score"] > 0) & (ok["vgr_score"] < 100)).all()
         assert js.filter(pl.col("status") == "judge_error")["vgr_score"].null_count() == 1
         # every HTTP call is accounted for, and each prompt was called as often as its script demands
