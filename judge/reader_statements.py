@@ -240,7 +240,8 @@ class _Statement:
             self.claim("edge", (head, listed[0]), value=nums[0])  # "A is connected to B (weight 5)"
             return
         complete = "neigh" in self.kws and "conn" not in self.kws
-        if self.lex.task == "CN" and head in (str(q.get("source")), str(q.get("target"))):
+        # "X is linked to A, B" restates edges (perception); a query node's neighbour SET is stated as one
+        if self.lex.task == "CN" and head in (str(q.get("source")), str(q.get("target"))) and complete:
             self.claim("neigh", (head, *listed), complete=complete)
         else:
             self.claim("adj", (head, *listed), complete=complete)
