@@ -68,7 +68,7 @@ def _prepare(model: str, chat_template: str | None, max_images: int) -> Callable
         from evalcore.schema import ModelRequest
 
         req = ModelRequest.model_validate_json(row["request"])
-        conv, err = _conversation(req, max_images)
+        conv, err = _conversation(req, max_images, for_vllm=True)
         sampling = {"temperature": req.sampling.temperature, "max_tokens": req.sampling.max_tokens,
                     "seed": req.sampling.seed}
         if conv is None:  # answered here; the row still has to pass the engine (one token)

@@ -171,8 +171,13 @@ def quiet_cpu_worker_logs() -> None:
         logger.addFilter(_DropRepeatedCpuWarning())
 
 
-def _conversation(req: ModelRequest, max_images: int) -> tuple[list[dict[str, Any]] | None, ModelResponse | None]:
-    """The chat messages of a request (images first, then the text), or the response it fails with."""
+def _conversation(req: ModelRequest, max_images: int, for_vllm: bool = False,
+                  ) -> tuple[list[dict[str, Any]] | None, ModelResponse | None]:
+    """The chat messages of a request (images first, then the text), or the response it fails with.
+
+    for_vllm: each image goes to vLLM wrapped with its bytes (vLLM's MediaWithBytes), as vLLM's own server
+    loads images: Kimi-K2.5's "vision chunk" path asserts on a bare PIL image, and every other architecture
+    sees the image through the wrapper. Off for the transformers backend, which must not import vLLM."""
     from PIL import Image
 
     if len(req.prompt.images) > max_images:
@@ -194,6 +199,10 @@ def _conversation(req: ModelRequest, max_images: int) -> tuple[list[dict[str, An
                 img = im.convert("RGB")
         except Exception as e:  # a matching hash but an undecodable file: the dataset, not the model
             return None, _infra(f"image not decodable: {ref.path}: {_first_line(e)}")
+        if for_vllm:
+            from vllm.multimodal.media.base import MediaWithBytes
+
+            img = MediaWithBytes(img, data)
         # the content hash as uuid: vLLM's multimodal cache reuses the processed image across requests
         content.append({"type": "image_pil", "image_pil": img, "uuid": ref.sha256})
     content.append({"type": "text", "text": req.prompt.text})
@@ -202,7 +211,7 @@ def _conversation(req: ModelRequest, max_images: int) -> tuple[list[dict[str, An
 
 def _messages(req: ModelRequest) -> list[dict[str, Any]]:
     """The chat messages of a request; raises ValueError when its images cannot be sent."""
-    conv, err = _conversation(req, max_images=len(req.prompt.images))
+    conv, err = _conversation(req, max_images=len(req.prompt.images), for_vllm=True)
     if conv is None:
         raise ValueError(err.error if err else "bad request")
     return conv
@@ -426,7 +435,7 @@ class VLLMBackend:
             return [_infra(f"{type(e).__name__}: {_first_line(e)}") for _ in requests]
 
     def _prepare(self, requests: list[ModelRequest]) -> list[tuple[Any, ModelResponse | None]]:
-        return [_conversation(req, self.max_images) for req in requests]
+        return [_conversation(req, self.max_images, for_vllm=True) for req in requests]
 
     def close(self, timeout: float = 60.0) -> None:
         """Shut the engine down (its child process with it) and stop the loop."""
