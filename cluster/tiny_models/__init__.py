@@ -44,6 +44,7 @@ BUILDERS: dict[str, tuple[str, str, str]] = {
     "Qwen3_5MoeForConditionalGeneration": ("qwen_vl", "build_qwen3_5_moe", "qwen3.5-moe"),
     "Idefics3ForConditionalGeneration": ("idefics3", "build_idefics3", "idefics3"),
     "InternVLChatModel": ("internvl", "build_internvl_chat", "internvl"),
+    "NVLM_D": ("nvlm_d", "build_nvlm_d", "nvlm-d"),
     "Glm4vForConditionalGeneration": ("glm", "build_glm4v", "glm-4.1v"),
     "Glm4vMoeForConditionalGeneration": ("glm", "build_glm4v_moe", "glm-4.5v"),
     "GLM4VForCausalLM": ("glm", "build_chatglm4v", "glm-4v"),
