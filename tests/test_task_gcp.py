@@ -276,14 +276,14 @@ def test_gcpd_edge_counts_follow_the_level_range_for_both_answers() -> None:
 
 def test_gcpd_heuristic_is_the_peer_greedy_rule_and_sometimes_wrong() -> None:
     wrong = 0
-    for i in range(100):
+    for i in range(60):  # 36 from levels 5-10, ~0.1 CPU s each (gcpd._pair_walk)
         d = gcpd.generate(1 + i % 10, random.Random(9000 + i))
         greedy = len(set(nx.greedy_color(nx_graph(d.num_vertices, d.edges), "largest_first").values()))
         assert gcpd.heuristic(d) == {"Feasible": "YES" if greedy <= d.k else "NO"}
         gold = gcpd.solve(d)
         wrong += gcpd.verify(d, gold, gcpd.parse(gcpd.heuristic(d))).verdict == "wrong"
     # Greedy over-estimates chi on some tight YES instances: the heuristic is a real baseline, not an oracle.
-    assert 0 < wrong < 100
+    assert 0 < wrong < 30
 
 
 # ---------------------------------------------------------------------------------------------------------
