@@ -102,14 +102,16 @@ def test_phi3v_processor_counts_the_image_tokens_it_emits(tmp_path):
         assert n == (ih // 336 * iw // 336 + 1) * 144 + 1 + (ih // 336 + 1) * 12
 
 
-# One model of each architecture family with a tiny build (several registry entries per family share the
-# family's code path: processor, chat template, placeholders); two InternVL entries show identical tiny engines
-# shared; an entry whose architecture has no tiny build (`no_tiny_build`) shows the failure row and the exit
+# One model of each architecture family with a tiny build (a family is a module of cluster/tiny_models: its
+# registry entries share the family's code path: processor, chat template, placeholders; Idefics3 boots in
+# tests/test_vllm_engine.py and the transformers families in tests/test_transformers_backend.py); two InternVL
+# entries show identical tiny engines shared; an entry whose architecture has no tiny build (`no_tiny_build`) shows the failure row and the exit
 # code. Contexts are capped at 4096 (the engines' start-up profile scales with it); the entries' own caps are
 # checked by bench/bench_preflight.py over both paper configs. The models run in two preflight processes at
 # once (engine start-ups are partly waits: two overlap on 2 cores), each one engine at a time.
-VISION = [["qvq-72b-preview", "internvl3-8b", "internvl3.5-8b", "glm-4.6-flashx", "qwen3.5-4b", "phi-3.5-vision"],
-          ["gemma-3-27b", "llava-onevision-qwen2-72b", "ovis2-34b", "deepseek-vl2"]]
+VISION = [["qvq-72b-preview", "internvl3-8b", "internvl3.5-8b", "glm-4.6-flashx", "qwen3.5-4b", "phi-3.5-vision",
+           "kimi-k2.5"],
+          ["gemma-3-27b", "llava-onevision-qwen2-72b", "ovis2-34b", "deepseek-vl2", "nvlm-d-72b"]]
 TEXT = [["qwen2.5-72b-instruct"], ["phi-2"]]
 
 
