@@ -88,11 +88,12 @@ def pytest_collection_modifyitems(config, items):
 # The slowest files of the suite, longest first (from `--durations` of full runs on 2 cores). The two
 # whole-testmini batteries read one generated testmini (~130 s to make): the second starts after other long
 # files, when it is ready, instead of a worker waiting on its lock from the start (run H: 128 s idle).
-LONGEST_FIRST = ("test_judge_vgr3.py", "test_packaging.py", "test_multinode_kill.py", "test_scheduler.py",
-                 "test_run_faults.py", "test_judge_llm_testmini.py", "test_judge_recipe.py",
-                 "test_ray_job.py", "test_driver_death.py", "test_demo_job.py", "test_secrets.py",
-                 "test_gie_dataset.py", "test_vllm_engine.py", "test_pipeline.py", "test_judge_vllm.py",
-                 "test_training_docs.py", "test_caption_chain_e2e.py", "test_preflight.py")
+LONGEST_FIRST = ("test_preflight.py", "test_multinode_kill.py", "test_run_faults.py", "test_ray_job.py",
+                 "test_packaging.py", "test_scheduler.py", "test_judge_llm_testmini.py", "test_pot.py",
+                 "test_driver_death.py", "test_judge_recipe.py", "test_transformers_backend.py",
+                 "test_judge_replica.py", "test_demo_job.py", "test_judge_vgr4.py", "test_secrets.py",
+                 "test_toy_benchmark.py", "test_pipeline.py", "test_gie_dataset.py", "test_vllm_engine.py",
+                 "test_judge_vllm.py", "test_judge_card.py", "test_training_docs.py", "test_caption_chain_e2e.py")
 
 
 _TOOK: dict[str, float] = {}
