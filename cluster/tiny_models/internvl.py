@@ -68,23 +68,33 @@ SPECIALS = ["<|im_start|>", "<|im_end|>", "<img>", "</img>", "<IMG_CONTEXT>", "<
 
 
 def build_internvl_chat(out: Path, seed: int) -> dict:
+    return build_internvl_format(out, seed, SPECIALS, architecture="InternVLChatModel", model_type="internvl_chat",
+                                 config_module="configuration_internvl_chat", config_class="InternVLChatConfig",
+                                 config_code=CONFIG_CODE, template_name="internvl2_5")
+
+
+def build_internvl_format(out: Path, seed: int, specials: list[str], *, architecture: str, model_type: str,
+                          config_module: str, config_class: str, config_code: str, template_name: str,
+                          max_tiles: int = 2) -> dict:
+    """A folder in OpenGVLab's InternVL format (InternViT + a Qwen2 decoder, a remote-code config), which NVLM-D
+    shares under its own architecture and model type."""
     template = chatml("<image>\n", system="You are a helpful assistant.")
-    tok = build_tokenizer(TokenizerSpec(SPECIALS, eos="<|im_end|>", pad="<|endoftext|>",
+    tok = build_tokenizer(TokenizerSpec(specials, eos="<|im_end|>", pad="<|endoftext|>",
                                         chat_template=template), out, seed)
     ids = special_ids(tok, eos_token_id="<|im_end|>", pad_token_id="<|endoftext|>")
     llm = {"model_type": "qwen2", "architectures": ["Qwen2ForCausalLM"], "vocab_size": len(tok), **ids,
            **text_sizes()}
     config = {
-        "architectures": ["InternVLChatModel"], "model_type": "internvl_chat",
-        "auto_map": {"AutoConfig": "configuration_internvl_chat.InternVLChatConfig"},
+        "architectures": [architecture], "model_type": model_type,
+        "auto_map": {"AutoConfig": f"{config_module}.{config_class}"},
         "vision_config": {"image_size": 56, "patch_size": 14, "hidden_size": 32, "intermediate_size": 64,
                           "num_attention_heads": 2, "num_hidden_layers": 1, "architectures": ["InternVisionModel"]},
         "llm_config": llm, "select_layer": -1, "force_image_size": 56, "downsample_ratio": 0.5,
-        "template": "internvl2_5", "dynamic_image_size": True, "use_thumbnail": True, "ps_version": "v2",
-        "min_dynamic_patch": 1, "max_dynamic_patch": 2, "torch_dtype": "bfloat16",
+        "template": template_name, "dynamic_image_size": True, "use_thumbnail": True, "ps_version": "v2",
+        "min_dynamic_patch": 1, "max_dynamic_patch": max_tiles, "torch_dtype": "bfloat16",
         "hidden_size": HIDDEN, "eos_token_id": ids["eos_token_id"],
     }
     (out / "config.json").write_text(json.dumps(config, indent=1) + "\n")
-    (out / "configuration_internvl_chat.py").write_text(CONFIG_CODE)
+    (out / f"{config_module}.py").write_text(config_code)
     write_chat_template(out, template)
     return {"load_format": "dummy"}
