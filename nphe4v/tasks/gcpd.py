@@ -221,6 +221,22 @@ def pair_features(num_vertices: int, edges: Sequence[Edge]) -> tuple[np.ndarray,
     return feats, int(round(at_vertex.sum() / 3))
 
 
+def _swap(current: set[Edge], listed: list[Edge], rng: random.Random) -> list[Edge] | None:
+    """One degree-keeping edge swap (uv, xy -> ux, vy) of the graph `current` (its edges sorted in `listed`), as
+    the new sorted edge list, or None when the drawn pair cannot be swapped (a shared end, an edge already
+    there). The one proposal step of both walks below."""
+    a, b = rng.sample(listed, 2)
+    (u, v), (x, y) = a, b
+    if rng.random() < 0.5:
+        x, y = y, x
+    if len({u, v, x, y}) < 4:
+        return None
+    e1, e2 = (min(u, x), max(u, x)), (min(v, y), max(v, y))
+    if e1 in current or e2 in current:
+        return None
+    return sorted((current - {a, b}) | {e1, e2})
+
+
 def _twin(n: int, edges: list[Edge], k: int, rng: random.Random) -> list[Edge] | None:
     """A k-colourable graph with the same surface profile as `edges`, or None: a random walk of degree-keeping
     edge swaps (uv, xy -> ux, vy), drawn towards the triangle count and degeneracy of `edges` (a swap that
@@ -230,16 +246,9 @@ def _twin(n: int, edges: list[Edge], k: int, rng: random.Random) -> list[Edge] |
     listed = sorted(current)
     energy = 0.0
     for _ in range(TWIN_STEPS):
-        a, b = rng.sample(listed, 2)
-        (u, v), (x, y) = a, b
-        if rng.random() < 0.5:
-            x, y = y, x
-        if len({u, v, x, y}) < 4:
+        proposal = _swap(current, listed, rng)
+        if proposal is None:
             continue
-        e1, e2 = (min(u, x), max(u, x)), (min(v, y), max(v, y))
-        if e1 in current or e2 in current:
-            continue
-        proposal = sorted((current - {a, b}) | {e1, e2})
         _, tri, degen = surface_profile(n, proposal)
         new_energy = abs(tri - tri0) + abs(degen - degen0)
         if new_energy > energy and rng.random() >= 0.25 ** (new_energy - energy):
@@ -265,16 +274,9 @@ def _pair_walk(n: int, seed: list[Edge], k: int, rng: random.Random) -> tuple[li
     energy = 0.0
     found: dict[bool, list[tuple[list[Edge], np.ndarray]]] = {True: [], False: []}
     for step in range(PAIR_STEPS):
-        a, b = rng.sample(listed, 2)
-        (u, v), (x, y) = a, b
-        if rng.random() < 0.5:
-            x, y = y, x
-        if len({u, v, x, y}) < 4:
+        proposal = _swap(current, listed, rng)
+        if proposal is None:
             continue
-        e1, e2 = (min(u, x), max(u, x)), (min(v, y), max(v, y))
-        if e1 in current or e2 in current:
-            continue
-        proposal = sorted((current - {a, b}) | {e1, e2})
         feats, tri = pair_features(n, proposal)
         gap = float(np.abs(feats[[0, 1, 2, 5]] - spec0).max())
         new_energy = abs(tri - tri0) + SPECTRAL_WEIGHT * gap
