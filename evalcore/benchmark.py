@@ -29,6 +29,7 @@ from evalcore.task import TaskSpec
 
 if TYPE_CHECKING:
     from evalcore.dataset import Dataset
+    from evalcore.report_section import ReportContext, Section
 
 FULL_TEXT_ONLY = "full_text_only"  # the one mode of a text-only model: no picture
 
@@ -184,6 +185,20 @@ class Benchmark:
         """The tables printed after a run (and by `nphe4v report`) from the run's samples of this benchmark
         (responses and traces left out). `parser` is the run's `parser` setting."""
         return [Summary(f"{self.title} leaderboard", f"{self.name}_leaderboard.csv", leaderboard(samples))]
+
+    def report_sections(self, ctx: ReportContext) -> list[Section]:
+        """This benchmark's part of the report (`evalcore.report_section`): its tables, figure specs and notes,
+        computed from `ctx` (its graded samples and the runs' settings) and drawn by the report. Default: one
+        section holding the `summaries` tables, each also written as a CSV `<name>_<table>.csv`."""
+        from evalcore.report_section import Section, Table
+
+        tables, csvs = [], {}
+        for x in self.summaries(ctx.samples, "tolerant"):  # the samples are graded with each run's parser already
+            stem = Path(x.filename).stem
+            csv = f"{self.name}_{stem.removeprefix(self.name + '_')}"
+            tables.append(Table(x.table, caption=x.title, digits=x.float_precision, csv_name=f"{csv}.csv"))
+            csvs[csv] = x.table
+        return [Section(f"bench-{self.name}", self.title, tuple(tables), csvs)]
 
 
 def leaderboard(samples: pl.LazyFrame | pl.DataFrame) -> pl.DataFrame:

@@ -45,6 +45,7 @@ from report.html.sample_browser import (
     select_samples,
     truncate,
 )
+from report.html.section_view import section_figures
 from report.html.self_contained import self_contained_violations
 from report.html.tables import html_table
 from report.model_groups import ModelCatalogue
@@ -108,6 +109,7 @@ improvement tables (``report.comparisons``; default: each model's PoT against it
         **(dict(profile=t.profile, heat=t.heat, ablation=t.ablation, llm=t.llm) if not t.board.is_empty() else {}),
         gv_by_edit=t.graphverse["by_edit"] if t.graphverse else None,
         failure_modes=t.judged["failure_modes"] if t.judged else None, groups=groups)
+    figs.update(section_figures(t.plugins))  # the benchmarks' own figure specs, drawn
     if anchor is not None:
         fig_dir = anchor.with_name(anchor.stem + "_figures")
         for name, canvas in figs.items():
@@ -134,8 +136,7 @@ improvement tables (``report.comparisons``; default: each model's PoT against it
         **{f"graphverse_{k}": v for k, v in t.judged.items()},
         **{f"graphverse_{k}": v for k, v in t.improvement.items()},
         **t.judge_csvs,
-        **{f"{name}_{Path(x.filename).stem.removeprefix(name + '_')}": x.table
-           for name, _, summaries in t.plugins for x in summaries},
+        **{name: frame for s in t.plugins for name, frame in s.csvs.items()},
     }
     browser_html, picked = "", None
     if html_path is not None:

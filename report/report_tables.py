@@ -9,14 +9,14 @@ from pathlib import Path
 
 import polars as pl
 
-from evalcore import benchmarks
-from evalcore.benchmark import Summary
+from evalcore.report_section import Section
 from report import analysis
 from report.comparisons import ComparisonError, Comparisons, auto_comparisons, missing_arms
 from report.graphverse_tables import vgr_samples
 from report.improvement_tables import arms_present, improvement_tables
 from report.model_groups import ModelCatalogue
-from report.runs import OWN_SECTIONS, scan_run_samples
+from report.runs import scan_run_samples
+from report.sections import benchmark_sections
 
 
 @dataclass
@@ -49,17 +49,8 @@ class Tables:
     gv_families: pl.DataFrame | None = None  # analysis.graphverse_families (GraphVerse Table 2)
     answer_checks: pl.DataFrame | None = None  # analysis.answer_checks (stated values, the papers' parse)
     improvement: dict[str, pl.DataFrame] = field(default_factory=dict)  # improvement_tables (Tables 3/8/11/13)
-    # (name, title, summaries) of each other registered benchmark with samples here (plugin_sections)
-    plugins: list[tuple[str, str, list[Summary]]] = field(default_factory=list)
-
-
-def plugin_sections(df: pl.DataFrame) -> list[tuple[str, str, list[Summary]]]:
-    """The report section of every registered benchmark with samples in ``df`` that has no section of its own
-    here (``report.runs.OWN_SECTIONS``): its own summary tables (``Benchmark.summaries``), in registry order.
-    ``df``'s answers are already graded with each run's parser (``analysis.samples``)."""
-    present = set(df["benchmark"].unique().to_list()) if "benchmark" in df.columns else set()
-    return [(b.name, b.title, b.summaries(df.lazy().filter(pl.col("benchmark") == b.name), "tolerant"))
-            for b in benchmarks.registry().values() if b.name in present and b.name not in OWN_SECTIONS]
+    # the sections of the other registered benchmarks with samples here (report.sections.benchmark_sections)
+    plugins: list[Section] = field(default_factory=list)
 
 
 GROUP_BY = ("none", "open_closed")
@@ -117,5 +108,6 @@ def compute_tables(run_dirs: Sequence[str | Path], df: pl.DataFrame, *, n_boot: 
         gv_families=analysis.graphverse_families(df, judged, catalogue),
         answer_checks=analysis.answer_checks(df),
         improvement=improvement(run_dirs, df, comparisons, n_boot=n_boot, seed=seed),
-        plugins=plugin_sections(df),
+        plugins=benchmark_sections(df, run_dirs, n_boot=n_boot, seed=seed, group_by=group_by, lvlm_mode=lvlm_mode,
+                                   catalogue=catalogue),
     )

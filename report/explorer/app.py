@@ -156,11 +156,12 @@ def create_app(run_dirs: list[str | Path], *, annotate: bool = False, n_boot: in
         cards = boards.get("gv_vgr_card")
         card_rows = [] if cards is None else [(r["run"] if cards.height > 1 else "", r["grade"])
                                               for r in cards.iter_rows(named=True)]
-        # every other registered benchmark with samples here: its own summary tables, as in the report
-        from report.report_tables import plugin_sections
+        # every other registered benchmark with samples here: its own section, as in the report
+        from report.html.section_view import section_view
+        from report.sections import benchmark_sections
 
-        plugins = [(title, [(x.title, _table(x.table, x.table.columns, {}, x.float_precision)) for x in summaries])
-                   for _, title, summaries in plugin_sections(store.light())]
+        plugins = [section_view(s) for s in benchmark_sections(store.light(), [r.path for r in store.runs],
+                                                                 n_boot=store.n_boot)]
         return page("index.j2", nph=nph_t, gv=gv_t, vgr_cards=card_rows, modes=modes, mode=mode, plugins=plugins,
                     facets=store.facets(),
                     n_boot=store.n_boot, intervals_pending=not final,

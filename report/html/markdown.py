@@ -14,6 +14,7 @@ from report.graphverse_tables import table2_labels
 from report.html.format import drop_single_version
 from report.html.improvement_section import TITLES, categories_note
 from report.html.page import BOARD_CI, JUDGE_CSV_TITLES, NO_JUDGE, ablation_wide, board_view, runs_table
+from report.html.section_view import section_markdown
 from report.html.templating import report_environment
 from report.report_tables import ReportResult, Tables
 
@@ -53,4 +54,4 @@ def render_markdown(title: str, runs: Sequence[analysis.Run], t: Tables, result:
         categories_note=categories_note(),
         improvement_cards=[(r["run"], r["grade"]) for r in cards.iter_rows(named=True)]
         if cards is not None and t.improvement else [],
-        plugins=t.plugins, files=files, **ctx)
+        plugins=[section_markdown(s) for s in t.plugins], files=files, **ctx)

@@ -17,6 +17,7 @@ from report import analysis, figures
 from report.graphverse_tables import table2_labels
 from report.html.format import drop_single_version, inline_svg
 from report.html.improvement_section import HOW, LONG, TITLES, categories_note
+from report.html.section_view import section_view
 from report.html.tables import table_view
 from report.html.templating import report_environment, sort_js
 from report.report_tables import Tables
@@ -211,9 +212,8 @@ def render_page(title: str, runs: Sequence[analysis.Run], t: Tables, figs: dict[
     nav = [("missing", "missing"), ("leaderboard", "leaderboard"), ("classes", "classes"), ("heatmaps", "heatmaps"),
            ("ablation", "prompt modes"), ("lvlm-llm", "LVLM vs LLM"), ("versions", "versions"),
            ("failures", "failures"), (GRAPHVERSE.name, GRAPHVERSE.title), *((("improvement", "improvement"),) if gv else ()),
-           *((f"bench-{name}", title) for name, title, _ in t.plugins), ("samples", "samples")]
-    plugins = [(f"bench-{name}", title, [(x.title, table_view(x.table, digits=x.float_precision)) for x in summaries])
-               for name, title, summaries in t.plugins]
+           *((s.anchor, s.nav or s.title) for s in t.plugins), ("samples", "samples")]
+    plugins = [section_view(s, figs) for s in t.plugins]
     improvement = [(name, ttl, note, table_view(t.improvement[name]), table_view(t.improvement[LONG[name]], digits=2))
                    for name, ttl, note in TITLES if name in t.improvement]
     judge_csvs = [(name, ttl, how, table_view(t.judge_csvs[name], digits=2) if name in t.judge_csvs else None)

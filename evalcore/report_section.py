@@ -1,0 +1,132 @@
+"""What a benchmark's part of a report is made of, so the benchmark owns its tables and figures and the report
+draws them without knowing the benchmark (`Benchmark.report_sections`).
+
+A section is a titled list of blocks: a table (a polars frame and how to show it), a figure *spec* (a frame and
+the axes of one of the few figure kinds the report can draw: no drawing code in a benchmark), a paragraph, or a
+collapsed group of blocks. Beside its blocks a section names the CSV files the report writes for it. The report
+renders every section the same way in HTML, Markdown and the explorer (report/templates), writes its CSVs and
+its figures' SVG / PNG files.
+
+`ReportContext` is what the report hands a benchmark to compute its section from: the benchmark's graded
+samples and the runs' settings; a benchmark needing more from the runs asks through it, never by importing
+the report (the report is above the benchmarks)."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Literal, Protocol
+
+import polars as pl
+
+FigureKind = Literal["bars"]
+FIGURE_KINDS: tuple[str, ...] = ("bars",)  # what report/figures/spec.py can draw
+
+
+@dataclass(frozen=True)
+class Table:
+    """A table shown in the page: ``caption`` is its heading; a column c in ``ci`` shows ``c [c_lo, c_hi]``
+    (the bound columns are not shown), columns in ``hide`` are not shown; ``max_rows``: the first rows only,
+    with a note pointing at the CSV ``csv_name`` that holds them all. ``markdown``: the frame the Markdown
+    summary shows instead (None: the same); ``in_markdown`` False: the table is in the page only."""
+
+    frame: pl.DataFrame
+    caption: str = ""
+    digits: int = 3
+    ci: tuple[str, ...] = ()
+    hide: tuple[str, ...] = ()
+    max_rows: int | None = None
+    csv_name: str = ""
+    id: str = ""
+    markdown: pl.DataFrame | None = None
+    in_markdown: bool = True
+
+
+@dataclass(frozen=True)
+class Figure:
+    """A figure the report draws (``kind``, one of ``FIGURE_KINDS``) from ``data``, saved as ``name``.svg / .png.
+
+    * ``bars``: columns ``label`` (a row of bars), ``series`` (a bar in the row), ``value`` and, for interval
+      whiskers, ``lo`` / ``hi`` (null for none); ``params``: ``x_max`` (default 1), ``panel_width`` (620).
+    ``title`` is drawn in the figure, ``caption`` written under it."""
+
+    name: str
+    kind: FigureKind
+    data: pl.DataFrame
+    title: str = ""
+    caption: str = ""
+    params: Mapping[str, Any] = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
+class Text:
+    """A paragraph: ``html`` is the page's text (the benchmark's own markup: it must hold no untrusted value),
+    ``markdown`` the summary's (None: not in the summary)."""
+
+    html: str
+    markdown: str | None = None
+    heading: str = ""
+
+
+@dataclass(frozen=True)
+class Details:
+    """Blocks shown collapsed under ``summary`` in the page (not in the Markdown summary)."""
+
+    summary: str
+    blocks: tuple[Block, ...]
+
+
+Block = Table | Figure | Text | Details
+
+
+@dataclass(frozen=True)
+class Section:
+    """One titled part of the report (an ``<h2>`` with anchor ``anchor`` and a link ``nav`` in the page's
+    navigation), its blocks in order, and ``csvs``: name -> frame, each written as ``<name>.csv``."""
+
+    anchor: str
+    title: str
+    blocks: tuple[Block, ...] = ()
+    csvs: Mapping[str, pl.DataFrame] = field(default_factory=dict)
+    nav: str = ""
+
+    def tables(self) -> list[Table]:
+        return [b for b in walk(self.blocks) if isinstance(b, Table)]
+
+    def figures(self) -> list[Figure]:
+        return [b for b in walk(self.blocks) if isinstance(b, Figure)]
+
+
+def walk(blocks: Sequence[Block]) -> list[Block]:
+    """Every block, a group's blocks after it, in order."""
+    out: list[Block] = []
+    for b in blocks:
+        out.append(b)
+        if isinstance(b, Details):
+            out += walk(b.blocks)
+    return out
+
+
+class ReportContext(Protocol):
+    """What the report gives a benchmark's `report_sections`: its samples (answers already graded with each
+    run's parser; responses and traces left out), the run folders and the report's settings."""
+
+    samples: pl.LazyFrame  # this benchmark's rows only
+    run_dirs: Sequence[Path]
+    n_boot: int  # bootstrap replicates for the intervals
+    seed: int  # their seed
+    group_by: str  # "none" or "open_closed" (`nphe4v report --group-by`)
+    lvlm_mode: str  # the prompt mode an LVLM is compared in with text-only LLMs
+
+    def text_only_models(self) -> set[str]:
+        """The models the runs' configs mark `text_only`."""
+        ...
+
+    def model_info(self, models: Sequence[str]) -> pl.DataFrame:
+        """Per model its registry entry's ``access`` and ``family`` (``unregistered`` when none)."""
+        ...
+
+    def judgments(self) -> pl.DataFrame | None:
+        """The default judge's judgments (repeat 0) of this benchmark's samples, None when the judge has not run."""
+        ...
