@@ -8,10 +8,19 @@ from pathlib import Path
 from typing import Any, Literal
 
 import yaml
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
+from pydantic import (
+    BaseModel,
+    ConfigDict,
+    Field,
+    SerializeAsAny,
+    ValidationError,
+    ValidationInfo,
+    field_validator,
+    model_validator,
+)
 
 from evalcore import benchmarks
-from evalcore.benchmark import Benchmark
+from evalcore.benchmark import MAX_SEED, Benchmark, GenerateBase
 from evalcore.prompting import VISION_MODE
 from evalcore.schema import PROMPT_MODES, PromptMode
 from evalcore.validation import first_error
@@ -21,8 +30,6 @@ from nphe4v.baselines import BASELINES
 # Model names become sample keys (joined with '|'), folder names and terminal output: no separators, no
 # control characters.
 MODEL_NAME_PATTERN = r"^[A-Za-z0-9][A-Za-z0-9._:@/+-]*$"
-# A version becomes a folder name under the data root: one path component, never `..`.
-VERSION_PATTERN = r"^[A-Za-z0-9][A-Za-z0-9._+-]*$"
 
 # Backend options that change how fast or how politely a model is called, never what it answers: a run
 # resumed with other values is the same run.
@@ -35,8 +42,6 @@ OPERATIONAL_OPTIONS = frozenset({
 # Caps of counts and sizes, named by the error that refuses a value past them: every one is far above what a
 # run needs, and each keeps a mistyped value (`repeats: 1000000000000`) from planning for hours or gigabytes.
 MAX_REPEATS = 100  # repeats of every prompt, recognition asks per pair
-MAX_COUNT = 1_000_000  # instances (`limit`)
-MAX_SEED = 2**63 - 1
 MAX_TOKENS = 1_000_000
 MAX_TEMPERATURE = 10.0
 MAX_RESOURCES = 4096  # CPUs or GPUs of one replica or actor, CPUs of a local Ray
@@ -54,41 +59,14 @@ class Strict(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
 
-class GenerateSpec(Strict):
-    version: str = Field(pattern=VERSION_PATTERN, description="name of the generated version, e.g. 'demo' or '2026-11'")
-    seed: int = Field(0, ge=0, le=MAX_SEED, description="root seed; (version, seed) fixes every byte of the dataset")
-    per_level: int = Field(10, ge=1, le=1000)
-    tasks: list[str] | None = Field(None, description="subset of tasks; all nine when omitted")
-    levels: list[int] | None = Field(None, description="subset of levels 1..10; all when omitted")
-    split: Literal["full", "testmini", "train"] | None = Field(
-        None, description="GraphVerse split; defaults to the version name's suffix (graphverse-testmini)"
-    )
-    limit: int | None = Field(None, ge=1, le=MAX_COUNT, description="GraphVerse: first N instances of the split's plan")
-    sources: dict[str, str] | None = Field(
-        None,
-        description="GraphVerse: NAME -> PATH, local copies of the paper's sources (dblp, digg, flixster, lastfm, "
-        "pokec, dbpedia, openflights, pubchemqc, pcqm4mv2) replacing the bundled substitutes",
-    )
-
-    @field_validator("version")
-    @classmethod
-    def _no_parent(cls, v: str) -> str:
-        if ".." in v:
-            raise ValueError(f"{v!r} must not contain '..' (a version is one folder name under the data root)")
-        return v
-
-    def normalized(self, benchmark: str) -> dict[str, Any]:
-        """The spec in one canonical form: two specs asking for the same dataset compare equal (and share a
-        cache folder), whether they write a default out or leave it implicit (the benchmark's
-        `normalize_generate`: e.g. tasks and levels written out, or a split named through the version)."""
-        return {"benchmark": benchmark, **benchmarks.get(benchmark).normalize_generate(self, self.model_dump(mode="json"))}
-
-
 class DatasetSpec(Strict):
     benchmark: str = Field(default_factory=lambda: benchmarks.default().name,
-                           description="a registered benchmark (evalcore.benchmarks): nphardeval4v, graphverse, ...")
+                           description="a registered benchmark (evalcore.benchmarks); default: the registry's default one")
     path: str | None = Field(None, description="existing dataset folder; generated there when missing")
-    generate: GenerateSpec | None = None
+    # validated with the model of the benchmark named above (`Benchmark.generate_model`: one section per
+    # benchmark, the variants listed in docs/config-reference.md); dumped with that model's fields
+    generate: SerializeAsAny[GenerateBase] | None = Field(
+        None, description="how to generate the dataset: the benchmark's own settings (version, seed, ...)")
 
     @field_validator("benchmark")
     @classmethod
@@ -98,6 +76,19 @@ class DatasetSpec(Strict):
         except benchmarks.BenchmarkError as e:
             raise ValueError(str(e)) from None  # one line naming the known ones
         return v
+
+    @field_validator("generate", mode="before")
+    @classmethod
+    def _benchmarks_model(cls, v: Any, info: ValidationInfo) -> Any:
+        name = info.data.get("benchmark")
+        if v is None or name is None:  # a refused benchmark: its own error is the line shown
+            return v
+        bench = benchmarks.get(name)
+        if isinstance(v, bench.generate_model):
+            return v
+        if isinstance(v, GenerateBase):  # another benchmark's model: what it was given, read by this one's
+            v = v.model_dump(exclude_unset=True)
+        return bench.parse_generate(v)
 
     @model_validator(mode="after")
     def _one_source(self) -> DatasetSpec:
@@ -294,6 +285,10 @@ class RunConfig(Strict):
         # settings appended later are left out at their defaults, so a run made before them keeps its id
         if d["pot_timeout_s"] == RunConfig.model_fields["pot_timeout_s"].default:
             d.pop("pot_timeout_s")
+        # a `generate:` section as it was hashed before each benchmark had a model of its own (the legacy keys)
+        for dd, spec in zip(d["datasets"], self.datasets, strict=True):
+            if spec.generate is not None:
+                dd["generate"] = spec.bench().generate_json(spec.generate)
         for m in d["models"]:
             for k in ("replicas", "num_cpus", "num_gpus", "batch_size"):
                 m.pop(k, None)

@@ -57,7 +57,7 @@ def _dataset_plan(spec: DatasetSpec, data_root: Path) -> dict[str, Any]:
     d: dict[str, Any] = {"benchmark": spec.benchmark, "path": str(path.resolve()),
                          "exists": (path / "manifest.json").is_file()}
     if spec.generate:
-        d["generate"] = spec.generate.normalized(spec.benchmark)
+        d["generate"] = spec.bench().canonical_generate(spec.generate)
     if d["exists"]:
         ds = load_dataset(path)
         d.update(instances=len(ds.instances), dataset_sha256=ds.manifest.dataset_sha256,
@@ -77,7 +77,7 @@ def _dataset_plan(spec: DatasetSpec, data_root: Path) -> dict[str, Any]:
         d["instances"] = spec.bench().planned_instances(g)
     except ValueError as e:  # a split the benchmark does not have
         raise ConfigError(str(e)) from None
-    d["_per_level"] = g.per_level
+    d["_per_level"] = getattr(g, "per_level", 1)  # recognition controls need two per task and level
     return d
 
 

@@ -18,9 +18,10 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Protocol
+from typing import TYPE_CHECKING, Any
 
 import polars as pl
+from pydantic import BaseModel, ConfigDict, Field, field_validator
 
 from evalcore.dataset import LEVELS, build_instance, write_dataset
 from evalcore.rng import derive_seed, rng_for
@@ -34,15 +35,37 @@ if TYPE_CHECKING:
 FULL_TEXT_ONLY = "full_text_only"  # the one mode of a text-only model: no picture
 
 
-class GenerateSettings(Protocol):
-    """The `generate:` section of a run config's dataset (`cluster.config.GenerateSpec`), as a benchmark reads
-    it. Fields a benchmark does not use stay None and its `check_generate` refuses them."""
+# A version becomes a folder name under the data root: one path component, never `..`.
+VERSION_PATTERN = r"^[A-Za-z0-9][A-Za-z0-9._+-]*$"
+MAX_SEED = 2**63 - 1
+MAX_PER_LEVEL = 1000
 
-    version: str
-    seed: int
-    per_level: int
-    tasks: list[str] | None
-    levels: list[int] | None
+
+class GenerateBase(BaseModel):
+    """What every benchmark's `generate:` section has: a version name and a root seed. A benchmark's own
+    settings model (`Benchmark.generate_model`) subclasses it; a run config's dataset entry is validated with
+    the model of the benchmark it names."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    version: str = Field(pattern=VERSION_PATTERN, description="name of the generated version, e.g. 'demo' or '2026-11'")
+    seed: int = Field(0, ge=0, le=MAX_SEED, description="root seed; (version, seed) fixes every byte of the dataset")
+
+    @field_validator("version")
+    @classmethod
+    def _no_parent(cls, v: str) -> str:
+        if ".." in v:
+            raise ValueError(f"{v!r} must not contain '..' (a version is one folder name under the data root)")
+        return v
+
+
+class GenerateSettings(GenerateBase):
+    """The `generate:` section of a benchmark of tasks x levels x `per_level` generated instances (the base
+    class's kind)."""
+
+    per_level: int = Field(10, ge=1, le=MAX_PER_LEVEL, description="instances per task and level")
+    tasks: list[str] | None = Field(None, description="subset of tasks; all when omitted")
+    levels: list[int] | None = Field(None, description="subset of levels; all when omitted")
 
 
 @dataclass(frozen=True)
@@ -92,11 +115,37 @@ class Benchmark:
         raise NotImplementedError
 
     # ------------------------------------------------------------------------------------ generation
+    # the model of this benchmark's `generate:` section (a `GenerateBase` subclass)
+    generate_model: type[GenerateBase] = GenerateSettings
+    # keys the section's JSON form had, with these values, when one model held every benchmark's fields: merged
+    # under the section's own fields (after them) wherever the section is hashed (run ids, dataset cache keys), so
+    # the ids and cache folders made then still match. A new benchmark leaves it empty.
+    generate_legacy: dict[str, Any] = {}
+
+    def parse_generate(self, raw: Any) -> GenerateBase:
+        """The `generate:` section validated with `generate_model` (pydantic's ValidationError on a bad value);
+        a key the model does not have is refused as a ValueError naming it and the keys it takes."""
+        if isinstance(raw, dict):
+            fields = [f for f in self.generate_model.model_fields if f not in GenerateBase.model_fields]
+            for key in raw:
+                if key not in self.generate_model.model_fields:
+                    raise ValueError(f"generate.{key} is not used by {self.name} (it takes {', '.join(fields)})")
+        return self.generate_model.model_validate(raw)
+
+    def generate_json(self, g: GenerateBase) -> dict[str, Any]:
+        """The section as JSON, as run ids and dataset cache keys hash it (with `generate_legacy`)."""
+        d = g.model_dump(mode="json")
+        d.update({k: v for k, v in self.generate_legacy.items() if k not in d})
+        return d
+
+    def canonical_generate(self, g: GenerateBase) -> dict[str, Any]:
+        """The section in one canonical form, benchmark named: two sections asking for the same dataset compare
+        equal (and share a cache folder) whether they write a default out or leave it implicit."""
+        return {"benchmark": self.name, **self.normalize_generate(g, self.generate_json(g))}
+
     def check_generate(self, g: GenerateSettings) -> None:
-        """Refuse (ValueError, one line naming the field) a `generate:` section this benchmark cannot honour."""
-        for f in ("split", "limit", "sources"):
-            if getattr(g, f, None) is not None:
-                raise ValueError(f"generate.{f} is not used by {self.name} (it takes tasks, levels, per_level)")
+        """Refuse (ValueError, one line naming the field) a `generate:` section this benchmark cannot honour
+        beyond what its model checks."""
         names = self.task_names()
         for t in g.tasks or ():
             if t not in names:

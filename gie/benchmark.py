@@ -6,11 +6,12 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Literal
 
 import polars as pl
+from pydantic import Field
 
-from evalcore.benchmark import Benchmark, GenerateSettings, Summary
+from evalcore.benchmark import Benchmark, GenerateBase, Summary
 from evalcore.prompting import GRAPHVERSE_MODES
 from evalcore.schema import Instance
 from evalcore.task import TaskSpec
@@ -19,7 +20,22 @@ if TYPE_CHECKING:
     from evalcore.dataset import Dataset
 
 SPLITS = ("full", "testmini", "train")
-DEFAULT_PER_LEVEL = 10  # GenerateSettings' default: GraphVerse does not use per_level, its canonical form keeps it
+MAX_LIMIT = 1_000_000  # instances: a mistyped `limit` is refused before it plans for hours
+
+
+class GraphVerseGenerate(GenerateBase):
+    """The `generate:` section of a GraphVerse dataset: the split's fixed plan (its tasks, levels and counts),
+    optionally cut to its first `limit` instances, from the bundled sources or local copies of the paper's."""
+
+    split: Literal["full", "testmini", "train"] | None = Field(
+        None, description="GraphVerse split; defaults to the version name's suffix (graphverse-testmini)")
+    limit: int | None = Field(None, ge=1, le=MAX_LIMIT, description="first N instances of the split's plan")
+    sources: dict[str, str] | None = Field(
+        None, description="NAME -> PATH, local copies of the paper's sources (dblp, digg, flixster, lastfm, "
+        "pokec, dbpedia, openflights, pubchemqc, pcqm4mv2) replacing the bundled substitutes")
+
+
+GenerateSettings = GraphVerseGenerate  # what the hooks below read
 
 
 class GraphVerse(Benchmark):
@@ -28,6 +44,10 @@ class GraphVerse(Benchmark):
     judged = True
     levels = (1, 2)
     variant_name = "image edit"
+    generate_model = GraphVerseGenerate
+    # run ids and cache keys made when one model held every benchmark's fields hashed these too (per_level at
+    # its default then: GraphVerse never used it)
+    generate_legacy = {"per_level": 10, "tasks": None, "levels": None}
     modes_note = ("Prompt mode: `vision` (the image(s) hold the data, the text the question); `variant` is the "
                   "image edit.")
 
@@ -50,35 +70,32 @@ class GraphVerse(Benchmark):
     # ------------------------------------------------------------------------------------ generation
     def split(self, g: GenerateSettings) -> str:
         """The split the section asks for: `split`, else the version name's suffix (graphverse-testmini)."""
-        split = getattr(g, "split", None) or g.version.removeprefix("graphverse-")
+        split = g.split or g.version.removeprefix("graphverse-")
         if split not in SPLITS:
             raise ValueError(f"dataset graphverse: field generate.split: {split!r} is not full, testmini or train")
         return split
 
     def check_generate(self, g: GenerateSettings) -> None:
-        # the split's plan fixes tasks and levels; accepting them would silently ignore them
-        for f in ("tasks", "levels"):
-            if getattr(g, f) is not None:
-                raise ValueError(f"generate.{f} is not used by graphverse (use generate.limit or split)")
+        pass  # its model checks every field (tasks and levels are the split plan's, not the section's)
 
     def normalize_generate(self, g: GenerateSettings, d: dict[str, Any]) -> dict[str, Any]:
         # the dataset is fixed by split, seed, limit and sources: the canonical form names the split through the
         # version (`graphverse-<split>`, `split` left empty) and drops per_level; it is the form a config that
         # omits the defaults already had, so cached folders keep their names
-        split = getattr(g, "split", None) or g.version.removeprefix("graphverse-")
+        split = g.split or g.version.removeprefix("graphverse-")
         if split in SPLITS:  # otherwise refused where the split is used
             d["version"], d["split"] = f"graphverse-{split}", None
-        d["per_level"] = DEFAULT_PER_LEVEL
-        d["sources"] = getattr(g, "sources", None) or None
+        d["per_level"] = self.generate_legacy["per_level"]
+        d["sources"] = g.sources or None
         return d
 
     def planned_instances(self, g: GenerateSettings) -> int:
         from gie.dataset import plan
 
-        return len(plan(self.split(g), g.seed, getattr(g, "limit", None)))  # type: ignore[arg-type]
+        return len(plan(self.split(g), g.seed, g.limit))
 
     def dataset_folder(self, g: GenerateSettings, key: str) -> str:
-        limit, sources = getattr(g, "limit", None), getattr(g, "sources", None)
+        limit, sources = g.limit, g.sources
         name = f"graphverse-{self.split(g)}-seed{g.seed}" + (f"-limit{limit}" if limit else "")
         if sources:  # user copies make another dataset even under the same paths: key on their content
             name += f"-sources{_user_sources_hash(sources)}"
@@ -91,10 +108,10 @@ class GraphVerse(Benchmark):
 
         split = self.split(g)
         try:
-            use_user_sources(getattr(g, "sources", None))  # also installs the copies for worker processes
+            use_user_sources(g.sources)  # also installs the copies for worker processes
         except SourceFileError as e:
             raise ValueError(f"dataset graphverse: field generate.sources: {e}") from None
-        generate_split(out, split, g.seed, limit=getattr(g, "limit", None), progress=progress)  # type: ignore[arg-type]
+        generate_split(out, split, g.seed, limit=g.limit, progress=progress)
 
     def spec_used(self, ds: Dataset) -> dict[str, Any]:
         m = ds.manifest
@@ -104,7 +121,7 @@ class GraphVerse(Benchmark):
 
     def spec_wanted(self, g: GenerateSettings, ds: Dataset) -> dict[str, Any]:
         return {"benchmark": self.name, "version": f"graphverse-{self.split(g)}", "seed": g.seed,
-                "limit": getattr(g, "limit", None)}
+                "limit": g.limit}
 
     # --------------------------------------------------------------------------------------- planning
     def all_prompt_modes(self) -> tuple[str, ...]:

@@ -19,6 +19,9 @@ class NPHardEval4V(Benchmark):
     default = True
     recognition = True
     paper_prompts = True
+    # its `generate:` section is the base class's (version, seed, per_level, tasks, levels); run ids and cache
+    # keys made when one model held every benchmark's fields hashed these as null too
+    generate_legacy = {"split": None, "limit": None, "sources": None}
     modes_note = (
         "Prompt modes: `figure+limited_text` (figure, data only in the figure), `full_text_only` (no image: "
         "send the text alone), `figure+full_text` (figure and the data in text), and `recognition` (does the "

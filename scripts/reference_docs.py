@@ -93,6 +93,20 @@ def model_table(model: type[BaseModel]) -> str:
     return "\n".join(rows)
 
 
+def _variants(label: str, model: type[BaseModel]) -> list[tuple[str, type[BaseModel]]]:
+    """A section validated with the model its benchmark declares (`generate:`: `Benchmark.generate_model`) is
+    documented once per registered benchmark's model, the benchmarks that use it named."""
+    from evalcore import benchmarks
+    from evalcore.benchmark import GenerateBase
+
+    if model is not GenerateBase:
+        return [(label, model)]
+    users: dict[type[BaseModel], list[str]] = {}
+    for name, bench in benchmarks.registry().items():
+        users.setdefault(bench.generate_model, []).append(name)
+    return [(f"{label} (benchmark: {', '.join(names)})", m) for m, names in users.items()]
+
+
 def config_page() -> str:
     from cluster.config import RunConfig
 
@@ -108,7 +122,7 @@ def config_page() -> str:
         for name, f in model.model_fields.items():
             for sub in _nested(f.annotation):
                 label = name if where.startswith("run config") else f"{where}.{name}"
-                queue.append((label, sub))
+                queue += _variants(label, sub)
     parts = ["# Run config reference",
              "",
              "Generated from the pydantic models in `cluster/config.py` by `python scripts/reference_docs.py`; "
@@ -119,7 +133,7 @@ def config_page() -> str:
         doc = (model.__doc__ or "").strip().splitlines()
         parts += [f"## `{where}` — `{model.__name__}`", ""]
         if doc:
-            parts += [" ".join(doc[:3]), ""]
+            parts += [" ".join(line.strip() for line in doc[:3]), ""]
         parts += [model_table(model), ""]
     return "\n".join(parts)
 

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import pytest
 
-from cluster.config import DatasetSpec, GenerateSpec
+from cluster.config import DatasetSpec
 from cluster.run import dataset_path
 
 # benchmark -> (revision, dataset_sha256 of the dataset `_small` generates)
@@ -57,8 +57,8 @@ def test_cache_folder_changes_with_the_revision(monkeypatch, tmp_path) -> None:
     import gie.dataset
     import nphe4v.generate
 
-    specs = [DatasetSpec(generate=GenerateSpec(version="v", seed=3, per_level=1)),
-             DatasetSpec(benchmark="graphverse", generate=GenerateSpec(version="graphverse-testmini", seed=3))]
+    specs = [DatasetSpec(generate=dict(version="v", seed=3, per_level=1)),
+             DatasetSpec(benchmark="graphverse", generate=dict(version="graphverse-testmini", seed=3))]
     before = [dataset_path(s, tmp_path) for s in specs]
     assert before == [dataset_path(s, tmp_path) for s in specs]  # stable within a revision
     monkeypatch.setattr(nphe4v.generate, "GENERATOR_REVISION", "next")

@@ -22,7 +22,6 @@ from cluster.config import (
     MAX_YAML_VALUES,
     ConfigError,
     DatasetSpec,
-    GenerateSpec,
     read_yaml_mapping,
 )
 from cluster.run import dataset_path
@@ -100,7 +99,10 @@ ROWS: list[Row] = [
     ("config top level a list", "eval_all", cfg_argv("- 1\n"), "c.yaml: top level must be a mapping"),
     ("graphverse-only field on nphardeval4v", "eval_all", cfg_argv(
         "datasets: [{generate: {version: v, split: testmini}}]\n" + OK_MODELS),
-     "generate.split is not used by nphardeval4v (it takes tasks, levels, per_level)"),
+     "generate.split is not used by nphardeval4v (it takes per_level, tasks, levels)"),
+    ("nphardeval4v-only field on graphverse", "eval_all", cfg_argv(
+        "datasets: [{benchmark: graphverse, generate: {version: graphverse-testmini, per_level: 3}}]\n" + OK_MODELS),
+     "generate.per_level is not used by graphverse (it takes split, limit, sources)"),
     # --- command-line paths
     ("--config a folder", "eval_all", lambda tmp, _ds: ["--config", str(tmp), "--plan"],
      "{tmp}: is a folder, not a config file"),
@@ -366,32 +368,30 @@ def write_tmp(text: str) -> Path:
     ("graphverse", {"version": "graphverse-testmini", "seed": 2026},
      {"version": "graphverse-testmini", "seed": 2026, "split": "testmini"}),
     ("graphverse", {"version": "graphverse-testmini", "seed": 2026, "limit": 51},
-     {"version": "graphverse-testmini", "seed": 2026, "limit": 51, "split": "testmini", "per_level": 10,
-      "sources": {}}),
-    ("graphverse", {"version": "graphverse-full", "seed": 1}, {"version": "mine", "seed": 1, "split": "full",
-                                                              "per_level": 3}),
+     {"version": "graphverse-testmini", "seed": 2026, "limit": 51, "split": "testmini", "sources": {}}),
+    ("graphverse", {"version": "graphverse-full", "seed": 1}, {"version": "mine", "seed": 1, "split": "full"}),
     ("nphardeval4v", {"version": "v", "seed": 3, "per_level": 2},
      {"version": "v", "seed": 3, "per_level": 2, "levels": list(range(10, 0, -1)),
       "tasks": ["TSP", "SPP", "MSP", "KSP", "GCP", "EDP", "BSP", "GCP-D", "TSP-D", "SPP"]}),
 ])
 def test_defaults_written_out_or_not_share_one_cache_folder(tmp_path, benchmark, implicit, explicit):
-    a = DatasetSpec(benchmark=benchmark, generate=GenerateSpec(**implicit))
-    b = DatasetSpec(benchmark=benchmark, generate=GenerateSpec(**explicit))
+    a = DatasetSpec(benchmark=benchmark, generate=dict(**implicit))
+    b = DatasetSpec(benchmark=benchmark, generate=dict(**explicit))
     assert dataset_path(a, tmp_path) == dataset_path(b, tmp_path)
 
 
 def test_cache_folders_of_configs_that_leave_defaults_implicit_keep_their_names(tmp_path):
     """The normalisation is the form these specs already had: the shipped configs' cached datasets stay put
     within a generator revision (the pins move when `GENERATOR_REVISION` does: tests/test_generator_revision.py)."""
-    spec = DatasetSpec(benchmark="graphverse", generate=GenerateSpec(version="graphverse-testmini", seed=2026))
+    spec = DatasetSpec(benchmark="graphverse", generate=dict(version="graphverse-testmini", seed=2026))
     assert dataset_path(spec, tmp_path).name == "graphverse-testmini-seed2026-d8dffec5b1d2"
     demo = DatasetSpec(benchmark="graphverse",
-                       generate=GenerateSpec(version="graphverse-testmini", seed=2026, limit=51))
+                       generate=dict(version="graphverse-testmini", seed=2026, limit=51))
     assert dataset_path(demo, tmp_path).name == "graphverse-testmini-seed2026-limit51-2a8f4542d853"
-    paper = DatasetSpec(generate=GenerateSpec(version="paper-2026", seed=2026, per_level=10))
+    paper = DatasetSpec(generate=dict(version="paper-2026", seed=2026, per_level=10))
     assert dataset_path(paper, tmp_path).name == "paper-2026-seed2026-n10-0c1459421157"
     # different datasets still differ
-    other = [GenerateSpec(version="graphverse-testmini", seed=2027), GenerateSpec(version="graphverse-full", seed=2026),
-             GenerateSpec(version="graphverse-testmini", seed=2026, limit=5)]
+    other = [dict(version="graphverse-testmini", seed=2027), dict(version="graphverse-full", seed=2026),
+             dict(version="graphverse-testmini", seed=2026, limit=5)]
     names = {dataset_path(DatasetSpec(benchmark="graphverse", generate=g), tmp_path).name for g in other}
     assert len(names) == 3 and dataset_path(spec, tmp_path).name not in names

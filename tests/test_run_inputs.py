@@ -12,7 +12,7 @@ import polars as pl
 import pytest
 from typer.testing import CliRunner
 
-from cluster.config import ConfigError, DatasetSpec, GenerateSpec
+from cluster.config import ConfigError, DatasetSpec
 from cluster.config_file import load_config
 from cluster.run import dataset_path, resolve_dataset
 from evalcore.dataset import DatasetError, load_dataset
@@ -33,22 +33,22 @@ def _stderr_lines(capsys) -> list[str]:
 # --- 1. the dataset a run uses is exactly the one its config asks for -------------------------------------------
 
 def test_generated_dataset_cache_is_keyed_on_the_whole_spec(tmp_path):
-    small = DatasetSpec(generate=GenerateSpec(version="v", seed=3, per_level=1, tasks=["SPP"], levels=[1, 2]))
-    wider = DatasetSpec(generate=GenerateSpec(version="v", seed=3, per_level=1, tasks=["SPP", "BSP"], levels=[1, 2]))
+    small = DatasetSpec(generate=dict(version="v", seed=3, per_level=1, tasks=["SPP"], levels=[1, 2]))
+    wider = DatasetSpec(generate=dict(version="v", seed=3, per_level=1, tasks=["SPP", "BSP"], levels=[1, 2]))
     a = resolve_dataset(small, tmp_path)
     b = resolve_dataset(wider, tmp_path)
     assert a.root != b.root, "same version and seed, other tasks: another folder"
     assert len(a.instances) == 2 and len(b.instances) == 4
     assert {i.task for i in b.instances} == {"SPP", "BSP"}
     # the same request in another spelling (task order, explicit defaults) is the same dataset
-    same = DatasetSpec(generate=GenerateSpec(version="v", seed=3, per_level=1, tasks=["BSP", "SPP"], levels=[2, 1]))
+    same = DatasetSpec(generate=dict(version="v", seed=3, per_level=1, tasks=["BSP", "SPP"], levels=[2, 1]))
     assert dataset_path(same, tmp_path) == b.root
     assert resolve_dataset(same, tmp_path).manifest.dataset_sha256 == b.manifest.dataset_sha256
     # every field of the spec that changes the dataset is part of the key (graphverse's `limit` is refused
     # here: nphardeval4v does not use it, tests/test_refused_inputs.py)
-    keys = {dataset_path(DatasetSpec(generate=GenerateSpec(version="v", seed=3, per_level=1, **kw)), tmp_path)
+    keys = {dataset_path(DatasetSpec(generate=dict(version="v", seed=3, per_level=1, **kw)), tmp_path)
             for kw in ({}, {"levels": [1]}, {"tasks": ["SPP"]})}
-    keys |= {dataset_path(DatasetSpec(generate=GenerateSpec(version="v", seed=s, per_level=p)), tmp_path)
+    keys |= {dataset_path(DatasetSpec(generate=dict(version="v", seed=s, per_level=p)), tmp_path)
              for s, p in ((4, 1), (3, 2))}
     assert len(keys) == 5
 
@@ -56,15 +56,15 @@ def test_generated_dataset_cache_is_keyed_on_the_whole_spec(tmp_path):
 def test_named_dataset_folder_that_differs_from_the_spec_is_refused(tmp_path):
     folder = tmp_path / "ds"
     spec = DatasetSpec(path=str(folder),
-                       generate=GenerateSpec(version="v", seed=3, per_level=1, tasks=["SPP"], levels=[1, 2]))
+                       generate=dict(version="v", seed=3, per_level=1, tasks=["SPP"], levels=[1, 2]))
     assert len(resolve_dataset(spec, tmp_path).instances) == 2
-    asks_more = DatasetSpec(path=str(folder), generate=GenerateSpec(version="v", seed=3, per_level=1))
+    asks_more = DatasetSpec(path=str(folder), generate=dict(version="v", seed=3, per_level=1))
     with pytest.raises(DatasetError) as e:
         resolve_dataset(asks_more, tmp_path)
     msg = str(e.value)
     assert "\n" not in msg and f"{folder}/manifest.json: field tasks" in msg, msg
     other_seed = DatasetSpec(path=str(folder),
-                             generate=GenerateSpec(version="v", seed=4, per_level=1, tasks=["SPP"], levels=[1, 2]))
+                             generate=dict(version="v", seed=4, per_level=1, tasks=["SPP"], levels=[1, 2]))
     with pytest.raises(DatasetError, match="field seed: dataset holds 3, config asks for 4"):
         resolve_dataset(other_seed, tmp_path)
 
@@ -349,9 +349,9 @@ def test_run_command_passes_plan_through(small_dataset, tmp_path):
 
 def test_two_processes_asking_for_one_new_dataset_share_one_generation(tmp_path):
     code = (
-        "import sys\nfrom pathlib import Path\nfrom cluster.config import DatasetSpec, GenerateSpec\n"
+        "import sys\nfrom pathlib import Path\nfrom cluster.config import DatasetSpec\n"
         "from cluster.run import resolve_dataset\n"
-        "spec = DatasetSpec(generate=GenerateSpec(version='race', seed=1, per_level=2, tasks=['SPP', 'TSP']))\n"
+        "spec = DatasetSpec(generate=dict(version='race', seed=1, per_level=2, tasks=['SPP', 'TSP']))\n"
         "print(resolve_dataset(spec, Path(sys.argv[1])).manifest.dataset_sha256)\n"
     )
     env = {**__import__("os").environ, "PYTHONPATH": str(ROOT)}

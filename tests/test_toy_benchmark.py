@@ -115,14 +115,14 @@ def test_toy_exports_and_grades_offline(toy_registered, tmp_path):
     into a run folder, and the run's summaries: the toy's leaderboard."""
     import json
 
-    from cluster.config import DatasetSpec, GenerateSpec
+    from cluster.config import DatasetSpec
     from cluster.export import REQUESTS, export_jsonl
     from cluster.grading import grade_file
     from cluster.run_datasets import resolve_dataset
     from evalcore.prompting import format_response
     from report.summaries import write_summaries
 
-    ds = resolve_dataset(DatasetSpec(benchmark="toy", generate=GenerateSpec(version="t1", seed=7, per_level=2)),
+    ds = resolve_dataset(DatasetSpec(benchmark="toy", generate=dict(version="t1", seed=7, per_level=2)),
                          tmp_path / "data")
     n = export_jsonl(ds, tmp_path / "export")
     assert n == len(ds.instances) * 3  # the three prompt modes, no recognition lines
