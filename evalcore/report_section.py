@@ -130,3 +130,38 @@ class ReportContext(Protocol):
     def judgments(self) -> pl.DataFrame | None:
         """The default judge's judgments (repeat 0) of this benchmark's samples, None when the judge has not run."""
         ...
+
+
+# ------------------------------------------------------------------------ helpers for section computations
+Frame = pl.DataFrame | pl.LazyFrame
+
+
+def as_frame(src: Frame, benchmark: str) -> pl.DataFrame:
+    """``src`` collected, with the columns a table reads that a hand-made frame may lack: ``run`` (from
+    ``run_id``, else empty), ``benchmark`` (``benchmark`` for every row) and ``version`` (empty)."""
+    df = src.collect() if isinstance(src, pl.LazyFrame) else src
+    if "run" not in df.columns:
+        df = df.with_columns(run=pl.col("run_id") if "run_id" in df.columns else pl.lit(""))
+    if "benchmark" not in df.columns:
+        df = df.with_columns(benchmark=pl.lit(benchmark))
+    if "version" not in df.columns:
+        df = df.with_columns(version=pl.lit(""))
+    return df
+
+
+def per_version(df: pl.DataFrame, fn) -> pl.DataFrame | None:
+    """Apply ``fn(part) -> DataFrame`` to each dataset version's rows (instance ids repeat across versions);
+    concat with ``version`` first; None when there are no rows."""
+    outs = []
+    for v in sorted(str(v) for v in df["version"].unique().to_list() if v is not None):
+        out = fn(df.filter(pl.col("version") == v))
+        outs.append(out.with_columns(version=pl.lit(v)).select("version", *out.columns))
+    if not outs:
+        return None
+    return pl.concat(outs, how="diagonal_relaxed")
+
+
+def empty_table(columns: Sequence[str], strings: Sequence[str] = ("version", "model", "prompt_mode", "task",
+                                                             "complexity", "kind")) -> pl.DataFrame:
+    """A table without rows: ``strings`` columns are text, the others numbers."""
+    return pl.DataFrame(schema={c: (pl.String if c in strings else pl.Float64) for c in columns})

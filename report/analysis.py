@@ -12,7 +12,7 @@ around them:
   The same (version, sample key) seen in two run folders is counted once.
 * **Intervals beside every accuracy-type number** (95%):
   - proportions of counts (ER, RA, per-level accuracy) get the Wilson score interval of the pooled count
-    (``evalcore.stats.wilson_interval``, in ``report.nphardeval4v_tables``)
+    (``evalcore.stats.wilson_interval``, in ``nphe4v.report_tables``)
     (``ER_lo``/``ER_hi`` = Wilson of Σ parsable / Σ n; it equals ER's plain mean over level rows whenever the
     levels hold equally many questions, which the generator guarantees);
   - AA (and RA_corrected, which is not a plain proportion) get a percentile bootstrap over instances:
@@ -29,10 +29,26 @@ around them:
 """
 
 
-from report.bootstrap import AA_COLUMNS
+from collections.abc import Callable
+from functools import wraps
+from typing import Any
+
+import polars as pl
+
+from nphe4v import consistency as _consistency
+from nphe4v import failure_analysis as _failures
+from nphe4v import report_tables as _nph
+from nphe4v.bootstrap import AA_COLUMNS
+from nphe4v.consistency import NEAR_ZERO_VARIANCE, consistency_summary
+from nphe4v.report_tables import (
+    DEFAULT_BOOT,
+    DEFAULT_LVLM_MODE,
+    DEFAULT_SEED,
+    LEADERBOARD_COLUMNS,
+    LLM_MODE,
+    wilson_columns,
+)
 from report.completeness import missing_parts
-from report.consistency import NEAR_ZERO_VARIANCE, consistency_summary, version_consistency
-from report.failure_analysis import failure_categories
 from report.graphverse_tables import (
     FAILURE_MODES,
     JUDGE_CSVS,
@@ -48,22 +64,6 @@ from report.graphverse_tables import (
     table2_labels,
 )
 from report.model_groups import ACCESS_ORDER, ModelCatalogue, access_groups, model_info, open_closed
-from report.nphardeval4v_tables import (
-    DEFAULT_BOOT,
-    DEFAULT_LVLM_MODE,
-    DEFAULT_SEED,
-    LEADERBOARD_COLUMNS,
-    LLM_MODE,
-    answer_checks,
-    class_profile,
-    heatmap_table,
-    leaderboard,
-    lvlm_vs_llm,
-    per_task,
-    prompt_mode_ablation,
-    text_only_models,
-    wilson_columns,
-)
 from report.runs import (
     GV_BENCHMARK,
     HEAVY_COLUMNS,
@@ -72,17 +72,51 @@ from report.runs import (
     RUN_MANIFEST,
     Run,
     Source,
+    configured_models,
+    frame_of,
     instance_data,
     load_runs,
     long_texts,
     read_run_samples,
     run_datasets,
+    runs_of,
     samples,
     scan_run_samples,
+    text_only_models,
 )
 
+
+def _from_runs(fn: Callable[..., Any]) -> Callable[..., Any]:
+    """``fn`` (a table of the plug-in's, over a frame of samples) over a ``Source``: run folders are read first."""
+
+    @wraps(fn)
+    def table(src: Source, *args: Any, **kwargs: Any) -> Any:
+        return fn(frame_of(src), *args, **kwargs)
+
+    return table
+
+
+leaderboard = _from_runs(_nph.leaderboard)
+per_task = _from_runs(_nph.per_task)
+class_profile = _from_runs(_nph.class_profile)
+heatmap_table = _from_runs(_nph.heatmap_table)
+prompt_mode_ablation = _from_runs(_nph.prompt_mode_ablation)
+answer_checks = _from_runs(_nph.answer_checks)
+version_consistency = _from_runs(_consistency.version_consistency)
+
+
+def lvlm_vs_llm(src: Source, *, text_only: set[str] | None = None, **kwargs: Any) -> pl.DataFrame:
+    return _nph.lvlm_vs_llm(frame_of(src), text_only=text_only_models(src) if text_only is None else text_only,
+                            **kwargs)
+
+
+def failure_categories(src: Source, df: pl.DataFrame | None = None) -> dict[str, pl.DataFrame]:
+    """``nphe4v.failure_analysis.failure_categories`` with the instances of the runs' datasets."""
+    return _failures.failure_categories(frame_of(src) if df is None else df, instance_data(runs_of(src)))
+
+
 __all__ = [
-    "AA_COLUMNS", "ACCESS_ORDER", "DEFAULT_BOOT", "DEFAULT_LVLM_MODE", "DEFAULT_SEED", "FAILURE_MODES",
+    "AA_COLUMNS", "ACCESS_ORDER", "configured_models", "DEFAULT_BOOT", "DEFAULT_LVLM_MODE", "DEFAULT_SEED", "FAILURE_MODES",
     "GV_BENCHMARK", "HEAVY_COLUMNS", "JUDGE_CSVS", "JUDGE_DIR", "LEADERBOARD_COLUMNS", "LEGACY_JUDGE_DIR",
     "LIGHT_COLUMNS", "LLM_MODE", "NEAR_ZERO_VARIANCE", "NPH_BENCHMARK", "RUN_MANIFEST", "ModelCatalogue", "Run",
     "Source", "access_groups", "answer_checks", "class_profile", "consistency_summary", "failure_categories", "graphverse",

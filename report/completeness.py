@@ -12,7 +12,6 @@ from evalcore.benchmark import Benchmark
 from evalcore.prompting import VISION_MODE
 from evalcore.schema import PROMPT_MODES, RECOGNITION_MODE
 from report.graphverse_tables import judge_table
-from report.nphardeval4v_tables import text_only_models
 from report.runs import (
     LIGHT_COLUMNS,
     NPH_BENCHMARK,
@@ -22,6 +21,7 @@ from report.runs import (
     read_run_samples,
     run_datasets,
     runs_of,
+    text_only_models,
 )
 
 _PAIRED: dict[str, dict[str, str]] = {}

@@ -14,7 +14,7 @@ Conventions (those of ``gie.metrics`` for Acc and ``judge.vgr`` for VGR-S, so th
 * a category pools the samples of its tasks (``CATEGORIES``: the paper's Poly / NP-hard split of Table 2 and its
   single / paired-image split of Figure 2; ``All`` = every task);
 * intervals are 95 %: Acc has the Wilson interval of its counts (``evalcore.stats``); VGR-S and every
-  improvement Δ = arm − baseline have the percentile bootstrap over instances (``report.bootstrap``: instances
+  improvement Δ = arm − baseline have the percentile bootstrap over instances (``evalcore.bootstrap``: instances
   resampled with replacement inside each (task, level) stratum, an instance being (version, instance id), the
   same draws for every arm, so a Δ is a paired difference); ``n_boot = 0`` leaves them null;
 * ``rel_*`` = 100 · Δ / baseline (Table 11's relative gain), null when the baseline is 0.
@@ -29,9 +29,9 @@ from typing import Any
 import numpy as np
 import polars as pl
 
+from evalcore.bootstrap import instance_draws, percentile_bounds
 from evalcore.stats import wilson_interval
 from gie.catalogue import EDIT_KINDS, PAIRED_TASKS, POLY_TASKS, SINGLE_TASKS, TASK_NAMES
-from report.bootstrap import instance_draws, percentile_bounds
 from report.comparisons import DIRECT_MODE, Arm, Comparisons
 from report.runs import GV_BENCHMARK
 

@@ -1,6 +1,6 @@
 """The leaderboard's bootstrap intervals kept next to the run, so that they are computed once per set of samples.
 
-The instance bootstrap (``report.bootstrap``) is the one slow table of a run: seconds on the demo, a minute on a
+The instance bootstrap (``nphe4v.bootstrap``) is the one slow table of a run: seconds on the demo, a minute on a
 million samples. ``IntervalCache`` stores its bound columns in ``<first run>/cache/`` under a name keyed by the
 samples: every shard's path (relative to its run), size and modification time, plus the bootstrap's draws and
 seed and this file format's version. New or rewritten shards give a new key, so stale bounds are never read.

@@ -19,6 +19,7 @@ from typing import Any
 import polars as pl
 
 from evalcore.records import KEY_COLUMNS, SAMPLE_SCHEMA, read_samples
+from evalcore.report_section import empty_table, per_version  # noqa: F401  (the tables' helpers, here too)
 from evalcore.shards import read_shards, shard_files
 from gie.benchmark import BENCHMARK as GRAPHVERSE
 from nphe4v import metrics
@@ -182,24 +183,21 @@ def nph_rows(df: pl.DataFrame) -> pl.DataFrame:
     return df.filter(pl.col("benchmark") == NPH_BENCHMARK)
 
 
-def _versions(df: pl.DataFrame) -> list[str]:
-    return sorted(str(v) for v in df["version"].unique().to_list() if v is not None)
+def configured_models(src: Source) -> dict[str, bool]:
+    """Every model the runs' configs name, with its ``text_only`` flag."""
+    out: dict[str, bool] = {}
+    for r in runs_of(src):
+        for m in r.config.get("models") or []:
+            name = str(m.get("name"))
+            out[name] = out.get(name, False) or bool(m.get("text_only"))
+    return out
 
 
-def per_version(df: pl.DataFrame, fn) -> pl.DataFrame | None:
-    """Apply ``fn(part) -> DataFrame`` to each version's rows; concat with ``version`` first."""
-    outs = []
-    for v in _versions(df):
-        out = fn(df.filter(pl.col("version") == v))
-        outs.append(out.with_columns(version=pl.lit(v)).select("version", *out.columns))
-    if not outs:
-        return None
-    return pl.concat(outs, how="diagonal_relaxed")
+def text_only_models(src: Source) -> set[str]:
+    """The runs' text-only LLMs (``nphe4v.report_tables.text_only_models`` with the runs' configured models)."""
+    from nphe4v.report_tables import text_only_models as infer
 
-
-def empty_table(columns: Sequence[str], strings: Sequence[str] = ("version", "model", "prompt_mode", "task",
-                                                             "complexity", "kind")) -> pl.DataFrame:
-    return pl.DataFrame(schema={c: (pl.String if c in strings else pl.Float64) for c in columns})
+    return infer(frame_of(src), configured_models(src))
 
 
 @lru_cache(maxsize=16)

@@ -12,9 +12,7 @@ import pytest
 
 from evalcore.dataset import load_dataset
 from evalcore.schema import ModelRequest, ModelResponse, Prompt, SampleKey, SamplingParams
-from nphe4v.generate import generate_version
-from nphe4v.scoring import score_sample
-from report.failure_analysis import (
+from nphe4v.failure_analysis import (
     CATEGORIES,
     categorise,
     failure_samples,
@@ -22,6 +20,8 @@ from report.failure_analysis import (
     is_suboptimal,
     unknown_entities,
 )
+from nphe4v.generate import generate_version
+from nphe4v.scoring import score_sample
 
 
 @pytest.fixture(scope="module")

@@ -12,12 +12,12 @@ import numpy as np
 import polars as pl
 import pytest
 
+from evalcore.bootstrap import instance_draws
 from evalcore.records import SAMPLE_SCHEMA
 from gie import metrics as gm
 from judge import vgr
 from judge.schema import JUDGMENT_SCHEMA
 from report import analysis
-from report.bootstrap import instance_draws
 from report.comparisons import ComparisonError, auto_comparisons, missing_arms, parse_comparisons
 from report.html_report import build_report
 from report.improvement_tables import (

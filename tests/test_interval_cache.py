@@ -12,7 +12,8 @@ import polars as pl
 import pytest
 from explorer_runs import build_explorer_runs
 
-from report import analysis, bootstrap
+from nphe4v import bootstrap
+from report import analysis
 from report.explorer.store import BOOT_BOUNDS, Store
 from report.interval_cache import CACHE_DIR, PREFIX, IntervalCache
 

@@ -33,9 +33,10 @@ import pytest
 
 from cluster.registry import load_registry
 from evalcore.records import SAMPLE_SCHEMA
-from report import analysis, bootstrap, figures
+from nphe4v import bootstrap
+from nphe4v.report_tables import ANSWER_CHECK_COLUMNS
+from report import analysis, figures
 from report.html_report import build_report, self_contained_violations
-from report.nphardeval4v_tables import ANSWER_CHECK_COLUMNS
 
 TASKS = ["BSP", "KSP", "TSP"]
 LEVELS = (1, 2)

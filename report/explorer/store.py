@@ -29,7 +29,7 @@ LIST_COLUMNS = ["run", "model", "benchmark", "version", "task", "level", "instan
 PAIR_KEY = ["run", "benchmark", "version", "instance_id", "variant", "prompt_mode", "repeat"]
 FACET_COLUMNS = ("benchmark", "model", "task", "level", "prompt_mode", "variant", "outcome", "run")
 # the columns every all-samples table (leaderboards, facets) needs; free text never
-# the leaderboard columns only the instance bootstrap fills (report.bootstrap)
+# the leaderboard columns only the instance bootstrap fills (nphe4v.bootstrap)
 BOOT_BOUNDS = [f"{c}_{s}" for c in ("RA_corrected", *analysis.AA_COLUMNS) for s in ("lo", "hi")]
 METRIC_COLUMNS = [c for c in analysis.LIGHT_COLUMNS
                   if c not in ("reason", "prompt_sha256", "image_sha256", "template_version", "schema_version")]

@@ -24,8 +24,9 @@ from typing import Any
 import polars as pl
 
 from evalcore.schema import RECOGNITION_MODE
+from nphe4v.report_tables import NAME as NPH_BENCHMARK
+from nphe4v.report_tables import Source, frame_of, nph_rows
 from nphe4v.tasks import TASK_MODULES
-from report.runs import NPH_BENCHMARK, Source, frame_of, instance_data, nph_rows, runs_of
 
 CATEGORIES: tuple[str, ...] = ("unparsable", "perception_error", "wrong_decision", "suboptimal", "infeasible")
 DECISION_TASKS = frozenset({"TSP-D", "GCP-D"})
@@ -214,13 +215,13 @@ def failure_summary(failures: pl.DataFrame, answers: pl.DataFrame, by: tuple[str
     ).sort(keys)
 
 
-def failure_categories(src: Source, df: pl.DataFrame | None = None) -> dict[str, pl.DataFrame]:
+def failure_categories(src: Source, instances: InstanceData | None = None) -> dict[str, pl.DataFrame]:
     """The report's §5.3 tables: the failure categories per model, and per model and task; ``{}`` without
-    NPHardEval4V answer samples. ``df``: the runs' samples when already loaded."""
-    nph = nph_rows(frame_of(src) if df is None else df)
+    NPHardEval4V answer samples. ``instances``: the instances' data (``failure_samples``) when known."""
+    nph = nph_rows(frame_of(src))
     if nph.filter(pl.col("prompt_mode") != RECOGNITION_MODE).is_empty():
         return {}
-    fails = failure_samples(nph, instance_data(runs_of(src)))
+    fails = failure_samples(nph, instances)
     per_task = failure_summary(fails, nph, ("model", "task"))
     order = {t: i for i, t in enumerate(TASK_MODULES)}
     per_task = per_task.sort("model", pl.col("task").replace_strict(order, default=99, return_dtype=pl.Int64))

@@ -10,13 +10,13 @@ bounds against re-scoring resampled sample tables with ``metrics.leaderboard`` /
 
 from __future__ import annotations
 
-import warnings
 from collections.abc import Sequence
 from typing import Any
 
 import numpy as np
 import polars as pl
 
+from evalcore.bootstrap import instance_draws, percentile_bounds
 from evalcore.schema import RECOGNITION_MODE
 from nphe4v import metrics
 from nphe4v.metrics import COMPLEXITY_CLASSES, POOLED, TEXT_ONLY_MODES
@@ -28,26 +28,9 @@ _METRIC_COLUMNS = ["model", "task", "level", "instance_id", "variant", "prompt_m
                    "parsed_answer"]
 
 
-def _draws(part: pl.DataFrame, n_boot: int, seed: int) -> pl.DataFrame:
-    """Bootstrap draws: for replicate ``b`` and each (task, level) stratum of k instances (ids sorted), k ids
-    drawn with replacement. Columns: b, instance_id (drawn), pos (draw position inside the stratum)."""
-    inst = part.select("task", "level", "instance_id").unique().sort("task", "level", "instance_id")
-    rng = np.random.default_rng(seed)
-    bs, ids_out, pos = [], [], []
-    for _key, grp in inst.group_by(["task", "level"], maintain_order=True):
-        ids = np.array(grp["instance_id"].to_list(), dtype=object)
-        k = len(ids)
-        idx = rng.integers(0, k, size=(n_boot, k))
-        bs.append(np.repeat(np.arange(n_boot, dtype=np.int64), k))
-        pos.append(np.tile(np.arange(k, dtype=np.int64), n_boot))
-        ids_out.append(ids[idx.ravel()])
-    if not bs:
-        return pl.DataFrame(schema={"b": pl.Int64, "instance_id": pl.String, "pos": pl.Int64})
-    return pl.DataFrame({
-        "b": np.concatenate(bs),
-        "instance_id": pl.Series(np.concatenate(ids_out).tolist(), dtype=pl.String),
-        "pos": np.concatenate(pos),
-    })
+# the draws and bounds are the shared core's (GraphVerse's improvement tables use the same ones)
+_draws = instance_draws
+_bounds = percentile_bounds
 
 
 _MODEL_CHUNK = 16
@@ -112,27 +95,6 @@ def _dense(rows: pl.DataFrame, col_of: dict[str, int], k: int, group_cols: list[
     for st in stats:
         mats[st][ii, gi] = rows[st].to_numpy()
     return gkeys, mats
-
-
-def instance_draws(instances: pl.DataFrame, n_boot: int, seed: int) -> pl.DataFrame:
-    """The bootstrap draws of this module for any benchmark's instances (columns task, level, instance_id):
-    per replicate ``b`` and (task, level) stratum, as many instance ids drawn with replacement as the stratum
-    holds. Columns b, instance_id, pos. GraphVerse's improvement tables (``report.improvement_tables``) use it."""
-    return _draws(instances, n_boot, seed)
-
-
-def percentile_bounds(x: np.ndarray) -> tuple[list[float | None], list[float | None]]:
-    """2.5 % and 97.5 % percentiles over the replicates (axis 1) of each row of ``x``, NaNs skipped."""
-    return _bounds(x)
-
-
-def _bounds(x: np.ndarray) -> tuple[list[float | None], list[float | None]]:
-    """2.5 % and 97.5 % percentiles (linear interpolation) over the replicates of each row, NaNs skipped."""
-
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore", RuntimeWarning)
-        q = np.nanquantile(x, [0.025, 0.975], axis=1, method="linear") if x.size else np.zeros((2, 0))
-    return ([None if np.isnan(v) else float(v) for v in q[0]], [None if np.isnan(v) else float(v) for v in q[1]])
 
 
 def _bootstrap_uncached(part: pl.DataFrame, n_boot: int, seed: int) -> tuple[pl.DataFrame, pl.DataFrame]:

@@ -5,22 +5,35 @@ ablation (Figure 8), LVLMs vs text-only LLMs (Figure 6).
 Metric values come from ``nphe4v.metrics``; proportions of counts (ER, RA, per-level accuracy) get the Wilson
 interval of the pooled count (``evalcore.stats``: ``ER_lo``/``ER_hi`` = Wilson of Σ parsable / Σ n; it
 equals ER's plain mean over level rows whenever the levels hold equally many questions, which the generator
-guarantees), AA and RA_corrected the instance bootstrap (``report.bootstrap``).
+guarantees), AA and RA_corrected the instance bootstrap (``nphe4v.bootstrap``). Every table takes the samples
+as a frame (``report.analysis`` gives them run folders too).
 """
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 
 import polars as pl
 
+from evalcore.report_section import Frame, as_frame, empty_table, per_version
 from evalcore.schema import PROMPT_MODES, RECOGNITION_MODE
 from evalcore.stats import wilson_interval_exprs
 from nphe4v import metrics
+from nphe4v.benchmark import NPHardEval4V
+from nphe4v.bootstrap import AA_COLUMNS, _bootstrap
 from nphe4v.metrics import COMPLEXITY_CLASSES, POOLED, TEXT_ONLY_MODES
 from nphe4v.tasks import TASK_CLASS, TASK_MODULES
-from report.bootstrap import AA_COLUMNS, _bootstrap
-from report.runs import Source, empty_table, frame_of, nph_rows, per_version, runs_of
+
+NAME = NPHardEval4V.name  # the `benchmark` column of its samples
+Source = Frame  # the samples: every table takes the runs' per-sample frame (report.analysis reads run folders)
+
+
+def frame_of(src: Frame) -> pl.DataFrame:
+    return as_frame(src, NAME)
+
+
+def nph_rows(df: pl.DataFrame) -> pl.DataFrame:
+    return df.filter(pl.col("benchmark") == NAME)
 
 DEFAULT_BOOT = 500
 DEFAULT_SEED = 0
@@ -259,23 +272,18 @@ def prompt_mode_ablation(src: Source, *, n_boot: int = DEFAULT_BOOT, seed: int =
     )
 
 
-def text_only_models(src: Source) -> set[str]:
-    """Models run as text-only LLMs: ``text_only: true`` in a run manifest's config; without manifests, a model
-    whose NPHardEval4V answer rows are all full_text_only and that has no recognition rows."""
-    runs = runs_of(src)
-    flagged: set[str] = set()
-    known: set[str] = set()
-    for r in runs:
-        for m in r.config.get("models") or []:
-            known.add(str(m.get("name")))
-            if m.get("text_only"):
-                flagged.add(str(m.get("name")))
+def text_only_models(src: Source, configured: Mapping[str, bool] | None = None) -> set[str]:
+    """Models run as text-only LLMs: ``configured`` maps the runs' configured models to their ``text_only``
+    flag; a model not configured there is text-only when its NPHardEval4V answer rows are all full_text_only
+    and it has no recognition rows."""
+    configured = configured or {}
+    flagged = {m for m, flag in configured.items() if flag}
     df = nph_rows(frame_of(src))
     if df.is_empty():
         return flagged
     modes = df.group_by("model").agg(pl.col("prompt_mode").unique().alias("modes"))
     for row in modes.iter_rows(named=True):
-        if row["model"] in known:
+        if row["model"] in configured:
             continue
         if set(row["modes"]) == {LLM_MODE}:
             flagged.add(row["model"])

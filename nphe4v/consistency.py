@@ -6,9 +6,8 @@ from __future__ import annotations
 import polars as pl
 
 from nphe4v.metrics import POOLED
+from nphe4v.report_tables import DEFAULT_SEED, Source, leaderboard, per_task
 from nphe4v.tasks import TASK_MODULES
-from report.nphardeval4v_tables import DEFAULT_SEED, leaderboard, per_task
-from report.runs import Source
 
 NEAR_ZERO_VARIANCE = 1e-3
 
