@@ -13,15 +13,17 @@ from pydantic import (
     ConfigDict,
     Field,
     SerializeAsAny,
+    SerializerFunctionWrapHandler,
     ValidationError,
     ValidationInfo,
     field_validator,
+    model_serializer,
     model_validator,
 )
 
 from evalcore import benchmarks
 from evalcore.benchmark import MAX_SEED, Benchmark, GenerateBase
-from evalcore.prompting import VISION_MODE
+from evalcore.prompting import POT_MODE
 from evalcore.schema import PROMPT_MODES, PromptMode
 from evalcore.validation import first_error
 from judge.schema import RULE_JUDGE
@@ -118,9 +120,6 @@ class SamplingOverrides(Strict):
                 max_tokens if self.max_tokens is None else self.max_tokens)
 
 
-GraphVerseMode = Literal["vision", "pot"]  # evalcore.prompting.GRAPHVERSE_MODES
-
-
 class ModelSpec(Strict):
     name: str = Field(pattern=MODEL_NAME_PATTERN)
     backend: Literal["baseline", "vllm", "litellm", "caption-chain", "transformers"] = "baseline"
@@ -131,17 +130,40 @@ class ModelSpec(Strict):
     num_gpus: float = Field(0, ge=0, le=MAX_RESOURCES, allow_inf_nan=False)
     batch_size: int = Field(64, ge=1, le=MAX_BATCH)
     options: dict[str, Any] = Field(default_factory=dict, description="backend-specific settings")
-    graphverse_modes: list[GraphVerseMode] = Field(
-        default_factory=lambda: [VISION_MODE], min_length=1,
-        description="GraphVerse prompt modes: vision (reasoning + answer, the paper's direct inference) and/or "
-        "pot (a program that prints the answer, run in the sandbox; GraphVerse paper §5.3)")
+    # Each benchmark's own options for the model (`Benchmark.model_options`, e.g. the modes it is asked in),
+    # by benchmark name. In a config they are written at the top level of the model's entry under the
+    # plug-in's field names (docs/config-reference.md lists them) and dumped there again, so a config, a run
+    # manifest and a run id read as before the plug-ins owned them.
+    benchmark_options: dict[str, SerializeAsAny[BaseModel]] = Field(
+        default_factory=dict, description="set through the benchmarks' own model fields (below), not by this name")
 
-    @field_validator("graphverse_modes")
+    @model_validator(mode="before")
     @classmethod
-    def _distinct_modes(cls, v: list[str]) -> list[str]:
-        if len(set(v)) != len(v):
-            raise ValueError("graphverse_modes: a mode is listed twice")
-        return v
+    def _plugin_options(cls, data: Any) -> Any:
+        if not isinstance(data, dict):
+            return data
+        if "benchmark_options" in data:
+            raise ValueError("benchmark_options: write a benchmark's model options under their own names "
+                             "(docs/config-reference.md), e.g. at the top level of the model's entry")
+        data = dict(data)
+        opts: dict[str, BaseModel] = {}
+        for name, bench in benchmarks.registry().items():
+            if bench.model_options is not None:
+                raw = {k: data.pop(k) for k in list(data) if k in bench.model_options.model_fields}
+                opts[name] = bench.model_options.model_validate(raw)
+        data["benchmark_options"] = opts
+        return data
+
+    @model_serializer(mode="wrap")
+    def _flat_plugin_options(self, handler: SerializerFunctionWrapHandler) -> dict[str, Any]:
+        d: dict[str, Any] = handler(self)
+        for o in (d.pop("benchmark_options", None) or {}).values():
+            d.update(o)
+        return d
+
+    def modes_for(self, bench: Benchmark) -> list[str]:
+        """The modes this model's own options ask `bench` in (`Benchmark.model_modes`)."""
+        return bench.model_modes(self.benchmark_options.get(bench.name))
 
     @model_validator(mode="after")
     def _replicas(self) -> ModelSpec:
@@ -292,13 +314,24 @@ class RunConfig(Strict):
         for m in d["models"]:
             for k in ("replicas", "num_cpus", "num_gpus", "batch_size"):
                 m.pop(k, None)
-            if m["graphverse_modes"] == [VISION_MODE]:
-                m.pop("graphverse_modes")
+            # a benchmark's model option at its default is left out: runs made before it existed keep their id
+            for k, v in plugin_option_defaults().items():
+                if m.get(k) == v:
+                    m.pop(k)
             m["options"] = {k: v for k, v in m["options"].items() if k not in OPERATIONAL_OPTIONS}
         return d
 
     def wants_pot(self) -> bool:
-        return any("pot" in m.graphverse_modes for m in self.models)
+        return any(POT_MODE in m.modes_for(b) for m in self.models for b in benchmarks.registry().values())
+
+
+def plugin_option_defaults() -> dict[str, Any]:
+    """Every benchmark's model options (`Benchmark.model_options`) at their defaults, as a config writes them."""
+    out: dict[str, Any] = {}
+    for bench in benchmarks.registry().values():
+        if bench.model_options is not None:
+            out.update(bench.model_options().model_dump(mode="json"))
+    return out
 
 
 # A config or registry is a few thousand values; YAML aliases may share a subtree, but a document whose

@@ -43,7 +43,7 @@ def prompt_column(mode: str, variant: str = "") -> str:
 
 def planned(dataset: Dataset, *, model: str = DEFAULT_MODEL, repeats: int = 1, asks: int = 5,
             recognition: bool = True, seed: int = 0,
-            graphverse_modes: Sequence[str] = ("vision",), prompts: str | None = None,
+            model_options: dict[str, Any] | None = None, prompts: str | None = None,
             prompt_assets: str | None = None) -> Iterator[dict[str, Any]]:
     """The requests a live run of one (non-baseline) model on `dataset` sends, with the default run config
     except for the arguments: one dict per request, in the planner's order, `response` left empty.
@@ -51,18 +51,30 @@ def planned(dataset: Dataset, *, model: str = DEFAULT_MODEL, repeats: int = 1, a
     `seed` is the run's sampling seed; it also picks each recognition control's partner instance. `prompts`
     (paper | rewritten; None: a run's default) and `prompt_assets` as in a run config; the model is an API
     model, so the paper set uses the API runs' prompt file."""
-    from cluster.config import DatasetSpec, ModelSpec, RecognitionSpec, RunConfig, SamplingSpec
+    from cluster.config import (
+        DatasetSpec,
+        ModelSpec,
+        RecognitionSpec,
+        RunConfig,
+        SamplingSpec,
+        plugin_option_defaults,
+    )
     from cluster.plan import check_prompt_assets, plan_model
     from nphe4v.recognition import mismatch_partners
 
     try:
         # a litellm spec: the planner then attaches no gold (`reference`), as for any outside model
-        spec = ModelSpec(name=model, backend="litellm", graphverse_modes=list(graphverse_modes))
+        known = plugin_option_defaults()
+        for key in model_options or {}:
+            if key not in known:
+                raise ExportError(f"--model-option {key}: not a benchmark's model option; known: {', '.join(known)}")
+        spec = ModelSpec(name=model, backend="litellm", **(model_options or {}))
     except ValidationError as e:
         err = e.errors()[0]
-        flag = "--graphverse-modes" if err["loc"] and err["loc"][0] == "graphverse_modes" else "--model"
-        raise ExportError(f"{flag} {model if flag == '--model' else ','.join(graphverse_modes)!r}: "
-                          f"{err['msg']}") from None
+        key = str(err["loc"][0]) if err["loc"] else ""
+        if key in (model_options or {}):
+            raise ExportError(f"--model-option {key}={model_options[key]!r}: {err['msg']}") from None  # type: ignore[index]
+        raise ExportError(f"--model {model!r}: {err['msg']}") from None
     try:
         cfg = RunConfig(
             name="export", datasets=[DatasetSpec(path=str(dataset.root))], models=[spec], repeats=repeats,

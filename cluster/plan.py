@@ -125,7 +125,7 @@ def check_prompt_assets(cfg: RunConfig, download: bool = True) -> str | None:
 
 def _groups(cfg: RunConfig, model: ModelSpec, dataset: Dataset) -> Iterator[_Group]:
     bench = benchmarks.get(dataset.manifest.benchmark)
-    modes = bench.prompt_modes(cfg.prompt_modes, model.graphverse_modes, model.text_only)
+    modes = bench.prompt_modes(cfg.prompt_modes, model.modes_for(bench), model.text_only)
 
     def keys(inst: Instance, variant: str, mode: str, n: int) -> tuple[SampleKey, ...]:
         return tuple(SampleKey(model=model.name, benchmark=inst.benchmark, instance_id=inst.instance_id,

@@ -22,12 +22,17 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, PrivateAttr, ValidationError, model_validator
 
-from cluster.config import ConfigError, ModelSpec, read_yaml_mapping
+from cluster.config import ConfigError, ModelSpec, plugin_option_defaults, read_yaml_mapping
 
 DEFAULT_PATH = Path(__file__).with_name("models.yaml")
 NAME_PATTERN = r"^[A-Za-z0-9][A-Za-z0-9._:@/+-]*$"
 # ModelSpec fields a `{use: ...}` reference may override (name and backend come from the registry).
-OVERRIDABLE = ("replicas", "num_cpus", "num_gpus", "batch_size", "text_only", "options", "graphverse_modes")
+OVERRIDABLE = ("replicas", "num_cpus", "num_gpus", "batch_size", "text_only", "options")
+
+
+def overridable() -> tuple[str, ...]:
+    """OVERRIDABLE and every benchmark's model options (`Benchmark.model_options`, e.g. the modes asked)."""
+    return OVERRIDABLE + tuple(plugin_option_defaults())
 
 
 class RegistryError(ConfigError):
@@ -288,7 +293,7 @@ def expand_models(raw: dict[str, Any], registry: Registry | str | Path | None = 
     A `models:` item may be
       * a string: a model or group name of cluster/models.yaml (groups expand in order);
       * a mapping with `use:` (a name, or a list of names), optional `exclude:` (names to leave out) and
-        overrides of `replicas`, `num_cpus`, `num_gpus`, `batch_size`, `text_only`, `graphverse_modes` or `options` (merged key by
+        overrides of `replicas`, `num_cpus`, `num_gpus`, `batch_size`, `text_only`, a benchmark's model options or `options` (merged key by
         key) applied to every model the reference expands to;
       * a mapping with `name:` of a registry model, no `backend:` and only the overrides above: the same as
         `use:` (so `{name: oracle}` and `{name: gpt-4o, batch_size: 8}` work);
@@ -310,7 +315,7 @@ def expand_models(raw: dict[str, Any], registry: Registry | str | Path | None = 
     for i, item in enumerate(models):
         where = f"{source}: field models.{i}: " if source is not None else ""
         if isinstance(item, dict) and "use" not in item and _maybe_reference(item):
-            if item.get("name") in reg.by_name and set(item) - {"name"} <= set(OVERRIDABLE):
+            if item.get("name") in reg.by_name and set(item) - {"name"} <= set(overridable()):
                 item = {"use": item["name"], **{k: v for k, v in item.items() if k != "name"}}
         if not (isinstance(item, str) or (isinstance(item, dict) and "use" in item)):
             out.append(item)
@@ -345,10 +350,10 @@ def _expand_item(reg: Registry, item: str | dict[str, Any]) -> list[ModelSpec]:
         raise RegistryError("`use` takes a model or group name, or a list of them")
     if isinstance(exclude, str):
         exclude = [exclude]
-    bad = sorted(set(item) - set(OVERRIDABLE))
+    bad = sorted(set(item) - set(overridable()))
     if bad:
         raise RegistryError(f"`{bad[0]}` cannot be set on a registry reference; allowed: use, exclude, "
-                            f"{', '.join(OVERRIDABLE)}")
+                            f"{', '.join(overridable())}")
     chosen = reg.names(names)
     dropped = set(reg.names(exclude)) if exclude else set()
     by_name = reg.by_name

@@ -89,7 +89,7 @@ def _count_samples(cfg: RunConfig, model: ModelSpec, d: dict[str, Any]) -> int:
         return count_work(cfg, model, ds).planned
     n = d["instances"]
     bench = benchmarks.get(d["benchmark"])
-    total = n * len(bench.prompt_modes(cfg.prompt_modes, model.graphverse_modes, model.text_only)) * cfg.repeats
+    total = n * len(bench.prompt_modes(cfg.prompt_modes, model.modes_for(bench), model.text_only)) * cfg.repeats
     if bench.recognition and cfg.recognition.enabled and not model.text_only:
         # a mismatched control needs another instance of the same task and level
         pairs = 1 + (1 if cfg.recognition.controls and d.get("_per_level", 1) >= 2 else 0)
@@ -113,7 +113,7 @@ def _model_plan(cfg: RunConfig, m: ModelSpec, datasets: list[dict[str, Any]]) ->
     return {
         "name": m.name, "backend": m.backend, "replicas": m.replicas, "num_gpus": m.num_gpus,
         "num_cpus": m.num_cpus, "batch_size": m.batch_size, "text_only": m.text_only,
-        "graphverse_modes": list(m.graphverse_modes),
+        **{k: v for o in m.benchmark_options.values() for k, v in o.model_dump(mode="json").items()},
         "options": redact(m.options), "samples_per_dataset": per_dataset,
         "samples": sum(per_dataset.values()), "missing_api_keys": _missing_keys(m.name, m.backend, m.options),
     }

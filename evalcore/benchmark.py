@@ -213,9 +213,19 @@ class Benchmark:
         """Every prompt mode a sample of this benchmark can have (besides recognition)."""
         return tuple(PROMPT_MODES)
 
+    # what a model's entry in a run config may say for this benchmark (a pydantic model whose fields are
+    # written at the top level of the entry and overridable on a registry reference, e.g. the modes the model
+    # is asked in), or None: `cluster.config.ModelSpec` validates them with it
+    model_options: type[BaseModel] | None = None
+
+    def model_modes(self, options: BaseModel | None) -> list[str]:
+        """The modes the model's own options (an instance of `model_options`) ask this benchmark in: the
+        `model_modes` given to `prompt_modes`."""
+        return []
+
     def prompt_modes(self, run_modes: Sequence[str], model_modes: Sequence[str], text_only: bool) -> list[str]:
         """The modes a model is asked in: the run's `prompt_modes`, or `full_text_only` for a text-only model.
-        `model_modes` is the model's own choice (`graphverse_modes`), for benchmarks that take it."""
+        `model_modes` is the model's own choice (`model_modes`), for benchmarks that take it."""
         return [FULL_TEXT_ONLY] if text_only else list(run_modes)
 
     def variant(self, inst: Instance) -> str:

@@ -9,10 +9,10 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
 
 import polars as pl
-from pydantic import Field
+from pydantic import BaseModel, ConfigDict, Field, field_validator
 
 from evalcore.benchmark import Benchmark, GenerateBase, Summary
-from evalcore.prompting import GRAPHVERSE_MODES
+from evalcore.prompting import GRAPHVERSE_MODES, VISION_MODE
 from evalcore.schema import Instance
 from evalcore.task import TaskSpec
 
@@ -36,6 +36,26 @@ class GraphVerseGenerate(GenerateBase):
 
 
 GenerateSettings = GraphVerseGenerate  # what the hooks below read
+
+GraphVerseMode = Literal["vision", "pot"]  # GRAPHVERSE_MODES (a test checks they agree)
+
+
+class GraphVerseModelOptions(BaseModel):
+    """What a model's entry in a run config (or a registry reference's override) says for GraphVerse."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    graphverse_modes: list[GraphVerseMode] = Field(
+        default_factory=lambda: [VISION_MODE], min_length=1,
+        description="GraphVerse prompt modes: vision (reasoning + answer, the paper's direct inference) and/or "
+        "pot (a program that prints the answer, run in the sandbox; GraphVerse paper §5.3)")
+
+    @field_validator("graphverse_modes")
+    @classmethod
+    def _distinct_modes(cls, v: list[str]) -> list[str]:
+        if len(set(v)) != len(v):
+            raise ValueError("graphverse_modes: a mode is listed twice")
+        return v
 
 
 class GraphVerse(Benchmark):
@@ -126,6 +146,11 @@ class GraphVerse(Benchmark):
     # --------------------------------------------------------------------------------------- planning
     def all_prompt_modes(self) -> tuple[str, ...]:
         return GRAPHVERSE_MODES
+
+    model_options = GraphVerseModelOptions
+
+    def model_modes(self, options: BaseModel | None) -> list[str]:
+        return list(options.graphverse_modes) if isinstance(options, GraphVerseModelOptions) else [VISION_MODE]
 
     def prompt_modes(self, run_modes: Sequence[str], model_modes: Sequence[str], text_only: bool) -> list[str]:
         # images + question, answered directly (vision) and/or as a program (pot), as the model's config asks

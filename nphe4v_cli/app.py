@@ -5,7 +5,7 @@ from __future__ import annotations
 import os
 import sys
 from pathlib import Path
-from typing import Annotated
+from typing import Annotated, Any
 
 import typer
 
@@ -321,9 +321,10 @@ def export(
     limit: Annotated[int | None, typer.Option(help="sft/trl/verl: keep N rows with the selection's task mix")] = None,
     allow_test_split: Annotated[bool, typer.Option(help="sft/trl/verl: export a test split for training anyway")
                                 ] = False,
-    graphverse_modes: Annotated[str, typer.Option(
-        help="jsonl: GraphVerse prompt modes, comma-separated (vision, pot), as a model's `graphverse_modes`")
-    ] = "vision",
+    model_option: Annotated[list[str] | None, typer.Option(
+        "--model-option", metavar="KEY=VALUE", help="jsonl: a benchmark's option of the model, as a config's model "
+        "entry writes it (VALUE is YAML, a list as [a, b]; the options are listed in docs/config-reference.md); "
+        "repeatable")] = None,
     prompts: Annotated[str | None, typer.Option(help="hf/jsonl: NPHardEval4V prompt set, paper | rewritten "
                                                 "(default: a run's default, paper)")] = None,
     prompt_assets: Annotated[str | None, typer.Option(help="hf/jsonl, paper prompts: a local checkout of the "
@@ -369,12 +370,30 @@ def export(
         else:
             n = export_jsonl(ds, out, absolute_paths=absolute_paths, model=model, repeats=repeats, asks=asks,
                              recognition=recognition, seed=seed, prompts=prompts, prompt_assets=prompt_assets,
-                             graphverse_modes=[m.strip() for m in graphverse_modes.split(",") if m.strip()])
+                             model_options=_key_values("--model-option", model_option or []))
             typer.echo(f"wrote {n} requests to {out / REQUESTS}")
     except (DatasetError, ExportError) as e:
         fail(str(e))
     except OSError as e:
         _os_fail(e, out)
+
+
+def _key_values(flag: str, items: list[str]) -> dict[str, Any]:
+    """`KEY=VALUE` options (VALUE read as YAML, as a config would spell it) as a mapping; one line on a bad one."""
+    import yaml
+
+    out: dict[str, Any] = {}
+    for item in items:
+        key, sep, value = item.partition("=")
+        if not sep or not key.strip():
+            fail(f"{flag} {item!r}: expected KEY=VALUE")
+        if key.strip() in out:
+            fail(f"{flag} {key.strip()} given twice")
+        try:
+            out[key.strip()] = yaml.safe_load(value)
+        except yaml.YAMLError:
+            fail(f"{flag} {item!r}: VALUE is not YAML")
+    return out
 
 
 def _export_run(run_dir: Path, out: Path, fmt: str) -> None:

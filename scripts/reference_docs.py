@@ -99,6 +99,10 @@ def _variants(label: str, model: type[BaseModel]) -> list[tuple[str, type[BaseMo
     from evalcore import benchmarks
     from evalcore.benchmark import GenerateBase
 
+    if model is BaseModel and label.endswith(".benchmark_options"):  # `ModelSpec.benchmark_options`
+        where = label.removesuffix(".benchmark_options")
+        return [(f"{where} (benchmark: {name}: keys of the model's entry)", bench.model_options)
+                for name, bench in benchmarks.registry().items() if bench.model_options is not None]
     if model is not GenerateBase:
         return [(label, model)]
     users: dict[type[BaseModel], list[str]] = {}

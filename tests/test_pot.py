@@ -190,11 +190,16 @@ def test_graphverse_modes_per_model_and_the_default_run_id_unchanged(gv):
     both = ModelSpec(name="oracle", graphverse_modes=["vision", "pot"])
     plain = ModelSpec(name="greedy")
     cfg = RunConfig(datasets=[DatasetSpec(path=str(gv), benchmark="graphverse")], models=[both, plain])
-    assert plain.graphverse_modes == ["vision"]
     from typing import get_args
 
-    from cluster.config import GraphVerseMode
     from evalcore.prompting import GRAPHVERSE_MODES
+    from gie.benchmark import BENCHMARK as GRAPHVERSE
+    from gie.benchmark import GraphVerseMode
+
+    assert plain.modes_for(GRAPHVERSE) == ["vision"] and both.modes_for(GRAPHVERSE) == ["vision", "pot"]
+    # the plug-in's option is written and dumped at the top level of the model's entry, as before it owned it
+    assert both.model_dump()["graphverse_modes"] == ["vision", "pot"] and "benchmark_options" not in both.model_dump()
+    assert ModelSpec.model_validate(both.model_dump()) == both
 
     assert get_args(GraphVerseMode) == GRAPHVERSE_MODES  # the config's modes are the prompts' modes
     assert count_work(cfg, both, ds).planned == 2 * count_work(cfg, plain, ds).planned == 2 * len(ds.instances)
@@ -250,8 +255,10 @@ def test_the_example_config_selects_pot_per_model_registry_references_included(t
     from cluster.run_plan import resolve_plan
 
     cfg = load_config(Path(__file__).resolve().parents[1] / "configs" / "graphverse-pot.yaml")
-    assert {m.name: m.graphverse_modes for m in cfg.models} == {"oracle": ["vision", "pot"],
-                                                                 "random": ["vision", "pot"]}
+    from gie.benchmark import BENCHMARK as GRAPHVERSE
+
+    assert {m.name: m.modes_for(GRAPHVERSE) for m in cfg.models} == {"oracle": ["vision", "pot"],
+                                                                      "random": ["vision", "pot"]}
     assert cfg.models[0].backend == "baseline" and cfg.pot_isolation == "strict"
     plan = resolve_plan(cfg, tmp_path)
     assert [m["samples"] for m in plan["models"]] == [102, 102]  # 51 instances x 2 modes
@@ -324,7 +331,7 @@ def test_exported_pot_requests_round_trip_through_grade(gv, tmp_path):
     from evalcore.prompting import format_program
 
     r = runner.invoke(app, ["export", str(gv), "--format", "jsonl", "--out", str(tmp_path / "exp"),
-                            "--graphverse-modes", "vision,pot"])
+                            "--model-option", "graphverse_modes=[vision, pot]"])
     assert r.exit_code == 0, r.output
     reqs = [json.loads(x) for x in (tmp_path / "exp" / "requests.jsonl").read_text().splitlines()]
     by_id = load_dataset(gv).by_id()
@@ -341,8 +348,11 @@ def test_exported_pot_requests_round_trip_through_grade(gv, tmp_path):
     df = read_samples(tmp_path / "g")
     assert df.height == len(reqs) and set(df["verdict"]) == {"correct"}
     bad = runner.invoke(app, ["export", str(gv), "--format", "jsonl", "--out", str(tmp_path / "exp2"),
-                              "--graphverse-modes", "vision,code"])
-    assert bad.exit_code == 2 and "--graphverse-modes 'vision,code'" in bad.output, bad.output
+                              "--model-option", "graphverse_modes=[vision, code]"])
+    assert bad.exit_code == 2 and "--model-option graphverse_modes=['vision', 'code']" in bad.output, bad.output
+    typo = runner.invoke(app, ["export", str(gv), "--format", "jsonl", "--out", str(tmp_path / "exp3"),
+                               "--model-option", "graphverse_mode=[pot]"])
+    assert typo.exit_code == 2 and "--model-option graphverse_mode: not a benchmark's model option" in typo.output
 
 
 def test_grade_a_forged_end_is_a_pot_error_never_the_answer(gv, tmp_path):
