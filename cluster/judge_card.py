@@ -10,7 +10,6 @@ runtime layer; the generator and the properties live in the judge and know no be
 from __future__ import annotations
 
 import asyncio
-import random
 import time
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
@@ -18,8 +17,8 @@ from pathlib import Path
 from typing import Any
 
 from cluster.judge_work import Work, judge_replica, resolve_spec, result_record, rule_record
+from evalcore import benchmarks
 from evalcore.schema import Instance
-from gie.benchmark import BENCHMARK as GRAPHVERSE
 from judge.card import FAMILIES, evaluate, grade_line, write_card
 from judge.card_families import CardInput, Case, cases_for
 from judge.evidence import build_evidence, gold_text
@@ -43,21 +42,8 @@ class CardRun:
 
 
 def wrong_answer(inst: Instance, graphs: Sequence[Any], query: dict[str, Any], seed: int = 0) -> dict[str, Any] | None:
-    """A readable answer the exact verifier calls wrong: a random well-formed one, else the gold answer with one
-    element of its witness dropped; None when neither is wrong."""
-    from gie import answers
-
-    rng = random.Random(f"{inst.instance_id}/{seed}")
-    for _ in range(50):
-        a = answers.random_answer(inst.task, graphs, query, rng)
-        if answers.verify(inst.task, graphs, query, inst.gold, answers.parse(inst.task, a)).verdict != "correct":
-            return a
-    for key, value in inst.gold.answer.items():
-        if isinstance(value, list) and len(value) > 1:
-            a = {**inst.gold.answer, key: value[:1] + value[2:]}
-            if answers.verify(inst.task, graphs, query, inst.gold, answers.parse(inst.task, a)).verdict != "correct":
-                return a
-    return None
+    """A readable answer the exact verifier calls wrong (the instance's benchmark's `wrong_answer`), or None."""
+    return benchmarks.get(inst.benchmark).wrong_answer(inst, graphs, query, seed)
 
 
 def card_inputs(instances: Iterable[Instance]) -> list[CardInput]:
@@ -75,7 +61,7 @@ def _work(case: Case, inp: CardInput, inst: Instance, spec: JudgeSpec, template:
     item = JudgeItem(task=inp.task, evidence=ev.text, gold=gold_text(inp.task, inp.gold, inp.gold_value),
                      question="", response=case.text)
     key = cache_key(spec, template, item) if not spec.is_rule else item.response_sha
-    base = {"run_id": "judge-card", "model": "card", "benchmark": GRAPHVERSE.name, "instance_id": inp.instance_id,
+    base = {"run_id": "judge-card", "model": "card", "benchmark": inst.benchmark, "instance_id": inp.instance_id,
             "variant": str(inst.data.get("edit", {}).get("kind", "none")), "prompt_mode": "vision", "repeat": 0,
             "task": inp.task, "judge": spec.identity, "judge_snapshot": spec.pinned if not spec.is_rule else RULE_VERSION,
             "judge_template": template, "judge_repeat": 0, "evidence_sha256": ev.sha256,

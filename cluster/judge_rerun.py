@@ -17,7 +17,7 @@ No argument parsing here: the command line is `nphe4v_cli.judge_command`'s. Ever
   per model, the first failing step's type over incorrect responses), and with `human` (a CSV, or a run
   folder holding the explorer's annotations/) human_agreement.csv (GraphVerse Table 9 shape: human − judge).
 * The baseline ("default") is the run's default judge (RUN_DIR/judgments/manifest.json), or `baseline`.
-* `card` also runs the judge card of this judge (judge.card) over the run's GraphVerse instances and records
+* `card` also runs the judge card of this judge (judge.card) over the run's judged instances and records
   it in OUT/judge_cards/<judge>/, where the report and the explorer find the grade they show beside VGR-S.
 """
 
@@ -182,8 +182,8 @@ def main(args: RerunArgs) -> int:
         options = judge_options(args, options_given)
         models = models_of(run)  # the run's own models, which --judge may name
         _check_judge(judge, options, models)
-        if not _has_graphverse(run):
-            raise UsageError(f"{run}: no GraphVerse samples to judge")
+        if not _has_judged_samples(run):
+            raise UsageError(f"{run}: no {' or '.join(_judged_titles())} samples to judge")
         if base_ident is None:
             print(f"{run} has no judgments yet: judging with {judge}, which becomes the baseline", file=sys.stderr)
         out.mkdir(parents=True, exist_ok=True)
@@ -235,7 +235,7 @@ def main(args: RerunArgs) -> int:
 
 def _record_card(run: Path, out: Path, judge: str, options: dict[str, object], limit: int | None,
                  models: list[Any]) -> None:
-    """The judge card of this judge over the run's GraphVerse instances, where the report looks it up
+    """The judge card of this judge over the run's judged instances, where the report looks it up
     (report.judge_cards: OUT/judge_cards/<judge>/judge_card.json); prints its grade line."""
     from cluster.judge_card import run_card
     from cluster.judge_work import instances_of, resolve_spec
@@ -266,14 +266,22 @@ def _human(path: Path) -> Any:
     return human
 
 
-def _has_graphverse(run: Path) -> bool:
+def _judged_titles() -> list[str]:
+    from cluster.judge_work import judged_benchmarks
+    from evalcore import benchmarks
+
+    return [benchmarks.get(n).title for n in judged_benchmarks()] or ["judged-benchmark"]
+
+
+def _has_judged_samples(run: Path) -> bool:
+    """Whether the run has samples of a benchmark the judge scores (`Benchmark.judged`)."""
     import polars as pl
 
-    from cluster.judge_work import BENCHMARK
+    from cluster.judge_work import judged_benchmarks
     from evalcore.records import read_samples
 
     try:
         samples = read_samples(run)
     except (OSError, ValueError, pl.exceptions.PolarsError) as e:
         raise UsageError(f"{run}/samples: unreadable ({' '.join(str(e).split())[:200]})") from None
-    return not samples.is_empty() and not samples.filter(pl.col("benchmark") == BENCHMARK).is_empty()
+    return not samples.is_empty() and not samples.filter(pl.col("benchmark").is_in(judged_benchmarks())).is_empty()

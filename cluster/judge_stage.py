@@ -1,4 +1,5 @@
-"""The judge stage of a run: VGR-Score for every GraphVerse sample, written to RUN_DIR/judgments/.
+"""The judge stage of a run: VGR-Score for every sample of a judged benchmark (`Benchmark.judged`), written to
+RUN_DIR/judgments/.
 
     stream = JudgeStream(out, datasets, cfg.judge, hold=True)   # in a run: fed as samples are scored,
     ...                                                         # driven by cluster.scheduler beside the models
@@ -46,12 +47,12 @@ from cluster.actor_pool import Batch
 from cluster.config import JUDGE_CACHE_DIR, JudgeConfig
 from cluster.judge_progress import JudgeProgress
 from cluster.judge_work import (
-    BENCHMARK,
     Planner,
     Work,
     empty_record,
     instances_of,
     judge_replica,
+    judged_benchmarks,
     resolve_spec,
     result_record,
     rule_record,
@@ -66,7 +67,7 @@ from judge.rule_scorer import RULE_VERSION
 from judge.schema import JUDGE_KEY_COLUMNS, JUDGMENT_SCHEMA, Judgment
 from judge.vgr import JUDGE_MANIFEST, JUDGMENTS_DIR
 
-__all__ = ["BENCHMARK", "JudgeStageStats", "JudgeStream", "print_stats", "run_judge_stage"]
+__all__ = ["JudgeStageStats", "JudgeStream", "print_stats", "run_judge_stage"]
 
 
 def judgment_writer(root: Path, flush_rows: int = 2000) -> ShardWriter:
@@ -109,7 +110,8 @@ def run_judge_stage(
     set_default: bool = True,
     models: Iterable[Any] | None = None,
 ) -> JudgeStageStats:
-    """Judge every GraphVerse sample of RUN_DIR not yet judged by this judge/template/repeat.
+    """Judge every sample of a judged benchmark (`Benchmark.judged`) in RUN_DIR not yet judged by this
+    judge/template/repeat.
 
     Writes RUN_DIR/judgments/ (or OUT_DIR/judgments/) and records the run's default judge in
     judgments/manifest.json the first time (`set_default`). Returns counts; never calls a model for a
@@ -120,7 +122,7 @@ def run_judge_stage(
                          models=models)
     if stream.enabled:
         samples = read_samples(run_dir)
-        stream.add_rows(samples.filter(pl.col("benchmark") == BENCHMARK).iter_rows(named=True))
+        stream.add_rows(samples.filter(pl.col("benchmark").is_in(judged_benchmarks())).iter_rows(named=True))
     return stream.finish()
 
 
@@ -182,8 +184,9 @@ class JudgeStream:
     def add_records(self, records: Iterable[Any]) -> None:
         """Freshly scored SampleRecords; the response text is redacted as the sample sink will store it."""
         rows = []
+        judged = judged_benchmarks()
         for rec in records:
-            if rec.benchmark != BENCHMARK or rec.status == "infra_error":
+            if rec.benchmark not in judged or rec.status == "infra_error":
                 continue
             row = rec.model_dump()
             if row["raw_response"]:
@@ -195,8 +198,9 @@ class JudgeStream:
     def add_rows(self, rows: Iterable[dict[str, Any]]) -> None:
         if not self.enabled:
             return
+        judged = judged_benchmarks()
         for r in rows:
-            if r["benchmark"] != BENCHMARK:
+            if r["benchmark"] not in judged:
                 continue
             self._open()
             assert self.planner is not None and self.sink is not None
@@ -239,7 +243,7 @@ class JudgeStream:
         """The judge as a model job of the run's scheduler: replicas of the models' actor class
         (`cluster.pipeline.ModelActor`, method `judge`) with the models' backends, placed, granted CPUs,
         replaced on a crash loop and given up on past their failure budget as the models' replicas are."""
-        from cluster.backends.litellm_api import ensure_shared_limiter
+        from cluster.backends.litellm_api import ensure_shared_limiter, forget_replica
         from cluster.costs import estimate
         from cluster.pipeline import ModelActor
         from cluster.replicas import actor_options, gpus_per_replica, release
@@ -262,6 +266,8 @@ class JudgeStream:
 
         def free(actor: Any, opts: dict[str, Any]) -> None:
             ray.kill(actor)  # ending the actor is what frees a vLLM replica's memory
+            if m is None:  # its provider slots are free now, not a lease TTL later
+                forget_replica(spec.model, options, actor)
             release(opts)
 
         cost = estimate(name, backend, gpus, {"max_concurrency": spec.max_concurrency} if m is None else options)

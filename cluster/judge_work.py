@@ -22,12 +22,11 @@ import polars as pl
 from cluster.backends.vllm_engine import DEFAULT_TINY_PATH
 from cluster.config import ModelSpec
 from cluster.registry import load_registry
-from evalcore import secrets
+from evalcore import benchmarks, secrets
 from evalcore.benchmarks import task_for
 from evalcore.dataset import load_dataset
 from evalcore.hashing import canonical_json, sha256_bytes
 from evalcore.records import KEY_COLUMNS
-from gie.benchmark import BENCHMARK as GRAPHVERSE
 from judge.evidence import Evidence, build_evidence, gold_text
 from judge.grounding import ground_verdict, grounded_fields
 from judge.llm_judge import JudgeItem, JudgeResult, JudgeSpec, cache_key, prompt_version_of
@@ -35,7 +34,11 @@ from judge.rule_scorer import RULE_VERSION, score_response
 from judge.schema import RULE_JUDGE, JudgeVerdict, Judgment, ground, verdict_fields
 from nphe4v.scoring import score_answer
 
-BENCHMARK = GRAPHVERSE.name  # the judge scores GraphVerse samples: its evidence is built from GraphVerse tasks
+
+def judged_benchmarks() -> list[str]:
+    """The registered benchmarks whose samples the judge stage scores (`Benchmark.judged`): the judge's
+    evidence is built from their instances' graph data (`judge.evidence`)."""
+    return [name for name, b in benchmarks.registry().items() if b.judged]
 
 
 def judge_replica(model: str, models: Iterable[ModelSpec] | None = None) -> ModelSpec | None:
@@ -155,10 +158,10 @@ def instances_of(run_dir: Path, datasets: Iterable[Any] | None) -> dict[str, Any
         man = json.loads((run_dir / "manifest.json").read_text())
         # the judge reads instance data only: image hashes are not re-checked here
         datasets = [load_dataset(d["path"], check_images=False) for d in man.get("datasets", [])
-                    if d.get("benchmark") == BENCHMARK]
+                    if d.get("benchmark") in judged_benchmarks()]
     out: dict[str, Any] = {}
     for ds in datasets:
-        if ds.manifest.benchmark == BENCHMARK:
+        if ds.manifest.benchmark in judged_benchmarks():
             out.update(ds.by_id())
     return out
 
@@ -181,10 +184,11 @@ class Planner:
         self.done = done
         self.ev_cache: dict[str, tuple[Evidence, str, str]] = {}
         self.skipped = 0
+        self.judged = set(judged_benchmarks())
 
     def work(self, r: dict[str, Any]) -> Work | None:
         """The row's work, or None when it is not judged (other benchmark, infra error) or already judged."""
-        if r["benchmark"] != BENCHMARK or r["status"] == "infra_error":
+        if r["benchmark"] not in self.judged or r["status"] == "infra_error":
             return None
         spec, template, repeat = self.spec, self.template, self.repeat
         key_fields = {c: r[c] for c in KEY_COLUMNS}
@@ -225,9 +229,9 @@ class Planner:
 
 def plan(run_dir: Path, samples: pl.DataFrame, instances: dict[str, Any], spec: JudgeSpec, repeat: int,
          template: str, done: set[str]) -> tuple[list[Work], int]:
-    """Work for every judgeable GraphVerse sample not yet judged; returns (work, already done)."""
+    """Work for every judgeable sample (of a judged benchmark) not yet judged; returns (work, already done)."""
     p = Planner(run_dir, instances, spec, repeat, template, done)
-    rows = samples.filter((pl.col("benchmark") == BENCHMARK) & (pl.col("status") != "infra_error"))
+    rows = samples.filter(pl.col("benchmark").is_in(judged_benchmarks()) & (pl.col("status") != "infra_error"))
     work = [w for w in map(p.work, rows.iter_rows(named=True)) if w is not None]
     return work, p.skipped
 

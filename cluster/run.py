@@ -270,13 +270,14 @@ def _execute_locked(cfg: RunConfig, out: Path, run_id: str, datasets: list[Datas
 
 def _run_pipeline(cfg: RunConfig, out: Path, datasets: list[Dataset], run_id: str, sink: SampleSink,
                   streams: list[Any], live: list[Any]) -> list[dict[str, Any]]:
-    """Every model at once on one cluster, the judge stage fed as GraphVerse samples are scored.
+    """Every model at once on one cluster, the judge stage fed as the judged benchmarks' samples are scored.
 
     The judge stream is appended to `streams` and the models' stats to `live` as soon as they exist, so an
     interrupt can still flush the one and record the other."""
     import polars as pl
 
-    from cluster.judge_stage import BENCHMARK, JudgeStream
+    from cluster.judge_stage import JudgeStream
+    from cluster.judge_work import judged_benchmarks
     from cluster.pipeline import run_models
 
     # the judge may be one of the run's models (an open-weights judge on this cluster's vLLM replicas); its LLM
@@ -285,7 +286,7 @@ def _run_pipeline(cfg: RunConfig, out: Path, datasets: list[Dataset], run_id: st
     streams.append(stream)
     # samples written by an earlier attempt and not yet judged go first
     done = read_samples(out)
-    stream.add_rows(done.filter(pl.col("benchmark") == BENCHMARK).iter_rows(named=True))
+    stream.add_rows(done.filter(pl.col("benchmark").is_in(judged_benchmarks())).iter_rows(named=True))
     stream.flush()
     written = [sink.written]
 

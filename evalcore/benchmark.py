@@ -239,6 +239,14 @@ class Benchmark:
             out.append("recognition")
         return out
 
+    # ---------------------------------------------------------------------------------------- judging
+    def wrong_answer(self, inst: Instance, graphs: Sequence[Any], query: dict[str, Any],
+                     seed: int = 0) -> dict[str, Any] | None:
+        """For a `judged` benchmark: a readable answer to `inst` that its exact verifier calls wrong (the judge
+        card's wrong-final-answer cases; `graphs` and `query` as the judge's evidence read them), or None when
+        there is none. Deterministic in (instance, seed)."""
+        return None
+
     # ---------------------------------------------------------------------------------------- reports
     def summaries(self, samples: pl.LazyFrame, parser: str) -> list[Summary]:
         """The tables printed after a run (and by `nphe4v report`) from the run's samples of this benchmark

@@ -162,6 +162,27 @@ class GraphVerse(Benchmark):
     def probes(self, run_modes: Sequence[str], recognition: bool) -> list[str]:
         return ["1", "2"]  # single-graph tasks and the paired tasks (two figures)
 
+    # ---------------------------------------------------------------------------------------- judging
+    def wrong_answer(self, inst: Instance, graphs: Sequence[Any], query: dict[str, Any],
+                     seed: int = 0) -> dict[str, Any] | None:
+        # a random well-formed answer, else the gold answer with one element of its witness dropped
+        import random
+
+        from gie import answers
+
+        rng = random.Random(f"{inst.instance_id}/{seed}")
+        for _ in range(50):
+            a = answers.random_answer(inst.task, graphs, query, rng)
+            if answers.verify(inst.task, graphs, query, inst.gold, answers.parse(inst.task, a)).verdict != "correct":
+                return a
+        for key, value in inst.gold.answer.items():
+            if isinstance(value, list) and len(value) > 1:
+                a = {**inst.gold.answer, key: value[:1] + value[2:]}
+                if answers.verify(inst.task, graphs, query, inst.gold,
+                                  answers.parse(inst.task, a)).verdict != "correct":
+                    return a
+        return None
+
     # ---------------------------------------------------------------------------------------- reports
     def summaries(self, samples: pl.LazyFrame, parser: str) -> list[Summary]:
         from gie import metrics
