@@ -44,9 +44,9 @@ from typing import Any
 import numpy as np
 
 from evalcore.dataset import instance_id
-from evalcore.paper_parse import parse_tagged
 from evalcore.schema import Gold, Instance, ParseError
 from nphe4v.paper_check import TAGGED_RULES, tsp_start
+from nphe4v.paper_parse import parse_tagged
 from nphe4v.peer.formats import TASK_FOLDERS
 from nphe4v.peer.generations import MODEL_NAMES, MODELS, read_generations
 from nphe4v.peer.read import read_peer

@@ -1,7 +1,7 @@
 """Where our tolerant parse and the papers' parse of the same NPHardEval4V answers disagree, in a run folder.
 
 Prints, per model: answer samples, and the cross table of `verdict` (ours) against `verdict_paper` (the papers'
-rule, `evalcore.paper_parse`), then the disagreeing samples counted by task and by the papers' parse error
+rule, `nphe4v.paper_parse`), then the disagreeing samples counted by task and by the papers' parse error
 kind, then up to --show examples. Runs written before `verdict_paper` existed can be re-scored first with
 --rescore (it re-parses `raw_response` with both rules; the dataset is read from the run manifest). Usage:
 
@@ -16,8 +16,8 @@ from pathlib import Path
 import polars as pl
 
 from evalcore.dataset import load_dataset
-from evalcore.paper_parse import extract_paper_answer
 from evalcore.schema import ParseError
+from nphe4v.paper_parse import extract_paper_answer
 from nphe4v.scoring import score_answer_paper
 from report.analysis import load_runs, read_run_samples
 

@@ -61,7 +61,7 @@ LEADERBOARD_COLUMNS: tuple[str, ...] = (
 
 PARSERS: tuple[str, ...] = ("tolerant", "paper")
 """Which parse of an answer is primary (a run config's ``parser``): our tolerant extractor (the default) or the
-papers' rule (``evalcore.paper_parse``). Both are always computed; the other one stays in its own columns."""
+papers' rule (``nphe4v.paper_parse``). Both are always computed; the other one stays in its own columns."""
 
 _REC_KEY = ["model", "task", "level", "instance_id"]
 _MODE_ORDER: dict[str, int] = {m: i for i, m in enumerate((*PROMPT_MODES, POOLED))}

@@ -46,8 +46,8 @@ import hashlib
 import heapq
 from typing import Any
 
-from evalcore.paper_parse import HardAnswer, hard_literal, hard_parsable, parse_hard, parse_tagged
 from evalcore.schema import ParseError
+from nphe4v.paper_parse import HardAnswer, hard_literal, hard_parsable, parse_hard, parse_tagged
 
 PAPER_TASKS: tuple[str, ...] = ("BSP", "EDP", "SPP", "KSP", "TSP-D", "GCP-D", "TSP", "GCP", "MSP")
 HARD_TASKS: tuple[str, ...] = ("TSP", "GCP", "MSP")

@@ -12,7 +12,6 @@ from typing import Any
 
 from evalcore.extract import extract_final_answer, extract_final_answer_text, extract_yes_no
 from evalcore.hashing import sha256_bytes
-from evalcore.paper_parse import hard_literal, parse_hard
 from evalcore.pot import MAX_STORED_STDOUT, PotOutcome
 from evalcore.prompting import POT_MODE
 from evalcore.schema import (
@@ -26,6 +25,7 @@ from evalcore.schema import (
     VerdictKind,
 )
 from nphe4v.paper_check import HARD_TASKS, PAPER_TASKS, paper_correct, paper_parse
+from nphe4v.paper_parse import hard_literal, parse_hard
 
 PAPER_BENCHMARK = "nphardeval4v"
 

@@ -704,7 +704,7 @@ def test_read_decision_keys_and_unrequested_keys() -> None:
 
 
 def test_paper_parser_rule() -> None:
-    from evalcore.paper_parse import extract_paper_answer
+    from nphe4v.paper_parse import extract_paper_answer
 
     assert extract_paper_answer("<final_answer>{'Position': 3}</final_answer>") == {"Position": 3}
     # the FIRST block decides (ours: the last non-example block)
@@ -739,7 +739,7 @@ def test_paper_parser_rule() -> None:
 @settings(max_examples=200, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(st.text(max_size=300))
 def test_paper_parser_never_raises(text: str) -> None:
-    from evalcore.paper_parse import extract_paper_answer
+    from nphe4v.paper_parse import extract_paper_answer
 
     for t in (text, f"<final_answer>{text}</final_answer>", f"<final_answer>{{{text}}}</final_answer>"):
         out = extract_paper_answer(t)
