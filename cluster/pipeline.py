@@ -21,7 +21,7 @@ import ray
 from cluster import head_watch
 from cluster.actor_pool import first_line
 from cluster.backends.factory import chat_client, make_backend
-from cluster.backends.litellm_api import ensure_shared_limiter
+from cluster.backends.litellm_api import ensure_shared_limiter, forget_replica
 from cluster.config import ModelSpec, RunConfig
 from cluster.costs import estimate
 from cluster.plan import WorkItem, count_work, plan_batches
@@ -234,6 +234,8 @@ def model_job(
 
     def free(actor: Any, opts: dict[str, Any]) -> None:
         ray.kill(actor)  # ending the actor is what frees a replica's GPU memory; `del` is not enough
+        if model.backend == "litellm":  # the provider slots it held (or waits for) are free now, not a TTL later
+            forget_replica(model.name, model.options, actor)
         release(opts)
 
     cost = estimate(model.name, model.backend, gpus_per_replica(model), model.options)

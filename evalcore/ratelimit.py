@@ -20,9 +20,12 @@ Slots held through the actor are leases tied to the holder's liveness: a lease e
 after it was granted or last renewed, and every `SharedLimiter` renews the leases it holds every
 `lease_ttl_s / 5` seconds from a heartbeat thread. A holder that dies (its process, or its node) stops
 renewing, so its slots are reclaimed at most `lease_ttl_s` + 1 s (a waiter's re-check) after its death,
-instead of blocking the key. The in-process `Limiter` never expires leases: its holders share its process.
+instead of blocking the key. Faster where the driver knows: when it ends a replica it calls `forget_holder`,
+which frees that holder's slots at once and refuses the calls it left waiting (Ray does not cancel an actor's
+calls when their caller dies; each, granted later, would hold a slot a whole TTL). The in-process `Limiter`
+never expires leases: its holders share its process.
 
-The limiter actor is owned by the driver (created from it before any replica) and dies with it. A replica
+The limiter actor is owned by the driver (created from it before any replica, on its node) and dies with it. A replica
 never re-creates it: with the driver gone, no further slot is granted, so no provider call leaves (a
 limiter that restarts after its node died is waited for, not replaced).
 """
@@ -179,6 +182,11 @@ class Limiter:
         self._state = _State(self.settings, time.monotonic(), ttl)
         self._waiters: list[asyncio.Future[None]] = []
         self._abandoned: set[str] = set()
+        # who holds each granted lease, and the holders known to be gone (`forget`): a replica the driver ended
+        # may still have calls waiting in `acquire` here (Ray does not cancel an actor's calls when their caller
+        # dies); granted, each would hold a slot for a whole lease TTL with nobody using it
+        self._holder_of: dict[str, str] = {}
+        self._forgotten: set[str] = set()
 
     @contextlib.asynccontextmanager
     async def slot(self) -> AsyncIterator[None]:
@@ -191,16 +199,19 @@ class Limiter:
         finally:
             self.release(lease, ok)
 
-    async def acquire(self, lease: str) -> bool:
-        """Wait until `lease` holds a slot; False if it was abandoned (released) while waiting."""
+    async def acquire(self, lease: str, holder: str = "") -> bool:
+        """Wait until `lease` holds a slot; False if it was abandoned (released) while waiting, or its
+        `holder` was forgotten (`forget`)."""
         loop = asyncio.get_running_loop()
         while True:
             with self._lock:
-                if lease in self._abandoned:
+                if lease in self._abandoned or (holder and holder in self._forgotten):
                     self._abandoned.discard(lease)
                     return False
                 wait = self._state.try_acquire(lease, time.monotonic())
                 if wait == 0.0:
+                    if holder:
+                        self._holder_of[lease] = holder
                     return True
                 fut: asyncio.Future[None] = loop.create_future()
                 self._waiters.append(fut)
@@ -215,8 +226,24 @@ class Limiter:
         with self._lock:
             return self._state.renew(leases, time.monotonic())
 
+    def forget(self, holder: str) -> int:
+        """`holder` is gone for good (the driver ended that replica): its leases are freed now, and its calls
+        still waiting are refused, instead of each slot lapsing a lease TTL later. Returns the leases freed."""
+        with self._lock:
+            self._forgotten.add(holder)
+            if len(self._forgotten) > 10_000:
+                self._forgotten.clear()
+            mine = [k for k, h in self._holder_of.items() if h == holder]
+            for k in mine:
+                self._state.release(k, False)
+                del self._holder_of[k]
+            self._state.stats["forgotten"] = self._state.stats.get("forgotten", 0) + len(mine)
+            self._wake()
+            return len(mine)
+
     def release(self, lease: str, ok: bool = True) -> None:
         with self._lock:
+            self._holder_of.pop(lease, None)
             if not self._state.release(lease, ok):
                 # released before it was granted (the caller gave up waiting): never grant it
                 self._abandoned.add(lease)
@@ -238,8 +265,8 @@ class Limiter:
         return pause
 
     def stats(self) -> dict[str, Any]:
-        with self._lock:
-            return self._state.snapshot(time.monotonic())
+        with self._lock:  # `waiting`: callers blocked in `acquire` now (what a stuck run shows)
+            return {**self._state.snapshot(time.monotonic()), "waiting": len(self._waiters)}
 
     def _wake(self) -> None:
         for fut in self._waiters:
@@ -277,8 +304,11 @@ class _LimiterActor:
     def __init__(self, settings: dict[str, Any], name: str) -> None:
         self._lim = Limiter(LimitSettings(**settings), name=name, expire_leases=True)
 
-    async def acquire(self, lease: str) -> bool:
-        return await self._lim.acquire(lease)
+    async def acquire(self, lease: str, holder: str = "") -> bool:
+        return await self._lim.acquire(lease, holder)
+
+    def forget(self, holder: str) -> int:
+        return self._lim.forget(holder)
 
     def renew(self, leases: list[str]) -> int:
         return self._lim.renew(leases)
@@ -305,8 +335,11 @@ def _remote_cls() -> Any:
     if _actor_cls is None:
         import ray
 
-        # async actor: thousands of callers may wait in `acquire` at once
-        _actor_cls = ray.remote(num_cpus=0, max_concurrency=4096, max_restarts=3)(_LimiterActor)
+        # async actor: thousands of callers may wait in `acquire` at once. `max_task_retries=-1`: a call in
+        # flight when the limiter's node dies (a replica waiting in `acquire`) is sent again to the restarted
+        # limiter instead of failing with ActorDiedError, which a replica must read as "the driver is gone";
+        # once the limiter is dead for good (its owner, the driver, died) every call still fails
+        _actor_cls = ray.remote(num_cpus=0, max_concurrency=4096, max_restarts=3, max_task_retries=-1)(_LimiterActor)
     return _actor_cls
 
 
@@ -317,9 +350,16 @@ def get_or_create_limiter_actor(key: str, settings: LimitSettings, detached: boo
     its creator. `SharedLimiter` re-creates it if its creator died anyway.
     """
 
+    import ray
+    from ray.util.scheduling_strategies import NodeAffinitySchedulingStrategy
+
     opts: dict[str, Any] = {"name": limiter_actor_name(key), "namespace": NAMESPACE, "get_if_exists": True}
     if detached:
         opts["lifetime"] = "detached"
+    # on the creator's node (the driver's), where it is lost only with the run itself: placed anywhere (it takes
+    # no CPU) it may land on a worker node, and losing that node would pause every caller of the key while it
+    # restarts. `soft`: a node that cannot host it does not block the run
+    opts["scheduling_strategy"] = NodeAffinitySchedulingStrategy(ray.get_runtime_context().get_node_id(), soft=True)
     handle = _remote_cls().options(**opts).remote(asdict(settings), key)
     _held[key] = handle  # a named actor is still garbage-collected once no handle to it exists
     return handle
@@ -345,7 +385,7 @@ class SharedLimiter:
     async def slot(self) -> AsyncIterator[None]:
         lease = uuid.uuid4().hex
         try:
-            granted = await self._call("acquire", lease)
+            granted = await self._call("acquire", lease, self.source)
         except BaseException:
             # cancelled (or the actor is gone) while waiting: make sure the lease is never held
             self._fire("release", lease, False)
@@ -411,6 +451,21 @@ class SharedLimiter:
     def _fire(self, method: str, *args: Any) -> None:
         with contextlib.suppress(Exception):
             getattr(self._actor, method).remote(*args)
+
+
+def holder_of(actor: Any) -> str:
+    """The holder name a `SharedLimiter` created inside `actor` uses (`_whoami` there)."""
+    return f"actor:{actor._actor_id.hex()[:12]}"
+
+
+def forget_holder(key: str, actor: Any) -> None:
+    """Tell `key`'s limiter (if it exists) that `actor` is ended for good: its slots are freed at once and its
+    waiting calls refused (`Limiter.forget`). Called by the driver when it ends a replica; fire and forget."""
+    import ray
+
+    with contextlib.suppress(Exception):
+        limiter = _held.get(key) or ray.get_actor(limiter_actor_name(key), namespace=NAMESPACE)
+        limiter.forget.remote(holder_of(actor))
 
 
 def _whoami() -> str:

@@ -8,17 +8,19 @@ import asyncio
 import json
 import math
 import re
+import signal
 import time
 from pathlib import Path
 
 import polars as pl
+import psutil
 import pytest
 from fake_provider import FakeProvider
 
 from cluster.config import DatasetSpec, ModelSpec, RunConfig
 from cluster.run import execute
 from evalcore.dataset import load_dataset
-from evalcore.ratelimit import LimitSettings, _State
+from evalcore.ratelimit import Limiter, LimitSettings, _State
 from evalcore.records import KEY_COLUMNS, read_samples
 from nphe4v.generate import generate_version
 
@@ -41,6 +43,27 @@ def test_shared_leases_lapse_unless_renewed_local_ones_never():
     assert st.snapshot(18.0)["reclaimed"] == 1 and st.snapshot(18.0)["in_flight"] == 1
     local = _State(s, 0.0)  # the in-process limiter: its holders cannot die apart from it
     assert local.try_acquire("a", 0.0) == 0.0 and local.try_acquire("b", 1e9) == math.inf
+
+
+def test_a_forgotten_holder_frees_its_slots_at_once_and_its_waiting_calls_get_none():
+    """The driver ended a replica (`Limiter.forget`): the slots it held go to the others now, not a lease TTL
+    later, and the calls it left waiting (Ray does not cancel them with their caller) are refused rather than
+    granted to nobody, while another holder's waiting call is granted."""
+    async def go() -> None:
+        lim = Limiter(LimitSettings(max_concurrency=2, lease_ttl_s=3600.0), expire_leases=True)
+        assert await lim.acquire("r1-a", "actor:r1") and await lim.acquire("r1-b", "actor:r1")
+        r1_waits = asyncio.ensure_future(lim.acquire("r1-c", "actor:r1"))
+        r2_waits = asyncio.ensure_future(lim.acquire("r2-a", "actor:r2"))
+        while lim.stats()["waiting"] < 2:
+            await asyncio.sleep(0)  # until both are parked inside the limiter
+        assert lim.forget("actor:r1") == 2
+        assert await r1_waits is False and await r2_waits is True
+        st = lim.stats()
+        assert st["in_flight"] == 1 and st["forgotten"] == 2 and st["reclaimed"] == 0
+        assert await lim.acquire("r1-d", "actor:r1") is False  # never again: the replica was ended for good
+        assert await lim.acquire("r3-a", "actor:r3") is True
+
+    asyncio.run(go())
 
 
 @pytest.mark.ray
@@ -160,6 +183,67 @@ def test_a_replica_never_recreates_the_drivers_limiter(ray_local):
     with pytest.raises(ValueError):  # and nobody re-created it under its name
         ray.get_actor(limiter_actor_name(key), namespace=NAMESPACE)
     ray.kill(caller)
+
+
+@pytest.mark.ray
+def test_a_caller_waiting_when_the_limiter_restarts_gets_its_slot(ray_local):
+    """The limiter crashes and restarts (its node died; the driver lives) while a replica waits in `acquire`:
+    the waiting call is sent again to the restarted limiter and is granted, instead of failing as if the driver
+    were gone (which made every sample of the model an infra_error when a worker node holding the limiter died)."""
+    ray = ray_local
+    from evalcore.ratelimit import get_or_create_limiter_actor
+
+    settings = LimitSettings(max_concurrency=1)
+    key = f"restart-test-{time.time_ns()}"
+    limiter = get_or_create_limiter_actor(key, settings)
+
+    @ray.remote(num_cpus=0)
+    class Caller:
+        def __init__(self) -> None:
+            from evalcore.ratelimit import SharedLimiter
+
+            self.lim = SharedLimiter(key, settings)
+            self.holding = asyncio.Event()
+            self.release = asyncio.Event()
+
+        async def hold(self) -> str:
+            async with self.lim.slot():
+                self.holding.set()
+                await self.release.wait()
+            return "held"
+
+        async def wait_holding(self) -> None:
+            await self.holding.wait()
+
+        def let_go(self) -> None:
+            self.release.set()
+
+        async def call(self) -> str:
+            try:
+                async with self.lim.slot():
+                    return "granted"
+            except RuntimeError as e:
+                return str(e)
+
+    holder, waiter = Caller.remote(), Caller.remote()
+    held = holder.hold.remote()
+    ray.get(holder.wait_holding.remote(), timeout=60)  # the one slot is taken: the waiter's acquire is in flight
+    waiting = waiter.call.remote()
+    deadline = time.monotonic() + 60
+    while ray.get(limiter.stats.remote())["waiting"] < 1 and time.monotonic() < deadline:
+        pass  # until the waiter's acquire is in flight inside the limiter
+    assert ray.get(limiter.stats.remote())["waiting"] == 1
+    # the limiter's process dies as it does with its node (SIGKILL; Ray restarts it with fresh state, so the
+    # holder's lease is gone): the call in flight fails inside Ray and must be sent again, not given up
+    killed = [p for p in psutil.process_iter(["cmdline"])
+              if any("_LimiterActor" in part for part in (p.info["cmdline"] or [])[:1])]
+    assert len(killed) == 1, killed
+    killed[0].send_signal(signal.SIGKILL)
+    assert ray.get(waiting, timeout=120) == "granted"
+    ray.get(holder.let_go.remote())
+    assert ray.get(held, timeout=60) == "held"
+    for a in (holder, waiter):
+        ray.kill(a)
 
 
 # --- a cluster that shrinks, a run that cannot move ------------------------------------------------------------

@@ -26,7 +26,7 @@ from typing import Any, Literal
 
 from pydantic import Field, ValidationError
 
-from evalcore import llm_client, secrets
+from evalcore import llm_client, ratelimit, secrets
 from evalcore.llm_client import CallFailed, ClientOptions, GenerateConfig, LLMClient, clean_error
 from evalcore.ratelimit import RateLimiter
 from evalcore.schema import ModelRequest, ModelResponse
@@ -71,6 +71,13 @@ def ensure_shared_limiter(name: str, options: dict[str, Any]) -> str:
     """Create the model's per-key limiter actor from the driver (after Ray is up, before the replicas), so it
     lives as long as the driver rather than the first replica. Returns the key id."""
     return llm_client.ensure_shared_limiter(client_options(name, options))
+
+
+def forget_replica(name: str, options: dict[str, Any], actor: Any) -> None:
+    """The driver ended `actor`, a replica of this model: its key's limiter frees the slots it held and refuses
+    the calls it left waiting, rather than letting each lapse a lease TTL later (a run that lost a node
+    ends its replicas by the dozen)."""
+    ratelimit.forget_holder(llm_client.limit_key(client_options(name, options))[0], actor)
 
 
 class ImageError(Exception):
