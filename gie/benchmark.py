@@ -12,7 +12,7 @@ import polars as pl
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
 from evalcore.benchmark import Benchmark, GenerateBase, Summary
-from evalcore.prompting import GRAPHVERSE_MODES, VISION_MODE
+from evalcore.prompting import POT_MODE, VISION_MODE
 from evalcore.schema import Instance
 from evalcore.task import TaskSpec
 
@@ -20,6 +20,8 @@ if TYPE_CHECKING:
     from evalcore.dataset import Dataset
 
 SPLITS = ("full", "testmini", "train")
+# the prompt modes of a GraphVerse sample: the image(s) hold the data; answered directly and/or as a program
+GRAPHVERSE_MODES: tuple[str, ...] = (VISION_MODE, POT_MODE)
 MAX_LIMIT = 1_000_000  # instances: a mistyped `limit` is refused before it plans for hours
 
 

@@ -12,9 +12,10 @@ import os
 from pathlib import Path
 from typing import Literal
 
+from evalcore import benchmarks
 from evalcore.benchmarks import task_for
 from evalcore.dataset import INSTANCES, Dataset
-from evalcore.prompting import GRAPHVERSE_MODES, build_prompt
+from evalcore.prompting import build_prompt
 from evalcore.schema import PROMPT_MODES, Instance, Prompt
 from nphe4v.paper_prompts import (
     PAPER_INPUTS,
@@ -38,7 +39,7 @@ def default_prompt_set() -> str:
 
 
 def modes_for(benchmark: str) -> tuple[str, ...]:
-    return GRAPHVERSE_MODES if benchmark == "graphverse" else tuple(PROMPT_MODES)
+    return tuple(benchmarks.get(benchmark).all_prompt_modes())
 
 
 def instance_prompt(inst: Instance, mode: str, prompts: str = "rewritten", kind: PromptFile = "open",

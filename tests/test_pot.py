@@ -192,9 +192,8 @@ def test_graphverse_modes_per_model_and_the_default_run_id_unchanged(gv):
     cfg = RunConfig(datasets=[DatasetSpec(path=str(gv), benchmark="graphverse")], models=[both, plain])
     from typing import get_args
 
-    from evalcore.prompting import GRAPHVERSE_MODES
     from gie.benchmark import BENCHMARK as GRAPHVERSE
-    from gie.benchmark import GraphVerseMode
+    from gie.benchmark import GRAPHVERSE_MODES, GraphVerseMode
 
     assert plain.modes_for(GRAPHVERSE) == ["vision"] and both.modes_for(GRAPHVERSE) == ["vision", "pot"]
     # the plug-in's option is written and dumped at the top level of the model's entry, as before it owned it
