@@ -8,6 +8,11 @@ Assumptions (80 GB-class GPUs, bf16, vLLM continuous batching, ~1k tokens out pe
 - load: 20 s fixed (process, CUDA graphs) + 1.2 s per billion parameters (weights from local disk);
 - throughput: a replica serves one request per 0.04 s per billion parameters, tensor parallelism dividing
   that by tp^0.85 (communication eats part of the gain);
+- the transformers backend (architectures vLLM lacks) decodes one request at a time, without continuous
+  batching: ~1k tokens at ~10 ms of Python overhead per token plus ~1 ms per billion parameters per token (the
+  weights read once per token, ~2 TB/s), i.e. 10 s + 1 s per billion parameters per request; load as vLLM's
+  less the CUDA-graph capture (10 s fixed). So the scheduler gives such a model the replicas its sequential
+  decoding needs instead of sizing it as a batched vLLM replica (~25x too cheap for a 7B model);
 - API models: no load, `api_request_s` per request per concurrent slot; their rate limit bounds them instead.
 """
 
@@ -22,6 +27,9 @@ LOAD_PER_B_S = 1.2
 REQUEST_PER_B_S = 0.04
 TP_EXPONENT = 0.85
 API_REQUEST_S = 8.0
+SEQUENTIAL_REQUEST_FIXED_S = 10.0
+SEQUENTIAL_REQUEST_PER_B_S = 1.0
+SEQUENTIAL_LOAD_FIXED_S = 10.0
 
 
 @dataclass(frozen=True)
@@ -51,5 +59,8 @@ def estimate(name: str, backend: str, gpus: float, options: dict[str, Any]) -> C
         conc = float(options.get("max_concurrency", 8) or 8)
         return Cost(0.0, API_REQUEST_S / conc, 0.0)
     p = params_b(name, options) or DEFAULT_PARAMS_B
+    if backend == "transformers":  # one request at a time (cluster.backends.transformers_engine)
+        return Cost(SEQUENTIAL_LOAD_FIXED_S + LOAD_PER_B_S * p,
+                    SEQUENTIAL_REQUEST_FIXED_S + SEQUENTIAL_REQUEST_PER_B_S * p, gpus)
     tp = max(1.0, gpus)
     return Cost(LOAD_FIXED_S + LOAD_PER_B_S * p, REQUEST_PER_B_S * p / tp**TP_EXPONENT, gpus)

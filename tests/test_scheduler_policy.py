@@ -131,3 +131,18 @@ def test_cpu_models_asking_for_every_cpu_still_leave_the_score_tasks_room(ray_lo
     # all four were up at once, not one after another
     win = {m["model"]: (m["started_at"], m["finished_at"]) for m in manifest["models"]}
     assert max(s for s, _ in win.values()) < min(f for _, f in win.values()), win
+
+
+def test_a_sequential_backend_costs_what_it_serves_not_a_batched_replica():
+    """The transformers backend decodes one request at a time: the scheduler's cost model prices its replica
+    seconds per request far above a batched vLLM replica of the same size (so it asks for more replicas), and
+    both grow with the parameters."""
+    from cluster.costs import estimate
+
+    for p in (1.0, 7.0, 70.0):
+        batched = estimate("m", "vllm", 1.0, {"params_b": p})
+        sequential = estimate("m", "transformers", 1.0, {"params_b": p})
+        assert sequential.request_s > 10 * batched.request_s
+        assert sequential.load_s <= batched.load_s  # no CUDA-graph capture
+    assert estimate("m", "transformers", 1.0, {"params_b": 70.0}).request_s > \
+        estimate("m", "transformers", 1.0, {"params_b": 7.0}).request_s
