@@ -20,8 +20,11 @@ from typing import Any, Literal, Protocol
 
 import polars as pl
 
-FigureKind = Literal["bars"]
-FIGURE_KINDS: tuple[str, ...] = ("bars",)  # what report/figures/spec.py can draw
+ACCESS_ORDER: tuple[str, ...] = ("closed", "open", "builtin", "unregistered")
+"""A model's access (`ReportContext.model_info`), in the order groups of models are shown."""
+
+FigureKind = Literal["bars", "radar", "heatmap", "mode_bars", "class_bars"]
+FIGURE_KINDS: tuple[str, ...] = ("bars", "radar", "heatmap", "mode_bars", "class_bars")  # report/figures/spec.py
 
 
 @dataclass(frozen=True)
@@ -29,7 +32,7 @@ class Table:
     """A table shown in the page: ``caption`` is its heading; a column c in ``ci`` shows ``c [c_lo, c_hi]``
     (the bound columns are not shown), columns in ``hide`` are not shown; ``max_rows``: the first rows only,
     with a note pointing at the CSV ``csv_name`` that holds them all. ``markdown``: the frame the Markdown
-    summary shows instead (None: the same); ``in_markdown`` False: the table is in the page only."""
+    summary shows instead (None: the same); ``in_markdown`` / ``in_page`` False: not in the summary / page."""
 
     frame: pl.DataFrame
     caption: str = ""
@@ -41,6 +44,7 @@ class Table:
     id: str = ""
     markdown: pl.DataFrame | None = None
     in_markdown: bool = True
+    in_page: bool = True
 
 
 @dataclass(frozen=True)
@@ -48,7 +52,15 @@ class Figure:
     """A figure the report draws (``kind``, one of ``FIGURE_KINDS``) from ``data``, saved as ``name``.svg / .png.
 
     * ``bars``: columns ``label`` (a row of bars), ``series`` (a bar in the row), ``value`` and, for interval
-      whiskers, ``lo`` / ``hi`` (null for none); ``params``: ``x_max`` (default 1), ``panel_width`` (620).
+      whiskers, ``lo`` / ``hi`` (null for none); ``params``: ``x_max`` (default 1), ``panel_width`` (620);
+    * ``radar``: per-class profile rows (columns version, model, complexity, AA, ER, RA; classes P, NPC,
+      NPH); ``params``: ``groups`` [(panel title, [series, ...]), ...] (default: four series per panel);
+    * ``heatmap``: model x (task, level) cells (columns version, model, task, level and the ``value`` column
+      in [0, 1] that ``params`` names, with ``lo`` / ``hi`` / ``count`` column names);
+    * ``mode_bars``: per model one bar per prompt mode (columns version, model, prompt_mode, AA_All with
+      AA_All_lo / AA_All_hi);
+    * ``class_bars``: per kind of model and complexity class, AA and ER panels (columns version, kind, model,
+      complexity, AA, ER and their _lo / _hi).
     ``title`` is drawn in the figure, ``caption`` written under it."""
 
     name: str
@@ -61,12 +73,15 @@ class Figure:
 
 @dataclass(frozen=True)
 class Text:
-    """A paragraph: ``html`` is the page's text (the benchmark's own markup: it must hold no untrusted value),
-    ``markdown`` the summary's (None: not in the summary)."""
+    """A paragraph: ``html`` is the page's text (the benchmark's own markup: it must hold no untrusted value;
+    None: not in the page), ``markdown`` the summary's (None: not in the summary; it may hold its own
+    ``##`` headings)."""
 
-    html: str
+    html: str | None
     markdown: str | None = None
     heading: str = ""
+    style: str = "note"  # the paragraph's class in the page: "note", or "empty" (what a section lacks)
+    escape: bool = False  # ``html`` is plain text (it holds a model name, say): escaped in the page
 
 
 @dataclass(frozen=True)
@@ -83,13 +98,15 @@ Block = Table | Figure | Text | Details
 @dataclass(frozen=True)
 class Section:
     """One titled part of the report (an ``<h2>`` with anchor ``anchor`` and a link ``nav`` in the page's
-    navigation), its blocks in order, and ``csvs``: name -> frame, each written as ``<name>.csv``."""
+    navigation: None the title, "" none), its blocks in order, and ``csvs``: name -> frame, each written as
+    ``<name>.csv``. ``md_title``: its heading in the Markdown summary (None: the title; "": none)."""
 
     anchor: str
     title: str
     blocks: tuple[Block, ...] = ()
     csvs: Mapping[str, pl.DataFrame] = field(default_factory=dict)
-    nav: str = ""
+    nav: str | None = None
+    md_title: str | None = None
 
     def tables(self) -> list[Table]:
         return [b for b in walk(self.blocks) if isinstance(b, Table)]
@@ -131,6 +148,15 @@ class ReportContext(Protocol):
         """The default judge's judgments (repeat 0) of this benchmark's samples, None when the judge has not run."""
         ...
 
+    def configured_models(self) -> dict[str, bool]:
+        """Every model the runs' configs name, with its ``text_only`` flag."""
+        ...
+
+    def instance_data(self) -> dict[tuple[str, str], Mapping[str, Any]]:
+        """(version, instance_id) -> the instance's data, for this benchmark's datasets of the runs still on
+        disk."""
+        ...
+
 
 # ------------------------------------------------------------------------ helpers for section computations
 Frame = pl.DataFrame | pl.LazyFrame
@@ -159,6 +185,13 @@ def per_version(df: pl.DataFrame, fn) -> pl.DataFrame | None:
     if not outs:
         return None
     return pl.concat(outs, how="diagonal_relaxed")
+
+
+def drop_single_version(df: pl.DataFrame) -> pl.DataFrame:
+    """``df`` without its ``version`` column when it holds one version (or none)."""
+    if "version" in df.columns and df["version"].n_unique() <= 1:
+        return df.drop("version")
+    return df
 
 
 def empty_table(columns: Sequence[str], strings: Sequence[str] = ("version", "model", "prompt_mode", "task",

@@ -5,12 +5,15 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import polars as pl
 
 from evalcore.benchmark import Benchmark, GenerateSettings, Summary
 from evalcore.task import TaskSpec
+
+if TYPE_CHECKING:
+    from evalcore.report_section import ReportContext, Section
 
 
 class NPHardEval4V(Benchmark):
@@ -44,19 +47,25 @@ class NPHardEval4V(Benchmark):
 
         return get_task(name)
 
-    def generate(self, out: Path, g: GenerateSettings, progress: Callable[[int, int], None] | None = None) -> None:
+    def generate(self, out: Path, g: GenerateSettings, progress: Callable[[int, int], None] | None = None,
+                 workers: int | None = None) -> None:
         # the generator's own (parallel) loop: the same bytes as the base class's, in worker processes
         from nphe4v.generate import generate_version
 
         n = self.normalize_generate(g, {})
         generate_version(out, version=g.version, seed=g.seed, per_level=g.per_level, tasks=n["tasks"],
-                         levels=n["levels"], progress=progress)
+                         levels=n["levels"], workers=workers, progress=progress)
 
     def summaries(self, samples: pl.LazyFrame, parser: str) -> list[Summary]:
         from nphe4v import metrics
 
         board = metrics.leaderboard(metrics.primary_parse(samples, parser))
         return [Summary(f"{self.title} leaderboard", "leaderboard.csv", board, by_model_access=True)]
+
+    def report_sections(self, ctx: ReportContext) -> list[Section]:
+        from nphe4v.report_section import sections
+
+        return sections(ctx, self.title)
 
 
 BENCHMARK = NPHardEval4V()

@@ -19,12 +19,11 @@ from evalcore.report_section import Frame, as_frame, empty_table, per_version
 from evalcore.schema import PROMPT_MODES, RECOGNITION_MODE
 from evalcore.stats import wilson_interval_exprs
 from nphe4v import metrics
-from nphe4v.benchmark import NPHardEval4V
 from nphe4v.bootstrap import AA_COLUMNS, _bootstrap
 from nphe4v.metrics import COMPLEXITY_CLASSES, POOLED, TEXT_ONLY_MODES
 from nphe4v.tasks import TASK_CLASS, TASK_MODULES
 
-NAME = NPHardEval4V.name  # the `benchmark` column of its samples
+NAME = "nphardeval4v"  # nphe4v.benchmark.NPHardEval4V.name (not imported: it imports this package lazily)
 Source = Frame  # the samples: every table takes the runs' per-sample frame (report.analysis reads run folders)
 
 

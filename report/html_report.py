@@ -27,7 +27,7 @@ import polars as pl
 from evalcore.records import KEY_COLUMNS
 from evalcore.secrets import redact, redact_frame
 from evalcore.shards import writing
-from report import analysis, figures
+from report import analysis
 from report.comparisons import Comparisons
 from report.figure_set import figure_set
 from report.graphverse_tables import table2_labels
@@ -79,9 +79,9 @@ def build_report(
     comparisons: Comparisons | None = None,
 ) -> ReportResult:
     """Write the report of ``run_dirs`` (see the module docstring); returns the paths written and the
-    missing-parts table. ``groups`` = [(name, [model, ...]), ...] picks the radar panels (default: models in
-    order, four per panel; ``group_by="open_closed"``: one panel per model access, and the closed-vs-open table
-    of Figure 4). ``catalogue``: the model registry's entries by name (``report.model_groups``; the caller's,
+    missing-parts table. ``groups`` = [(name, [model, ...]), ...] picks the radar panels (default: the
+    benchmark's, e.g. models in order, four per panel; ``group_by="open_closed"``: one panel per model access,
+    and the closed-vs-open table of Figure 4). ``catalogue``: the model registry's entries by name (``report.model_groups``; the caller's,
 since the registry lives above the report), for the open / closed grouping and GraphVerse's model families;
 without it every model is "unregistered". ``comparisons``: which arm is the baseline of which in GraphVerse's
 improvement tables (``report.comparisons``; default: each model's PoT against its direct inference). The output is deterministic for the same inputs (no timestamps of its own)."""
@@ -93,10 +93,6 @@ improvement tables (``report.comparisons``; default: each model's PoT against it
         raise ValueError(f"group_by: {group_by!r} is not one of {', '.join(GROUP_BY)}")
     t = compute_tables(paths, df, n_boot=n_boot, seed=seed, lvlm_mode=lvlm_mode, group_by=group_by,
                        catalogue=catalogue, comparisons=comparisons)
-    if groups is None and group_by == "open_closed" and not t.profile.is_empty():
-        versions = sorted(t.profile["version"].unique().to_list())
-        groups = [(access, [figures.series_label(m, v, len(versions)) for m in models for v in versions])
-                  for access, models in analysis.access_groups(t.board, catalogue)]
     html_path = Path(html_path) if html_path else None
     md_path = Path(md_path) if md_path else None
     anchor = html_path or md_path
@@ -105,11 +101,11 @@ improvement tables (``report.comparisons``; default: each model's PoT against it
     result = ReportResult(html=html_path, markdown=md_path, missing=t.missing)
 
     # ---- figures
-    figs = figure_set(
-        **(dict(profile=t.profile, heat=t.heat, ablation=t.ablation, llm=t.llm) if not t.board.is_empty() else {}),
-        gv_by_edit=t.graphverse["by_edit"] if t.graphverse else None,
-        failure_modes=t.judged["failure_modes"] if t.judged else None, groups=groups)
-    figs.update(section_figures(t.plugins))  # the benchmarks' own figure specs, drawn
+    # the benchmarks' own figure specs, drawn (``groups``: the caller's radar panels)
+    figs = section_figures(t.sections.before, groups)
+    figs.update(figure_set(gv_by_edit=t.graphverse["by_edit"] if t.graphverse else None,
+                           failure_modes=t.judged["failure_modes"] if t.judged else None))
+    figs.update(section_figures(t.sections.after, groups))
     if anchor is not None:
         fig_dir = anchor.with_name(anchor.stem + "_figures")
         for name, canvas in figs.items():
@@ -120,23 +116,13 @@ improvement tables (``report.comparisons``; default: each model's PoT against it
     tables: dict[str, pl.DataFrame] = {
         "runs": runs_table(runs),
         "missing_parts": t.missing,
-        "leaderboard": t.board,
-        "per_task": t.tasks,
-        "class_profile": t.profile,
-        "heatmap": t.heat,
-        "prompt_mode_ablation": t.ablation,
-        "lvlm_vs_llm": t.llm,
-        "version_consistency": t.consistency,
-        **({"answer_checks": t.answer_checks} if t.answer_checks is not None else {}),
-        **({"consistency_summary": t.consistency_summary} if t.consistency_summary is not None else {}),
-        **({"open_closed": t.open_closed} if t.open_closed is not None else {}),
-        **{f"failures_{k}": v for k, v in t.failures.items()},
+        **{name: frame for sec in t.sections.before for name, frame in sec.csvs.items()},
         **({"graphverse_families": table2_labels(t.gv_families)} if t.gv_families is not None and t.gv_families.height else {}),
         **{f"graphverse_{k}": v for k, v in t.graphverse.items()},
         **{f"graphverse_{k}": v for k, v in t.judged.items()},
         **{f"graphverse_{k}": v for k, v in t.improvement.items()},
         **t.judge_csvs,
-        **{name: frame for s in t.plugins for name, frame in s.csvs.items()},
+        **{name: frame for sec in t.sections.after for name, frame in sec.csvs.items()},
     }
     browser_html, picked = "", None
     if html_path is not None:

@@ -14,10 +14,7 @@ from typing import Protocol
 
 import polars as pl
 
-from nphe4v.metrics import POOLED
-from report.runs import empty_table
-
-ACCESS_ORDER: tuple[str, ...] = ("closed", "open", "builtin", "unregistered")
+from evalcore.report_section import ACCESS_ORDER  # noqa: F401  (re-exported: report.analysis)
 
 
 class ModelEntry(Protocol):
@@ -59,35 +56,15 @@ def model_info(models: Sequence[str], catalogue: ModelCatalogue | None = None) -
 
 
 def open_closed(board: pl.DataFrame, catalogue: ModelCatalogue | None = None) -> pl.DataFrame:
-    """Figure 4's grouping: per version and model access (closed, open, builtin, unregistered), over the pooled
-    leaderboard rows of its models: ``n_models``, ``models`` and the plain means of AA_P, AA_NPC, AA_NPH,
-    AA_All, ER and RA."""
-    cols = ["version", "access", "n_models", "models", "AA_P", "AA_NPC", "AA_NPH", "AA_All", "ER", "RA"]
-    pooled = board.filter(pl.col("prompt_mode") == POOLED)
-    if pooled.is_empty():
-        return empty_table(cols, strings=("version", "access", "models")).with_columns(pl.col("n_models").cast(pl.Int64))
-    info = model_info(pooled["model"].to_list(), catalogue)
-    order = {a: i for i, a in enumerate(ACCESS_ORDER)}
-    return (
-        pooled.join(info, on="model", how="left")
-        .group_by(["version", "access"])
-        .agg(
-            n_models=pl.len().cast(pl.Int64),
-            models=pl.col("model").sort().str.join(", "),
-            **{c: pl.col(c).mean() for c in ("AA_P", "AA_NPC", "AA_NPH", "AA_All", "ER", "RA")},
-        )
-        .sort("version", pl.col("access").replace_strict(order, default=len(order), return_dtype=pl.Int64))
-        .select(cols)
-    )
+    """Figure 4's grouping of a leaderboard (``nphe4v.report_section.open_closed``) with model access from the
+    ``catalogue``."""
+    from nphe4v.report_section import open_closed as by_access
+
+    return by_access(board, model_info(board["model"].unique().to_list() if not board.is_empty() else [], catalogue))
 
 
 def access_groups(board: pl.DataFrame, catalogue: ModelCatalogue | None = None) -> list[tuple[str, list[str]]]:
     """Radar panels for Figure 4's grouping: (access, its models) in ACCESS_ORDER."""
-    models = board.filter(pl.col("prompt_mode") == POOLED)["model"].unique().to_list() if not board.is_empty() else []
-    info = model_info(models, catalogue)
-    out = []
-    for a in ACCESS_ORDER:
-        ms = sorted(info.filter(pl.col("access") == a)["model"].to_list())
-        if ms:
-            out.append((a, ms))
-    return out
+    from nphe4v.report_section import access_groups as panels
+
+    return panels(board, model_info(board["model"].unique().to_list() if not board.is_empty() else [], catalogue))

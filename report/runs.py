@@ -25,12 +25,11 @@ from gie.benchmark import BENCHMARK as GRAPHVERSE
 from nphe4v import metrics
 from nphe4v.benchmark import BENCHMARK as NPHARDEVAL4V
 
-# The two benchmarks the report has sections of its own for (their papers' tables and figures), named by their
-# plug-in objects; any other registered benchmark gets the section its `Benchmark.summaries` make
-# (`report_tables.plugin_sections`).
+# The benchmark the report still draws by hand (its papers' tables and figures), named by its plug-in object;
+# every other registered benchmark gets the sections its `Benchmark.report_sections` make (`report.sections`).
 NPH_BENCHMARK = NPHARDEVAL4V.name
 GV_BENCHMARK = GRAPHVERSE.name
-OWN_SECTIONS = (NPH_BENCHMARK, GV_BENCHMARK)
+OWN_SECTIONS = (GV_BENCHMARK,)
 RUN_MANIFEST = "manifest.json"
 
 Source = str | Path | Sequence[str | Path] | pl.DataFrame | pl.LazyFrame
@@ -222,12 +221,13 @@ def run_datasets(run: Run) -> list[tuple[dict[str, Any], Any]]:
     return out
 
 
-def instance_data(runs: Sequence[Run]) -> dict[tuple[str, str], Mapping[str, Any]]:
-    """(version, instance_id) -> the instance's data, for every NPHardEval4V dataset of the runs still on disk."""
+def instance_data(runs: Sequence[Run], benchmark: str = NPH_BENCHMARK) -> dict[tuple[str, str], Mapping[str, Any]]:
+    """(version, instance_id) -> the instance's data, for every dataset of ``benchmark`` of the runs still on
+    disk."""
     out: dict[tuple[str, str], Mapping[str, Any]] = {}
     for run in runs:
         for entry, ds in run_datasets(run):
-            if ds is None or str(entry.get("benchmark")) != NPH_BENCHMARK:
+            if ds is None or str(entry.get("benchmark")) != benchmark:
                 continue
             version = str(entry.get("version"))
             for inst in ds.instances:

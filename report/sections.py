@@ -4,16 +4,17 @@ report renders them without knowing the benchmark (report/html/section_view.py, 
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 import polars as pl
 
 from evalcore import benchmarks
-from evalcore.report_section import Section
+from evalcore.report_section import Section, Text
 from report.model_groups import ModelCatalogue, model_info
-from report.runs import OWN_SECTIONS, load_runs
+from report.runs import OWN_SECTIONS, configured_models, instance_data, load_runs
 
 DEFAULT_LVLM_MODE = "figure+limited_text"
 
@@ -37,6 +38,12 @@ class RunsContext:
         return {str(m.get("name")) for r in load_runs(list(self.run_dirs))
                 for m in r.config.get("models") or [] if m.get("text_only")}
 
+    def configured_models(self) -> dict[str, bool]:
+        return configured_models(list(self.run_dirs))
+
+    def instance_data(self) -> dict[tuple[str, str], Mapping[str, Any]]:
+        return instance_data(load_runs(list(self.run_dirs)), self.benchmark)
+
     def model_info(self, models: Sequence[str]) -> pl.DataFrame:
         return model_info(models, self.catalogue)
 
@@ -58,18 +65,40 @@ class RunsContext:
         return None if self._judgments.is_empty() else self._judgments
 
 
+@dataclass
+class BenchmarkSections:
+    """The benchmarks' sections in registry order, split around the benchmarks the report still draws itself
+    (``report.runs.OWN_SECTIONS``): ``before`` them and ``after``."""
+
+    before: list[Section] = field(default_factory=list)
+    after: list[Section] = field(default_factory=list)
+
+    @property
+    def all(self) -> list[Section]:
+        return [*self.before, *self.after]
+
+
 def benchmark_sections(df: pl.DataFrame, run_dirs: Sequence[str | Path] = (), *, n_boot: int = 500, seed: int = 0,
                        group_by: str = "none", lvlm_mode: str = DEFAULT_LVLM_MODE,
-                       catalogue: ModelCatalogue | None = None) -> list[Section]:
-    """The sections of every registered benchmark with samples in ``df`` (answers already graded with each
-    run's parser, ``analysis.samples``) that the report does not yet draw itself (``report.runs.OWN_SECTIONS``),
-    in registry order."""
+                       catalogue: ModelCatalogue | None = None, skip: Sequence[str] = (),
+                       say_absent: bool = True) -> BenchmarkSections:
+    """The sections of every registered benchmark (``Benchmark.report_sections``) over its samples in ``df``
+    (answers already graded with each run's parser, ``analysis.samples``) but those in ``skip``; with
+    ``say_absent``, a benchmark without samples here has one line saying so."""
     present = set(df["benchmark"].unique().to_list()) if "benchmark" in df.columns else set()
-    out: list[Section] = []
+    out = BenchmarkSections()
+    part = out.before
     for b in benchmarks.registry().values():
-        if b.name not in present or b.name in OWN_SECTIONS:
+        if b.name in OWN_SECTIONS:
+            part = out.after
+            continue
+        if b.name in skip or (b.name not in present and not say_absent):
+            continue
+        if b.name not in present:
+            empty = f"No {b.title} samples in these runs."
+            part.append(Section(f"bench-{b.name}", b.title, (Text(empty, markdown=empty, style="empty"),)))
             continue
         ctx = RunsContext(b.name, df.lazy().filter(pl.col("benchmark") == b.name), [Path(p) for p in run_dirs],
                           n_boot, seed, group_by, lvlm_mode, catalogue)
-        out += b.report_sections(ctx)
+        part += b.report_sections(ctx)
     return out

@@ -38,7 +38,7 @@ def test_a_section_renders_its_blocks_in_the_page_and_the_explorer_escaped():
     macros = report_environment().get_template("sections.j2").module
     page = str(macros.section(section_view(s)))  # type: ignore[attr-defined]
     assert page.startswith('<section id="bench-x"><h2>X</h2>')
-    assert "<p class='note'>How <b>acc</b> is counted.</p>" in page  # the benchmark's own markup
+    assert '<p class="note">How <b>acc</b> is counted.</p>' in page  # the benchmark's own markup
     assert '<h3>X board</h3>' in page and 'id="bench-x-1"' in page and 'id="bench-x-2"' in page
     assert "acc <small>[95% CI]</small>" in page and "[0.400, 0.600]" in page
     assert '<figure class="fig" id="fig-x_levels"><svg' in page and "Accuracy per level" in page

@@ -3,16 +3,41 @@ same way for every benchmark, so a benchmark gives data and axes, never drawing 
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+
 from evalcore.report_section import FIGURE_KINDS, Figure
-from report.figures.bars import BarRow, _bars_canvas
-from report.figures.canvas import PALETTE, Canvas, empty_figure
+from report.figures.bars import BarRow, _bars_canvas, ablation_bars, lvlm_llm_bars
+from report.figures.canvas import PALETTE, Canvas, empty_figure, series_label
+from report.figures.heatmap import heatmap
+from report.figures.radar import radar
 
 
-def draw(fig: Figure) -> Canvas:
-    """The canvas of ``fig``; a kind the report cannot draw is a ValueError naming the figure."""
+def draw(fig: Figure, groups: Sequence[tuple[str, Sequence[str]]] | None = None) -> Canvas:
+    """The canvas of ``fig``; a kind the report cannot draw is a ValueError naming the figure. ``groups``: a
+    radar's panels as the caller picks them (series labels), over the figure's own ``groups`` param."""
+    title = {"title": fig.title} if fig.title else {}
     if fig.kind == "bars":
         return _bars(fig)
+    if fig.kind == "radar":
+        return radar(fig.data, groups=groups or _series_groups(fig), **title)
+    if fig.kind == "heatmap":
+        p = fig.params
+        return heatmap(fig.data, p.get("value", "wa"), lo=p.get("lo"), hi=p.get("hi"), count=p.get("count", "n"),
+                       **title)
+    if fig.kind == "mode_bars":
+        return ablation_bars(fig.data, **title)
+    if fig.kind == "class_bars":
+        return lvlm_llm_bars(fig.data, **title)
     raise ValueError(f"figure {fig.name!r}: kind {fig.kind!r} is not one of {', '.join(FIGURE_KINDS)}")
+
+
+def _series_groups(fig: Figure) -> list[tuple[str, list[str]]] | None:
+    # the spec's panels name models: a series is a model, or "model · version" with several versions
+    groups = fig.params.get("groups")
+    if not groups or fig.data.is_empty():
+        return None
+    versions = sorted(fig.data["version"].unique().to_list())
+    return [(g, [series_label(m, v, len(versions)) for m in models for v in versions]) for g, models in groups]
 
 
 def _bars(fig: Figure) -> Canvas:

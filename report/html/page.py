@@ -9,22 +9,16 @@ from typing import Any
 import polars as pl
 from markupsafe import Markup
 
-from evalcore.schema import PROMPT_MODES
+from evalcore.report_section import Section
 from gie.benchmark import BENCHMARK as GRAPHVERSE
-from nphe4v import metrics
-from nphe4v.metrics import POOLED
 from report import analysis, figures
 from report.graphverse_tables import table2_labels
-from report.html.format import drop_single_version, inline_svg
+from report.html.format import inline_svg
 from report.html.improvement_section import HOW, LONG, TITLES, categories_note
 from report.html.section_view import section_view
 from report.html.tables import table_view
 from report.html.templating import report_environment, sort_js
 from report.report_tables import Tables
-
-MAX_DETAIL_ROWS = 1000
-"""Rows of a secondary table (inside <details>) shown in the page; the CSV holds them all."""
-
 
 CSS = """
 body{font-family:Helvetica,Arial,sans-serif;margin:0 auto;max-width:1500px;padding:0 24px 60px;color:#222}
@@ -118,29 +112,6 @@ def runs_table(runs: Sequence[analysis.Run]) -> pl.DataFrame:
     return pl.DataFrame(rows, schema=schema)
 
 
-def board_view(board: pl.DataFrame, pooled: bool) -> pl.DataFrame:
-    b = board.filter((pl.col("prompt_mode") == POOLED) if pooled else (pl.col("prompt_mode") != POOLED))
-    if pooled:
-        b = b.sort("version", pl.col("AA_All").fill_null(-1.0), "model", descending=[False, True, False]).drop(
-            "prompt_mode")
-    return drop_single_version(b.drop("parsable", "correct", "recognised", "n_control", "false_yes"))
-
-
-BOARD_CI = ("ER", "RA", "RA_corrected", "AA_P", "AA_NPC", "AA_NPH", "AA_All")
-
-
-def ablation_wide(ablation: pl.DataFrame) -> pl.DataFrame:
-    if ablation.is_empty():
-        return ablation
-    wide = ablation.select("version", "model", "prompt_mode", "AA_All").pivot(
-        on="prompt_mode", index=["version", "model"], values="AA_All"
-    )
-    best = ablation.filter(pl.col("best")).select("version", "model", pl.col("prompt_mode").alias("best_mode"))
-    modes = [m for m in PROMPT_MODES if m in wide.columns]
-    return drop_single_version(wide.join(best, on=["version", "model"], how="left").select(
-        "version", "model", *modes, "best_mode").sort("version", "model"))
-
-
 def _fig_svgs(figs: dict[str, figures.Canvas]) -> dict[str, Markup]:
     # our own SVG: the canvas escapes every text it draws
     return {name: Markup(inline_svg(c)) for name, c in figs.items()}
@@ -157,32 +128,7 @@ def _card_lines(t: Tables) -> list[tuple[str, str]]:
 
 def _views(runs: Sequence[analysis.Run], t: Tables) -> dict[str, Any]:
     """Every table of the page as a view for tables.j2's `sortable` macro (None where the runs lack it)."""
-    v: dict[str, Any] = {"runs": table_view(runs_table(runs)), "open_closed": None, "consistency_summary": None,
-                         "failures": None, "gv_witness": None}
-    if not t.board.is_empty():
-        v.update(
-            leaderboard=table_view(board_view(t.board, True), ci=BOARD_CI),
-            leaderboard_modes=table_view(board_view(t.board, False), ci=BOARD_CI),
-            answer_checks=table_view(drop_single_version(t.answer_checks) if t.answer_checks is not None
-                                     else pl.DataFrame()),
-            profile=table_view(drop_single_version(t.profile), ci=("AA", "ER", "RA")),
-            heat=table_view(drop_single_version(t.heat), ci=("accuracy", "RA"), hide=("acc_lo", "acc_hi"),
-                            max_rows=MAX_DETAIL_ROWS, csv_name="heatmap.csv"),
-            ablation_wide=table_view(ablation_wide(t.ablation)),
-            ablation=table_view(drop_single_version(t.ablation), ci=("AA_All", "ER")),
-            llm=table_view(drop_single_version(t.llm), ci=("AA", "ER")),
-            consistency=table_view(t.consistency),
-            per_task=table_view(drop_single_version(t.tasks), ci=("AA", "ER"), max_rows=MAX_DETAIL_ROWS,
-                                csv_name="per_task.csv"),
-        )
-        if t.open_closed is not None:
-            v["open_closed"] = table_view(drop_single_version(t.open_closed))
-        if t.consistency_summary is not None:
-            v["consistency_summary"] = table_view(t.consistency_summary, digits=5)
-        if t.failures:
-            v["failures"] = table_view(t.failures["by_model"])
-            v["failures_task"] = table_view(t.failures["by_model_task"], max_rows=MAX_DETAIL_ROWS,
-                                            csv_name="failures_by_model_task.csv")
+    v: dict[str, Any] = {"runs": table_view(runs_table(runs)), "gv_witness": None}
     gv = t.graphverse
     if gv:
         v.update(
@@ -209,11 +155,8 @@ def render_page(title: str, runs: Sequence[analysis.Run], t: Tables, figs: dict[
     """The page from report/templates/report.html.j2. ``browser_html`` is the sample browser's HTML (its
     values escaped where it is built)."""
     gv = bool(t.graphverse)
-    nav = [("missing", "missing"), ("leaderboard", "leaderboard"), ("classes", "classes"), ("heatmaps", "heatmaps"),
-           ("ablation", "prompt modes"), ("lvlm-llm", "LVLM vs LLM"), ("versions", "versions"),
-           ("failures", "failures"), (GRAPHVERSE.name, GRAPHVERSE.title), *((("improvement", "improvement"),) if gv else ()),
-           *((s.anchor, s.nav or s.title) for s in t.plugins), ("samples", "samples")]
-    plugins = [section_view(s, figs) for s in t.plugins]
+    nav = [("missing", "missing"), *_nav(t.sections.before), (GRAPHVERSE.name, GRAPHVERSE.title),
+           *((("improvement", "improvement"),) if gv else ()), *_nav(t.sections.after), ("samples", "samples")]
     improvement = [(name, ttl, note, table_view(t.improvement[name]), table_view(t.improvement[LONG[name]], digits=2))
                    for name, ttl, note in TITLES if name in t.improvement]
     judge_csvs = [(name, ttl, how, table_view(t.judge_csvs[name], digits=2) if name in t.judge_csvs else None)
@@ -221,12 +164,15 @@ def render_page(title: str, runs: Sequence[analysis.Run], t: Tables, figs: dict[
     return report_environment().get_template("report.html.j2").render(
         title=title, gv_section=(GRAPHVERSE.name, GRAPHVERSE.title), css=Markup(CSS), js=Markup(sort_js() + JS), nav=nav, t=_views(runs, t),
         missing=[(r["run"], r["detail"]) for r in t.missing.iter_rows(named=True)],
-        nph=not t.board.is_empty(), gv=gv, judged=bool(t.judged), figs=_fig_svgs(figs), cards=_card_lines(t),
-        ra_note=metrics.RA_NOTE, text_only=sorted(t.text_only),
-        versions=t.board["version"].n_unique() if not t.board.is_empty() else 0,
-        near_zero=f"{analysis.NEAR_ZERO_VARIANCE:g}", no_judge=Markup(NO_JUDGE), judge_csvs=judge_csvs,
+        gv=gv, judged=bool(t.judged), figs=_fig_svgs(figs), cards=_card_lines(t),
+        no_judge=Markup(NO_JUDGE), judge_csvs=judge_csvs,
         improvement=improvement, how_improvement=Markup(HOW), categories_note=categories_note(),
-        plugins=plugins, browser=Markup(browser_html))
+        before=[section_view(s, figs) for s in t.sections.before],
+        after=[section_view(s, figs) for s in t.sections.after], browser=Markup(browser_html))
+
+
+def _nav(sections: Sequence[Section]) -> list[tuple[str, str]]:
+    return [(s.anchor, s.title if s.nav is None else s.nav) for s in sections if s.nav != ""]
 
 
 NO_JUDGE = ("The judge has not been run on these runs: no VGR-Score, no failure modes. Run the judge stage "

@@ -3,6 +3,7 @@ in the page, the explorer and the Markdown summary: tables as table views, figur
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from itertools import count
 from typing import Any
 
@@ -15,9 +16,10 @@ from report.html.format import inline_svg
 from report.html.tables import table_view
 
 
-def section_figures(sections: list[Section]) -> dict[str, Canvas]:
-    """Every figure of the sections, drawn, by name."""
-    return {f.name: draw(f) for s in sections for f in s.figures()}
+def section_figures(sections: list[Section], groups: Sequence[tuple[str, Sequence[str]]] | None = None
+                    ) -> dict[str, Canvas]:
+    """Every figure of the sections, drawn, by name; ``groups``: the panels of every radar (the caller's)."""
+    return {f.name: draw(f, groups) for s in sections for f in s.figures()}
 
 
 def section_view(s: Section, figs: dict[str, Canvas] | None = None) -> dict[str, Any]:
@@ -28,6 +30,8 @@ def section_view(s: Section, figs: dict[str, Canvas] | None = None) -> dict[str,
 
     def view(b: Block) -> dict[str, Any]:
         if isinstance(b, Table):
+            if not b.in_page:
+                return {"kind": "none"}
             return {"kind": "table", "caption": b.caption, "id": b.id or f"{s.anchor}-{next(n)}",
                     "view": table_view(b.frame, ci=b.ci, hide=b.hide, digits=b.digits, max_rows=b.max_rows,
                                        csv_name=b.csv_name)}
@@ -35,8 +39,11 @@ def section_view(s: Section, figs: dict[str, Canvas] | None = None) -> dict[str,
             # our own SVG: the canvas escapes every text it draws
             return {"kind": "figure", "name": b.name, "caption": b.caption, "svg": Markup(inline_svg(figs[b.name]))}
         if isinstance(b, Text):
+            if b.html is None:
+                return {"kind": "none"}
             # the benchmark's own markup (evalcore.report_section.Text: no untrusted value in it)
-            return {"kind": "text", "heading": b.heading, "html": Markup(b.html)}
+            return {"kind": "text", "heading": b.heading, "style": b.style,
+                    "html": b.html if b.escape else Markup(b.html)}
         if isinstance(b, Details):
             return {"kind": "details", "summary": b.summary, "blocks": [view(x) for x in b.blocks]}
         raise TypeError(f"section {s.anchor!r}: {type(b).__name__} is not a report block")
@@ -50,8 +57,10 @@ def section_markdown(s: Section) -> dict[str, Any]:
     items: list[dict[str, Any]] = []
     for b in s.blocks:
         if isinstance(b, Table) and b.in_markdown:
-            items.append({"kind": "table", "caption": b.caption,
-                          "frame": b.markdown if b.markdown is not None else b.frame})
+            frame = b.markdown if b.markdown is not None else b.frame
+            # an interval only where the summary's frame still has its bounds
+            items.append({"kind": "table", "caption": b.caption, "frame": frame,
+                          "ci": [c for c in b.ci if f"{c}_lo" in frame.columns]})
         elif isinstance(b, Text) and b.markdown is not None:
             items.append({"kind": "text", "heading": b.heading, "text": b.markdown})
-    return {"title": s.title, "items": items}
+    return {"title": s.title if s.md_title is None else s.md_title, "items": items}
