@@ -173,9 +173,15 @@ class Benchmark:
         """The cache folder of a generated dataset, relative to the data root; `key` hashes the whole section."""
         return f"{self.name}/{g.version}-seed{g.seed}-n{g.per_level}-{key}"
 
-    def generate(self, out: Path, g: GenerateSettings, progress: Callable[[int, int], None] | None = None) -> None:
+    def default_version(self, section: dict[str, Any]) -> str:
+        """The version `nphe4v generate` gives a section (its other fields as given) that names none."""
+        return "v1"
+
+    def generate(self, out: Path, g: GenerateSettings, progress: Callable[[int, int], None] | None = None,
+                 workers: int | None = None) -> None:
         """Write the dataset the section asks for into `out`; the same section gives the same bytes (every
-        instance's randomness comes from a seed derived from (seed, version, task, level, index))."""
+        instance's randomness comes from a seed derived from (seed, version, task, level, index)). `workers`:
+        processes a benchmark's own generator may use (None: its default; this one uses none)."""
         n = self.normalize_generate(g, {})
         total = len(n["tasks"]) * len(n["levels"]) * g.per_level
         items: list[tuple[Instance, list[bytes]]] = []

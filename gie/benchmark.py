@@ -123,7 +123,11 @@ class GraphVerse(Benchmark):
             name += f"-sources{_user_sources_hash(sources)}"
         return f"graphverse/{name}-{key}"
 
-    def generate(self, out: Path, g: GenerateSettings, progress: Callable[[int, int], None] | None = None) -> None:
+    def default_version(self, section: dict[str, Any]) -> str:
+        return f"graphverse-{section.get('split') or 'testmini'}"  # named after its split
+
+    def generate(self, out: Path, g: GenerateSettings, progress: Callable[[int, int], None] | None = None,
+                 workers: int | None = None) -> None:
         from gie.dataset import generate_split
         from gie.sources.base import SourceFileError
         from gie.sources.user_copies import use_user_sources
@@ -133,7 +137,7 @@ class GraphVerse(Benchmark):
             use_user_sources(g.sources)  # also installs the copies for worker processes
         except SourceFileError as e:
             raise ValueError(f"dataset graphverse: field generate.sources: {e}") from None
-        generate_split(out, split, g.seed, limit=g.limit, progress=progress)
+        generate_split(out, split, g.seed, limit=g.limit, workers=workers, progress=progress)
 
     def spec_used(self, ds: Dataset) -> dict[str, Any]:
         m = ds.manifest
