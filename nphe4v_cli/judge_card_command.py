@@ -1,7 +1,8 @@
 """`nphe4v judge-card --judge rule-based|MODEL [--dataset DIR] --out DIR`: the judge card of a VGR judge.
 
 Registered in ``nphe4v_cli.app`` with ``app.command(name="judge-card")(judge_card_command.judge_card)``. Without
-``--dataset`` it generates a GraphVerse testmini (``--seed``, ``--limit``) into OUT/dataset, as ``generate``
+``--dataset`` it generates the default dataset of the (first) judged benchmark (``Benchmark.judged``: GraphVerse's
+testmini; ``--seed``, and ``--limit`` where its ``generate:`` section takes one) into OUT/dataset, as ``generate``
 does; then it generates the card's labelled responses over every instance (``judge.card_families``), scores
 them with the judge (``cluster.judge_card``), and prints and writes the table (card.csv, card.md), the
 figure (card.png / card.svg), per-response scores (scores.csv) and the grade line (judge_card.json).
@@ -25,12 +26,13 @@ def _fail(msg: str) -> None:
 def judge_card(
     judge: Annotated[str, typer.Option(help="rule-based, a registry name or a litellm model string")],
     out: Annotated[Path, typer.Option(help="folder for the card (table, figure, grade)")],
-    dataset: Annotated[Path | None, typer.Option(help="GraphVerse dataset folder (default: generate a testmini)")] = None,
-    seed: Annotated[int, typer.Option(help="seed of the generated testmini")] = 0,
+    dataset: Annotated[Path | None, typer.Option(
+        help="a judged benchmark's dataset folder (default: generate its default dataset, e.g. a testmini)")] = None,
+    seed: Annotated[int, typer.Option(help="seed of the generated dataset")] = 0,
     limit: Annotated[int | None, typer.Option(help="only the first N instances (of the dataset, or generated)")] = None,
     api_base: Annotated[str | None, typer.Option(help="endpoint of an OpenAI-compatible judge server")] = None,
     options: Annotated[str, typer.Option(help="JudgeSpec fields as JSON")] = "{}",
-    workers: Annotated[int | None, typer.Option(help="processes generating the testmini")] = None,
+    workers: Annotated[int | None, typer.Option(help="processes generating the dataset")] = None,
     families: Annotated[str | None, typer.Option(help="comma-separated families (or prefixes such as "
                                                       "'derivation:') to run, e.g. to bound an API judge's cost")] = None,
 ) -> None:
@@ -38,12 +40,15 @@ def judge_card(
     from pydantic import ValidationError
 
     from cluster.judge_card import run_card
-    from cluster.judge_work import judge_replica, resolve_spec
-    from evalcore import secrets
+    from cluster.judge_work import judge_replica, judged_benchmarks, resolve_spec
+    from evalcore import benchmarks, secrets
     from evalcore.dataset import DatasetError, load_dataset
     from evalcore.validation import first_error
-    from gie.benchmark import BENCHMARK as GRAPHVERSE
     from judge.card import markdown
+
+    judged = judged_benchmarks()
+    if not judged:
+        _fail("no registered benchmark is judged (Benchmark.judged): the judge card has no instances")
 
     if families is not None:
         from judge.card import FAMILIES
@@ -84,21 +89,24 @@ def judge_card(
             _fail(f"--judge {judge}: {' '.join(str(e).split())}")
     out.mkdir(parents=True, exist_ok=True)
     if dataset is None:
-        from gie.dataset import generate_split
-
+        bench = benchmarks.get(judged[0])
         dataset = out / "dataset"
         if not (dataset / "manifest.json").exists():
-            typer.echo(f"generating a GraphVerse testmini (seed {seed}) into {dataset}", err=True)
+            section = {"seed": seed, **({"limit": limit} if limit and "limit" in bench.generate_model.model_fields
+                                        else {})}
+            g = bench.parse_generate({"version": bench.default_version(section), **section})
+            typer.echo(f"generating {bench.title} {g.version} (seed {seed}) into {dataset}", err=True)
             try:
-                generate_split(dataset, "testmini", seed, limit=limit, workers=workers)
-            except DatasetError as e:
+                bench.generate(dataset, g, workers=workers)
+            except (DatasetError, ValueError) as e:
                 _fail(str(e))
     try:
         ds = load_dataset(dataset, check_images=False)
     except DatasetError as e:
         _fail(str(e))
-    if ds.manifest.benchmark != GRAPHVERSE.name:
-        _fail(f"--dataset {dataset}: a {ds.manifest.benchmark} dataset; the judge card needs GraphVerse")
+    if ds.manifest.benchmark not in judged:
+        _fail(f"--dataset {dataset}: a {ds.manifest.benchmark} dataset; the judge card needs a judged benchmark's "
+              f"({', '.join(benchmarks.get(n).title for n in judged)})")
     instances = list(ds.instances)[:limit] if limit else list(ds.instances)
 
     def progress(done: int, total: int) -> None:
