@@ -25,8 +25,10 @@ GCP-D - vertex and edge counts, density, k; degree min / max / mean / sd and the
 chi); the adjacency spectrum's three largest and two smallest eigenvalues, the Laplacian's second smallest and
 largest; the spectral bounds on chi (Wilf 1 + lambda_max, Hoffman 1 - lambda_max / lambda_min) and each bound
 against k. With `--extended` (GCP-D, printed, not judged) also `gcpd_extended_features`: the whole adjacency and
-Laplacian spectra, the triangles at each vertex, 4-cycles and common neighbours, which the generator does not
-match within a pair (docs/deviations.md gives the numbers).
+Laplacian spectra, the triangles at each vertex (the edges inside its neighbourhood), 4-cycles, common
+neighbours, diamonds, 5- and 7-cycles (also at a vertex), distances (diameter, radius, eccentricities),
+components, eigenvalue multiplicities, degree assortativity and the 2- and 3-core sizes, which the generator
+does not match within a pair (docs/deviations.md gives the numbers).
 """
 
 from __future__ import annotations
@@ -148,13 +150,61 @@ def gcpd_features(d: gcpd.GCPDData) -> list[float]:
 
 
 GCPD_EXTENDED = ("adj_spectrum", "lap_spectrum", "tri_at_vertex_max", "tri_at_vertex_2nd", "tri_at_vertex_sd",
-                 "vertices_on_triangles", "four_cycles", "common_neighbours_max")
+                 "vertices_on_triangles", "four_cycles", "common_neighbours_max", "tri_at_vertex_sorted",
+                 "diamonds", "codegree_edge_max", "five_cycles", "five_cycles_at_vertex_max", "five_cycles_at_vertex_sd",
+                 "seven_cycles", "diameter", "radius", "eccentricity_mean", "distance_mean", "components",
+                 "largest_component", "lap_distinct", "lap_max_multiplicity", "adj_distinct", "adj_max_multiplicity",
+                 "adj_zero_multiplicity", "assortativity", "two_core", "three_core")
+
+
+def _cycles_at_vertex(n: int, nbrs: list[int], length: int) -> np.ndarray:
+    """How many cycles of `length` pass through each vertex (each cycle found from its lowest vertex, in both
+    directions, so counted twice and halved)."""
+    at = np.zeros(n)
+
+    def walk(start: int, last: int, used: int, path: list[int]) -> None:
+        if len(path) == length:
+            if nbrs[last] >> start & 1:
+                for v in path:
+                    at[v] += 0.5
+            return
+        cand = nbrs[last] & ~used & ~((1 << (start + 1)) - 1)
+        while cand:
+            w = (cand & -cand).bit_length() - 1
+            cand &= cand - 1
+            walk(start, w, used | 1 << w, [*path, w])
+
+    for s in range(n):
+        walk(s, s, 1 << s, [s])
+    return at
+
+
+def _core_size(a: np.ndarray, k: int) -> int:
+    alive = np.ones(len(a), dtype=bool)
+    while True:
+        low = alive & ((a[:, alive].sum(1)) < k)
+        if not low.any():
+            return int(alive.sum())
+        alive &= ~low
+
+
+def _multiplicities(values: np.ndarray) -> tuple[int, int]:
+    """(distinct values, largest multiplicity) of a sorted spectrum, eigenvalues within 1e-6 counted equal."""
+    groups = np.split(values, np.flatnonzero(np.diff(values) > 1e-6) + 1)
+    return len(groups), max(len(g) for g in groups)
 
 
 def gcpd_extended_features(d: gcpd.GCPDData) -> list[float]:
     """`--extended`: the whole sorted adjacency and Laplacian spectra, the triangles at each vertex (largest,
-    second largest, sd, how many vertices lie on one), the 4-cycle count and the most common neighbours of a
-    non-adjacent pair; the generator does not match these between the graphs of a pair (docs/deviations.md)."""
+    second largest, sd, how many vertices lie on one, the whole sorted vector; a vertex's triangles are the
+    edges inside its neighbourhood), the 4-cycle count, the most common neighbours of a non-adjacent pair, the
+    diamonds (pairs of triangles on an edge) and the most common neighbours of an edge, the 5-cycles (total,
+    at a vertex: largest and sd) and 7-cycles, distances (diameter and radius of the largest component, mean
+    eccentricity and distance there), components, how many distinct eigenvalues each spectrum has and its
+    largest multiplicity (the adjacency's at 0 too), the degree assortativity and the 2- and 3-core sizes; the
+    generator matches none of these between the graphs of a pair (docs/deviations.md)."""
+    from scipy.sparse.csgraph import connected_components, shortest_path
+
     n = d.num_vertices
     a = np.zeros((n, n))
     for u, v in d.edges:
@@ -163,9 +213,25 @@ def gcpd_extended_features(d: gcpd.GCPDData) -> list[float]:
     a2 = a @ a
     at_vertex = np.sort((a2 * a).sum(1) / 2)
     four_cycles = (np.trace(a2 @ a2) - 2 * (deg**2).sum() + deg.sum()) / 8
+    codeg = a2 * a  # common neighbours of each edge's ends
+    nbrs = [int(sum(1 << j for j in np.flatnonzero(a[i]))) for i in range(n)]
+    five = _cycles_at_vertex(n, nbrs, 5)
+    seven = _cycles_at_vertex(n, nbrs, 7).sum() / 7
+    _, comp = connected_components(a, directed=False)
+    sizes = np.bincount(comp)
+    big = np.flatnonzero(comp == sizes.argmax())
+    dist = shortest_path(a[np.ix_(big, big)], unweighted=True, directed=False)
+    ecc = dist.max(1)
+    adj_spec, lap_spec = np.linalg.eigvalsh(a), np.linalg.eigvalsh(np.diag(deg) - a)
+    ends = np.array([(deg[u - 1], deg[v - 1]) for u, v in d.edges] + [(deg[v - 1], deg[u - 1]) for u, v in d.edges])
+    assort = float(np.corrcoef(ends.T)[0, 1]) if len(ends) and ends[:, 0].std() > 0 else 0.0
     return [
-        *np.linalg.eigvalsh(a), *np.linalg.eigvalsh(np.diag(deg) - a), at_vertex[-1], at_vertex[-2],
+        *adj_spec, *lap_spec, at_vertex[-1], at_vertex[-2],
         at_vertex.std(), float((at_vertex > 0).sum()), four_cycles, float((a2 * (1 - a - np.eye(n))).max()),
+        *at_vertex, float((codeg * (codeg - 1) / 2).sum() / 2), float(codeg.max()), five.sum() / 5, five.max(),
+        five.std(), seven, ecc.max(), ecc.min(), ecc.mean(), float(dist.sum() / max(len(big) * (len(big) - 1), 1)),
+        float(len(sizes)), float(sizes.max()), *_multiplicities(lap_spec), *_multiplicities(adj_spec),
+        float((np.abs(adj_spec) < 1e-6).sum()), assort, _core_size(a, 2), _core_size(a, 3),
     ]
 
 
