@@ -5,7 +5,7 @@ from __future__ import annotations
 import os
 import sys
 from pathlib import Path
-from typing import Annotated, Any
+from typing import Annotated
 
 import typer
 
@@ -13,30 +13,11 @@ os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
 
 app = typer.Typer(add_completion=False, no_args_is_help=True, help=__doc__, pretty_exceptions_enable=False)
 
-
-def fail(msg: str) -> None:
-    from cluster.runlock import printable
-
-    typer.echo(f"error: {printable(msg)}", err=True)
-    raise typer.Exit(2)
-
-
-def _out_folder(out: Path, flag: str = "--out") -> None:
-    """Refuse, in one line, a folder path that cannot be a folder (a file on the way)."""
-    from cluster.run import check_folder_path
-    from evalcore.dataset import DatasetError
-
-    try:
-        check_folder_path(out, flag)
-    except DatasetError as e:
-        fail(str(e))
-
-
-def _os_fail(e: OSError, out: Path) -> None:
-    """An OS error (a folder that cannot be created, no permission, no space) as one line naming the path."""
-    where = f"{e.filename}: " if e.filename else ""
-    fail(f"{where}{e.strerror or e} (writing --out {out})")
-
+# the one-line refusals every command shares (their own module: the command modules use them too)
+from nphe4v_cli.cli_common import fail  # noqa: E402
+from nphe4v_cli.cli_common import key_values as _key_values  # noqa: E402
+from nphe4v_cli.cli_common import os_fail as _os_fail  # noqa: E402
+from nphe4v_cli.cli_common import out_folder as _out_folder  # noqa: E402
 
 # `generate` lives in its own module: a benchmark's settings come from its plug-in's model
 from nphe4v_cli.generate_command import generate as _generate_cmd  # noqa: E402
@@ -225,24 +206,6 @@ def export(
         fail(str(e))
     except OSError as e:
         _os_fail(e, out)
-
-
-def _key_values(flag: str, items: list[str]) -> dict[str, Any]:
-    """`KEY=VALUE` options (VALUE read as YAML, as a config would spell it) as a mapping; one line on a bad one."""
-    import yaml
-
-    out: dict[str, Any] = {}
-    for item in items:
-        key, sep, value = item.partition("=")
-        if not sep or not key.strip():
-            fail(f"{flag} {item!r}: expected KEY=VALUE")
-        if key.strip() in out:
-            fail(f"{flag} {key.strip()} given twice")
-        try:
-            out[key.strip()] = yaml.safe_load(value)
-        except yaml.YAMLError:
-            fail(f"{flag} {item!r}: VALUE is not YAML")
-    return out
 
 
 def _export_run(run_dir: Path, out: Path, fmt: str) -> None:

@@ -51,7 +51,7 @@ def generate(
     from evalcore.benchmark import MAX_SEED, VERSION_PATTERN
     from evalcore.dataset import DatasetError, load_dataset
     from nphe4v.progress import Bar
-    from nphe4v_cli.app import _key_values, _os_fail, _out_folder, fail
+    from nphe4v_cli.cli_common import fail, key_values, os_fail, out_folder
 
     name = benchmark or benchmarks.default().name
     if name not in benchmarks.names():
@@ -63,7 +63,7 @@ def generate(
     given = {"--per-level": per_level, "--tasks": tasks.split(",") if tasks else None, "--split": split,
              "--limit": limit, "--source": _sources(source, fail) if source else None}
     pairs = [(ALIASES[flag], value, flag) for flag, value in given.items() if value is not None]
-    pairs += [(key, value, f"--set {key}") for key, value in _key_values("--set", set_ or []).items()]
+    pairs += [(key, value, f"--set {key}") for key, value in key_values("--set", set_ or []).items()]
     for key, value, shown in pairs:
         if key not in fields or key in ("version", "seed"):
             takes = [f for f in fields if f not in ("version", "seed")]
@@ -92,11 +92,11 @@ def generate(
     if version is not None and version != named:  # the settings name their dataset themselves
         fail(f"--version {version!r}: a {bench.title} dataset of these settings is named {named}; leave --version "
              "out")
-    _out_folder(out)
+    out_folder(out)
     try:  # fail before the work, not after it
         out.parent.mkdir(parents=True, exist_ok=True)
     except OSError as e:
-        _os_fail(e, out)
+        os_fail(e, out)
     try:
         with Bar(f"generate {named}", 1) as bar:
             def progress(done: int, total: int) -> None:
@@ -110,7 +110,7 @@ def generate(
     except KeyError as e:
         fail(str(e).strip("'\""))
     except OSError as e:
-        _os_fail(e, out)
+        os_fail(e, out)
     n = sum(t.count for t in m.tasks.values())
     typer.echo(f"wrote {n} {bench.title} instances to {out} (dataset {m.dataset_sha256[:16]})")
 
