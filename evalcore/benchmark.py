@@ -90,8 +90,9 @@ class Benchmark:
     # the benchmark a dataset entry of a run config means when it names none (NPHardEval4V; were two to say so,
     # the first found wins)
     default: bool = False
-    # its samples have process judgments (VGR-Score), which the explorer shows; the one judge there is is
-    # GraphVerse's (cluster.judge_work: its evidence is built from GraphVerse's tasks)
+    # the run's judge stage scores its samples' process (VGR-Score; cluster.judge_work.judged_benchmarks), the
+    # explorer shows the judgments, the judge card draws its wrong answers from `wrong_answer`; the judge's
+    # evidence reads graph instances (judge.evidence), so only a benchmark of graph instances sets it
     judged: bool = False
     # NPHardEval4V's recognition experiment (does the figure show the described instance?) runs on it
     recognition: bool = False
