@@ -23,8 +23,7 @@ from evalcore.hf_save import save_rows
 from evalcore.prompting import RECOGNITION_TEMPLATE_VERSION, TEMPLATE_VERSION
 from evalcore.schema import RECOGNITION_MODE
 
-TRAINING_FORMATS = ("sft", "trl", "verl")  # gie.training.export (GraphVerse, docs/training.md)
-FORMATS = ("hf", "jsonl", *TRAINING_FORMATS)
+FORMATS = ("hf", "jsonl")  # and every benchmark's training formats (`training_formats()`)
 REQUESTS = "requests.jsonl"
 CARD = "README.md"
 DEFAULT_MODEL = "external"
@@ -283,13 +282,24 @@ def export_hf(dataset: Dataset, out: Path, *, seed: int = 0, **plan: Any) -> int
     return len(rows)
 
 
-def export_training(dataset: Dataset, out: Path, fmt: str, **options: Any) -> tuple[int, list[str]]:
-    """`--format sft|trl|verl`: GraphVerse for training (`gie.training.export`), its errors as one line."""
-    check_out(out)
-    from gie.training.export import TrainingExportError
-    from gie.training.export import export_training as write
+def training_formats() -> tuple[str, ...]:
+    """The training-set formats of the registered benchmarks (`Benchmark.training_formats`, docs/training.md)."""
+    out: list[str] = []
+    for bench in benchmarks.registry().values():
+        out += [f for f in bench.training_formats if f not in out]
+    return tuple(out)
 
+
+def export_training(dataset: Dataset, out: Path, fmt: str, **options: Any) -> tuple[int, list[str]]:
+    """`--format` of a training set: the dataset's benchmark writes it (`Benchmark.export_training`), its
+    refusals as one line."""
+    check_out(out)
+    bench = benchmarks.get(dataset.manifest.benchmark)
+    if fmt not in bench.training_formats:
+        users = [b.title for b in benchmarks.registry().values() if fmt in b.training_formats]
+        raise ExportError(f"{dataset.root}: benchmark {bench.name}; training exports ({fmt}) are for "
+                          f"{' or '.join(users) or 'no registered benchmark'} datasets")
     try:
-        return write(dataset, out, fmt, **options)
-    except TrainingExportError as e:
+        return bench.export_training(dataset, out, fmt, **options)
+    except ValueError as e:
         raise ExportError(str(e)) from None

@@ -246,6 +246,15 @@ class Benchmark:
             out.append("recognition")
         return out
 
+    # --------------------------------------------------------------------------------------- exports
+    # `nphe4v export --format F` formats of training sets this benchmark writes (`export_training`)
+    training_formats: tuple[str, ...] = ()
+
+    def export_training(self, dataset: Dataset, out: Path, fmt: str, **options: Any) -> tuple[int, list[str]]:
+        """Write `dataset` as a training set in `fmt` (one of `training_formats`) into the new folder `out`:
+        (rows, notes). `options`: edits, limit, allow_test_split, seed. ValueError (one line) on a refusal."""
+        raise ValueError(f"{self.name} has no training export")
+
     # ---------------------------------------------------------------------------------------- judging
     def wrong_answer(self, inst: Instance, graphs: Sequence[Any], query: dict[str, Any],
                      seed: int = 0) -> dict[str, Any] | None:

@@ -18,6 +18,7 @@ from evalcore.task import TaskSpec
 
 if TYPE_CHECKING:
     from evalcore.dataset import Dataset
+    from evalcore.report_section import ReportContext, Section
 
 SPLITS = ("full", "testmini", "train")
 # the prompt modes of a GraphVerse sample: the image(s) hold the data; answered directly and/or as a program
@@ -168,6 +169,18 @@ class GraphVerse(Benchmark):
     def probes(self, run_modes: Sequence[str], recognition: bool) -> list[str]:
         return ["1", "2"]  # single-graph tasks and the paired tasks (two figures)
 
+    # --------------------------------------------------------------------------------------- exports
+    training_formats = ("sft", "trl", "verl")  # docs/training.md
+
+    def export_training(self, dataset: Dataset, out: Path, fmt: str, **options: Any) -> tuple[int, list[str]]:
+        from gie.training.export import TrainingExportError
+        from gie.training.export import export_training as write
+
+        try:
+            return write(dataset, out, fmt, **options)
+        except TrainingExportError as e:
+            raise ValueError(str(e)) from None
+
     # ---------------------------------------------------------------------------------------- judging
     def wrong_answer(self, inst: Instance, graphs: Sequence[Any], query: dict[str, Any],
                      seed: int = 0) -> dict[str, Any] | None:
@@ -195,6 +208,11 @@ class GraphVerse(Benchmark):
 
         acc = metrics.acc_table(metrics.mode_rows(samples.collect()))  # PoT rows beside direct inference
         return [Summary(f"{self.title} accuracy (%)", "graphverse_acc.csv", acc, float_precision=2)]
+
+    def report_sections(self, ctx: ReportContext) -> list[Section]:
+        from gie.report_section import sections
+
+        return sections(ctx, self.name, self.title)
 
 
 def _user_sources_hash(sources: dict[str, str]) -> str:

@@ -137,7 +137,7 @@ def export(
     dataset: Annotated[Path, typer.Argument(help="dataset folder to export")],
     out: Annotated[Path, typer.Option(help="folder to create (must not exist or be empty)")],
     fmt: Annotated[str, typer.Option("--format", help="hf (Hugging Face datasets folder) | jsonl (requests) | "
-                                     "sft | trl | verl (GraphVerse for training, docs/training.md); for a RUN "
+                                     "sft | trl | verl (a benchmark's training sets, docs/training.md); for a RUN "
                                      "folder: hub (datasets folder of results) | inspect (inspect_ai logs)")] = "hf",
     model: Annotated[str, typer.Option(help="jsonl: the `model` field of every request")] = "external",
     repeats: Annotated[int, typer.Option(help="jsonl: repeats per prompt, as a run's `repeats`")] = 1,
@@ -161,25 +161,26 @@ def export(
                                                       "original repository at the pinned commit")] = None,
 ) -> None:
     """Write a dataset for other tools: a `datasets.load_from_disk` folder, JSON-lines requests for `grade`, or
-    GraphVerse training sets (SFT, TRL GRPO, verl)."""
+    a benchmark's training sets (SFT, TRL GRPO, verl; docs/training.md)."""
     from cluster.export import (
         FORMATS,
         REQUESTS,
-        TRAINING_FORMATS,
         ExportError,
         check_out,
         export_hf,
         export_jsonl,
         export_training,
+        training_formats,
     )
     from evalcore.dataset import DatasetError, load_dataset
     from report.run_export import RUN_FORMATS
 
+    TRAINING_FORMATS = training_formats()  # noqa: N806 (a constant of this call: the registered benchmarks')
     if fmt in RUN_FORMATS:
         _export_run(dataset, out, fmt)
         return
-    if fmt not in FORMATS:
-        fail(f"--format {fmt}: expected {' or '.join((*FORMATS, *RUN_FORMATS))}")
+    if fmt not in (*FORMATS, *TRAINING_FORMATS):
+        fail(f"--format {fmt}: expected {' or '.join((*FORMATS, *TRAINING_FORMATS, *RUN_FORMATS))}")
     if fmt not in TRAINING_FORMATS and (edits != "all" or limit is not None or allow_test_split):
         fail(f"--edits, --limit and --allow-test-split apply to --format {'|'.join(TRAINING_FORMATS)}, not {fmt}")
     for name, value in (("--repeats", repeats), ("--asks", asks)):
