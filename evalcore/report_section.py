@@ -23,8 +23,8 @@ import polars as pl
 ACCESS_ORDER: tuple[str, ...] = ("closed", "open", "builtin", "unregistered")
 """A model's access (`ReportContext.model_info`), in the order groups of models are shown."""
 
-FigureKind = Literal["bars", "radar", "heatmap", "mode_bars", "class_bars"]
-FIGURE_KINDS: tuple[str, ...] = ("bars", "radar", "heatmap", "mode_bars", "class_bars")  # report/figures/spec.py
+FigureKind = Literal["bars", "radar", "heatmap", "mode_bars", "class_bars", "mode_shares"]
+FIGURE_KINDS: tuple[str, ...] = ("bars", "radar", "heatmap", "mode_bars", "class_bars", "mode_shares")
 
 
 @dataclass(frozen=True)
@@ -37,7 +37,7 @@ class Table:
     frame: pl.DataFrame
     caption: str = ""
     digits: int = 3
-    ci: tuple[str, ...] = ()
+    ci: tuple[str, ...] | Mapping[str, tuple[str, str]] = ()  # or column -> its (low, high) bound columns
     hide: tuple[str, ...] = ()
     max_rows: int | None = None
     csv_name: str = ""
@@ -52,7 +52,8 @@ class Figure:
     """A figure the report draws (``kind``, one of ``FIGURE_KINDS``) from ``data``, saved as ``name``.svg / .png.
 
     * ``bars``: columns ``label`` (a row of bars), ``series`` (a bar in the row), ``value`` and, for interval
-      whiskers, ``lo`` / ``hi`` (null for none); ``params``: ``x_max`` (default 1), ``panel_width`` (620);
+      whiskers, ``lo`` / ``hi`` (null for none); ``params``: ``x_max`` (default 1), ``panel_width`` (620),
+      ``panel_title``;
     * ``radar``: per-class profile rows (columns version, model, complexity, AA, ER, RA; classes P, NPC,
       NPH); ``params``: ``groups`` [(panel title, [series, ...]), ...] (default: four series per panel);
     * ``heatmap``: model x (task, level) cells (columns version, model, task, level and the ``value`` column
@@ -60,7 +61,9 @@ class Figure:
     * ``mode_bars``: per model one bar per prompt mode (columns version, model, prompt_mode, AA_All with
       AA_All_lo / AA_All_hi);
     * ``class_bars``: per kind of model and complexity class, AA and ER panels (columns version, kind, model,
-      complexity, AA, ER and their _lo / _hi).
+      complexity, AA, ER and their _lo / _hi);
+    * ``mode_shares``: per model one stacked bar of failure-mode shares (columns model, n_incorrect and a
+      fraction per mode: perception, visual_reasoning, text_reasoning, unattributed).
     ``title`` is drawn in the figure, ``caption`` written under it."""
 
     name: str
@@ -145,7 +148,32 @@ class ReportContext(Protocol):
         ...
 
     def judgments(self) -> pl.DataFrame | None:
-        """The default judge's judgments (repeat 0) of this benchmark's samples, None when the judge has not run."""
+        """The default judge's judgments (repeat 0) of this benchmark's samples, None when the judge has not run
+        (or the samples come without run folders)."""
+        ...
+
+    def judge_join(self, samples: pl.DataFrame, judgments: pl.DataFrame) -> pl.DataFrame:
+        """``samples`` with ``judgments``' ``vgr_score`` and ``judge_status`` (joined per run on the sample key:
+        keys repeat across runs), null where the judge has not scored a sample."""
+        ...
+
+    def vgr_table(self, joined: pl.DataFrame, by: Sequence[str], *, task_order: Sequence[str] = (),
+                  edit_order: Sequence[str] = ()) -> pl.DataFrame:
+        """The judge's mean VGR-Score per group of ``joined`` (``judge_join``): ``*by, n, judge_errors, vgr,
+        coverage``."""
+        ...
+
+    def failure_modes(self, judgments: pl.DataFrame) -> pl.DataFrame:
+        """Per model over the incorrect responses of ``judgments``: ``n_incorrect`` and each failure mode's
+        share in % (``<mode>_pct``)."""
+        ...
+
+    def judge_cards(self) -> pl.DataFrame | None:
+        """Per run (``run``) the grade line of its judge's card (``grade``), None when no run has one."""
+        ...
+
+    def judge_files(self) -> dict[str, pl.DataFrame]:
+        """The judge's agreement tables the runs hold (name -> frame with a ``run`` column)."""
         ...
 
     def configured_models(self) -> dict[str, bool]:

@@ -35,6 +35,8 @@ from typing import Any
 
 import polars as pl
 
+from gie import report_tables as _gv
+from gie.report_tables import FAILURE_MODES, table2_labels
 from nphe4v import consistency as _consistency
 from nphe4v import failure_analysis as _failures
 from nphe4v import report_tables as _nph
@@ -49,19 +51,14 @@ from nphe4v.report_tables import (
     wilson_columns,
 )
 from report.completeness import missing_parts
-from report.graphverse_tables import (
-    FAILURE_MODES,
+from report.judgments import (
     JUDGE_CSVS,
     JUDGE_DIR,
     LEGACY_JUDGE_DIR,
-    graphverse,
-    graphverse_families,
-    graphverse_judged,
     judge_csvs,
     judge_table,
     judgments,
     run_judgments,
-    table2_labels,
 )
 from report.model_groups import ACCESS_ORDER, ModelCatalogue, access_groups, model_info, open_closed
 from report.runs import (
@@ -108,6 +105,25 @@ version_consistency = _from_runs(_consistency.version_consistency)
 def lvlm_vs_llm(src: Source, *, text_only: set[str] | None = None, **kwargs: Any) -> pl.DataFrame:
     return _nph.lvlm_vs_llm(frame_of(src), text_only=text_only_models(src) if text_only is None else text_only,
                             **kwargs)
+
+
+graphverse = _from_runs(_gv.graphverse)
+
+
+def graphverse_judged(src: Source, df: pl.DataFrame | None = None) -> dict[str, pl.DataFrame]:
+    """``gie.report_tables.graphverse_judged`` with the judge's output of the runs (``report.sections``)."""
+    from report.sections import RunsContext
+
+    frame = frame_of(src) if df is None else df
+    ctx = RunsContext(GV_BENCHMARK, frame.lazy(), [r.path for r in runs_of(src)])
+    return _gv.graphverse_judged(frame, ctx)
+
+
+def graphverse_families(df: pl.DataFrame, judged: dict[str, pl.DataFrame] | None = None,
+                        catalogue: ModelCatalogue | None = None) -> pl.DataFrame:
+    """``gie.report_tables.graphverse_families`` with model families from the caller's ``catalogue``."""
+    models = df["model"].unique().to_list() if "model" in df.columns else []
+    return _gv.graphverse_families(df, judged, model_info(models, catalogue))
 
 
 def failure_categories(src: Source, df: pl.DataFrame | None = None) -> dict[str, pl.DataFrame]:

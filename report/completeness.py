@@ -11,7 +11,7 @@ from evalcore import benchmarks
 from evalcore.benchmark import Benchmark
 from evalcore.prompting import VISION_MODE
 from evalcore.schema import PROMPT_MODES, RECOGNITION_MODE
-from report.graphverse_tables import judge_table
+from report.judgments import judge_table
 from report.runs import (
     LIGHT_COLUMNS,
     NPH_BENCHMARK,

@@ -29,8 +29,6 @@ from evalcore.secrets import redact, redact_frame
 from evalcore.shards import writing
 from report import analysis
 from report.comparisons import Comparisons
-from report.figure_set import figure_set
-from report.graphverse_tables import table2_labels
 from report.html.format import fmt, json_for_script, md_table
 from report.html.markdown import render_markdown
 from report.html.page import render_page, runs_table
@@ -102,10 +100,7 @@ improvement tables (``report.comparisons``; default: each model's PoT against it
 
     # ---- figures
     # the benchmarks' own figure specs, drawn (``groups``: the caller's radar panels)
-    figs = section_figures(t.sections.before, groups)
-    figs.update(figure_set(gv_by_edit=t.graphverse["by_edit"] if t.graphverse else None,
-                           failure_modes=t.judged["failure_modes"] if t.judged else None))
-    figs.update(section_figures(t.sections.after, groups))
+    figs = section_figures(t.sections.all, groups)
     if anchor is not None:
         fig_dir = anchor.with_name(anchor.stem + "_figures")
         for name, canvas in figs.items():
@@ -116,13 +111,9 @@ improvement tables (``report.comparisons``; default: each model's PoT against it
     tables: dict[str, pl.DataFrame] = {
         "runs": runs_table(runs),
         "missing_parts": t.missing,
-        **{name: frame for sec in t.sections.before for name, frame in sec.csvs.items()},
-        **({"graphverse_families": table2_labels(t.gv_families)} if t.gv_families is not None and t.gv_families.height else {}),
-        **{f"graphverse_{k}": v for k, v in t.graphverse.items()},
-        **{f"graphverse_{k}": v for k, v in t.judged.items()},
+        **{name: frame for sec in t.sections.all for name, frame in sec.csvs.items()},
         **{f"graphverse_{k}": v for k, v in t.improvement.items()},
         **t.judge_csvs,
-        **{name: frame for sec in t.sections.after for name, frame in sec.csvs.items()},
     }
     browser_html, picked = "", None
     if html_path is not None:

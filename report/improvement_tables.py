@@ -33,7 +33,8 @@ from evalcore.bootstrap import instance_draws, percentile_bounds
 from evalcore.stats import wilson_interval
 from gie.catalogue import EDIT_KINDS, PAIRED_TASKS, POLY_TASKS, SINGLE_TASKS, TASK_NAMES
 from report.comparisons import DIRECT_MODE, Arm, Comparisons
-from report.runs import GV_BENCHMARK
+from report.judgments import judgments
+from report.runs import GV_BENCHMARK, Source, frame_of, runs_of
 
 Frame = pl.DataFrame | pl.LazyFrame
 Key = tuple[str, str]  # (model, prompt_mode)
@@ -166,6 +167,23 @@ def _arm_cols(arm: Arm, base: Arm | None) -> dict[str, Any]:
 def _frame(rows: list[dict[str, Any]], lead: Mapping[str, pl.DataType]) -> pl.DataFrame:
     schema = {**lead, **_ARM_COLUMNS, **_METRIC_COLUMNS}
     return pl.DataFrame(rows, schema=schema, orient="row") if rows else pl.DataFrame(schema=schema)
+
+
+def vgr_samples(src: Source, df: pl.DataFrame | None = None) -> pl.DataFrame:
+    """The runs' GraphVerse samples with ``vgr_score`` and ``judge_status`` of the default judge (repeat 0),
+    null where the judge has not scored a sample (no judgments at all: every sample), keyed by model and prompt
+    mode as stored; for the improvement tables. ``df``: the runs' samples when
+    already loaded."""
+    from judge import vgr
+
+    df = (frame_of(src) if df is None else df).filter(pl.col("benchmark") == BENCHMARK)
+    js = judgments(src, BENCHMARK) if runs_of(src) else None
+    if df.is_empty() or js is None:
+        return df.with_columns(vgr_score=pl.lit(None, pl.Float64), judge_status=pl.lit(None, pl.String))
+    # per run, as graphverse_judged joins: sample keys repeat across runs
+    return pl.concat([vgr.join(part, js.filter(pl.col("run_id") == rid))
+                      for (rid,), part in df.group_by(["run_id"], maintain_order=True)], how="vertical")
+
 
 
 def arms_present(samples: Frame) -> list[Key]:

@@ -11,8 +11,7 @@ import polars as pl
 
 from report import analysis
 from report.comparisons import ComparisonError, Comparisons, auto_comparisons, missing_arms
-from report.graphverse_tables import vgr_samples
-from report.improvement_tables import arms_present, improvement_tables
+from report.improvement_tables import arms_present, improvement_tables, vgr_samples
 from report.model_groups import ModelCatalogue
 from report.runs import scan_run_samples
 from report.sections import BenchmarkSections, benchmark_sections
@@ -31,12 +30,10 @@ class ReportResult:
 @dataclass
 class Tables:
     missing: pl.DataFrame
-    graphverse: dict[str, pl.DataFrame]
-    judged: dict[str, pl.DataFrame] = field(default_factory=dict)  # analysis.graphverse_judged
-    judge_csvs: dict[str, pl.DataFrame] = field(default_factory=dict)  # analysis.judge_csvs
-    gv_families: pl.DataFrame | None = None  # analysis.graphverse_families (GraphVerse Table 2)
+    judge_csvs: dict[str, pl.DataFrame] = field(default_factory=dict)  # report.judgments.judge_csvs
     improvement: dict[str, pl.DataFrame] = field(default_factory=dict)  # improvement_tables (Tables 3/8/11/13)
-    # every other registered benchmark's own sections (report.sections.benchmark_sections)
+    improvement_shown: bool = False  # the runs hold arms to compare (report.improvement_tables.arms_present)
+    # every registered benchmark's own sections (report.sections.benchmark_sections)
     sections: BenchmarkSections = field(default_factory=BenchmarkSections)
 
 
@@ -69,16 +66,13 @@ def compute_tables(run_dirs: Sequence[str | Path], df: pl.DataFrame, *, n_boot: 
                    lvlm_mode: str, group_by: str = "none", catalogue: ModelCatalogue | None = None,
                    comparisons: Comparisons | None = None) -> Tables:
     """``catalogue``: the caller's model registry entries (``report.model_groups``), for the benchmarks'
-    grouping by model access (``group_by``) and GraphVerse Table 2's families. ``comparisons``: which arm is the baseline of which in
-    GraphVerse's improvement tables (``improvement``)."""
-    judged = analysis.graphverse_judged(list(run_dirs), df)
+    grouping by model access (``group_by``) and model families. ``comparisons``: which arm is the baseline of which
+    in the improvement tables (``improvement``)."""
     return Tables(
         missing=analysis.missing_parts(list(run_dirs)),
-        graphverse=analysis.graphverse(df),
-        judged=judged,
         judge_csvs=analysis.judge_csvs(list(run_dirs)),
-        gv_families=analysis.graphverse_families(df, judged, catalogue),
         improvement=improvement(run_dirs, df, comparisons, n_boot=n_boot, seed=seed),
+        improvement_shown=bool(arms_present(df)),
         sections=benchmark_sections(df, run_dirs, n_boot=n_boot, seed=seed, group_by=group_by, lvlm_mode=lvlm_mode,
                                     catalogue=catalogue),
     )

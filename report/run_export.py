@@ -44,7 +44,7 @@ def _samples(run_dir: Path) -> pl.DataFrame:
                              f"{str(e).splitlines()[0] if str(e) else ''})") from None
     if df.is_empty():
         raise RunExportError(f"{run_dir}: no samples (is it a run folder? `eval_all` or `grade` writes one)")
-    from report.graphverse_tables import run_judgments
+    from report.judgments import run_judgments
 
     js = run_judgments(run_dir)
     if js.is_empty():

@@ -13,6 +13,8 @@ import polars as pl
 
 from evalcore import benchmarks
 from evalcore.report_section import Section, Text
+from report.judge_cards import card_lines
+from report.judgments import judge_csvs, judgments
 from report.model_groups import ModelCatalogue, model_info
 from report.runs import OWN_SECTIONS, configured_models, instance_data, load_runs
 
@@ -49,20 +51,35 @@ class RunsContext:
 
     def judgments(self) -> pl.DataFrame | None:
         if self._judgments is None:
-            from judge import vgr
-
-            frames = []
-            for r in load_runs(list(self.run_dirs)):
-                js = vgr.read_judgments(r.path / "judgments")
-                if js.is_empty():
-                    continue
-                ident = vgr.default_judge(r.path, js)
-                judge, template = ident if ident is not None else (None, None)
-                js = vgr.select(js, judge, template, 0).filter(pl.col("benchmark") == self.benchmark)
-                if not js.is_empty():
-                    frames.append(js)
-            self._judgments = pl.concat(frames, how="vertical") if frames else pl.DataFrame()
+            js = judgments(list(self.run_dirs), self.benchmark) if self.run_dirs else None
+            self._judgments = pl.DataFrame() if js is None else js
         return None if self._judgments.is_empty() else self._judgments
+
+    def judge_join(self, samples: pl.DataFrame, judgments: pl.DataFrame) -> pl.DataFrame:
+        from judge import vgr
+
+        # per run: sample keys repeat across runs (the same models on several versions); vgr.join wants one
+        # judgment per sample key
+        return pl.concat([vgr.join(part, judgments.filter(pl.col("run_id") == rid))
+                          for (rid,), part in samples.group_by(["run_id"], maintain_order=True)], how="vertical")
+
+    def vgr_table(self, joined: pl.DataFrame, by: Sequence[str], *, task_order: Sequence[str] = (),
+                  edit_order: Sequence[str] = ()) -> pl.DataFrame:
+        from judge import vgr
+
+        return vgr.vgr_table(joined, tuple(by), task_order=task_order, edit_order=edit_order)
+
+    def failure_modes(self, judgments: pl.DataFrame) -> pl.DataFrame:
+        from judge import failure_modes
+
+        return failure_modes.by_response(judgments)
+
+    def judge_cards(self) -> pl.DataFrame | None:
+        runs = load_runs(list(self.run_dirs))
+        return card_lines([r.path for r in runs], [r.label for r in runs])
+
+    def judge_files(self) -> dict[str, pl.DataFrame]:
+        return {k: v for k, v in judge_csvs(list(self.run_dirs)).items() if k != "judge_card"}
 
 
 @dataclass

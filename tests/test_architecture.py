@@ -123,22 +123,16 @@ def test_no_file_outside_the_benchmarks_names_one():
     assert not found, "ask the plug-in (evalcore.benchmarks.get(name)) instead:\n" + "\n".join(found)
 
 
-# Identifiers and module paths under report/ that still name a registered benchmark, each with why. The report
-# draws GraphVerse's section itself until that section moves into gie/ the way NPHardEval4V's moved into nphe4v/
-# (nphe4v/report_section.py); the other packages (cluster, judge, command line, core, jobs) are checked the same
-# way once their own benchmark identifiers are gone (a parallel change).
+# Identifiers and module paths under report/ that still name a registered benchmark, each with why. Every
+# benchmark's report section comes from its plug-in (nphe4v/report_section.py, gie/report_section.py); the other
+# packages (cluster, judge, command line, core, jobs) are checked the same way once their own benchmark
+# identifiers are gone (a parallel change).
 IDENTIFIER_NAMES_BENCHMARK_ALLOWED = {
-    "report/graphverse_tables.py": "GraphVerse's report tables, not yet moved into gie/",
-    "report/analysis.py": "re-exports GraphVerse's report tables (graphverse, graphverse_judged, ...)",
-    "report/report_tables.py": "computes GraphVerse's hand-drawn section (Tables.graphverse)",
-    "report/html/page.py": "renders GraphVerse's hand-drawn section",
-    "report/html/markdown.py": "renders GraphVerse's hand-drawn section",
-    "report/html_report.py": "writes GraphVerse's hand-drawn section's CSVs and figures",
-    "report/explorer/store.py": "the explorer's GraphVerse board (papers' Table 1)",
-    "report/completeness.py": "reads judge output through report.graphverse_tables",
-    "report/run_export.py": "reads judge output through report.graphverse_tables",
-    "report/runs.py": "imports both plug-ins: OWN_SECTIONS (GraphVerse's hand-drawn section) and NPH_BENCHMARK (the "
-                      "explorer's leaderboard, completeness' recognition check, a hand-made frame's benchmark)",
+    "report/analysis.py": "the notebook / explorer API re-exports GraphVerse's tables under their names "
+                          "(analysis.graphverse, graphverse_judged, graphverse_families) over run folders",
+    "report/explorer/store.py": "the explorer's own GraphVerse board (the papers' Table 1 with its VGR column)",
+    "report/runs.py": "imports both plug-ins for the explorer's own boards (NPH_BENCHMARK, GV_BENCHMARK) and a "
+                      "hand-made frame's default benchmark",
     "report/sample_rebuild.py": "evalcore.prompting.GRAPHVERSE_MODES (moving out of the core in a parallel change)",
 }
 

@@ -111,7 +111,7 @@ def runs(tmp_path_factory) -> list[Path]:
 
 @pytest.fixture(scope="module")
 def joined(runs) -> pl.DataFrame:
-    from report.graphverse_tables import vgr_samples
+    from report.improvement_tables import vgr_samples
 
     return vgr_samples(runs)
 

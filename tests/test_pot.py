@@ -264,7 +264,8 @@ def test_the_example_config_selects_pot_per_model_registry_references_included(t
 
 
 def test_pot_rows_are_reported_as_their_own_model_and_family():
-    from report.graphverse_tables import graphverse, graphverse_families, mode_rows
+    from gie.metrics import mode_rows
+    from report.analysis import graphverse, graphverse_families
 
     rows = []
     for mode, verdicts in (("vision", ["correct", "wrong"]), ("pot", ["correct", "correct"])):
@@ -520,7 +521,7 @@ def test_live_run_direct_and_pot_side_by_side(demo_slice, ray_local, tmp_path):
     assert acc["api (pot)"] == pytest.approx(100 * n_right / len(ds.instances))
     assert acc["api"] == pytest.approx(100 * len(range(0, len(ds.instances), 2)) / len(ds.instances))
     # the judge (rule-based, the default) read the programs as the responses' reasoning; its tables keep PoT apart
-    from report.graphverse_tables import graphverse_judged
+    from report.analysis import graphverse_judged
 
     judged = graphverse_judged([out])["acc_vgr"].filter(pl.col("task") == "All")
     assert dict(judged.select("model", "n_vgr").iter_rows()) == {"api": len(ds.instances),

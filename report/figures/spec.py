@@ -6,7 +6,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from evalcore.report_section import FIGURE_KINDS, Figure
-from report.figures.bars import BarRow, _bars_canvas, ablation_bars, lvlm_llm_bars
+from report.figures.bars import BarRow, _bars_canvas, ablation_bars, failure_mode_bars, lvlm_llm_bars
 from report.figures.canvas import PALETTE, Canvas, empty_figure, series_label
 from report.figures.heatmap import heatmap
 from report.figures.radar import radar
@@ -28,6 +28,8 @@ def draw(fig: Figure, groups: Sequence[tuple[str, Sequence[str]]] | None = None)
         return ablation_bars(fig.data, **title)
     if fig.kind == "class_bars":
         return lvlm_llm_bars(fig.data, **title)
+    if fig.kind == "mode_shares":
+        return failure_mode_bars(fig.data, **title)
     raise ValueError(f"figure {fig.name!r}: kind {fig.kind!r} is not one of {', '.join(FIGURE_KINDS)}")
 
 
@@ -53,6 +55,7 @@ def _bars(fig: Figure) -> Canvas:
     rows: dict[str, dict] = {}
     for r in df.iter_rows(named=True):
         rows.setdefault(str(r["label"]), {})[r["series"]] = (r["value"], r.get("lo"), r.get("hi"))
-    return _bars_canvas(fig.title, [("", [BarRow(k, v) for k, v in rows.items()])], series, colors,
+    panel = str(fig.params.get("panel_title", ""))
+    return _bars_canvas(fig.title, [(panel, [BarRow(k, v) for k, v in rows.items()])], series, colors,
                         [(s, colors[s]) for s in series], x_max=float(fig.params.get("x_max", 1.0)),
                         panel_w=float(fig.params.get("panel_width", 620)))

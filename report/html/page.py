@@ -10,9 +10,7 @@ import polars as pl
 from markupsafe import Markup
 
 from evalcore.report_section import Section
-from gie.benchmark import BENCHMARK as GRAPHVERSE
 from report import analysis, figures
-from report.graphverse_tables import table2_labels
 from report.html.format import inline_svg
 from report.html.improvement_section import HOW, LONG, TITLES, categories_note
 from report.html.section_view import section_view
@@ -127,61 +125,26 @@ def _card_lines(t: Tables) -> list[tuple[str, str]]:
 
 
 def _views(runs: Sequence[analysis.Run], t: Tables) -> dict[str, Any]:
-    """Every table of the page as a view for tables.j2's `sortable` macro (None where the runs lack it)."""
-    v: dict[str, Any] = {"runs": table_view(runs_table(runs)), "gv_witness": None}
-    gv = t.graphverse
-    if gv:
-        v.update(
-            gv_acc=table_view(gv["acc_table"], digits=1),
-            gv_accuracy=table_view(gv["accuracy"], digits=1, ci=("acc",), hide=("ci_low", "ci_high")),
-            gv_edit=table_view(gv["by_edit"], digits=1),
-            gv_paired=table_view(gv["single_vs_paired"], digits=1),
-            gv_poly=table_view(gv["poly_vs_nph"], digits=3),
-            gv_families=table_view(table2_labels(t.gv_families) if t.gv_families is not None else pl.DataFrame(),
-                                   digits=3),
-        )
-        if "witness" in gv:
-            v["gv_witness"] = table_view(gv["witness"], digits=1)
-    if t.judged:
-        j = t.judged
-        v.update(gv_acc_vgr=table_view(j["acc_vgr_wide"]), gv_acc_vgr_long=table_view(j["acc_vgr"], digits=1),
-                 gv_edit_vgr=table_view(j["edit_vgr"], digits=1),
-                 gv_failure_modes=table_view(j["failure_modes"], digits=3))
-    return v
+    """The report's own tables as views for tables.j2's `sortable` macro."""
+    return {"runs": table_view(runs_table(runs))}
 
 
 def render_page(title: str, runs: Sequence[analysis.Run], t: Tables, figs: dict[str, figures.Canvas],
                 browser_html: str, per_group: int) -> str:
     """The page from report/templates/report.html.j2. ``browser_html`` is the sample browser's HTML (its
     values escaped where it is built)."""
-    gv = bool(t.graphverse)
-    nav = [("missing", "missing"), *_nav(t.sections.before), (GRAPHVERSE.name, GRAPHVERSE.title),
-           *((("improvement", "improvement"),) if gv else ()), *_nav(t.sections.after), ("samples", "samples")]
+    shown = t.improvement_shown
+    nav = [("missing", "missing"), *_nav(t.sections.all), *((("improvement", "improvement"),) if shown else ()),
+           ("samples", "samples")]
     improvement = [(name, ttl, note, table_view(t.improvement[name]), table_view(t.improvement[LONG[name]], digits=2))
                    for name, ttl, note in TITLES if name in t.improvement]
-    judge_csvs = [(name, ttl, how, table_view(t.judge_csvs[name], digits=2) if name in t.judge_csvs else None)
-                  for name, ttl, how in JUDGE_CSV_TITLES]
     return report_environment().get_template("report.html.j2").render(
-        title=title, gv_section=(GRAPHVERSE.name, GRAPHVERSE.title), css=Markup(CSS), js=Markup(sort_js() + JS), nav=nav, t=_views(runs, t),
+        title=title, css=Markup(CSS), js=Markup(sort_js() + JS), nav=nav, t=_views(runs, t),
         missing=[(r["run"], r["detail"]) for r in t.missing.iter_rows(named=True)],
-        gv=gv, judged=bool(t.judged), figs=_fig_svgs(figs), cards=_card_lines(t),
-        no_judge=Markup(NO_JUDGE), judge_csvs=judge_csvs,
+        improvement_shown=shown, figs=_fig_svgs(figs), cards=_card_lines(t),
         improvement=improvement, how_improvement=Markup(HOW), categories_note=categories_note(),
-        before=[section_view(s, figs) for s in t.sections.before],
-        after=[section_view(s, figs) for s in t.sections.after], browser=Markup(browser_html))
+        sections=[section_view(s, figs) for s in t.sections.all], browser=Markup(browser_html))
 
 
 def _nav(sections: Sequence[Section]) -> list[tuple[str, str]]:
     return [(s.anchor, s.title if s.nav is None else s.nav) for s in sections if s.nav != ""]
-
-
-NO_JUDGE = ("The judge has not been run on these runs: no VGR-Score, no failure modes. Run the judge stage "
-             "(cluster run with a judge) or <code>nphe4v judge RUN_DIR</code>.")
-JUDGE_CSV_TITLES = (
-    ("judge_deltas", "Judge robustness (Table 10: VGR of each setting − the default judge)",
-     "nphe4v judge RUN_DIR --judge JUDGE [--repeat K]"),
-    ("human_agreement", "Human agreement (Table 9: human − judge VGR)",
-     "nphe4v judge RUN_DIR --human CSV"),
-)
-
-

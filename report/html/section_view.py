@@ -60,7 +60,7 @@ def section_markdown(s: Section) -> dict[str, Any]:
             frame = b.markdown if b.markdown is not None else b.frame
             # an interval only where the summary's frame still has its bounds
             items.append({"kind": "table", "caption": b.caption, "frame": frame,
-                          "ci": [c for c in b.ci if f"{c}_lo" in frame.columns]})
+                          "ci": [c for c in b.ci if isinstance(c, str) and f"{c}_lo" in frame.columns]})
         elif isinstance(b, Text) and b.markdown is not None:
-            items.append({"kind": "text", "heading": b.heading, "text": b.markdown})
+            items.append({"kind": "text", "heading": "", "text": b.markdown})  # it holds its own headings
     return {"title": s.title if s.md_title is None else s.md_title, "items": items}

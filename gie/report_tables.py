@@ -1,29 +1,32 @@
 """GraphVerse report tables: accuracy from ``gie.metrics``, and with the judge's output (when the judge has
-run) VGR-Score, failure modes and the agreement CSVs; GraphVerse Table 2 per model family."""
+run, read through the report's context: GraphVerse does not import the judge) VGR-Score and failure modes;
+GraphVerse Table 2 per model family. Every table takes the samples as a frame (``report.analysis`` reads run
+folders)."""
 
 from __future__ import annotations
 
+import re
 from collections.abc import Mapping, Sequence
-from pathlib import Path
 
 import polars as pl
 
-from evalcore.records import KEY_COLUMNS
+from evalcore.report_section import Frame, ReportContext, as_frame
 from gie.catalogue import EDIT_KINDS, TASK_NAMES
 from gie.metrics import mode_rows
-from report.judge_cards import card_lines
-from report.model_groups import ModelCatalogue, model_info
-from report.runs import GV_BENCHMARK, Source, frame_of, load_runs, runs_of
-
-JUDGE_DIR = "judgments"  # where cluster.judge_stage / jobs/judge_rerun.py write (judge.vgr)
 
 
-def graphverse(src: Source) -> dict[str, pl.DataFrame]:
+def frame_of(src: Frame) -> pl.DataFrame:
+    return as_frame(src, NAME)
+
+NAME = "graphverse"  # gie.benchmark.GraphVerse.name (not imported: it imports this package lazily)
+
+
+def graphverse(src: Frame) -> dict[str, pl.DataFrame]:
     """GraphVerse tables from ``gie.metrics`` (accuracy per model x task with Wilson interval in percent,
     the model x task ``acc_table``, ``by_edit``, ``single_vs_paired``, ``poly_vs_nph``, and ``witness``:
     per model x task how often the given witness is valid and the stated value agrees with it,
     ``witness_validity``); ``{}`` when the source has no GraphVerse rows."""
-    df = mode_rows(frame_of(src).filter(pl.col("benchmark") == GV_BENCHMARK))
+    df = mode_rows(frame_of(src).filter(pl.col("benchmark") == NAME))
     if df.is_empty():
         return {}
     from gie import metrics as gm
@@ -38,54 +41,7 @@ def graphverse(src: Source) -> dict[str, pl.DataFrame]:
     }
 
 
-LEGACY_JUDGE_DIR = "judge"  # pre-judge-service layout: Parquet keyed like the samples, free-form columns
-JUDGE_CSVS: tuple[tuple[str, str], ...] = (
-    ("judge_deltas", "judge_deltas.csv"),  # Table 10 shape (jobs/judge_rerun.py)
-    ("human_agreement", "human_agreement.csv"),  # Table 9 shape (jobs/judge_rerun.py --human)
-    ("judge_agreement", "judge_agreement.csv"),
-)
 FAILURE_MODES: tuple[str, ...] = ("perception", "visual_reasoning", "text_reasoning", "unattributed")
-
-
-def run_judgments(run_dir: str | Path) -> pl.DataFrame:
-    """The run's judgments of its default judge (``judge.vgr.default_judge``), judge repeat 0, GraphVerse
-    rows only (``judge.vgr.select``); empty when the judge has not run."""
-    from judge import vgr
-
-    js = vgr.read_judgments(Path(run_dir) / JUDGE_DIR)
-    if js.is_empty():
-        return js
-    ident = vgr.default_judge(run_dir, js)
-    judge, template = ident if ident is not None else (None, None)
-    return vgr.select(js, judge, template, 0).filter(pl.col("benchmark") == GV_BENCHMARK)
-
-
-def judgments(src: Source) -> pl.DataFrame | None:
-    """The default judge's judgments of every run (``run_judgments``), None when no run has any."""
-    frames = [j for j in (run_judgments(r.path) for r in runs_of(src)) if not j.is_empty()]
-    return pl.concat(frames, how="vertical") if frames else None
-
-
-def judge_table(run_dirs: Source) -> pl.DataFrame | None:
-    """Per-sample judge output keyed like the samples, for the sample browser and ``missing_parts``: per run,
-    the default judge's judgments (``run_judgments``) or, for runs judged before the judge service, Parquet
-    files under ``RUN/judge/`` (or a ``judge`` column of a frame); None when neither exists."""
-    if isinstance(run_dirs, pl.DataFrame | pl.LazyFrame):
-        df = frame_of(run_dirs)
-        return df.select(*KEY_COLUMNS, "judge") if "judge" in df.columns else None
-    frames = []
-    for r in load_runs(run_dirs):
-        js = run_judgments(r.path)
-        if not js.is_empty():
-            frames.append(js)
-            continue
-        legacy = r.path / LEGACY_JUDGE_DIR
-        files = sorted(legacy.glob("**/*.parquet")) if legacy.is_dir() else []
-        if files:
-            frames.append(pl.read_parquet(files))
-    if not frames:
-        return None
-    return pl.concat(frames, how="diagonal_relaxed")
 
 
 def _arrow(acc: float | None, vgr: float | None) -> str:
@@ -96,12 +52,11 @@ def _arrow(acc: float | None, vgr: float | None) -> str:
     return "↑" if v > a else "↓" if v < a else ""
 
 
-def _acc_vgr(df: pl.DataFrame, joined: pl.DataFrame, by: Sequence[str]) -> pl.DataFrame:
+def _acc_vgr(df: pl.DataFrame, joined: pl.DataFrame, by: Sequence[str], ctx: ReportContext) -> pl.DataFrame:
     from gie import metrics as gm
-    from judge import vgr
 
     acc = gm.accuracy(df, by=tuple(by)).select(*by, pl.col("n").alias("n_acc"), "acc")
-    v = vgr.vgr_table(joined, tuple(by), task_order=TASK_NAMES, edit_order=EDIT_KINDS).select(
+    v = ctx.vgr_table(joined, tuple(by), task_order=TASK_NAMES, edit_order=EDIT_KINDS).select(
         *by, pl.col("n").alias("n_vgr"), "judge_errors", "vgr", pl.col("coverage").alias("vgr_coverage"))
     out = acc.join(v, on=list(by), how="left") if by else pl.concat([acc, v], how="horizontal")
     return out.with_columns(
@@ -109,26 +64,10 @@ def _acc_vgr(df: pl.DataFrame, joined: pl.DataFrame, by: Sequence[str]) -> pl.Da
     )
 
 
-def vgr_samples(src: Source, df: pl.DataFrame | None = None) -> pl.DataFrame:
-    """The runs' GraphVerse samples with ``vgr_score`` and ``judge_status`` of the default judge (repeat 0),
-    null where the judge has not scored a sample (no judgments at all: every sample), keyed by model and prompt
-    mode as stored; for the improvement tables (``report.improvement_tables``). ``df``: the runs' samples when
-    already loaded."""
-    from judge import vgr
-
-    df = (frame_of(src) if df is None else df).filter(pl.col("benchmark") == GV_BENCHMARK)
-    js = judgments(src) if runs_of(src) else None
-    if df.is_empty() or js is None:
-        return df.with_columns(vgr_score=pl.lit(None, pl.Float64), judge_status=pl.lit(None, pl.String))
-    # per run, as graphverse_judged joins: sample keys repeat across runs
-    return pl.concat([vgr.join(part, js.filter(pl.col("run_id") == rid))
-                      for (rid,), part in df.group_by(["run_id"], maintain_order=True)], how="vertical")
-
-
-def graphverse_judged(src: Source, df: pl.DataFrame | None = None) -> dict[str, pl.DataFrame]:
+def graphverse_judged(src: Frame, ctx: ReportContext) -> dict[str, pl.DataFrame]:
     """GraphVerse with the judge (seed Table 1, per edit, Figure 3); ``{}`` without GraphVerse samples or
-    judgments. Acc comes from ``gie.metrics``, VGR-S from ``judge.vgr`` over the samples joined to the
-    default judge's judgments, failure modes from ``judge.failure_modes.by_response``. Tables:
+    judgments. Acc comes from ``gie.metrics``, VGR-S from the judge (``ctx.vgr_table``) over the samples joined
+    to the default judge's judgments (``ctx.judge_join``), failure modes from ``ctx.failure_modes``. Tables:
 
     * ``acc_vgr`` — per model and task, plus ``task = "All"`` (all of the model's samples): ``n_acc``, ``acc``,
       ``n_vgr`` (scored samples), ``judge_errors``, ``vgr`` and ``arrow`` (↑ VGR-S above Acc, ↓ below,
@@ -136,22 +75,15 @@ def graphverse_judged(src: Source, df: pl.DataFrame | None = None) -> dict[str, 
     * ``acc_vgr_wide`` — the same as model x task cells ``"Acc / VGR-S ↑"``;
     * ``edit_vgr`` — per model and edit (``variant``): the same columns;
     * ``failure_modes`` — per model over incorrect responses: ``n_incorrect`` and the share (fraction) of
-      each mode (perception, visual_reasoning, text_reasoning, unattributed; they sum to 1).
-
-    ``df``: the runs' samples when already loaded (``samples(src)``)."""
-    from judge import failure_modes, vgr
-
-    df = mode_rows((frame_of(src) if df is None else df).filter(pl.col("benchmark") == GV_BENCHMARK))
-    js = judgments(src) if runs_of(src) else None
+      each mode (perception, visual_reasoning, text_reasoning, unattributed; they sum to 1)."""
+    df = mode_rows(frame_of(src).filter(pl.col("benchmark") == NAME))
+    js = ctx.judgments()
     if df.is_empty() or js is None:
         return {}
     js = mode_rows(js)
-    # per run: sample keys repeat across runs (the same models on several versions); vgr.join wants one
-    # judgment per sample key
-    joined = pl.concat([vgr.join(part, js.filter(pl.col("run_id") == rid))
-                        for (rid,), part in df.group_by(["run_id"], maintain_order=True)], how="vertical")
-    per_task = _acc_vgr(df, joined, ("model", "task"))
-    pooled = _acc_vgr(df, joined, ("model",)).with_columns(task=pl.lit("All")).select(per_task.columns)
+    joined = ctx.judge_join(df, js)  # both with a PoT arm's model as "<model> (pot)"
+    per_task = _acc_vgr(df, joined, ("model", "task"), ctx)
+    pooled = _acc_vgr(df, joined, ("model",), ctx).with_columns(task=pl.lit("All")).select(per_task.columns)
     tasks = [t for t in TASK_NAMES if t in set(per_task["task"].to_list())]
     tasks += sorted(set(per_task["task"].to_list()) - set(tasks))
     order = {t: i for i, t in enumerate([*tasks, "All"])}
@@ -171,9 +103,9 @@ def graphverse_judged(src: Source, df: pl.DataFrame | None = None) -> dict[str, 
             cell, return_dtype=pl.String)
     ).pivot(on="task", index="model", values="cell").select("model", *tasks, "All").sort("model")
     edit_order = {e: i for i, e in enumerate(EDIT_KINDS)}
-    edit = _acc_vgr(df, joined, ("model", "variant")).sort(
+    edit = _acc_vgr(df, joined, ("model", "variant"), ctx).sort(
         "model", pl.col("variant").replace_strict(edit_order, default=len(edit_order), return_dtype=pl.Int64))
-    fm = failure_modes.by_response(js.filter(pl.col("model").is_in(df["model"].unique().to_list())))
+    fm = ctx.failure_modes(js.filter(pl.col("model").is_in(df["model"].unique().to_list())))
     if fm.is_empty() or "n_incorrect" not in fm.columns or fm.height == 0:
         fm = pl.DataFrame(schema={"model": pl.String, "n_incorrect": pl.Int64,
                                   **{m: pl.Float64 for m in FAILURE_MODES}})
@@ -182,32 +114,8 @@ def graphverse_judged(src: Source, df: pl.DataFrame | None = None) -> dict[str, 
     return {"acc_vgr": acc_vgr, "acc_vgr_wide": wide, "edit_vgr": edit, "failure_modes": fm}
 
 
-def judge_csvs(src: Source) -> dict[str, pl.DataFrame]:
-    """The agreement tables ``jobs/judge_rerun.py`` wrote into the run folders (``judge_deltas``: Table 10
-    shape; ``human_agreement``: Table 9 shape; ``judge_agreement``), with a ``run`` column; a name is absent
-    when no run holds its CSV (not run yet)."""
-    out: dict[str, pl.DataFrame] = {}
-    for name, fname in JUDGE_CSVS:
-        frames = []
-        for r in runs_of(src):
-            p = r.path / fname
-            if p.is_file():
-                try:
-                    t = pl.read_csv(p)
-                except (pl.exceptions.PolarsError, OSError):
-                    continue
-                frames.append(t.with_columns(run=pl.lit(r.label)).select("run", *t.columns))
-        if frames:
-            out[name] = pl.concat(frames, how="diagonal_relaxed")
-    runs = runs_of(src)
-    cards = card_lines([r.path for r in runs], [r.label for r in runs])  # the grade shown beside VGR-S
-    if cards is not None:
-        out["judge_card"] = cards
-    return out
-
-
 def graphverse_families(df: pl.DataFrame, judged: Mapping[str, pl.DataFrame] | None = None,
-                        catalogue: ModelCatalogue | None = None) -> pl.DataFrame:
+                        info: pl.DataFrame | None = None) -> pl.DataFrame:
     """GraphVerse Table 2: per model family (``model_info``), Acc on the P tasks (the paper's "Poly") and on the
     NP-hard tasks with the relative drop (``gie.metrics.poly_vs_nph``) and, when the judge has run, VGR-S the
     same way (per model the mean of its per-task VGR-S over the group's tasks, per family the mean over its
@@ -216,13 +124,14 @@ def graphverse_families(df: pl.DataFrame, judged: Mapping[str, pl.DataFrame] | N
     from gie import metrics as gm
     from gie.catalogue import POLY_TASKS
 
-    gv = df.filter(pl.col("benchmark") == GV_BENCHMARK)
+    gv = df.filter(pl.col("benchmark") == NAME)
     cols = {"family": pl.String, "models": pl.Int64, "Acc_P": pl.Float64, "Acc_NPH": pl.Float64,
             "Acc_drop": pl.Float64, "VGR_P": pl.Float64, "VGR_NPH": pl.Float64, "VGR_drop": pl.Float64}
     if gv.is_empty():
         return pl.DataFrame(schema=cols)
-    info = model_info(gv["model"].unique().to_list(), catalogue)
-    fam = dict(zip(info["model"].to_list(), info["family"].to_list(), strict=True))
+    # a model's family: ``info``'s (ReportContext.model_info), else the leading letters of its name
+    known = dict(zip(info["model"].to_list(), info["family"].to_list(), strict=True)) if info is not None else {}
+    fam = {m: known.get(m) or _derived_family(m) for m in gv["model"].unique().to_list()}
     # a PoT row `<model> (pot)` belongs to its own family, `<family> (pot)`: never pooled with direct inference
     labelled = mode_rows(gv)
     for (model, label), _ in labelled.with_columns(base=gv["model"]).group_by(["base", "model"]):
@@ -250,6 +159,11 @@ def graphverse_families(df: pl.DataFrame, judged: Mapping[str, pl.DataFrame] | N
         )
         out = acc.join(vgr, on="family", how="left")
     return out.select(list(cols)).sort("family")
+
+
+def _derived_family(name: str) -> str:
+    m = re.match(r"[A-Za-z]+", name)
+    return m.group(0) if m else name
 
 
 TABLE2_LABELS: dict[str, str] = {"Acc_P": "Acc_Poly", "VGR_P": "VGR_Poly"}
