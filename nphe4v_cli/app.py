@@ -175,21 +175,21 @@ def export(
     from evalcore.dataset import DatasetError, load_dataset
     from report.run_export import RUN_FORMATS
 
-    TRAINING_FORMATS = training_formats()  # noqa: N806 (a constant of this call: the registered benchmarks')
+    training = training_formats()  # the registered benchmarks' training-set formats
     if fmt in RUN_FORMATS:
         _export_run(dataset, out, fmt)
         return
-    if fmt not in (*FORMATS, *TRAINING_FORMATS):
-        fail(f"--format {fmt}: expected {' or '.join((*FORMATS, *TRAINING_FORMATS, *RUN_FORMATS))}")
-    if fmt not in TRAINING_FORMATS and (edits != "all" or limit is not None or allow_test_split):
-        fail(f"--edits, --limit and --allow-test-split apply to --format {'|'.join(TRAINING_FORMATS)}, not {fmt}")
+    if fmt not in (*FORMATS, *training):
+        fail(f"--format {fmt}: expected {' or '.join((*FORMATS, *training, *RUN_FORMATS))}")
+    if fmt not in training and (edits != "all" or limit is not None or allow_test_split):
+        fail(f"--edits, --limit and --allow-test-split apply to --format {'|'.join(training)}, not {fmt}")
     for name, value in (("--repeats", repeats), ("--asks", asks)):
         if value < 1:
             fail(f"{name} {value}: must be at least 1")
     try:
         check_out(out)  # before loading: a wrong --out should not cost a full hash check of the dataset
         ds = load_dataset(dataset)
-        if fmt in TRAINING_FORMATS:
+        if fmt in training:
             n, notes = export_training(ds, out, fmt, edits=edits, limit=limit, allow_test_split=allow_test_split,
                                        seed=seed)
             for note in notes:
