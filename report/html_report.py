@@ -100,7 +100,7 @@ improvement tables (``report.comparisons``; default: each model's PoT against it
 
     # ---- figures
     # the benchmarks' own figure specs, drawn (``groups``: the caller's radar panels)
-    figs = section_figures(t.sections.all, groups)
+    figs = section_figures(t.sections, groups)
     if anchor is not None:
         fig_dir = anchor.with_name(anchor.stem + "_figures")
         for name, canvas in figs.items():
@@ -111,7 +111,7 @@ improvement tables (``report.comparisons``; default: each model's PoT against it
     tables: dict[str, pl.DataFrame] = {
         "runs": runs_table(runs),
         "missing_parts": t.missing,
-        **{name: frame for sec in t.sections.all for name, frame in sec.csvs.items()},
+        **{name: frame for sec in t.sections for name, frame in sec.csvs.items()},
         **{f"graphverse_{k}": v for k, v in t.improvement.items()},
         **t.judge_csvs,
     }

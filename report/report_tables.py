@@ -9,12 +9,13 @@ from pathlib import Path
 
 import polars as pl
 
+from evalcore.report_section import Section
 from report import analysis
 from report.comparisons import ComparisonError, Comparisons, auto_comparisons, missing_arms
 from report.improvement_tables import arms_present, improvement_tables, vgr_samples
 from report.model_groups import ModelCatalogue
 from report.runs import scan_run_samples
-from report.sections import BenchmarkSections, benchmark_sections
+from report.sections import benchmark_sections
 
 
 @dataclass
@@ -34,7 +35,7 @@ class Tables:
     improvement: dict[str, pl.DataFrame] = field(default_factory=dict)  # improvement_tables (Tables 3/8/11/13)
     improvement_shown: bool = False  # the runs hold arms to compare (report.improvement_tables.arms_present)
     # every registered benchmark's own sections (report.sections.benchmark_sections)
-    sections: BenchmarkSections = field(default_factory=BenchmarkSections)
+    sections: list[Section] = field(default_factory=list)
 
 
 GROUP_BY = ("none", "open_closed")

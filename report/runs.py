@@ -26,11 +26,10 @@ from nphe4v import metrics
 from nphe4v.benchmark import BENCHMARK as NPHARDEVAL4V
 
 # Every registered benchmark's report part is the sections its `Benchmark.report_sections` make
-# (`report.sections`); OWN_SECTIONS would name one the report draws itself (none now). The two names below serve
-# the explorer's own boards (`report.explorer`) and the tables' defaults for hand-made frames.
+# (`report.sections`). The two names below serve the explorer's own boards (`report.explorer`) and the tables'
+# defaults for hand-made frames.
 NPH_BENCHMARK = NPHARDEVAL4V.name
 GV_BENCHMARK = GRAPHVERSE.name
-OWN_SECTIONS: tuple[str, ...] = ()
 RUN_MANIFEST = "manifest.json"
 
 Source = str | Path | Sequence[str | Path] | pl.DataFrame | pl.LazyFrame

@@ -16,7 +16,7 @@ from evalcore.report_section import Section, Text
 from report.judge_cards import card_lines
 from report.judgments import judge_csvs, judgments
 from report.model_groups import ModelCatalogue, model_info
-from report.runs import OWN_SECTIONS, configured_models, instance_data, load_runs
+from report.runs import configured_models, instance_data, load_runs
 
 DEFAULT_LVLM_MODE = "figure+limited_text"
 
@@ -82,40 +82,23 @@ class RunsContext:
         return {k: v for k, v in judge_csvs(list(self.run_dirs)).items() if k != "judge_card"}
 
 
-@dataclass
-class BenchmarkSections:
-    """The benchmarks' sections in registry order, split around the benchmarks the report still draws itself
-    (``report.runs.OWN_SECTIONS``): ``before`` them and ``after``."""
-
-    before: list[Section] = field(default_factory=list)
-    after: list[Section] = field(default_factory=list)
-
-    @property
-    def all(self) -> list[Section]:
-        return [*self.before, *self.after]
-
-
 def benchmark_sections(df: pl.DataFrame, run_dirs: Sequence[str | Path] = (), *, n_boot: int = 500, seed: int = 0,
                        group_by: str = "none", lvlm_mode: str = DEFAULT_LVLM_MODE,
                        catalogue: ModelCatalogue | None = None, skip: Sequence[str] = (),
-                       say_absent: bool = True) -> BenchmarkSections:
+                       say_absent: bool = True) -> list[Section]:
     """The sections of every registered benchmark (``Benchmark.report_sections``) over its samples in ``df``
     (answers already graded with each run's parser, ``analysis.samples``) but those in ``skip``; with
     ``say_absent``, a benchmark without samples here has one line saying so."""
     present = set(df["benchmark"].unique().to_list()) if "benchmark" in df.columns else set()
-    out = BenchmarkSections()
-    part = out.before
+    out: list[Section] = []
     for b in benchmarks.registry().values():
-        if b.name in OWN_SECTIONS:
-            part = out.after
-            continue
         if b.name in skip or (b.name not in present and not say_absent):
             continue
         if b.name not in present:
             empty = f"No {b.title} samples in these runs."
-            part.append(Section(f"bench-{b.name}", b.title, (Text(empty, markdown=empty, style="empty"),)))
+            out.append(Section(f"bench-{b.name}", b.title, (Text(empty, markdown=empty, style="empty"),)))
             continue
         ctx = RunsContext(b.name, df.lazy().filter(pl.col("benchmark") == b.name), [Path(p) for p in run_dirs],
                           n_boot, seed, group_by, lvlm_mode, catalogue)
-        part += b.report_sections(ctx)
+        out += b.report_sections(ctx)
     return out

@@ -165,7 +165,7 @@ def create_app(run_dirs: list[str | Path], *, annotate: bool = False, n_boot: in
 
         plugins = [section_view(s) for s in benchmark_sections(
             store.light(), [r.path for r in store.runs], n_boot=store.n_boot, skip=(NPH_BENCHMARK, GV_BENCHMARK),
-            say_absent=False).all]
+            say_absent=False)]
         return page("index.j2", nph=nph_t, gv=gv_t, vgr_cards=card_rows, modes=modes, mode=mode, plugins=plugins,
                     facets=store.facets(),
                     n_boot=store.n_boot, intervals_pending=not final,

@@ -28,7 +28,7 @@ def render_markdown(title: str, runs: Sequence[analysis.Run], t: Tables, result:
         categories_note=categories_note(),
         improvement_cards=[(r["run"], r["grade"]) for r in cards.iter_rows(named=True)]
         if cards is not None and t.improvement else [],
-        sections=_shown(t.sections.all), files=files)
+        sections=_shown(t.sections), files=files)
 
 
 def _shown(sections: Sequence[Section]) -> list[dict]:

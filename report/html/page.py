@@ -134,7 +134,7 @@ def render_page(title: str, runs: Sequence[analysis.Run], t: Tables, figs: dict[
     """The page from report/templates/report.html.j2. ``browser_html`` is the sample browser's HTML (its
     values escaped where it is built)."""
     shown = t.improvement_shown
-    nav = [("missing", "missing"), *_nav(t.sections.all), *((("improvement", "improvement"),) if shown else ()),
+    nav = [("missing", "missing"), *_nav(t.sections), *((("improvement", "improvement"),) if shown else ()),
            ("samples", "samples")]
     improvement = [(name, ttl, note, table_view(t.improvement[name]), table_view(t.improvement[LONG[name]], digits=2))
                    for name, ttl, note in TITLES if name in t.improvement]
@@ -143,7 +143,7 @@ def render_page(title: str, runs: Sequence[analysis.Run], t: Tables, figs: dict[
         missing=[(r["run"], r["detail"]) for r in t.missing.iter_rows(named=True)],
         improvement_shown=shown, figs=_fig_svgs(figs), cards=_card_lines(t),
         improvement=improvement, how_improvement=Markup(HOW), categories_note=categories_note(),
-        sections=[section_view(s, figs) for s in t.sections.all], browser=Markup(browser_html))
+        sections=[section_view(s, figs) for s in t.sections], browser=Markup(browser_html))
 
 
 def _nav(sections: Sequence[Section]) -> list[tuple[str, str]]:
