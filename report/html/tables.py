@@ -95,7 +95,7 @@ def papers_view(accuracy: pl.DataFrame, vgr: pl.DataFrame | None = None, digits:
                             "vgr": True, "title": f"VGR-S over {j.get('n_vgr') or 0} judged samples"
                                                   + (f", {j['judge_errors']} judge errors" if j.get("judge_errors")
                                                      else "")})
-        # a PoT arm reads "model (pot)" (graphverse_tables.mode_rows; a model name holds no space): its samples
+        # a PoT arm reads "model (pot)" (gie.metrics.mode_rows; a model name holds no space): its samples
         # are the model's in that prompt mode
         base, _, mode = model.partition(" (")
         rows.append({"model": model, "cells": out, "base": base, "mode": mode[:-1] if mode.endswith(")") else ""})
