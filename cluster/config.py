@@ -265,7 +265,8 @@ class RunConfig(Strict):
     max_attempts: int = Field(3, ge=1, le=MAX_ATTEMPTS, description="tries of a batch whose model actor died")
     preflight: bool = Field(False, description="start each model once first (cluster.preflight) and leave out, "
                             "one line each, the models that fail; the others run")
-    judge: JudgeConfig = Field(default_factory=JudgeConfig, description="GraphVerse process scoring (VGR-Score)")
+    judge: JudgeConfig = Field(default_factory=JudgeConfig, description="process scoring (VGR-Score) of the judged "
+                               "benchmarks' samples (`Benchmark.judged`)")
     pot_isolation: Literal["strict", "rlimits-only"] = Field(
         "strict", description="sandbox of PoT programs: strict (kernel namespaces; the run refuses to start "
         "without them) or rlimits-only (a weaker sandbox, opted into by name; docs/graphverse.md)")

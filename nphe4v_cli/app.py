@@ -78,7 +78,7 @@ def grade(
     responses: Annotated[Path, typer.Option(help="JSON lines: model, instance_id, prompt_mode, response")],
     out: Annotated[Path, typer.Option(help="run folder to write")],
     pot_isolation: Annotated[str, typer.Option(
-        help="sandbox of GraphVerse `pot` lines' programs: strict, or rlimits-only (weaker, opted into by name)")
+        help="sandbox of `pot` lines' programs: strict, or rlimits-only (weaker, opted into by name)")
     ] = "strict",
     pot_workers: Annotated[int, typer.Option(min=1, max=64, help="PoT programs run at once")] = 2,
     pot_timeout_s: Annotated[float, typer.Option(
@@ -113,7 +113,7 @@ def grade(
 def show(
     dataset_dir: Annotated[Path, typer.Argument(help="dataset folder")],
     instance_id: Annotated[str, typer.Argument(help="e.g. bsp-L10-000")],
-    mode: Annotated[str | None, typer.Option(help="prompt mode (default: figure+limited_text; GraphVerse: vision)")] = None,
+    mode: Annotated[str | None, typer.Option(help="prompt mode (default: the benchmark's first, e.g. figure+limited_text)")] = None,
     prompts: Annotated[str | None, typer.Option(help="NPHardEval4V prompt set: paper (the authors' text, as runs "
                                                 "send by default) | rewritten (ours)")] = None,
     model_kind: Annotated[str, typer.Option(help="paper prompts: open (Open/prompts.py, open-weights models) | "
