@@ -22,9 +22,10 @@ def section_figures(sections: list[Section], groups: Sequence[tuple[str, Sequenc
     return {f.name: draw(f, groups) for s in sections for f in s.figures()}
 
 
-def section_view(s: Section, figs: dict[str, Canvas] | None = None) -> dict[str, Any]:
+def section_view(s: Section, figs: dict[str, Canvas] | None = None, id_prefix: str | None = None) -> dict[str, Any]:
     """The section for the `section` macro: each block a dict with its ``kind``; a table without an id gets
-    ``<anchor>-<n>`` (its place among the section's tables)."""
+    ``<id_prefix>-<n>`` (its place among the section's tables; the prefix defaults to the section's anchor)."""
+    prefix = s.anchor if id_prefix is None else id_prefix
     n = count(1)
     figs = figs if figs is not None else section_figures([s])
 
@@ -32,7 +33,7 @@ def section_view(s: Section, figs: dict[str, Canvas] | None = None) -> dict[str,
         if isinstance(b, Table):
             if not b.in_page:
                 return {"kind": "none"}
-            return {"kind": "table", "caption": b.caption, "id": b.id or f"{s.anchor}-{next(n)}",
+            return {"kind": "table", "caption": b.caption, "id": b.id or f"{prefix}-{next(n)}",
                     "view": table_view(b.frame, ci=b.ci, hide=b.hide, digits=b.digits, max_rows=b.max_rows,
                                        csv_name=b.csv_name)}
         if isinstance(b, Figure):
