@@ -51,7 +51,7 @@ def _instances(generate: bool, tmp: Path) -> list:
 
 def _responses(instances: list, n: int) -> list[tuple]:
     from gie import answers
-    from judge.evidence import build_evidence
+    from gie.evidence import build_evidence
     from judge.rule_scorer import demo_response
 
     out = []
@@ -147,7 +147,7 @@ def bench_testmini(folder: Path) -> None:
     import json as _json
 
     from evalcore.dataset import load_dataset
-    from judge.evidence import build_evidence
+    from gie.evidence import build_evidence
     from judge.rule_scorer import demo_response, score_response
 
     instances = list(load_dataset(folder, check_images=False).instances)
@@ -176,7 +176,7 @@ def bench_large(instances: list) -> None:
     """One response of ~1 MB (a realistic trace repeated) and degenerate inputs that made earlier patterns
     quadratic (`1 + 1 + ...`, dash and arrow runs, unclosed JSON, tables, long whitespace): CPU time of one
     judgment each; target <= 1 s (issue 30 item 6)."""
-    from judge.evidence import build_evidence
+    from gie.evidence import build_evidence
     from judge.rule_scorer import demo_response, score_response
 
     inst = next(i for i in instances if i.task == "SD")

@@ -21,7 +21,7 @@ from evalcore import benchmarks
 from evalcore.schema import Instance
 from judge.card import FAMILIES, evaluate, grade_line, write_card
 from judge.card_families import CardInput, Case, cases_for
-from judge.evidence import build_evidence, gold_text
+from judge.evidence import evidence_for, gold_text
 from judge.llm_judge import JudgeItem, JudgeSpec, LLMJudge, cache_key
 from judge.rule_scorer import RULE_VERSION
 from nphe4v.scoring import score_answer
@@ -49,7 +49,7 @@ def wrong_answer(inst: Instance, graphs: Sequence[Any], query: dict[str, Any], s
 def card_inputs(instances: Iterable[Instance]) -> list[CardInput]:
     out = []
     for inst in instances:
-        ev = build_evidence(inst.task, inst.data)
+        ev = evidence_for(inst)
         wrong = wrong_answer(inst, [g.asked for g in ev.facts.graphs], ev.facts.query)
         if wrong is not None:
             out.append(CardInput(inst.instance_id, inst.task, ev, dict(inst.gold.answer), inst.gold.value, wrong))

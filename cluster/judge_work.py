@@ -27,7 +27,7 @@ from evalcore.benchmarks import task_for
 from evalcore.dataset import load_dataset
 from evalcore.hashing import canonical_json, sha256_bytes
 from evalcore.records import KEY_COLUMNS
-from judge.evidence import Evidence, build_evidence, gold_text
+from judge.evidence import Evidence, evidence_for, gold_text
 from judge.grounding import ground_verdict, grounded_fields
 from judge.llm_judge import JudgeItem, JudgeResult, JudgeSpec, cache_key, prompt_version_of
 from judge.rule_scorer import RULE_VERSION, score_response
@@ -200,7 +200,7 @@ class Planner:
         if inst is None:
             raise ValueError(f"{self.run_dir}: sample {r['instance_id']!r} has no instance in the run's datasets")
         if inst.instance_id not in self.ev_cache:
-            ev = build_evidence(inst.task, inst.data)
+            ev = evidence_for(inst)  # the instance's benchmark builds it (Benchmark.judge_evidence)
             self.ev_cache[inst.instance_id] = (ev, gold_text(inst.task, inst.gold.answer, inst.gold.value),
                                                _question(inst))
         ev, gold, question = self.ev_cache[inst.instance_id]

@@ -256,6 +256,11 @@ class Benchmark:
         raise ValueError(f"{self.name} has no training export")
 
     # ---------------------------------------------------------------------------------------- judging
+    def judge_evidence(self, inst: Instance) -> Any:
+        """For a `judged` benchmark: the `evalcore.evidence.Evidence` of `inst` the judge scores a response
+        against (its text and the facts of the instance's graphs). Deterministic: same instance, same bytes."""
+        raise NotImplementedError(f"{self.name} is not judged: it builds no judge evidence")
+
     def wrong_answer(self, inst: Instance, graphs: Sequence[Any], query: dict[str, Any],
                      seed: int = 0) -> dict[str, Any] | None:
         """For a `judged` benchmark: a readable answer to `inst` that its exact verifier calls wrong (the judge

@@ -182,6 +182,11 @@ class GraphVerse(Benchmark):
             raise ValueError(str(e)) from None
 
     # ---------------------------------------------------------------------------------------- judging
+    def judge_evidence(self, inst: Instance) -> Any:
+        from gie.evidence import build_evidence
+
+        return build_evidence(inst.task, inst.data)
+
     def wrong_answer(self, inst: Instance, graphs: Sequence[Any], query: dict[str, Any],
                      seed: int = 0) -> dict[str, Any] | None:
         # a random well-formed answer, else the gold answer with one element of its witness dropped

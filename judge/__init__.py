@@ -1,6 +1,7 @@
 """The GraphVerse judge: VGR-Score from verbalized graph evidence (GraphVerse paper §4.4, C.3, D.1, D.2, §5.4).
 
-* `judge.evidence`      deterministic evidence text (and facts) from an instance's stored graphs and edit metadata
+* `judge.evidence`      the evidence of an instance, from its benchmark plug-in (`Benchmark.judge_evidence`; types in
+                        `evalcore.evidence`, GraphVerse's builder in `gie.evidence`)
 * `judge.rule_scorer`   the rule-based scorer (default judge; cross-check of LLM judges); its reader:
                         `rule_notation` (every notation to canonical claims), `rule_grammar`, `rule_claims`,
                         `rule_checks`, and `rule_v3` (claims -> atoms -> VGR v3)

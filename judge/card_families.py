@@ -17,6 +17,7 @@ from typing import Any
 
 import networkx as nx
 
+from evalcore.evidence import Evidence
 from judge.card_heldout import HELDOUT, render_heldout, transcription_heldout
 from judge.card_notation import (
     LANGUAGES,
@@ -32,7 +33,6 @@ from judge.card_notation import (
     num,
     render,
 )
-from judge.evidence import Evidence
 
 CAP = 300  # claims per pooled / all-pairs family: enough to cover every small testmini graph
 

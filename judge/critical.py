@@ -24,7 +24,7 @@ from typing import Any
 
 import networkx as nx
 
-from judge.evidence import Evidence
+from evalcore.evidence import Evidence
 
 VGR_FORMULA_V3 = "vgr-v3"
 # weight of a right final answer without any critical fact, and the ceiling of a wrong answer that states

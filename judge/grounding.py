@@ -36,7 +36,7 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
-from judge.evidence import Evidence
+from evalcore.evidence import Evidence
 from judge.grounding_facts import (
     _SET_LABELS,
     _canonical_path,

@@ -11,7 +11,7 @@ from typing import Any
 
 import networkx as nx
 
-from judge.evidence import Evidence, Facts, LogicalGraph
+from evalcore.evidence import Evidence, Facts, LogicalGraph
 from judge.rule_grammar import COLOR_WORDS, GRAPH_CTX, edge_key, shape
 
 # Claims that can neither earn nor cost (correct readings, correct irrelevant claims) are kept for the

@@ -40,7 +40,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from judge.evidence import Evidence
+from evalcore.evidence import Evidence
 from judge.rule_checks import Context, Step, context_for
 from judge.rule_claims import ClaimScanner
 from judge.rule_grammar import FINAL_ANSWER_TAG, edge_key

@@ -17,6 +17,7 @@ from typing import Any
 
 import networkx as nx
 
+from evalcore.evidence import Evidence
 from judge.critical import (
     ANSWER_WEIGHT,
     WRONG_CEILING,
@@ -28,7 +29,6 @@ from judge.critical import (
     path_atoms,
     set_atoms,
 )
-from judge.evidence import Evidence
 
 
 @dataclass(frozen=True)

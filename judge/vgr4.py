@@ -39,8 +39,8 @@ from typing import Any
 
 import networkx as nx
 
+from evalcore.evidence import Evidence
 from judge.critical import ANSWER_WEIGHT, WRONG_CEILING, critical_facts
-from judge.evidence import Evidence
 from judge.reader import Claim, Lexicon, Reading, lexicon_of, read
 from judge.rule_checks import Context, context_for, holds
 from judge.rule_grammar import FINAL_ANSWER_TAG, edge_key

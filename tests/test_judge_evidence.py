@@ -14,7 +14,7 @@ import re
 import pytest
 from test_judge_helpers import SNAP, load_instances
 
-from judge.evidence import EVIDENCE_VERSION, build_evidence, gold_text
+from gie.evidence import EVIDENCE_VERSION, build_evidence, gold_text
 from judge.llm_judge import JudgeItem, load_template, render_messages
 
 INSTANCES = load_instances()

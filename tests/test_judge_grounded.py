@@ -32,7 +32,7 @@ from test_judge_helpers import (
 
 from cluster.config import JudgeConfig
 from cluster.judge_stage import run_judge_stage
-from judge.evidence import build_evidence
+from gie.evidence import build_evidence
 from judge.grounding import fact_in_quote, ground_verdict, grounded_fields, normalise
 from judge.llm_judge import load_template, prompt_version_of
 from judge.schema import Fact, JudgeStep, JudgeVerdict

@@ -12,7 +12,7 @@ from test_judge_helpers import load_instances, wrong_answer
 pytest.importorskip("judge.critical")
 from vgr_responses import as_facts, pieces, render, render_piece  # noqa: E402
 
-from judge.evidence import build_evidence  # noqa: E402
+from gie.evidence import build_evidence  # noqa: E402
 from judge.grounding import ground_verdict, grounded_fields  # noqa: E402
 from judge.schema import JudgeVerdict  # noqa: E402
 from nphe4v.scoring import score_answer  # noqa: E402

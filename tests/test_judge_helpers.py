@@ -51,7 +51,7 @@ def _once(what: str, inst: Instance, arg: Any, make):
 
 def evidence_of(inst: Instance):
     """`build_evidence(inst.task, inst.data)`, built once per instance."""
-    from judge.evidence import build_evidence
+    from gie.evidence import build_evidence
 
     return _once("evidence", inst, None, lambda: build_evidence(inst.task, inst.data))
 
@@ -86,7 +86,7 @@ def _wrong_answer(inst: Instance, seed: int) -> dict[str, Any]:
 
 def responses(inst: Instance, model: str) -> str | None:
     """good: a correct trace and answer; bad: misread edges and a wrong answer; empty: no text."""
-    from judge.evidence import build_evidence
+    from gie.evidence import build_evidence
     from judge.rule_scorer import demo_response
 
     ev = build_evidence(inst.task, inst.data)

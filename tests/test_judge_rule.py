@@ -8,7 +8,7 @@ import json
 import pytest
 from test_judge_helpers import load_instances, wrong_answer
 
-from judge.evidence import build_evidence
+from gie.evidence import build_evidence
 from judge.rule_scorer import demo_response
 from judge.rule_scorer import score_response as _score_response
 from judge.schema import CREDIT_CAP, JudgeVerdict, parse_verdict, vgr_of, vgr_score

@@ -19,7 +19,7 @@ import pytest
 from test_judge_helpers import evidence_of, load_instances, wrong_answer
 from vgr_responses import NOTATIONS, as_facts, pieces, render, render_piece
 
-from judge.evidence import build_evidence
+from gie.evidence import build_evidence
 from judge.rule_scorer import score_response as _score_response
 from judge.schema import VGR_VERSIONS
 from nphe4v.scoring import score_answer

@@ -16,7 +16,7 @@ from test_judge_helpers import SNAP, JudgeFake, load_instances, write_dataset_fo
 
 from cluster.config import JudgeConfig
 from cluster.judge_stage import run_judge_stage
-from judge.evidence import build_evidence
+from gie.evidence import build_evidence
 from judge.rule_scorer import demo_response
 from judge.rule_scorer import score_response as _score_response
 from judge.schema import CREDIT_CAP, JudgeStep, ground, vgr_of

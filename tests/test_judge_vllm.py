@@ -25,7 +25,7 @@ from test_judge_helpers import load_instances, responses, write_dataset_folder, 
 
 from cluster.config import JudgeConfig
 from cluster.judge_stage import run_judge_stage
-from judge.evidence import build_evidence, gold_text
+from gie.evidence import build_evidence, gold_text
 from judge.llm_judge import JudgeItem, load_template, nonce_for, render_messages
 from judge.schema import distinct_steps, ground, parse_verdict, vgr_of
 from judge.vgr import read_judgments, vgr_table

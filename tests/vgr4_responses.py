@@ -16,8 +16,8 @@ from typing import Any
 
 import networkx as nx
 
+from gie.evidence import Evidence
 from judge.critical import critical_facts, odd_cycle
-from judge.evidence import Evidence
 
 NOTATIONS = ("arrow", "numbered", "nested", "latex", "latex_text", "json", "table", "csv", "prose", "german",
              "chinese", "french")

@@ -15,8 +15,8 @@ import random
 from dataclasses import dataclass
 from typing import Any
 
+from gie.evidence import Evidence, build_evidence
 from judge.critical import Candidate, critical_facts
-from judge.evidence import Evidence, build_evidence
 
 NOTATIONS = ("arrow", "dash", "to", "tuple", "table", "json", "bullet", "prose")
 
