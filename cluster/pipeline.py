@@ -31,10 +31,10 @@ from cluster.ray_data_stage import uses_ray_data
 from cluster.replicas import actor_options, gpus_per_replica, release
 from cluster.scheduler import Backlog, Batch, Job, Scheduler, Stage
 from evalcore.dataset import Dataset
+from evalcore.progress import Bar
 from evalcore.records import SampleSink
 from evalcore.schema import Instance, ModelRequest, ModelResponse, SampleRecord
 from evalcore.secrets import MissingKey
-from nphe4v.progress import Bar
 from nphe4v.scoring import score_sample
 
 

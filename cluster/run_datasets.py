@@ -16,7 +16,7 @@ from cluster.config import ConfigError, DatasetSpec
 from evalcore import benchmarks
 from evalcore.dataset import Dataset, DatasetError, load_dataset
 from evalcore.hashing import sha256_json
-from nphe4v.progress import Bar
+from evalcore.progress import Bar
 
 
 def resolve_dataset(spec: DatasetSpec, data_root: Path) -> Dataset:

@@ -14,11 +14,11 @@ from typing import Any, Literal
 
 from evalcore.dataset import DatasetManifest, build_instance, instance_id, write_dataset
 from evalcore.graph_solvers import SolveBudgetExceeded
+from evalcore.progress import Bar
 from evalcore.schema import Gold, Instance
 from evalcore.task import TaskSpec
 from nphe4v.peer.formats import PeerRecord
 from nphe4v.peer.read import read_peer
-from nphe4v.progress import Bar
 from nphe4v.tasks import get_task
 
 # Work allowed to one exact colouring search (coloring._NodeBudget steps, ~1-2 s of Python at any size). Every

@@ -50,7 +50,7 @@ def generate(
     from evalcore import benchmarks
     from evalcore.benchmark import MAX_SEED, VERSION_PATTERN
     from evalcore.dataset import DatasetError, load_dataset
-    from nphe4v.progress import Bar
+    from evalcore.progress import Bar
     from nphe4v_cli.cli_common import fail, key_values, os_fail, out_folder
 
     name = benchmark or benchmarks.default().name
