@@ -22,12 +22,12 @@ from pydantic import (
 )
 
 from evalcore import benchmarks
+from evalcore.baselines import BASELINES
 from evalcore.benchmark import MAX_SEED, Benchmark, GenerateBase
 from evalcore.prompting import POT_MODE
 from evalcore.schema import PROMPT_MODES, PromptMode
 from evalcore.validation import first_error
 from judge.schema import RULE_JUDGE
-from nphe4v.baselines import BASELINES
 
 # Model names become sample keys (joined with '|'), folder names and terminal output: no separators, no
 # control characters.

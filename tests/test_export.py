@@ -15,12 +15,12 @@ from typer.testing import CliRunner
 from cluster.config import DatasetSpec, ModelSpec, RunConfig
 from cluster.export import prompt_column
 from cluster.run import execute
+from evalcore.baselines import baseline_answer
 from evalcore.dataset import load_dataset
 from evalcore.records import read_samples
 from evalcore.schema import RECOGNITION_MODE, ModelRequest, Prompt, SampleKey, SamplingParams
 from gie import metrics as gie_metrics
 from nphe4v import metrics
-from nphe4v.baselines import baseline_answer
 from nphe4v.generate import generate_version
 from nphe4v_cli.app import app
 

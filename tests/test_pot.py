@@ -218,8 +218,8 @@ def test_graphverse_modes_per_model_and_the_default_run_id_unchanged(gv):
 
 
 def test_baselines_answer_pot_with_a_program_graded_like_their_direct_answer(gv):
+    from evalcore.baselines import baseline_answer
     from evalcore.pot import run_response
-    from nphe4v.baselines import baseline_answer
 
     ds = load_dataset(gv)
     spec = ModelSpec(name="oracle", graphverse_modes=["vision", "pot"])

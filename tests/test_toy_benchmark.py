@@ -68,8 +68,8 @@ def test_toy_registers_beside_the_two_benchmarks_and_scores_through_the_plan(toy
     from cluster.config import RunConfig
     from cluster.plan import plan_model
     from cluster.run_datasets import resolve_dataset
+    from evalcore.baselines import baseline_answer
     from evalcore.schema import ModelResponse
-    from nphe4v.baselines import baseline_answer
     from nphe4v.scoring import score_sample
 
     toy = toy_registered

@@ -5,8 +5,8 @@ from __future__ import annotations
 import asyncio
 import time
 
+from evalcore.baselines import BaselineKind, baseline_answer
 from evalcore.schema import ModelRequest, ModelResponse, Usage
-from nphe4v.baselines import BaselineKind, baseline_answer
 
 
 class BaselineBackend:
