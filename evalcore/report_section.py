@@ -138,6 +138,7 @@ class ReportContext(Protocol):
     seed: int  # their seed
     group_by: str  # "none" or "open_closed" (`nphe4v report --group-by`)
     lvlm_mode: str  # the prompt mode an LVLM is compared in with text-only LLMs
+    comparisons: Any  # the report's spec of which arm is the baseline of which (`--comparisons`), None: default
 
     def text_only_models(self) -> set[str]:
         """The models the runs' configs mark `text_only`."""

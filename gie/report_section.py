@@ -10,6 +10,8 @@ import polars as pl
 
 from evalcore.report_section import Details, Figure, ReportContext, Section, Table, Text
 from gie import report_tables as gt
+from gie.improvement_section import HOW, LONG, TITLES, categories_note
+from gie.improvement_tables import for_report
 
 WITNESS_NOTE = (
     "Per model and task, over parsed answers: <code>valid_pct</code> = % of answers giving a path / set / tour / "
@@ -94,7 +96,7 @@ def sections(ctx: ReportContext, name: str, title: str) -> list[Section]:
     if not judged:
         blocks += [Text(NO_JUDGE, heading="VGR-Score", style="empty",
                         markdown=NO_JUDGE.replace("<code>", "`").replace("</code>", "`"))]
-        return [Section(name, title, tuple(blocks), csvs)]
+        return [Section(name, title, tuple(blocks), csvs), _improvement(df, ctx, cards)]
     card_md = _card_md(cards)
     blocks += [
         Text(None, heading="", markdown="### Acc / VGR-S per model and task (%)\n\n" + card_md
@@ -122,4 +124,27 @@ def sections(ctx: ReportContext, name: str, title: str) -> list[Section]:
         else:
             blocks += [Text("", heading=heading, markdown=f"### {heading}"),
                        Table(frame, digits=2, id="gv-" + key.replace("_", "-"))]
-    return [Section(name, title, tuple(blocks), csvs)]
+    return [Section(name, title, tuple(blocks), csvs), _improvement(df, ctx, cards)]
+
+
+def _improvement(df: pl.DataFrame, ctx: ReportContext, cards: pl.DataFrame | None) -> Section:
+    """Improving VGR (§5.3, Appendix E): Tables 3 / 8 / 11 / 13 as the report's comparisons spec asks."""
+    tables = for_report(df, ctx)
+    blocks: list = [*_cards(cards)]
+    if not tables:
+        blocks.append(Text(f"No comparison in these runs. {HOW}", style="empty"))
+    else:
+        blocks.append(Text(f"{HOW} {categories_note()}",
+                           markdown=f"### Improvement tables (Tables 3 / 8 / 11 / 13)\n\n{categories_note()}"))
+        for key, heading, note in TITLES:
+            if key not in tables:
+                continue
+            blocks += [Text(note, heading=heading, markdown=f"#### {heading}\n\n{note}"),
+                       Table(tables[key], id=f"gv-{key}"),
+                       Details("As a long table (every bound)", (Table(tables[LONG[key]], digits=2,
+                                                                        id=f"gv-{key}-long"),))]
+        if cards is not None:
+            blocks.append(Text(None, markdown="".join(f"{r['run']}: {r['grade']}\n"
+                                                      for r in cards.iter_rows(named=True))))
+    return Section("improvement", "Improving VGR (GraphVerse §5.3, Appendix E)", tuple(blocks),
+                   {f"graphverse_{k}": v for k, v in tables.items()}, nav="improvement", md_title="")

@@ -82,7 +82,7 @@ def build_report(
     and the closed-vs-open table of Figure 4). ``catalogue``: the model registry's entries by name (``report.model_groups``; the caller's,
 since the registry lives above the report), for the open / closed grouping and GraphVerse's model families;
 without it every model is "unregistered". ``comparisons``: which arm is the baseline of which in GraphVerse's
-improvement tables (``report.comparisons``; default: each model's PoT against its direct inference). The output is deterministic for the same inputs (no timestamps of its own)."""
+improvement tables (``gie.comparisons``; default: each model's PoT against its direct inference). The output is deterministic for the same inputs (no timestamps of its own)."""
     paths = as_paths(run_dirs)
     runs = analysis.load_runs(paths)
     # responses, errors and traces are read for the browser's rows only: a run's full text can be gigabytes
@@ -112,7 +112,6 @@ improvement tables (``report.comparisons``; default: each model's PoT against it
         "runs": runs_table(runs),
         "missing_parts": t.missing,
         **{name: frame for sec in t.sections for name, frame in sec.csvs.items()},
-        **{f"graphverse_{k}": v for k, v in t.improvement.items()},
         **t.judge_csvs,
     }
     browser_html, picked = "", None

@@ -90,3 +90,18 @@ def judge_csvs(src: Source) -> dict[str, pl.DataFrame]:
     if cards is not None:
         out["judge_card"] = cards
     return out
+
+
+def judged_samples(src: Source, benchmark: str, df: pl.DataFrame | None = None) -> pl.DataFrame:
+    """The runs' samples of ``benchmark`` with ``vgr_score`` and ``judge_status`` of the default judge (repeat
+    0), null where the judge has not scored a sample (no judgments at all: every sample), keyed by model and
+    prompt mode as stored (the improvement tables read it). ``df``: the runs' samples when already loaded."""
+    from judge import vgr
+
+    df = (frame_of(src) if df is None else df).filter(pl.col("benchmark") == benchmark)
+    js = judgments(src, benchmark) if runs_of(src) else None
+    if df.is_empty() or js is None:
+        return df.with_columns(vgr_score=pl.lit(None, pl.Float64), judge_status=pl.lit(None, pl.String))
+    # per run: sample keys repeat across runs
+    return pl.concat([vgr.join(part, js.filter(pl.col("run_id") == rid))
+                      for (rid,), part in df.group_by(["run_id"], maintain_order=True)], how="vertical")

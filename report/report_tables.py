@@ -10,9 +10,10 @@ from pathlib import Path
 import polars as pl
 
 from evalcore.report_section import Section
+from gie.comparisons import ComparisonError, Comparisons, auto_comparisons, missing_arms
+from gie.improvement_tables import BENCHMARK, arms_present, improvement_tables
 from report import analysis
-from report.comparisons import ComparisonError, Comparisons, auto_comparisons, missing_arms
-from report.improvement_tables import arms_present, improvement_tables, vgr_samples
+from report.judgments import judged_samples
 from report.model_groups import ModelCatalogue
 from report.runs import scan_run_samples
 from report.sections import benchmark_sections
@@ -32,8 +33,6 @@ class ReportResult:
 class Tables:
     missing: pl.DataFrame
     judge_csvs: dict[str, pl.DataFrame] = field(default_factory=dict)  # report.judgments.judge_csvs
-    improvement: dict[str, pl.DataFrame] = field(default_factory=dict)  # improvement_tables (Tables 3/8/11/13)
-    improvement_shown: bool = False  # the runs hold arms to compare (report.improvement_tables.arms_present)
     # every registered benchmark's own sections (report.sections.benchmark_sections)
     sections: list[Section] = field(default_factory=list)
 
@@ -44,7 +43,8 @@ GROUP_BY = ("none", "open_closed")
 def improvement(run_dirs: Sequence[str | Path], df: pl.DataFrame | None = None,
                 comparisons: Comparisons | None = None, *, n_boot: int, seed: int,
                 source: str = "comparisons") -> dict[str, pl.DataFrame]:
-    """GraphVerse Tables 3 / 8 / 11 / 13 of the runs (``report.improvement_tables``) as ``comparisons`` asks;
+    """GraphVerse Tables 3 / 8 / 11 / 13 of the runs (``gie.improvement_tables``) as ``comparisons`` asks, for
+    the command line's printout (the report's own come with the benchmark's sections);
     without a spec, each model's other prompt modes (PoT) against its direct inference (``auto_comparisons``).
     An arm the runs do not hold raises ``ComparisonError``, one line naming ``source`` and the field."""
     if not run_dirs and df is None:
@@ -60,7 +60,7 @@ def improvement(run_dirs: Sequence[str | Path], df: pl.DataFrame | None = None,
         raise ComparisonError(errors[0])
     if spec.empty:  # most reports: no judgments read twice for nothing
         return {}
-    return improvement_tables(vgr_samples(list(run_dirs), df), spec, n_boot=n_boot, seed=seed)
+    return improvement_tables(judged_samples(list(run_dirs), BENCHMARK, df), spec, n_boot=n_boot, seed=seed)
 
 
 def compute_tables(run_dirs: Sequence[str | Path], df: pl.DataFrame, *, n_boot: int, seed: int,
@@ -72,8 +72,6 @@ def compute_tables(run_dirs: Sequence[str | Path], df: pl.DataFrame, *, n_boot: 
     return Tables(
         missing=analysis.missing_parts(list(run_dirs)),
         judge_csvs=analysis.judge_csvs(list(run_dirs)),
-        improvement=improvement(run_dirs, df, comparisons, n_boot=n_boot, seed=seed),
-        improvement_shown=bool(arms_present(df)),
         sections=benchmark_sections(df, run_dirs, n_boot=n_boot, seed=seed, group_by=group_by, lvlm_mode=lvlm_mode,
-                                    catalogue=catalogue),
+                                    catalogue=catalogue, comparisons=comparisons),
     )

@@ -34,6 +34,7 @@ class RunsContext:
     group_by: str = "none"
     lvlm_mode: str = DEFAULT_LVLM_MODE
     catalogue: ModelCatalogue | None = None
+    comparisons: Any = None
     _judgments: pl.DataFrame | None = field(default=None, init=False, repr=False)
 
     def text_only_models(self) -> set[str]:
@@ -84,8 +85,8 @@ class RunsContext:
 
 def benchmark_sections(df: pl.DataFrame, run_dirs: Sequence[str | Path] = (), *, n_boot: int = 500, seed: int = 0,
                        group_by: str = "none", lvlm_mode: str = DEFAULT_LVLM_MODE,
-                       catalogue: ModelCatalogue | None = None, skip: Sequence[str] = (),
-                       say_absent: bool = True) -> list[Section]:
+                       catalogue: ModelCatalogue | None = None, comparisons: Any = None,
+                       skip: Sequence[str] = (), say_absent: bool = True) -> list[Section]:
     """The sections of every registered benchmark (``Benchmark.report_sections``) over its samples in ``df``
     (answers already graded with each run's parser, ``analysis.samples``) but those in ``skip``; with
     ``say_absent``, a benchmark without samples here has one line saying so."""
@@ -99,6 +100,6 @@ def benchmark_sections(df: pl.DataFrame, run_dirs: Sequence[str | Path] = (), *,
             out.append(Section(f"bench-{b.name}", b.title, (Text(empty, markdown=empty, style="empty"),)))
             continue
         ctx = RunsContext(b.name, df.lazy().filter(pl.col("benchmark") == b.name), [Path(p) for p in run_dirs],
-                          n_boot, seed, group_by, lvlm_mode, catalogue)
+                          n_boot, seed, group_by, lvlm_mode, catalogue, comparisons)
         out += b.report_sections(ctx)
     return out

@@ -114,8 +114,8 @@ def _fmt(v: object) -> str:
 
 
 def print_improvement(tables: dict[str, pl.DataFrame], console: Console | None = None) -> None:
-    """GraphVerse Tables 3 / 8 / 11 / 13 as shown (``report.improvement_tables``), those the runs support."""
-    from report.html.improvement_section import TITLES
+    """GraphVerse Tables 3 / 8 / 11 / 13 as shown (``gie.improvement_tables``), those the runs support."""
+    from gie.improvement_section import TITLES
 
     for name, title, note in TITLES:
         if name in tables and tables[name].height:

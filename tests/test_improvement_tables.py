@@ -15,18 +15,18 @@ import pytest
 from evalcore.bootstrap import instance_draws
 from evalcore.records import SAMPLE_SCHEMA
 from gie import metrics as gm
-from judge import vgr
-from judge.schema import JUDGMENT_SCHEMA
-from report import analysis
-from report.comparisons import ComparisonError, auto_comparisons, missing_arms, parse_comparisons
-from report.html_report import build_report
-from report.improvement_tables import (
+from gie.improvement_tables import (
     CATEGORIES,
     description_table,
     gie_ablation_table,
     improvement_table,
     improvement_tables,
 )
+from judge import vgr
+from judge.schema import JUDGMENT_SCHEMA
+from report import analysis
+from report.comparisons import ComparisonError, auto_comparisons, missing_arms, parse_comparisons
+from report.html_report import build_report
 from report.report_tables import improvement
 
 TASKS = ("SD", "CN", "TSP", "GED")  # Poly single, Poly single, NPH single, NPH paired
@@ -111,9 +111,9 @@ def runs(tmp_path_factory) -> list[Path]:
 
 @pytest.fixture(scope="module")
 def joined(runs) -> pl.DataFrame:
-    from report.improvement_tables import vgr_samples
+    from report.judgments import judged_samples
 
-    return vgr_samples(runs)
+    return judged_samples(runs, "graphverse")
 
 
 # ------------------------------------------------------------------------------------- hand computation
@@ -275,7 +275,7 @@ def test_a_wrong_spec_is_one_line(raw, line) -> None:
 
 
 def test_missing_arms_and_the_default(joined) -> None:
-    from report.improvement_tables import arms_present
+    from gie.improvement_tables import arms_present
 
     present = arms_present(joined)
     spec = parse_comparisons({"improvements": [{"base": "base", "variants": [{"model": "base", "prompt_mode": "cot"}]}]})

@@ -7,7 +7,6 @@ from pathlib import Path
 
 from evalcore.report_section import Section
 from report import analysis
-from report.html.improvement_section import TITLES, categories_note
 from report.html.page import runs_table
 from report.html.section_view import section_markdown
 from report.html.templating import report_environment
@@ -17,17 +16,12 @@ from report.report_tables import ReportResult, Tables
 def render_markdown(title: str, runs: Sequence[analysis.Run], t: Tables, result: ReportResult,
                     html_path: Path | None) -> str:
     """The summary from report/templates/report.md.j2 (Markdown: not HTML-escaped; md_table escapes "|")."""
-    cards = t.judge_csvs.get("judge_card")
     files = ([f"- HTML report: `{html_path.name}`"] if html_path is not None else []) \
         + [f"- table: `{p.parent.name}/{p.name}`" for p in result.csvs] \
         + [f"- figure: `{p.parent.name}/{p.name}`" for p in result.figures]
     return report_environment().get_template("report.md.j2").render(
         title=title, runs=runs_table(runs).drop("folder"), missing=[(r["run"], r["detail"])
                                                                   for r in t.missing.iter_rows(named=True)],
-        improvement=[(ttl, note, t.improvement[name]) for name, ttl, note in TITLES if name in t.improvement],
-        categories_note=categories_note(),
-        improvement_cards=[(r["run"], r["grade"]) for r in cards.iter_rows(named=True)]
-        if cards is not None and t.improvement else [],
         sections=_shown(t.sections), files=files)
 
 

@@ -11,8 +11,6 @@ from markupsafe import Markup
 
 from evalcore.report_section import Section
 from report import analysis, figures
-from report.html.format import inline_svg
-from report.html.improvement_section import HOW, LONG, TITLES, categories_note
 from report.html.section_view import section_view
 from report.html.tables import table_view
 from report.html.templating import report_environment, sort_js
@@ -110,20 +108,6 @@ def runs_table(runs: Sequence[analysis.Run]) -> pl.DataFrame:
     return pl.DataFrame(rows, schema=schema)
 
 
-def _fig_svgs(figs: dict[str, figures.Canvas]) -> dict[str, Markup]:
-    # our own SVG: the canvas escapes every text it draws
-    return {name: Markup(inline_svg(c)) for name, c in figs.items()}
-
-
-def _card_lines(t: Tables) -> list[tuple[str, str]]:
-    """The judge card's grade line of each run's VGR judge (report.judge_cards), shown beside every VGR table."""
-    cards = t.judge_csvs.get("judge_card")
-    if cards is None:
-        return []
-    many = cards.height > 1
-    return [(r["run"] if many else "", r["grade"]) for r in cards.iter_rows(named=True)]
-
-
 def _views(runs: Sequence[analysis.Run], t: Tables) -> dict[str, Any]:
     """The report's own tables as views for tables.j2's `sortable` macro."""
     return {"runs": table_view(runs_table(runs))}
@@ -133,16 +117,10 @@ def render_page(title: str, runs: Sequence[analysis.Run], t: Tables, figs: dict[
                 browser_html: str, per_group: int) -> str:
     """The page from report/templates/report.html.j2. ``browser_html`` is the sample browser's HTML (its
     values escaped where it is built)."""
-    shown = t.improvement_shown
-    nav = [("missing", "missing"), *_nav(t.sections), *((("improvement", "improvement"),) if shown else ()),
-           ("samples", "samples")]
-    improvement = [(name, ttl, note, table_view(t.improvement[name]), table_view(t.improvement[LONG[name]], digits=2))
-                   for name, ttl, note in TITLES if name in t.improvement]
+    nav = [("missing", "missing"), *_nav(t.sections), ("samples", "samples")]
     return report_environment().get_template("report.html.j2").render(
         title=title, css=Markup(CSS), js=Markup(sort_js() + JS), nav=nav, t=_views(runs, t),
         missing=[(r["run"], r["detail"]) for r in t.missing.iter_rows(named=True)],
-        improvement_shown=shown, figs=_fig_svgs(figs), cards=_card_lines(t),
-        improvement=improvement, how_improvement=Markup(HOW), categories_note=categories_note(),
         sections=[section_view(s, figs) for s in t.sections], browser=Markup(browser_html))
 
 

@@ -3,7 +3,7 @@ Markdown summary."""
 
 from __future__ import annotations
 
-from report.improvement_tables import CATEGORIES
+from gie.improvement_tables import CATEGORIES
 
 # (name in Tables.improvement, title, note) in the paper's order
 TITLES: tuple[tuple[str, str, str], ...] = (

@@ -3,7 +3,7 @@ absolute improvement over direct inference of the same base model), 11 (one GIE 
 without GIE) and 13 (the visual model against the MLLM description -> LLM baseline).
 
 Pure functions over a per-sample frame (``SampleRecord`` columns; with ``vgr_score`` and ``judge_status`` from
-``judge.vgr.join`` when the judge has run, else VGR-S is null) and a ``report.comparisons.Comparisons`` spec that
+``judge.vgr.join`` when the judge has run, else VGR-S is null) and a ``gie.comparisons.Comparisons`` spec that
 says which arm (model, prompt mode) is the baseline of which.
 
 Conventions (those of ``gie.metrics`` for Acc and ``judge.vgr`` for VGR-S, so the numbers agree with Table 1):
@@ -30,16 +30,16 @@ import numpy as np
 import polars as pl
 
 from evalcore.bootstrap import instance_draws, percentile_bounds
+from evalcore.report_section import ReportContext
 from evalcore.stats import wilson_interval
 from gie.catalogue import EDIT_KINDS, PAIRED_TASKS, POLY_TASKS, SINGLE_TASKS, TASK_NAMES
-from report.comparisons import DIRECT_MODE, Arm, Comparisons
-from report.judgments import judgments
-from report.runs import GV_BENCHMARK, Source, frame_of, runs_of
+from gie.comparisons import DIRECT_MODE, Arm, ComparisonError, Comparisons, auto_comparisons, missing_arms
+from gie.report_tables import NAME
 
 Frame = pl.DataFrame | pl.LazyFrame
 Key = tuple[str, str]  # (model, prompt_mode)
 
-BENCHMARK = GV_BENCHMARK
+BENCHMARK = NAME
 ALL = "All"
 CATEGORIES: dict[str, tuple[str, ...]] = {
     "Poly": tuple(t for t in TASK_NAMES if t in POLY_TASKS),
@@ -167,23 +167,6 @@ def _arm_cols(arm: Arm, base: Arm | None) -> dict[str, Any]:
 def _frame(rows: list[dict[str, Any]], lead: Mapping[str, pl.DataType]) -> pl.DataFrame:
     schema = {**lead, **_ARM_COLUMNS, **_METRIC_COLUMNS}
     return pl.DataFrame(rows, schema=schema, orient="row") if rows else pl.DataFrame(schema=schema)
-
-
-def vgr_samples(src: Source, df: pl.DataFrame | None = None) -> pl.DataFrame:
-    """The runs' GraphVerse samples with ``vgr_score`` and ``judge_status`` of the default judge (repeat 0),
-    null where the judge has not scored a sample (no judgments at all: every sample), keyed by model and prompt
-    mode as stored; for the improvement tables. ``df``: the runs' samples when
-    already loaded."""
-    from judge import vgr
-
-    df = (frame_of(src) if df is None else df).filter(pl.col("benchmark") == BENCHMARK)
-    js = judgments(src, BENCHMARK) if runs_of(src) else None
-    if df.is_empty() or js is None:
-        return df.with_columns(vgr_score=pl.lit(None, pl.Float64), judge_status=pl.lit(None, pl.String))
-    # per run, as graphverse_judged joins: sample keys repeat across runs
-    return pl.concat([vgr.join(part, js.filter(pl.col("run_id") == rid))
-                      for (rid,), part in df.group_by(["run_id"], maintain_order=True)], how="vertical")
-
 
 
 def arms_present(samples: Frame) -> list[Key]:
@@ -347,3 +330,23 @@ def improvement_tables(samples: Frame, spec: Comparisons, *, n_boot: int = 500, 
         long = description_table(samples, spec, n_boot=n_boot, seed=seed)
         out |= {"description": long, "table13": description_wide(long)}
     return out
+
+
+def for_report(df: pl.DataFrame, ctx: ReportContext, source: str = "comparisons") -> dict[str, pl.DataFrame]:
+    """The tables ``improvement_tables`` makes of the report's samples ``df`` as ``ctx.comparisons`` asks; without
+    a spec, each model's other prompt modes (PoT) against its direct inference (``auto_comparisons``). An arm the
+    runs do not hold raises ``ComparisonError``, one line naming ``source`` and the field."""
+    present = arms_present(df)
+    spec = ctx.comparisons if ctx.comparisons is not None else auto_comparisons(present)
+    errors = missing_arms(spec, present, source)
+    if errors:
+        raise ComparisonError(errors[0])
+    if spec.empty:  # most reports: no judgments read twice for nothing
+        return {}
+    rows = df.filter(pl.col("benchmark") == BENCHMARK)
+    js = ctx.judgments()
+    if rows.is_empty() or js is None:
+        rows = rows.with_columns(vgr_score=pl.lit(None, pl.Float64), judge_status=pl.lit(None, pl.String))
+    else:
+        rows = ctx.judge_join(rows, js)
+    return improvement_tables(rows, spec, n_boot=ctx.n_boot, seed=ctx.seed)
