@@ -26,8 +26,8 @@ from evalcore.schema import (
     SampleKey,
     SamplingParams,
 )
+from evalcore.scoring import score_sample
 from evalcore.shards import storage_error
-from nphe4v.scoring import score_sample
 
 
 class GradeError(ValueError):

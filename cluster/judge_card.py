@@ -19,12 +19,12 @@ from typing import Any
 from cluster.judge_work import Work, judge_replica, resolve_spec, result_record, rule_record
 from evalcore import benchmarks
 from evalcore.schema import Instance
+from evalcore.scoring import score_answer
 from judge.card import FAMILIES, evaluate, grade_line, write_card
 from judge.card_families import CardInput, Case, cases_for
 from judge.evidence import evidence_for, gold_text
 from judge.llm_judge import JudgeItem, JudgeSpec, LLMJudge, cache_key
 from judge.rule_scorer import RULE_VERSION
-from nphe4v.scoring import score_answer
 
 Scorer = Callable[[Sequence[tuple[Case, Work]]], list[float | None]]
 

@@ -27,12 +27,12 @@ from evalcore.benchmarks import task_for
 from evalcore.dataset import load_dataset
 from evalcore.hashing import canonical_json, sha256_bytes
 from evalcore.records import KEY_COLUMNS
+from evalcore.scoring import score_answer
 from judge.evidence import Evidence, evidence_for, gold_text
 from judge.grounding import ground_verdict, grounded_fields
 from judge.llm_judge import JudgeItem, JudgeResult, JudgeSpec, cache_key, prompt_version_of
 from judge.rule_scorer import RULE_VERSION, score_response
 from judge.schema import RULE_JUDGE, JudgeVerdict, Judgment, ground, verdict_fields
-from nphe4v.scoring import score_answer
 
 
 def judged_benchmarks() -> list[str]:

@@ -34,8 +34,8 @@ from evalcore.dataset import Dataset
 from evalcore.progress import Bar
 from evalcore.records import SampleSink
 from evalcore.schema import Instance, ModelRequest, ModelResponse, SampleRecord
+from evalcore.scoring import score_sample
 from evalcore.secrets import MissingKey
-from nphe4v.scoring import score_sample
 
 
 @ray.remote(max_restarts=4, max_task_retries=0)

@@ -246,6 +246,18 @@ class Benchmark:
             out.append("recognition")
         return out
 
+    # --------------------------------------------------------------------------------------- scoring
+    def answer_examples(self, prompt: Any) -> tuple[Any, ...]:
+        """The format examples a prompt of this benchmark shows (values or their text), which an answer that
+        restates one does not give: the extractor skips them (`evalcore.scoring`). The rewritten prompts'
+        placeholder examples the extractor recognises itself."""
+        return ()
+
+    def paper_verdict(self, inst: Instance, text: str | None, model_error: bool = False) -> tuple[Any, str | None]:
+        """A second reading of an answer to `inst` (the sample's `verdict_paper`, `parsed_paper`), e.g. as the
+        benchmark's original code graded it; `model_error`: the model gave no answer. (None, None): none."""
+        return None, None
+
     # --------------------------------------------------------------------------------------- exports
     # `nphe4v export --format F` formats of training sets this benchmark writes (`export_training`)
     training_formats: tuple[str, ...] = ()

@@ -1,7 +1,7 @@
 """Program-of-thought responses: the program a response holds, and what running it in the sandbox gave.
 
 A PoT response (`evalcore.prompting.POT_MODE`) is graded on what its program prints, with the same
-extractor and exact verifier as a direct answer (`nphe4v.scoring.score_sample`). Getting from the response to
+extractor and exact verifier as a direct answer (`evalcore.scoring.score_sample`). Getting from the response to
 that output is here: `extract_program` (pure) and `run_response` (the sandbox, `evalcore.sandbox`). Every way
 it can fail is one classified `pot_error`: `no_program` (the response holds no ```python block) or one of the
 sandbox's `POT_ERRORS` (timeout, memory, forbidden_import, filesystem, network, ...).

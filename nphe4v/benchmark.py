@@ -10,6 +10,7 @@ from typing import TYPE_CHECKING, Any
 import polars as pl
 
 from evalcore.benchmark import Benchmark, GenerateSettings, Summary
+from evalcore.schema import Instance
 from evalcore.task import TaskSpec
 
 if TYPE_CHECKING:
@@ -55,6 +56,19 @@ class NPHardEval4V(Benchmark):
         n = self.normalize_generate(g, {})
         generate_version(out, version=g.version, seed=g.seed, per_level=g.per_level, tasks=n["tasks"],
                          levels=n["levels"], workers=workers, progress=progress)
+
+    def answer_examples(self, prompt: Any) -> tuple[Any, ...]:
+        from nphe4v.scoring import prompt_examples
+
+        return prompt_examples(prompt)  # the papers' prompts show their own ('TARGET_POSITION', ...)
+
+    def paper_verdict(self, inst: Instance, text: str | None, model_error: bool = False) -> tuple[Any, str | None]:
+        # every sample is read a second time, as the original NPHardEval4V code graded it (`parser: paper`)
+        if model_error:
+            return "parse_error", None
+        from nphe4v.scoring import score_answer_paper
+
+        return score_answer_paper(inst, text)
 
     def summaries(self, samples: pl.LazyFrame, parser: str) -> list[Summary]:
         from nphe4v import metrics

@@ -172,7 +172,7 @@ class Graded:
 
 
 def grade(text: str, truth: Any) -> Graded:
-    """Extract, parse and verify as the score stage does (`nphe4v.scoring.score_answer`), on the ground truth."""
+    """Extract, parse and verify as the score stage does (`evalcore.scoring.score_answer`), on the ground truth."""
     t = _truth(truth)
     cfg = get_config(t.task)
     extracted = extract_final_answer_text(text) if cfg.bare is not None else extract_final_answer(text)
