@@ -66,7 +66,7 @@ def papers_view(accuracy: pl.DataFrame, vgr: pl.DataFrame | None = None, digits:
     Wilson interval in the tooltip; with ``vgr`` (``graphverse_judged``'s ``acc_vgr``: per model and task,
     ``task = "All"`` included) each task has VGR-S (%) beside Acc, ↑ / ↓ where VGR-S is above / below Acc.
     Sorting uses the number; a missing value sorts last."""
-    from gie.metrics import wilson
+    from evalcore.stats import wilson_interval
 
     tasks = list(dict.fromkeys(accuracy["task"].to_list())) if not accuracy.is_empty() else []
     pooled = accuracy.group_by("model").agg(pl.col("n").sum(), pl.col("correct").sum())
@@ -74,7 +74,8 @@ def papers_view(accuracy: pl.DataFrame, vgr: pl.DataFrame | None = None, digits:
     for r in accuracy.iter_rows(named=True):
         cells[(r["model"], r["task"])] = r
     for r in pooled.iter_rows(named=True):
-        lo, hi = wilson(r["correct"], r["n"])
+        ci = wilson_interval(r["correct"], r["n"])  # in percent below; n >= 1 per model
+        lo, hi = (0.0, 100.0) if ci is None else (100 * ci[0], 100 * ci[1])
         cells[(r["model"], "All")] = {**r, "acc": 100 * r["correct"] / r["n"], "ci_low": lo, "ci_high": hi}
     judged = {(r["model"], r["task"]): r for r in vgr.iter_rows(named=True)} if vgr is not None else {}
     rows = []
