@@ -10,6 +10,7 @@ import statistics
 from collections import Counter
 
 import networkx as nx
+import numpy as np
 import pytest
 from conftest import shared_or_skip
 from hypothesis import HealthCheck, given, settings
@@ -21,7 +22,7 @@ from evalcore.graph_solvers import chromatic_number, greedy_largest_first, k_col
 from evalcore.leakage import best_threshold_accuracy, loo_logistic_accuracy
 from evalcore.prompting import example_literal
 from evalcore.schema import ParseError
-from nphe4v.tasks import coloring, gcp, gcpd
+from nphe4v.tasks import chi4_cores, coloring, gcp, gcpd
 
 # ---------------------------------------------------------------------------------------------------------
 # Independent reference methods
@@ -244,17 +245,68 @@ def test_gcpd_small_levels_are_decided_by_a_small_obstruction() -> None:
     assert best_threshold_accuracy(triangles, labels) >= 0.8
 
 
+def _local_statistics(d: gcpd.GCPDData) -> list[float]:
+    """Statistics of the local structure the generator does not match in a pair: triangles at a vertex (largest,
+    how many vertices lie on one), diamonds (pairs of triangles on an edge), the most common neighbours of an
+    edge, 4-cycles."""
+    a = nx.to_numpy_array(nx_graph(d.num_vertices, d.edges))
+    a2 = a @ a
+    at_vertex = (a2 * a).sum(1) / 2
+    codeg = a2 * a
+    deg = a.sum(1)
+    return [at_vertex.max(), float((at_vertex > 0).sum()), float((codeg * (codeg - 1)).sum() / 4), codeg.max(),
+            (np.trace(a2 @ a2) - 2 * (deg**2).sum() + deg.sum()) / 8]
+
+
 def test_gcpd_surface_statistics_do_not_predict_the_answer() -> None:
     """Small version of bench/bench_decision_leaks.py: 60 instances per level on three levels; no single
-    surface statistic and no logistic regression on all of them predicts YES/NO well."""
+    surface statistic and no logistic regression on all of them predicts YES/NO well; at level 10 neither do
+    the statistics of the local structure (`_local_statistics`, issue 31; the bench's `--extended` measures
+    them with strong learners, 300 per level)."""
     for level in (3, 10):
         data = [gcpd.generate(level, random.Random(f"leak-test-{level}-{i}")) for i in range(60)]
         labels = [k_coloring(d.num_vertices, d.edges, d.k) is not None for d in data]
-        feats = [_gcpd_surface(d) for d in data]
+        feats = [_gcpd_surface(d) + (_local_statistics(d) if level == 10 else []) for d in data]
         single = max(best_threshold_accuracy([f[k] for f in feats], labels) for k in range(len(feats[0])))
         assert single <= 0.75, (level, single)
         assert loo_logistic_accuracy(feats, labels) <= 0.72, level
         assert 0.3 <= sum(labels) / len(labels) <= 0.7
+
+
+def test_chi4_cores_are_4_critical_and_the_local_certificate_checks_are_exact() -> None:
+    """Every core the NO seeds plant is 4-critical (chi 4, every edge removed: 3-colourable); the Hajós joins,
+    the Moser spindle and the Grötzsch graph hold no K4 and no odd wheel, K4 and the odd wheels do. `k4_free`
+    and `wheel_free` agree with networkx (cliques; an odd cycle in some vertex's neighbourhood) on random graphs."""
+    rng = random.Random(31)
+    joins = [chi4_cores.hajos(g1, rng.choice(g1), g2, rng.choice(g2)[::-1])
+             for g1 in chi4_cores.JOIN_PARTS for g2 in chi4_cores.JOIN_PARTS]
+    for core in [*joins, chi4_cores.MOSER_SPINDLE, chi4_cores.GROTZSCH, chi4_cores.K4, chi4_cores.wheel(5)]:
+        n = chi4_cores.core_size(core)
+        edges = [(u + 1, v + 1) for u, v in core]
+        assert k_coloring(n, edges, 3) is None and k_coloring(n, edges, 4) is not None
+        assert all(k_coloring(n, [e for e in edges if e != drop], 3) is not None for drop in edges)
+        local = core in (chi4_cores.K4, chi4_cores.wheel(5))
+        assert chi4_cores.wheel_free(n, edges) is not local
+    for i in range(150):
+        n = rng.randint(4, 9)
+        edges = random_graph(rng, n)
+        g = nx_graph(n, edges)
+        assert chi4_cores.k4_free(n, edges) == (max((len(c) for c in nx.find_cliques(g)), default=0) < 4)
+        odd_in_neighbourhood = any(not nx.is_bipartite(g.subgraph(list(g[v]))) for v in g)
+        assert chi4_cores.wheel_free(n, edges) is not odd_in_neighbourhood, (i, edges)
+
+
+def test_gcpd_no_graphs_hold_no_local_certificate_from_the_levels_that_keep_it_out() -> None:
+    """Issue 31: from K4_FREE_FROM no NO graph holds a K4, from WHEEL_FREE_FROM no K4 and no odd wheel (no vertex's
+    neighbourhood holds an odd cycle); YES graphs never do. So the greedy clique and the triangles at a vertex
+    find nothing there (bench/bench_decision_leaks.py --extended measures the rest)."""
+    for level in (gcpd.K4_FREE_FROM, gcpd.WHEEL_FREE_FROM, 10):
+        for i in range(3):
+            no, yes = gcpd.twin_pair(level, random.Random(f"local-{level}-{i}"))
+            n = gcpd.params(level)["num_vertices"]
+            assert chi4_cores.k4_free(n, no) and chi4_cores.wheel_free(n, yes)
+            if level >= gcpd.WHEEL_FREE_FROM:
+                assert chi4_cores.wheel_free(n, no)
 
 
 def test_gcpd_edge_counts_follow_the_level_range_for_both_answers() -> None:

@@ -12,10 +12,13 @@ Deviations from the peer benchmark (docs/deviations.md):
   the planted graph is only the seed of one such walk, also held to its spectrum, and BOTH graphs of the pair
   are graphs on that walk (after a burn-in): a NO and a YES graph with the seed's triangle count and
   degeneracy, its smallest two and largest adjacency eigenvalues and Laplacian λ2 within 0.12, and each
-  other's spectrum statistics and average clustering within 0.1 (`pair_features`). issue 31's learners read
-  the answer from the spectrum (Hoffman bound) when only degrees and triangles were matched, and from the
+  other's spectrum statistics and average clustering within 0.1 (`pair_features`), the pair closest on the
+  whole spectra and the triangles at each vertex (`pair_shape`) among those the walk meets. issue 31's learners
+  read the answer from the spectrum (Hoffman bound) when only degrees and triangles were matched, and from the
   average clustering (a planted core packs the triangles onto few vertices) when the NO graph was the planted
-  seed itself. Only a certificate decides: a
+  seed itself. From K4_FREE_FROM the NO graphs hold no K4, from WHEEL_FREE_FROM no odd wheel either
+  (`chi4_cores`: local certificates that statistics of the triangles at a vertex find; the seeds plant the
+  Moser spindle, Hajós joins or the Grötzsch graph instead). Only a certificate decides: a
   k-colouring, or a clique, odd wheel or odd cycle that rules one out. The edge count is drawn from the level's
   range (`coloring.edge_count_range`, the paper's 4 + 2L with spread); a draw whose seed graph has no twin is
   drawn again, so the edge counts that occur are the ones where both answers exist (level 1: 6 and 7).
@@ -33,7 +36,6 @@ Deviations from the peer benchmark (docs/deviations.md):
 
 from __future__ import annotations
 
-import itertools
 import random
 from collections.abc import Sequence
 from typing import Any
@@ -53,6 +55,7 @@ from evalcore.graph_solvers import (
 from evalcore.prompting import example_literal
 from evalcore.schema import Gold, ParseError, Verdict
 from evalcore.task import TaskSpec, TaskText
+from nphe4v.tasks.chi4_cores import K4, MOSER_SPINDLE, core_size, k4_free, random_core, wheel, wheel_free
 from nphe4v.tasks.coloring import edge_count_range, edge_lines, render_graph
 from nphe4v.tasks.decision import decision_answer, read_decision
 
@@ -79,6 +82,15 @@ PAIR_BURN = 100
 PAIR_TOL = 0.1
 # Average clustering lies in [0, 1] and moves by ~0.01-0.05 a swap: weighted so PAIR_TOL allows 0.025.
 CLUSTERING_SCALE = 4.0
+# The pair walk runs all PAIR_STEPS and, of the (NO, YES) candidate pairs within PAIR_TOL on `pair_features`,
+# keeps the one closest on `pair_shape` (whole spectra, triangles at each vertex): closing on the first pair
+# within PAIR_TOL left the local structure unmatched (issue 31, `bench_decision_leaks.py --extended`).
+# From K4_FREE_FROM no NO graph holds a K4, from WHEEL_FREE_FROM none holds an odd wheel either (no vertex's
+# neighbourhood holds an odd cycle): these are local certificates of NO that statistics of the triangles at a
+# vertex find (docs/deviations.md, "GCP-D: statistics a pair does not match", gives the numbers per level;
+# level 5, 10 vertices, keeps K4s: without them its NO graphs are too few kinds and read even more easily).
+K4_FREE_FROM = 6
+WHEEL_FREE_FROM = 8
 
 
 class GCPDData(BaseModel):
@@ -97,33 +109,40 @@ def params(level: int) -> dict[str, Any]:
     return {"num_vertices": level + 5, "min_edges": lo, "max_edges": hi, "k": DEFAULT_K}
 
 
-def _cycle(c: int) -> list[tuple[int, int]]:
-    return [(i, (i + 1) % c) for i in range(c)]
-
-
-def _wheel(rim: int) -> list[tuple[int, int]]:
-    return [(0, i) for i in range(1, rim + 1)] + [(i, i % rim + 1) for i in range(1, rim + 1)]
-
-
-_MOSER_SPINDLE = [(0, 1), (0, 2), (1, 2), (1, 3), (2, 3), (0, 4), (0, 5), (4, 5), (4, 6), (5, 6), (3, 6)]
-
 # Small 4-chromatic graphs (K4, odd wheels, the Moser spindle). Planting one inside a graph whose every edge
-# respects a 4-class partition pins chi = 4 with no solver in the loop.
-_CORES_4 = [list(itertools.combinations(range(4), 2)), _wheel(5), _MOSER_SPINDLE, _wheel(7)]
+# respects a 4-class partition pins chi = 4 with no solver in the loop. From K4_FREE_FROM the seeds' cores come
+# from `chi4_cores.random_core` instead.
+_CORES_4 = [K4, wheel(5), MOSER_SPINDLE, wheel(7)]
+# Seeds drawn until one is free of the certificate the level keeps out (see `_local_certificate_free`).
+SEED_TRIES = 20
 
 
-def _core_size(core: list[tuple[int, int]]) -> int:
-    return 1 + max(max(e) for e in core)
-
-
-def _planted_chi4(n: int, m: int, rng: random.Random) -> list[tuple[int, int]] | None:
+def _planted_chi4(n: int, m: int, rng: random.Random, kept_out: str = "") -> list[tuple[int, int]] | None:
     """m random edges on vertices 1..n with chromatic number exactly 4: a core forcing 4 colours, and every
-    other edge between different classes of a 4-class partition that extends the core's colouring."""
-    fits = [c for c in _CORES_4 if _core_size(c) <= n and len(c) <= m]
+    other edge between different classes of a 4-class partition that extends the core's colouring. With
+    `kept_out` ("k4" or "wheel"), the core is a K4-free one and the graph is drawn again until it is free of
+    that local certificate."""
+    if kept_out:
+        for _ in range(SEED_TRIES):
+            core = random_core(n, m, rng, wheels=kept_out == "k4")
+            out = _planted_core(n, m, core, rng)
+            if out is not None and _local_certificate_free(n, out, kept_out):
+                return out
+        return None
+    fits = [c for c in _CORES_4 if core_size(c) <= n and len(c) <= m]
     if not fits:
         return None
-    core = rng.choice(fits)
-    size = _core_size(core)
+    return _planted_core(n, m, rng.choice(fits), rng)
+
+
+def _local_certificate_free(n: int, edges: Sequence[Edge], kept_out: str) -> bool:
+    return not kept_out or (k4_free(n, edges) if kept_out == "k4" else wheel_free(n, edges))
+
+
+def _planted_core(n: int, m: int, core: list[tuple[int, int]], rng: random.Random) -> list[tuple[int, int]] | None:
+    size = core_size(core)
+    if size > n or len(core) > m:
+        return None
     colours = k_coloring(size, [(u + 1, v + 1) for u, v in core], 4)
     assert colours is not None  # every core is 4-colourable by construction
     place = rng.sample(range(1, n + 1), size)
@@ -221,6 +240,19 @@ def pair_features(num_vertices: int, edges: Sequence[Edge]) -> tuple[np.ndarray,
     return feats, int(round(at_vertex.sum() / 3))
 
 
+def pair_shape(num_vertices: int, edges: Sequence[Edge]) -> np.ndarray:
+    """What the pair walk brings the two graphs of a pair close on, beyond `pair_features` (mean absolute
+    difference): the whole sorted adjacency spectrum, half the Laplacian's, half the sorted triangles at each
+    vertex (the edges inside its neighbourhood) and CLUSTERING_SCALE x the average clustering."""
+    a = _matrix(num_vertices, edges)
+    deg = a.sum(1)
+    at_vertex = ((a @ a) * a).sum(1) / 2
+    wedges = deg * (deg - 1) / 2
+    clustering = float(np.where(wedges > 0, at_vertex / np.maximum(wedges, 1), 0.0).mean())
+    adj, lap = np.linalg.eigvalsh(np.stack([a, np.diag(deg) - a]))
+    return np.concatenate([adj, 0.5 * lap, 0.5 * np.sort(at_vertex), [CLUSTERING_SCALE * clustering]])
+
+
 def _swap(current: set[Edge], listed: list[Edge], rng: random.Random) -> list[Edge] | None:
     """One degree-keeping edge swap (uv, xy -> ux, vy) of the graph `current` (its edges sorted in `listed`), as
     the new sorted edge list, or None when the drawn pair cannot be swapped (a shared end, an edge already
@@ -259,20 +291,23 @@ def _twin(n: int, edges: list[Edge], k: int, rng: random.Random) -> list[Edge] |
     return None
 
 
-def _pair_walk(n: int, seed: list[Edge], k: int, rng: random.Random) -> tuple[list[Edge], list[Edge]] | None:
+def _pair_walk(n: int, seed: list[Edge], k: int, rng: random.Random,
+               kept_out: str = "") -> tuple[list[Edge], list[Edge]] | None:
     """(NO graph, YES graph) both reached by one random walk of degree-keeping edge swaps from the planted `seed`
     (chi = k + 1), or None. The walk is drawn towards the seed's triangle count and `spectral_profile` (a swap
     that moves the energy d further away is taken with probability 4^-d). After PAIR_BURN steps every graph on it
     with the seed's triangle count and degeneracy and its spectral profile within SPECTRAL_TOL is a candidate, NO
-    (chi = k + 1) or YES (chi = k); the first candidate within PAIR_TOL of an earlier one of the other answer on
-    `pair_features` closes the pair. Both graphs come out of the same process and differ only in the answer, so
-    a statistic of the planted seed (where its core packs the triangles) tells neither apart."""
+    (chi = k + 1, free of the `kept_out` local certificate) or YES (chi = k). Of the (NO, YES) candidate pairs
+    within PAIR_TOL on `pair_features`, the one closest on `pair_shape` is the pair. Both graphs come out of the
+    same process and differ only in the answer, so a statistic of the planted seed (where its core packs the
+    triangles) tells neither apart."""
     _, tri0, degen0 = surface_profile(n, seed)
     spec0 = spectral_profile(n, seed)
     current = set(seed)
     listed = sorted(current)
     energy = 0.0
     found: dict[bool, list[tuple[list[Edge], np.ndarray]]] = {True: [], False: []}
+    seen: set[tuple[Edge, ...]] = set()
     for step in range(PAIR_STEPS):
         proposal = _swap(current, listed, rng)
         if proposal is None:
@@ -287,15 +322,26 @@ def _pair_walk(n: int, seed: list[Edge], k: int, rng: random.Random) -> tuple[li
             continue
         if k_coloring(n, listed, k) is not None:
             yes = True
-        elif k_coloring(n, listed, k + 1) is not None:
+        elif k_coloring(n, listed, k + 1) is not None and _local_certificate_free(n, listed, kept_out):
             yes = False
         else:
-            continue  # chi > k + 1: not a tight NO
-        for other, other_feats in found[not yes]:
-            if float(np.abs(feats - other_feats).max()) <= PAIR_TOL:
-                return (other, listed) if yes else (listed, other)
-        found[yes].append((listed, feats))
-    return None
+            continue  # chi > k + 1 (not a tight NO), or a NO graph with the certificate the level keeps out
+        if tuple(listed) not in seen:  # the walk revisits graphs; one entry each
+            seen.add(tuple(listed))
+            found[yes].append((listed, feats))
+    if not found[True] or not found[False]:
+        return None
+    yes_feats = np.array([f for _, f in found[True]])
+    no_feats = np.array([f for _, f in found[False]])
+    close = np.abs(no_feats[:, None, :] - yes_feats[None, :, :]).max(2) <= PAIR_TOL
+    if not close.any():
+        return None
+    yes_shape = np.array([pair_shape(n, g) for g, _ in found[True]])
+    no_shape = np.array([pair_shape(n, g) for g, _ in found[False]])
+    dist = np.abs(no_shape[:, None, :] - yes_shape[None, :, :]).mean(2)
+    dist[~close] = np.inf
+    i, j = np.unravel_index(int(np.argmin(dist)), dist.shape)
+    return found[False][i][0], found[True][j][0]
 
 
 def _unmatched_yes(n: int, m: int, k: int, rng: random.Random) -> list[Edge] | None:
@@ -318,11 +364,12 @@ def twin_pair(level: int, rng: random.Random) -> tuple[list[Edge], list[Edge]]:
     n, k = p["num_vertices"], p["k"]
     for _ in range(MAX_DRAWS):
         m = rng.randint(p["min_edges"], p["max_edges"])
-        no = _planted_chi4(n, m, rng) if k == 3 else _triangle_free_odd(n, m, rng)
+        kept_out = "wheel" if level >= WHEEL_FREE_FROM else "k4" if level >= K4_FREE_FROM else ""
+        no = _planted_chi4(n, m, rng, kept_out) if k == 3 else _triangle_free_odd(n, m, rng)
         if no is None:
             continue
         if level >= SPECTRAL_FROM:
-            pair = _pair_walk(n, no, k, rng)
+            pair = _pair_walk(n, no, k, rng, kept_out)
             if pair is not None:
                 return pair
             continue
