@@ -55,7 +55,7 @@ class DatasetIndex:
 
 def rebuild_sample(row: dict, index: DatasetIndex) -> dict[str, Any]:
     """Prompt text, image files, gold for one sample, rebuilt from its dataset; notes say what could not be."""
-    from evalcore.prompting import GRAPHVERSE_MODES, VISION_MODE, build_prompt, build_recognition_prompt
+    from evalcore.prompting import IMAGE_ONLY_MODES, VISION_MODE, build_prompt, build_recognition_prompt
 
     out: dict[str, Any] = {"prompt": None, "images": [], "gold": None, "note": ""}
     hit = index.get(row["run"], row["benchmark"], row["version"])
@@ -90,7 +90,7 @@ def rebuild_sample(row: dict, index: DatasetIndex) -> dict[str, Any]:
                 prompt = instance_prompt(inst, mode, "paper", kind, assets, download=False)
             else:
                 prompt = build_prompt(DatasetIndex.text(ds, info, inst.instance_id),
-                                      mode if mode in (*PROMPT_MODES, *GRAPHVERSE_MODES) else VISION_MODE,
+                                      mode if mode in (*PROMPT_MODES, *IMAGE_ONLY_MODES) else VISION_MODE,
                                       inst.images)
             gold = json.dumps(inst.gold.answer, ensure_ascii=False, sort_keys=True)
             out["gold"] = gold + ("" if inst.gold.value is None else f"  (optimal value {inst.gold.value:g})")

@@ -133,7 +133,6 @@ IDENTIFIER_NAMES_BENCHMARK_ALLOWED = {
     "report/explorer/store.py": "the explorer's own GraphVerse board (the papers' Table 1 with its VGR column)",
     "report/runs.py": "imports both plug-ins for the explorer's own boards (NPH_BENCHMARK, GV_BENCHMARK) and a "
                       "hand-made frame's default benchmark",
-    "report/sample_rebuild.py": "evalcore.prompting.GRAPHVERSE_MODES (moving out of the core in a parallel change)",
 }
 
 
