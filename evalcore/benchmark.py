@@ -246,6 +246,17 @@ class Benchmark:
             out.append("recognition")
         return out
 
+    def recognition_partners(self, dataset: Dataset, seed: int) -> dict[str, str]:
+        """For a `recognition` benchmark: instance id -> the instance whose text a `mismatch` recognition probe
+        of it shows (the report rebuilds those prompts and counts the planned probes with it)."""
+        return {}
+
+    def paper_prompt(self, inst: Instance, mode: str, backend: str, prompt_assets: str | None) -> Any:
+        """For a `paper_prompts` benchmark: the `evalcore.prompting.Prompt` a run with `prompts: paper` sent for
+        `inst` in `mode` to a model served by `backend` (read from the checkout or the cache, never downloaded:
+        the report rebuilds it). ValueError when it cannot be rebuilt."""
+        raise ValueError(f"{self.name} has no paper prompts")
+
     # --------------------------------------------------------------------------------------- scoring
     def answer_examples(self, prompt: Any) -> tuple[Any, ...]:
         """The format examples a prompt of this benchmark shows (values or their text), which an answer that

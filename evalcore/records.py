@@ -12,7 +12,7 @@ from pathlib import Path
 
 import polars as pl
 
-from evalcore.schema import SampleKey, SampleRecord
+from evalcore.schema import RECOGNITION_MODE, SampleKey, SampleRecord
 from evalcore.shards import ShardWriter, key_of, read_shards
 
 KEY_COLUMNS = ["model", "benchmark", "instance_id", "variant", "prompt_mode", "repeat"]
@@ -101,3 +101,37 @@ class SampleSink:
 
     def flush_if_due(self) -> None:
         self.shards.flush_if_due()
+
+
+# ------------------------------------------------------------------ which parse the metrics read
+PARSERS: tuple[str, ...] = ("tolerant", "paper")
+"""Which parse of an answer is primary (a run config's ``parser``): our tolerant extractor (the default) or the
+papers' rule (a benchmark's `paper_verdict`). Both are always computed; the other one stays in its own columns."""
+
+
+def answer_row() -> pl.Expr:
+    """The rows a verdict is read from: answers (not recognition probes) that reached the model."""
+    return (pl.col("prompt_mode") != RECOGNITION_MODE) & (pl.col("status") != "infra_error")
+
+
+def with_paper_columns(samples: pl.DataFrame | pl.LazyFrame) -> pl.LazyFrame:
+    """The frame with ``verdict_paper`` / ``parsed_paper`` (null where a run predates them)."""
+    lf = (samples.lazy() if isinstance(samples, pl.DataFrame) else samples)
+    names = lf.collect_schema().names()
+    return lf.with_columns(pl.lit(None, pl.String).alias(c) for c in ("verdict_paper", "parsed_paper")
+                           if c not in names)
+
+
+def primary_parse(samples: pl.DataFrame | pl.LazyFrame, parser: str = "tolerant") -> pl.LazyFrame:
+    """The samples as the metrics should read them under a run's ``parser`` (``PARSERS``): unchanged for
+    "tolerant"; for "paper", every answer row's ``verdict`` / ``parsed_answer`` is the papers' parse
+    (``verdict_paper`` / ``parsed_paper``; a row without it counts as unparsable). Recognition rows never change."""
+    if parser not in PARSERS:
+        raise ValueError(f"parser must be one of {', '.join(PARSERS)}, not {parser!r}")
+    lf = with_paper_columns(samples)
+    if parser == "tolerant":
+        return lf
+    return lf.with_columns(
+        pl.when(answer_row()).then(pl.col(paper)).otherwise(pl.col(ours)).alias(ours)
+        for ours, paper in (("verdict", "verdict_paper"), ("parsed_answer", "parsed_paper"))
+    )

@@ -227,3 +227,20 @@ def empty_table(columns: Sequence[str], strings: Sequence[str] = ("version", "mo
                                                              "complexity", "kind")) -> pl.DataFrame:
     """A table without rows: ``strings`` columns are text, the others numbers."""
     return pl.DataFrame(schema={c: (pl.String if c in strings else pl.Float64) for c in columns})
+
+
+def text_only_models(df: pl.DataFrame, benchmark: str, configured: Mapping[str, bool] | None = None,
+                     text_mode: str = "full_text_only") -> set[str]:
+    """Models run as text-only LLMs: ``configured`` maps the runs' configured models to their ``text_only``
+    flag; a model not configured there is text-only when its rows of ``benchmark`` in ``df`` are all
+    ``text_mode`` (no picture sent, no recognition probe)."""
+    configured = configured or {}
+    flagged = {m for m, flag in configured.items() if flag}
+    rows = df.filter(pl.col("benchmark") == benchmark) if "benchmark" in df.columns else df
+    if rows.is_empty():
+        return flagged
+    modes = rows.group_by("model").agg(pl.col("prompt_mode").unique().alias("modes"))
+    for row in modes.iter_rows(named=True):
+        if row["model"] not in configured and set(row["modes"]) == {text_mode}:
+            flagged.add(row["model"])
+    return flagged

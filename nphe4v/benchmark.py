@@ -14,6 +14,7 @@ from evalcore.schema import Instance
 from evalcore.task import TaskSpec
 
 if TYPE_CHECKING:
+    from evalcore.dataset import Dataset
     from evalcore.report_section import ReportContext, Section
 
 
@@ -56,6 +57,17 @@ class NPHardEval4V(Benchmark):
         n = self.normalize_generate(g, {})
         generate_version(out, version=g.version, seed=g.seed, per_level=g.per_level, tasks=n["tasks"],
                          levels=n["levels"], workers=workers, progress=progress)
+
+    def recognition_partners(self, dataset: Dataset, seed: int) -> dict[str, str]:
+        from nphe4v.recognition import mismatch_partners
+
+        return mismatch_partners(dataset, seed)
+
+    def paper_prompt(self, inst: Instance, mode: str, backend: str, prompt_assets: str | None) -> Any:
+        from nphe4v.instance_prompt import instance_prompt
+        from nphe4v.paper_prompts import prompt_file_for
+
+        return instance_prompt(inst, mode, "paper", prompt_file_for(backend), prompt_assets, download=False)
 
     def answer_examples(self, prompt: Any) -> tuple[Any, ...]:
         from nphe4v.scoring import prompt_examples

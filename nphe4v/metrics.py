@@ -33,6 +33,9 @@ from collections.abc import Sequence
 
 import polars as pl
 
+from evalcore.records import PARSERS, primary_parse  # noqa: F401  (the shared core's: every benchmark's runs)
+from evalcore.records import answer_row as _answer_row
+from evalcore.records import with_paper_columns as _with_paper_columns
 from evalcore.schema import PROMPT_MODES, RECOGNITION_MODE
 from nphe4v.tasks import TASK_CLASS, TASK_MODULES
 
@@ -58,10 +61,6 @@ LEADERBOARD_COLUMNS: tuple[str, ...] = (
     "model", "prompt_mode", "ER", "RA", "RA_corrected", "AA_P", "AA_NPC", "AA_NPH", "AA_All", "RA_var", "n",
     "ER_paper", "AA_paper",
 )
-
-PARSERS: tuple[str, ...] = ("tolerant", "paper")
-"""Which parse of an answer is primary (a run config's ``parser``): our tolerant extractor (the default) or the
-papers' rule (``nphe4v.paper_parse``). Both are always computed; the other one stays in its own columns."""
 
 _REC_KEY = ["model", "task", "level", "instance_id"]
 _MODE_ORDER: dict[str, int] = {m: i for i, m in enumerate((*PROMPT_MODES, POOLED))}
@@ -314,33 +313,6 @@ def _with_pooled(levels: pl.LazyFrame, by: Sequence[str]) -> pl.LazyFrame:
     per_mode = _aggregate_lazy(levels, [*by, "prompt_mode"])
     pooled = _aggregate_lazy(levels, list(by)).with_columns(prompt_mode=pl.lit(POOLED))
     return _sorted(pl.concat([per_mode, pooled], how="diagonal"), [*by, "prompt_mode"])
-
-
-def _answer_row() -> pl.Expr:
-    return (pl.col("prompt_mode") != RECOGNITION_MODE) & (pl.col("status") != "infra_error")
-
-
-def _with_paper_columns(samples: Frame) -> pl.LazyFrame:
-    """The frame with ``verdict_paper`` / ``parsed_paper`` (null where a run predates them)."""
-    lf = _lazy(samples)
-    names = lf.collect_schema().names()
-    return lf.with_columns(pl.lit(None, pl.String).alias(c) for c in ("verdict_paper", "parsed_paper")
-                           if c not in names)
-
-
-def primary_parse(samples: Frame, parser: str = "tolerant") -> pl.LazyFrame:
-    """The samples as the metrics should read them under a run's ``parser`` (``PARSERS``): unchanged for
-    "tolerant"; for "paper", every answer row's ``verdict`` / ``parsed_answer`` is the papers' parse
-    (``verdict_paper`` / ``parsed_paper``; a row without it counts as unparsable). Recognition rows never change."""
-    if parser not in PARSERS:
-        raise ValueError(f"parser must be one of {', '.join(PARSERS)}, not {parser!r}")
-    lf = _with_paper_columns(samples)
-    if parser == "tolerant":
-        return lf
-    return lf.with_columns(
-        pl.when(_answer_row()).then(pl.col(paper)).otherwise(pl.col(ours)).alias(ours)
-        for ours, paper in (("verdict", "verdict_paper"), ("parsed_answer", "parsed_paper"))
-    )
 
 
 def _paper_board(samples: Frame) -> pl.LazyFrame:

@@ -16,6 +16,7 @@ from collections.abc import Mapping, Sequence
 import polars as pl
 
 from evalcore.report_section import Frame, as_frame, empty_table, per_version
+from evalcore.report_section import text_only_models as shared_text_only
 from evalcore.schema import PROMPT_MODES, RECOGNITION_MODE
 from evalcore.stats import wilson_interval_exprs
 from nphe4v import metrics
@@ -274,19 +275,8 @@ def prompt_mode_ablation(src: Source, *, n_boot: int = DEFAULT_BOOT, seed: int =
 def text_only_models(src: Source, configured: Mapping[str, bool] | None = None) -> set[str]:
     """Models run as text-only LLMs: ``configured`` maps the runs' configured models to their ``text_only``
     flag; a model not configured there is text-only when its NPHardEval4V answer rows are all full_text_only
-    and it has no recognition rows."""
-    configured = configured or {}
-    flagged = {m for m, flag in configured.items() if flag}
-    df = nph_rows(frame_of(src))
-    if df.is_empty():
-        return flagged
-    modes = df.group_by("model").agg(pl.col("prompt_mode").unique().alias("modes"))
-    for row in modes.iter_rows(named=True):
-        if row["model"] in configured:
-            continue
-        if set(row["modes"]) == {LLM_MODE}:
-            flagged.add(row["model"])
-    return flagged
+    and it has no recognition rows (``evalcore.report_section.text_only_models``)."""
+    return shared_text_only(frame_of(src), NAME, configured, LLM_MODE)
 
 
 def lvlm_vs_llm(src: Source, *, lvlm_mode: str = DEFAULT_LVLM_MODE, text_only: set[str] | None = None,

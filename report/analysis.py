@@ -36,6 +36,7 @@ from typing import Any
 import polars as pl
 
 from gie import report_tables as _gv
+from gie.benchmark import BENCHMARK as _gv_plugin
 from gie.report_tables import FAILURE_MODES, table2_labels
 from nphe4v import consistency as _consistency
 from nphe4v import failure_analysis as _failures
@@ -62,10 +63,8 @@ from report.judgments import (
 )
 from report.model_groups import ACCESS_ORDER, ModelCatalogue, access_groups, model_info, open_closed
 from report.runs import (
-    GV_BENCHMARK,
     HEAVY_COLUMNS,
     LIGHT_COLUMNS,
-    NPH_BENCHMARK,
     RUN_MANIFEST,
     Run,
     Source,
@@ -81,6 +80,9 @@ from report.runs import (
     scan_run_samples,
     text_only_models,
 )
+
+NPH_BENCHMARK = _nph.NAME
+GV_BENCHMARK = _gv_plugin.name
 
 
 def _from_runs(fn: Callable[..., Any]) -> Callable[..., Any]:
@@ -128,7 +130,8 @@ def graphverse_families(df: pl.DataFrame, judged: dict[str, pl.DataFrame] | None
 
 def failure_categories(src: Source, df: pl.DataFrame | None = None) -> dict[str, pl.DataFrame]:
     """``nphe4v.failure_analysis.failure_categories`` with the instances of the runs' datasets."""
-    return _failures.failure_categories(frame_of(src) if df is None else df, instance_data(runs_of(src)))
+    return _failures.failure_categories(frame_of(src) if df is None else df,
+                                        instance_data(runs_of(src), NPH_BENCHMARK))
 
 
 __all__ = [

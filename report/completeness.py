@@ -14,10 +14,9 @@ from evalcore.schema import PROMPT_MODES, RECOGNITION_MODE
 from report.judgments import judge_table
 from report.runs import (
     LIGHT_COLUMNS,
-    NPH_BENCHMARK,
     Source,
+    default_benchmark,
     frame_of,
-    nph_rows,
     read_run_samples,
     run_datasets,
     runs_of,
@@ -30,11 +29,9 @@ _PAIRED: dict[str, dict[str, str]] = {}
 def _paired(ds) -> dict[str, str]:
     """The planner's recognition-control partners of a dataset (which instances have one does not depend on
     the seed), computed once per dataset folder."""
-    from nphe4v.recognition import mismatch_partners
-
     key = str(ds.root)
     if key not in _PAIRED:
-        _PAIRED[key] = mismatch_partners(ds, 0)
+        _PAIRED[key] = _plugin(ds.manifest.benchmark).recognition_partners(ds, 0)
     return _PAIRED[key]
 
 
@@ -153,7 +150,9 @@ def _missing_in_frame(df: pl.DataFrame, run: str, add) -> None:
         if infra:
             add(run, str(bench), str(model), "infra_error",
                 f"{model}: {infra} infra_error samples on {bench} (excluded from metrics)")
-    nph = nph_rows(df)
+    # the prompt modes and recognition probes the planner sends: the registry's default benchmark's rows
+    bench = default_benchmark()
+    nph = df.filter(pl.col("benchmark") == bench)
     if nph.is_empty():
         return
     llms = text_only_models(nph)
@@ -165,9 +164,9 @@ def _missing_in_frame(df: pl.DataFrame, run: str, add) -> None:
         modes = set(nph.filter(pl.col("model") == model)["prompt_mode"].to_list())
         for mode in all_modes:
             if mode not in modes:
-                add(run, NPH_BENCHMARK, model, "prompt_mode", f"{model}: no {mode} samples")
+                add(run, bench, model, "prompt_mode", f"{model}: no {mode} samples")
         if has_rec and RECOGNITION_MODE not in modes:
-            add(run, NPH_BENCHMARK, model, "recognition", f"{model}: no recognition samples (RA n/a; AA takes RA as 1)")
+            add(run, bench, model, "recognition", f"{model}: no recognition samples (RA n/a; AA takes RA as 1)")
 
 
 def _missing_frame(rows: list[dict[str, str]]) -> pl.DataFrame:

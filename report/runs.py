@@ -18,18 +18,14 @@ from typing import Any
 
 import polars as pl
 
-from evalcore.records import KEY_COLUMNS, SAMPLE_SCHEMA, read_samples
+from evalcore import benchmarks
+from evalcore.records import KEY_COLUMNS, SAMPLE_SCHEMA, primary_parse, read_samples
 from evalcore.report_section import empty_table, per_version  # noqa: F401  (the tables' helpers, here too)
+from evalcore.report_section import text_only_models as infer_text_only
 from evalcore.shards import read_shards, shard_files
-from gie.benchmark import BENCHMARK as GRAPHVERSE
-from nphe4v import metrics
-from nphe4v.benchmark import BENCHMARK as NPHARDEVAL4V
 
 # Every registered benchmark's report part is the sections its `Benchmark.report_sections` make
-# (`report.sections`). The two names below serve the explorer's own boards (`report.explorer`) and the tables'
-# defaults for hand-made frames.
-NPH_BENCHMARK = NPHARDEVAL4V.name
-GV_BENCHMARK = GRAPHVERSE.name
+# (`report.sections`); the report names no benchmark itself.
 RUN_MANIFEST = "manifest.json"
 
 Source = str | Path | Sequence[str | Path] | pl.DataFrame | pl.LazyFrame
@@ -120,8 +116,8 @@ def samples(run_dirs: str | Path | Sequence[str | Path], *, light: bool = False)
     ``HEAVY_COLUMNS`` (responses, errors, traces), which no table needs; the report reads them for the rows it
     shows only (``long_texts``)."""
     cols = list(LIGHT_COLUMNS) if light else list(SAMPLE_SCHEMA)
-    # each run's answers are graded with the parse its config leads with (`parser`, metrics.primary_parse)
-    frames = [metrics.primary_parse(read_run_samples(r.path, cols if light else None),
+    # each run's answers are graded with the parse its config leads with (`parser`, records.primary_parse)
+    frames = [primary_parse(read_run_samples(r.path, cols if light else None),
                                     str(r.config.get("parser") or "tolerant")).collect().with_columns(
                   run=pl.lit(r.label))
               for r in load_runs(run_dirs)]
@@ -164,7 +160,7 @@ def frame_of(src: Source) -> pl.DataFrame:
         if "run" not in df.columns:
             df = df.with_columns(run=pl.col("run_id") if "run_id" in df.columns else pl.lit(""))
         if "benchmark" not in df.columns:
-            df = df.with_columns(benchmark=pl.lit(NPH_BENCHMARK))
+            df = df.with_columns(benchmark=pl.lit(default_benchmark()))
         if "version" not in df.columns:
             df = df.with_columns(version=pl.lit(""))
         return df
@@ -178,8 +174,10 @@ def runs_of(src: Source) -> list[Run]:
     return load_runs(src)
 
 
-def nph_rows(df: pl.DataFrame) -> pl.DataFrame:
-    return df.filter(pl.col("benchmark") == NPH_BENCHMARK)
+def default_benchmark() -> str:
+    """The benchmark a hand-made frame without a ``benchmark`` column holds, and whose rows the checks of a run
+    folder without a manifest read: the registry's default (a run config's dataset entry naming none)."""
+    return benchmarks.default().name
 
 
 def configured_models(src: Source) -> dict[str, bool]:
@@ -193,10 +191,9 @@ def configured_models(src: Source) -> dict[str, bool]:
 
 
 def text_only_models(src: Source) -> set[str]:
-    """The runs' text-only LLMs (``nphe4v.report_tables.text_only_models`` with the runs' configured models)."""
-    from nphe4v.report_tables import text_only_models as infer
-
-    return infer(frame_of(src), configured_models(src))
+    """The runs' text-only LLMs: the runs' configured ``text_only`` models, and a model whose rows of the
+    default benchmark are all full_text_only (``evalcore.report_section.text_only_models``)."""
+    return infer_text_only(frame_of(src), default_benchmark(), configured_models(src))
 
 
 @lru_cache(maxsize=16)
@@ -221,7 +218,7 @@ def run_datasets(run: Run) -> list[tuple[dict[str, Any], Any]]:
     return out
 
 
-def instance_data(runs: Sequence[Run], benchmark: str = NPH_BENCHMARK) -> dict[tuple[str, str], Mapping[str, Any]]:
+def instance_data(runs: Sequence[Run], benchmark: str) -> dict[tuple[str, str], Mapping[str, Any]]:
     """(version, instance_id) -> the instance's data, for every dataset of ``benchmark`` of the runs still on
     disk."""
     out: dict[tuple[str, str], Mapping[str, Any]] = {}

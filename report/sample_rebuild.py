@@ -72,9 +72,7 @@ def rebuild_sample(row: dict, index: DatasetIndex) -> dict[str, Any]:
             text_id = inst.instance_id
             if row["variant"] == "mismatch":
                 if info["partners"] is None:
-                    from nphe4v.recognition import mismatch_partners
-
-                    info["partners"] = mismatch_partners(ds, info["seed"])
+                    info["partners"] = benchmarks.get(inst.benchmark).recognition_partners(ds, info["seed"])
                 text_id = info["partners"].get(inst.instance_id, inst.instance_id)
             prompt = build_recognition_prompt(DatasetIndex.text(ds, info, text_id), inst.images)
             out["gold"] = ("YES: the figure and the text show the same instance" if row["variant"] == "match"
@@ -82,12 +80,9 @@ def rebuild_sample(row: dict, index: DatasetIndex) -> dict[str, Any]:
         else:
             mode = row["prompt_mode"]
             prompts, assets, backends = index.prompts.get(row["run"], ("rewritten", None, {}))
-            if prompts == "paper" and benchmarks.get(inst.benchmark).paper_prompts and mode in PROMPT_MODES:
-                from nphe4v.instance_prompt import instance_prompt
-                from nphe4v.paper_prompts import prompt_file_for
-
-                kind = prompt_file_for(backends.get(str(row.get("model")), "baseline"))
-                prompt = instance_prompt(inst, mode, "paper", kind, assets, download=False)
+            plugin = benchmarks.get(inst.benchmark)
+            if prompts == "paper" and plugin.paper_prompts and mode in PROMPT_MODES:
+                prompt = plugin.paper_prompt(inst, mode, backends.get(str(row.get("model")), "baseline"), assets)
             else:
                 prompt = build_prompt(DatasetIndex.text(ds, info, inst.instance_id),
                                       mode if mode in (*PROMPT_MODES, *IMAGE_ONLY_MODES) else VISION_MODE,

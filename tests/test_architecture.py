@@ -131,8 +131,6 @@ IDENTIFIER_NAMES_BENCHMARK_ALLOWED = {
     "report/analysis.py": "the notebook / explorer API re-exports GraphVerse's tables under their names "
                           "(analysis.graphverse, graphverse_judged, graphverse_families) over run folders",
     "report/explorer/store.py": "the explorer's own GraphVerse board (the papers' Table 1 with its VGR column)",
-    "report/runs.py": "imports both plug-ins for the explorer's own boards (NPH_BENCHMARK, GV_BENCHMARK) and a "
-                      "hand-made frame's default benchmark",
 }
 
 

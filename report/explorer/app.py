@@ -160,12 +160,11 @@ def create_app(run_dirs: list[str | Path], *, annotate: bool = False, n_boot: in
         # (the boards above are the explorer's own: the leaderboard with the intervals cache and the mode switch,
         # the papers' Table 1 with its VGR column)
         from report.html.section_view import section_view
-        from report.runs import GV_BENCHMARK, NPH_BENCHMARK
         from report.sections import benchmark_sections
 
         # the explorer's own table ids: board-<title>-<n>
         plugins = [section_view(s, id_prefix=f"board-{s.title.lower()}") for s in benchmark_sections(
-            store.light(), [r.path for r in store.runs], n_boot=store.n_boot, skip=(NPH_BENCHMARK, GV_BENCHMARK),
+            store.light(), [r.path for r in store.runs], n_boot=store.n_boot, skip=(analysis.NPH_BENCHMARK, analysis.GV_BENCHMARK),
             say_absent=False)]
         return page("index.j2", nph=nph_t, gv=gv_t, vgr_cards=card_rows, modes=modes, mode=mode, plugins=plugins,
                     facets=store.facets(),
