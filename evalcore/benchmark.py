@@ -72,13 +72,14 @@ class GenerateSettings(GenerateBase):
 class Summary:
     """One summary table of a run (printed after a run and by `nphe4v report`, saved as `filename`).
     `by_model_access`: rows are per model and carry the leaderboard's columns, so Figure 4's closed- vs
-    open-model means (`--group-by open_closed`) can be taken over them."""
+    open-model means (`--group-by open_closed`) can be taken over them. `note`: printed under the table."""
 
     title: str
     filename: str
     table: pl.DataFrame
     float_precision: int = 4
     by_model_access: bool = False
+    note: str = ""
 
 
 class Benchmark:
@@ -292,6 +293,23 @@ class Benchmark:
         return None
 
     # ---------------------------------------------------------------------------------------- reports
+    # takes a comparisons spec (`nphe4v report --comparisons`: which arm is the baseline of which)
+    compares: bool = False
+
+    def parse_comparisons(self, raw: Any, source: str) -> Any:
+        """For a `compares` benchmark: the spec in the YAML mapping `raw` read from `source`
+        (`evalcore.report_section.ComparisonError`, one line naming `source` and the field, when wrong)."""
+        raise ValueError(f"{self.name} takes no comparisons spec")
+
+    def comparison_tables(self, ctx: ReportContext, source: str) -> dict[str, pl.DataFrame]:
+        """For a `compares` benchmark: its comparison tables by name, of `ctx`'s samples as `ctx.comparisons`
+        asks (None: the benchmark's default); ComparisonError naming `source` for an arm the runs lack."""
+        return {}
+
+    def comparison_printout(self, tables: dict[str, pl.DataFrame]) -> list[tuple[str, pl.DataFrame]]:
+        """(title, table as shown) of `comparison_tables`' output, as the command line prints them."""
+        return []
+
     def summaries(self, samples: pl.LazyFrame, parser: str) -> list[Summary]:
         """The tables printed after a run (and by `nphe4v report`) from the run's samples of this benchmark
         (responses and traces left out). `parser` is the run's `parser` setting."""

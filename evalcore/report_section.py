@@ -128,6 +128,11 @@ def walk(blocks: Sequence[Block]) -> list[Block]:
     return out
 
 
+class ComparisonError(ValueError):
+    """A wrong comparisons spec (`Benchmark.parse_comparisons`), or one naming an arm the runs lack: one line
+    naming the file and the field."""
+
+
 class ReportContext(Protocol):
     """What the report gives a benchmark's `report_sections`: its samples (answers already graded with each
     run's parser; responses and traces left out), the run folders and the report's settings."""

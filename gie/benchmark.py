@@ -219,6 +219,24 @@ class GraphVerse(Benchmark):
 
         return sections(ctx, self.name, self.title)
 
+    compares = True  # Tables 3 / 8 / 11 / 13: PoT, fine-tuned, GIE and description arms against their baselines
+
+    def parse_comparisons(self, raw: Any, source: str) -> Any:
+        from gie.comparisons import parse_comparisons
+
+        return parse_comparisons(raw, source)
+
+    def comparison_tables(self, ctx: ReportContext, source: str) -> dict[str, pl.DataFrame]:
+        from gie.improvement_tables import for_report
+
+        return for_report(ctx.samples, ctx, source)
+
+    def comparison_printout(self, tables: dict[str, pl.DataFrame]) -> list[tuple[str, pl.DataFrame]]:
+        from gie.improvement_section import TITLES
+
+        return [(f"{title}\n{note}", tables[name]) for name, title, note in TITLES
+                if name in tables and tables[name].height]
+
 
 def _user_sources_hash(sources: dict[str, str]) -> str:
     from evalcore.hashing import sha256_json

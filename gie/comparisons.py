@@ -31,6 +31,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
+from evalcore import report_section
 from evalcore.prompting import VISION_MODE
 
 DIRECT_MODE = VISION_MODE
@@ -40,8 +41,8 @@ PROMPT_MODE_PATTERN = r"^[a-z][a-z0-9_+.-]*$"
 GieEdit = Literal["patch", "composition", "focus", "recolor"]
 
 
-class ComparisonError(ValueError):
-    """A wrong comparisons spec: one line naming the file and the field."""
+# the shared core's: the report's command line catches it for every benchmark's spec
+ComparisonError = report_section.ComparisonError
 
 
 class Arm(BaseModel):

@@ -332,10 +332,11 @@ def improvement_tables(samples: Frame, spec: Comparisons, *, n_boot: int = 500, 
     return out
 
 
-def for_report(df: pl.DataFrame, ctx: ReportContext, source: str = "comparisons") -> dict[str, pl.DataFrame]:
+def for_report(df: Frame, ctx: ReportContext, source: str = "comparisons") -> dict[str, pl.DataFrame]:
     """The tables ``improvement_tables`` makes of the report's samples ``df`` as ``ctx.comparisons`` asks; without
     a spec, each model's other prompt modes (PoT) against its direct inference (``auto_comparisons``). An arm the
-    runs do not hold raises ``ComparisonError``, one line naming ``source`` and the field."""
+    runs do not hold raises ``ComparisonError``, one line naming ``source`` and the field. ``df`` lazy (the
+    command line's): which arms exist is read from four columns before anything else."""
     present = arms_present(df)
     spec = ctx.comparisons if ctx.comparisons is not None else auto_comparisons(present)
     errors = missing_arms(spec, present, source)
@@ -344,6 +345,8 @@ def for_report(df: pl.DataFrame, ctx: ReportContext, source: str = "comparisons"
     if spec.empty:  # most reports: no judgments read twice for nothing
         return {}
     rows = df.filter(pl.col("benchmark") == BENCHMARK)
+    if isinstance(rows, pl.LazyFrame):
+        rows = rows.collect()
     js = ctx.judgments()
     if rows.is_empty() or js is None:
         rows = rows.with_columns(vgr_score=pl.lit(None, pl.Float64), judge_status=pl.lit(None, pl.String))

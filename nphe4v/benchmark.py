@@ -86,7 +86,8 @@ class NPHardEval4V(Benchmark):
         from nphe4v import metrics
 
         board = metrics.leaderboard(metrics.primary_parse(samples, parser))
-        return [Summary(f"{self.title} leaderboard", "leaderboard.csv", board, by_model_access=True)]
+        return [Summary(f"{self.title} leaderboard", "leaderboard.csv", board, by_model_access=True,
+                        note=metrics.RA_NOTE)]
 
     def report_sections(self, ctx: ReportContext) -> list[Section]:
         from nphe4v.report_section import sections

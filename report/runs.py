@@ -127,6 +127,16 @@ def samples(run_dirs: str | Path | Sequence[str | Path], *, light: bool = False)
     return df.unique(subset=["version", *KEY_COLUMNS], keep="first", maintain_order=True)
 
 
+def scan_samples(run_dirs: str | Path | Sequence[str | Path]) -> pl.LazyFrame:
+    """``samples(run_dirs, light=True)`` as a lazy frame: a query of a few columns reads only those."""
+    frames = [primary_parse(scan_run_samples(r.path).select(LIGHT_COLUMNS), str(r.config.get("parser") or "tolerant"))
+              .with_columns(run=pl.lit(r.label)) for r in load_runs(run_dirs)]
+    if not frames:
+        return pl.LazyFrame(schema={**{c: SAMPLE_SCHEMA[c] for c in LIGHT_COLUMNS}, "run": pl.String()})
+    return pl.concat(frames, how="vertical").unique(subset=["version", *KEY_COLUMNS], keep="first",
+                                                    maintain_order=True)
+
+
 def long_texts(runs: Sequence[Run], keys: pl.DataFrame, columns: Sequence[str], max_chars: int) -> pl.DataFrame:
     """For the samples in ``keys`` (columns run, version and the key columns): each of ``columns`` cut to
     ``max_chars`` characters and its full length as ``<column>_len``. Read with the streaming engine and

@@ -1,6 +1,5 @@
 """Run summaries computed with Polars from the per-sample Parquet, printed and saved as CSV: each benchmark's
-own (`Benchmark.summaries`), e.g. the NPHardEval4V leaderboard (`leaderboard.csv`) and, when a run holds
-GraphVerse samples, the GraphVerse accuracy table (`graphverse_acc.csv`)."""
+own (`Benchmark.summaries`), e.g. the default benchmark's leaderboard (`leaderboard.csv`)."""
 
 from __future__ import annotations
 
@@ -13,7 +12,6 @@ from rich.table import Table
 from evalcore import benchmarks
 from evalcore.records import SAMPLE_SCHEMA
 from evalcore.shards import writing
-from nphe4v import metrics
 from report.model_groups import ModelCatalogue
 
 LEADERBOARD_CSV = "leaderboard.csv"
@@ -53,6 +51,11 @@ def write_leaderboard(run_dir: str | Path) -> tuple[pl.DataFrame, Path]:
 
 def write_summaries(run_dir: str | Path, group_by: str = "none",
                     catalogue: ModelCatalogue | None = None) -> list[tuple[str, pl.DataFrame, Path]]:
+    return [(title, table, path) for title, table, path, _note in _write_summaries(run_dir, group_by, catalogue)]
+
+
+def _write_summaries(run_dir: str | Path, group_by: str = "none",
+                     catalogue: ModelCatalogue | None = None) -> list[tuple[str, pl.DataFrame, Path, str]]:
     """Every table the run's samples support, written next to them; (title, table, path) each: each benchmark's
     own summaries (`Benchmark.summaries`) for the benchmarks the run holds samples of (the default benchmark's
     for a run with none). ``group_by="open_closed"`` adds Figure 4's closed- vs open-model means
@@ -69,7 +72,7 @@ def write_summaries(run_dir: str | Path, group_by: str = "none",
             path = run_dir / summary.filename
             with writing(path):  # a full disk: one line naming the file
                 summary.table.write_csv(path, float_precision=summary.float_precision)
-            out.append((f"{summary.title} — {run_dir.name}", summary.table, path))
+            out.append((f"{summary.title} — {run_dir.name}", summary.table, path, summary.note))
             if group_by == "open_closed" and summary.by_model_access:
                 from report.analysis import open_closed
 
@@ -77,21 +80,23 @@ def write_summaries(run_dir: str | Path, group_by: str = "none",
                 gpath = run_dir / OPEN_CLOSED_CSV
                 with writing(gpath):  # a full disk: one line naming the file
                     grouped.write_csv(gpath, float_precision=4)
-                out.append((f"Closed vs open models (Figure 4) — {run_dir.name}", grouped, gpath))
+                out.append((f"Closed vs open models (Figure 4) — {run_dir.name}", grouped, gpath, ""))
     return out
 
 
-def print_leaderboard(board: pl.DataFrame, title: str = "NPHardEval4V leaderboard", console: Console | None = None) -> None:
+def print_leaderboard(board: pl.DataFrame, title: str = "Leaderboard", console: Console | None = None,
+                      note: str = "") -> None:
+    """``board`` as a console table, ``note`` (the summary's, `Summary.note`) under it."""
     # Logs (ray job logs, CI) report a narrow width; a leaderboard must not be truncated there.
     console = console or Console(width=max(Console().width, 132))
-    nph = "RA" in board.columns and "prompt_mode" in board.columns
-    table = Table(title=title, caption=metrics.RA_NOTE if nph else None, caption_justify="left")
+    ra_na = "RA" in board.columns and "prompt_mode" in board.columns  # no recognition measured: "n/a"
+    table = Table(title=title, caption=note or None, caption_justify="left")
     for col in board.columns:
         table.add_column(col, justify="left" if col in ("model", "prompt_mode") else "right")
     for row in board.iter_rows(named=True):
         # no recognition measured (a text-only mode has no picture, or no recognition experiment ran): its RA
         # columns are "n/a", not a missing number
-        table.add_row(*["n/a" if nph and col.startswith("RA") and v is None else _fmt(v)
+        table.add_row(*["n/a" if ra_na and col.startswith("RA") and v is None else _fmt(v)
                         for col, v in row.items()])
     console.print(table)
 
@@ -99,8 +104,8 @@ def print_leaderboard(board: pl.DataFrame, title: str = "NPHardEval4V leaderboar
 def print_summaries(run_dir: str | Path, group_by: str = "none",
                     catalogue: ModelCatalogue | None = None) -> list[Path]:
     paths = []
-    for title, table, path in write_summaries(run_dir, group_by, catalogue):
-        print_leaderboard(table, title=title)
+    for title, table, path, note in _write_summaries(run_dir, group_by, catalogue):
+        print_leaderboard(table, title=title, note=note)
         paths.append(path)
     return paths
 
@@ -114,9 +119,10 @@ def _fmt(v: object) -> str:
 
 
 def print_improvement(tables: dict[str, pl.DataFrame], console: Console | None = None) -> None:
-    """GraphVerse Tables 3 / 8 / 11 / 13 as shown (``gie.improvement_tables``), those the runs support."""
-    from gie.improvement_section import TITLES
+    """The comparing benchmark's tables (``report.report_tables.improvement``, e.g. GraphVerse Tables 3 / 8 /
+    11 / 13) as shown (``Benchmark.comparison_printout``), those the runs support."""
+    from report.comparisons import comparing
 
-    for name, title, note in TITLES:
-        if name in tables and tables[name].height:
-            print_leaderboard(tables[name], title=f"{title}\n{note}", console=console)
+    bench = comparing()
+    for title, table in bench.comparison_printout(tables) if bench is not None and tables else []:
+        print_leaderboard(table, title=title, console=console)

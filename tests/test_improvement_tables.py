@@ -15,6 +15,7 @@ import pytest
 from evalcore.bootstrap import instance_draws
 from evalcore.records import SAMPLE_SCHEMA
 from gie import metrics as gm
+from gie.comparisons import auto_comparisons, missing_arms
 from gie.improvement_tables import (
     CATEGORIES,
     description_table,
@@ -25,7 +26,7 @@ from gie.improvement_tables import (
 from judge import vgr
 from judge.schema import JUDGMENT_SCHEMA
 from report import analysis
-from report.comparisons import ComparisonError, auto_comparisons, missing_arms, parse_comparisons
+from report.comparisons import ComparisonError, parse_comparisons
 from report.html_report import build_report
 from report.report_tables import improvement
 

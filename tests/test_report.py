@@ -652,6 +652,7 @@ def test_parser_paper_makes_the_papers_parse_the_headline(tmp_path) -> None:
 
     from rich.console import Console
 
+    from nphe4v.metrics import RA_NOTE
     from report.summaries import print_leaderboard, run_leaderboard
 
     rows = []
@@ -672,7 +673,7 @@ def test_parser_paper_makes_the_papers_parse_the_headline(tmp_path) -> None:
         b = boards[parser]
         assert b["ER"].to_list() == pytest.approx([er] * 3) and b["ER_paper"].to_list() == pytest.approx([0.5] * 3)
     out = io.StringIO()
-    print_leaderboard(boards["tolerant"], console=Console(file=out, width=200))
+    print_leaderboard(boards["tolerant"], console=Console(file=out, width=200), note=RA_NOTE)
     text = out.getvalue()
     txt_line = next(line for line in text.splitlines() if "full_text_only" in line)
     assert "n/a" in txt_line and "visual prompts" in text
