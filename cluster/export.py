@@ -59,7 +59,7 @@ def planned(dataset: Dataset, *, model: str = DEFAULT_MODEL, repeats: int = 1, a
         plugin_option_defaults,
     )
     from cluster.plan import check_prompt_assets, plan_model
-    from nphe4v.recognition import mismatch_partners
+    from evalcore.recognition import mismatch_partners
 
     try:
         # a litellm spec: the planner then attaches no gold (`reference`), as for any outside model

@@ -18,6 +18,7 @@ from evalcore import benchmarks
 from evalcore.benchmarks import task_for
 from evalcore.dataset import Dataset
 from evalcore.prompting import TaskText, build_prompt, build_recognition_prompt
+from evalcore.recognition import control_gaps, mismatch_partners
 from evalcore.rng import derive_seed
 from evalcore.schema import (
     PROMPT_MODES,
@@ -35,7 +36,6 @@ from nphe4v.paper_prompts import (
     load_prompt_set,
     prompt_file_for,
 )
-from nphe4v.recognition import control_gaps, mismatch_partners
 from nphe4v.upstream_assets import AssetsMissing, AssetSource, resolve_assets
 
 

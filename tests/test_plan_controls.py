@@ -12,10 +12,10 @@ import pytest
 from cluster.config import DatasetSpec, ModelSpec, RunConfig
 from cluster.plan import plan_model
 from evalcore.dataset import load_dataset
+from evalcore.recognition import control_gaps, mismatch_partners
 from evalcore.schema import RECOGNITION_MODE, ModelResponse
 from nphe4v import metrics
 from nphe4v.generate import generate_version
-from nphe4v.recognition import control_gaps, mismatch_partners
 from nphe4v.scoring import score_sample
 
 
