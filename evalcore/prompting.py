@@ -21,8 +21,6 @@ RECOGNITION_TEMPLATE_VERSION = "nphe4v-recognition-v1"
 VISION_MODE = "vision"
 POT_MODE = "pot"
 IMAGE_ONLY_MODES: tuple[str, ...] = (VISION_MODE, POT_MODE)
-# the name report.sample_rebuild still imports (issue 34: it is to ask the benchmark's `all_prompt_modes`)
-GRAPHVERSE_MODES = IMAGE_ONLY_MODES
 
 # VISION_MODE keeps its wording and concrete examples; its prompts are unchanged since v1.
 VISION_TEMPLATE_VERSION = "nphe4v-prompt-v1"

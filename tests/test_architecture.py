@@ -179,10 +179,7 @@ def test_report_names_no_benchmark_in_modules_or_identifiers():
 
 # Identifiers and module paths under the runtime, the judge, the command line, the core and the jobs that still
 # name a registered benchmark, each with why (an allowed file that no longer names one must leave the list).
-RUNTIME_IDENTIFIER_NAMES_BENCHMARK_ALLOWED = {
-    "evalcore/prompting.py": "GRAPHVERSE_MODES, an alias of IMAGE_ONLY_MODES kept while report/sample_rebuild.py "
-                             "imports it (the report's part of issue 34; the modes live in gie.benchmark)",
-}
+RUNTIME_IDENTIFIER_NAMES_BENCHMARK_ALLOWED: dict[str, str] = {}
 
 
 def test_runtime_names_no_benchmark_in_modules_or_identifiers():
