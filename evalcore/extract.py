@@ -30,6 +30,7 @@ ever sees MAX_LITERAL_CHARS; candidate spans and tag steps are capped. A 1 MB in
 from __future__ import annotations
 
 import html
+import json
 import re
 from collections.abc import Iterator
 from dataclasses import dataclass
@@ -62,6 +63,7 @@ __all__ = [
 ]
 
 MAX_INPUT_CHARS = 4_000_000  # no model emits this much; beyond it we refuse rather than scan
+_JSON = json.JSONDecoder()
 _MAX_TAG_STEPS = 1024  # tags walked per text: a tag soup must not become a long Python loop
 _MAX_BLOCKS = 8  # complete final_answer blocks kept, newest first
 _MAX_FENCES = 16  # fence markers looked at, from the end
@@ -384,10 +386,40 @@ def extract_final_answer_text(text: str | None, ignore: tuple[Any, ...] = ()) ->
         return ParseError(kind="bad_literal", detail=f"{type(exc).__name__} while extracting")
 
 
+def _json_block(t: str, low: str, ignore: tuple[Any, ...]) -> dict[str, Any] | None:
+    """The newest final_answer block that is one JSON object followed by the closing tag (or the end): a tag
+    written inside one of its strings (`{"Path": "</final_answer>"}`) is then text, not a block boundary,
+    which the tag walk cannot know. Only asked where the tag walk found no mapping."""
+    for tag in _tags_backward(low):
+        if tag.closing or tag.escaped:
+            continue
+        start = len(t) - len(t[tag.end:].lstrip())
+        if not t.startswith("{", start):
+            continue
+        try:
+            value, end = _JSON.raw_decode(t[start: start + MAX_LITERAL_CHARS])
+        except ValueError:
+            continue
+        rest = low[start + end:].lstrip()
+        if isinstance(value, dict) and not is_format_example(value) and not _skipped(value, ignore) and \
+                (not rest or any(t2.closing and t2.start == len(low) - len(rest) for t2 in _tags_backward(low))):
+            return value
+    return None
+
+
 def extract_final_answer(text: str | None, ignore: tuple[Any, ...] = ()) -> dict[str, Any] | ParseError:
     """The final-answer mapping of a model response, or a typed ParseError (never raises)."""
     value = extract_final_answer_raw(text, ignore)
-    if isinstance(value, ParseError | dict):
+    if isinstance(value, dict):
+        return value
+    try:
+        prepared = _prepare(text)
+        found = None if isinstance(prepared, ParseError) else _json_block(*prepared, ignore=ignore)
+    except PARSE_ERRORS:
+        found = None
+    if found is not None:
+        return found
+    if isinstance(value, ParseError):
         return value
     return ParseError(kind="not_a_mapping", detail=f"final answer is a {type(value).__name__}")
 

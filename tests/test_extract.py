@@ -606,6 +606,23 @@ def test_round_trip_after_reasoning_block(answer: dict[str, Any], thought: str) 
     assert extract_final_answer(f"{decoy}</think>\n{format_response(answer)}") == answer
 
 
+# The answer's own strings may hold the envelope's tags (a model quoting the format, a key such as "<final_answer>
+# goes here"): the tag walk alone cut the block at the first tag inside a string; a JSON object that reaches the
+# closing tag is the block.
+_TAGS = st.sampled_from(["<final_answer>", "</final_answer>", "<FINALANSWER>", "</FINALANSWER>", "< final_answer >",
+                         "&lt;final_answer&gt;", "</Final_Answer>"])
+tagged_text = st.tuples(st.text(max_size=6), _TAGS, st.text(max_size=6)).map("".join)
+tagged_answers = st.dictionaries(st.text(max_size=8), st.one_of(tagged_text, st.lists(tagged_text, max_size=3)),
+                                 min_size=1, max_size=4).filter(lambda a: not is_format_example(a))
+
+
+@settings(max_examples=300, **COMMON)
+@given(tagged_answers, plain, plain)
+def test_round_trip_with_tags_inside_the_answers_strings(answer: dict[str, Any], before: str, after: str) -> None:
+    assert extract_final_answer(format_response(answer)) == answer
+    assert extract_final_answer(before + "\n" + format_response(answer, reasoning="r") + "\n" + after) == answer
+
+
 # --- restated format examples (issue 10 item 5) ----------------------------------------------------
 
 
