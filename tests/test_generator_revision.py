@@ -15,7 +15,7 @@ from cluster.run import dataset_path
 
 # benchmark -> (revision, dataset_sha256 of the dataset `_small` generates)
 PINS = {
-    "nphardeval4v": ("2026-12-04e", "1b763448db5c7134fcb2477311c7bcec3c7efdfd574a5e8f6f126cbf5f8d6c20"),
+    "nphardeval4v": ("2026-12-04f", "39208d5ead2f6909eb0bbb0a6c03301e3ad4be61165bb086952e07772d723cde"),
     "graphverse": ("2026-12-04", "a3884a401451eaf8a18ea5dc603c0942c05fdbcda4c5a61761a62f1d6a12de66"),
 }
 BUMP = ("the generator's output changed for the same version and seed: bump {module}.GENERATOR_REVISION "

@@ -13,7 +13,7 @@ Deviations from the peer benchmark (docs/deviations.md):
   are graphs on that walk (after a burn-in): a NO and a YES graph with the seed's triangle count and
   degeneracy, its smallest two and largest adjacency eigenvalues and Laplacian λ2 within 0.12, and each
   other's spectrum statistics and average clustering within 0.1 (`pair_features`), the pair closest on the
-  whole spectra and the triangles at each vertex (`pair_shape`) among those the walk meets. issue 31's learners
+  whole spectra, the triangles at each vertex and short-cycle counts (`pair_shape`) among those the walk meets. issue 31's learners
   read the answer from the spectrum (Hoffman bound) when only degrees and triangles were matched, and from the
   average clustering (a planted core packs the triangles onto few vertices) when the NO graph was the planted
   seed itself. From K4_FREE_FROM the NO graphs hold no K4, from WHEEL_FREE_FROM no odd wheel either
@@ -77,14 +77,17 @@ SPECTRAL_TOL = 0.12
 SPECTRAL_WEIGHT = 6.0
 # Swap steps of one pair walk; candidates count only after PAIR_BURN steps, so the NO graph is a walked graph like
 # its YES twin, not the planted seed (the seed's planted core is what the clustering gave away).
-PAIR_STEPS = 600
+PAIR_STEPS = 1200
 PAIR_BURN = 100
 PAIR_TOL = 0.1
 # Average clustering lies in [0, 1] and moves by ~0.01-0.05 a swap: weighted so PAIR_TOL allows 0.025.
 CLUSTERING_SCALE = 4.0
 # The pair walk runs all PAIR_STEPS and, of the (NO, YES) candidate pairs within PAIR_TOL on `pair_features`,
-# keeps the one closest on `pair_shape` (whole spectra, triangles at each vertex): closing on the first pair
-# within PAIR_TOL left the local structure unmatched (issue 31, `bench_decision_leaks.py --extended`).
+# keeps the one closest on `pair_shape` (whole spectra, triangles at each vertex, short cycles, diamonds):
+# closing on the first pair within PAIR_TOL left the local structure unmatched (issue 31,
+# `bench_decision_leaks.py --extended`). 1200 steps rather than 600 give the pool more to choose from.
+# Counts in `pair_shape` weigh COUNT_WEIGHT each (a 5-cycle more or less: as 0.25 on an eigenvalue).
+COUNT_WEIGHT = 0.25
 # From K4_FREE_FROM no NO graph holds a K4, from WHEEL_FREE_FROM none holds an odd wheel either (no vertex's
 # neighbourhood holds an odd cycle): these are local certificates of NO that statistics of the triangles at a
 # vertex find (docs/deviations.md, "GCP-D: statistics a pair does not match", gives the numbers per level;
@@ -243,14 +246,24 @@ def pair_features(num_vertices: int, edges: Sequence[Edge]) -> tuple[np.ndarray,
 def pair_shape(num_vertices: int, edges: Sequence[Edge]) -> np.ndarray:
     """What the pair walk brings the two graphs of a pair close on, beyond `pair_features` (mean absolute
     difference): the whole sorted adjacency spectrum, half the Laplacian's, half the sorted triangles at each
-    vertex (the edges inside its neighbourhood) and CLUSTERING_SCALE x the average clustering."""
+    vertex (the edges inside its neighbourhood), CLUSTERING_SCALE x the average clustering, and COUNT_WEIGHT x
+    the 5-cycles, 4-cycles, most common neighbours of an edge, vertices on a triangle and diamonds (two
+    triangles on an edge). Without the counts, NO graphs kept more 5-cycles and diamonds (an odd wheel's rim)."""
     a = _matrix(num_vertices, edges)
     deg = a.sum(1)
-    at_vertex = ((a @ a) * a).sum(1) / 2
+    a2 = a @ a
+    a3 = a2 @ a
+    at_vertex = (a2 * a).sum(1) / 2
     wedges = deg * (deg - 1) / 2
     clustering = float(np.where(wedges > 0, at_vertex / np.maximum(wedges, 1), 0.0).mean())
     adj, lap = np.linalg.eigvalsh(np.stack([a, np.diag(deg) - a]))
-    return np.concatenate([adj, 0.5 * lap, 0.5 * np.sort(at_vertex), [CLUSTERING_SCALE * clustering]])
+    # closed-walk counts (Harary-Manvel): 5-cycles from tr A^5, A^3's diagonal and degrees; 4-cycles from tr A^4
+    c5 = (np.trace(a3 @ a2) - 5 * np.trace(a3) - 5 * ((deg - 2) * np.diag(a3)).sum()) / 10
+    c4 = (np.trace(a2 @ a2) - 2 * (deg**2).sum() + deg.sum()) / 8
+    codeg = a2 * a
+    counts = [c5, c4, codeg.max(), float((at_vertex > 0).sum()), (codeg * (codeg - 1)).sum() / 4]
+    return np.concatenate([adj, 0.5 * lap, 0.5 * np.sort(at_vertex), [CLUSTERING_SCALE * clustering],
+                           COUNT_WEIGHT * np.array(counts)])
 
 
 def _swap(current: set[Edge], listed: list[Edge], rng: random.Random) -> list[Edge] | None:
