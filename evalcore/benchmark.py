@@ -30,7 +30,7 @@ from evalcore.task import TaskSpec
 
 if TYPE_CHECKING:
     from evalcore.dataset import Dataset
-    from evalcore.report_section import ReportContext, Section
+    from evalcore.report_section import ModeBoard, PapersBoard, ReportContext, Section
 
 FULL_TEXT_ONLY = "full_text_only"  # the one mode of a text-only model: no picture
 
@@ -314,6 +314,22 @@ class Benchmark:
         """The tables printed after a run (and by `nphe4v report`) from the run's samples of this benchmark
         (responses and traces left out). `parser` is the run's `parser` setting."""
         return [Summary(f"{self.title} leaderboard", f"{self.name}_leaderboard.csv", leaderboard(samples))]
+
+    def group_by_access(self, table: pl.DataFrame, info: pl.DataFrame) -> pl.DataFrame:
+        """For a summary with `by_model_access` (with a ``version`` column): its means per model access
+        (`info`: columns model, access; `nphe4v report --group-by open_closed`)."""
+        raise NotImplementedError(f"{self.name} has no summary by model access")
+
+    # the explorer's boards (`nphe4v explore`'s first page; each benchmark's sections follow them)
+    def mode_board(self, samples: pl.DataFrame, n_boot: int, seed: int) -> ModeBoard | None:
+        """The leaderboard over `samples` (this benchmark's, graded) the explorer shows one prompt mode at a time,
+        with `n_boot` bootstrap replicates (0: without the `boot_bounds` columns' values); None: none."""
+        return None
+
+    def papers_board(self, ctx: ReportContext) -> PapersBoard | None:
+        """The accuracy per model and task the explorer shows as a paper's table (with the judge's score beside
+        it when judged); None: none (or no samples)."""
+        return None
 
     def report_sections(self, ctx: ReportContext) -> list[Section]:
         """This benchmark's part of the report (`evalcore.report_section`): its tables, figure specs and notes,

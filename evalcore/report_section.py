@@ -57,7 +57,9 @@ class Figure:
     * ``radar``: per-class profile rows (columns version, model, complexity, AA, ER, RA; classes P, NPC,
       NPH); ``params``: ``groups`` [(panel title, [series, ...]), ...] (default: four series per panel);
     * ``heatmap``: model x (task, level) cells (columns version, model, task, level and the ``value`` column
-      in [0, 1] that ``params`` names, with ``lo`` / ``hi`` / ``count`` column names);
+      in [0, 1] that ``params`` names, with ``lo`` / ``hi`` / ``count`` column names); ``params`` also
+      ``task_order`` (the columns' tasks in order), ``task_class`` (task -> P, NPC or NPH: a bar over each
+      class's tasks) and ``empty`` (the text of a figure without rows);
     * ``mode_bars``: per model one bar per prompt mode (columns version, model, prompt_mode, AA_All with
       AA_All_lo / AA_All_hi);
     * ``class_bars``: per kind of model and complexity class, AA and ER panels (columns version, kind, model,
@@ -126,6 +128,36 @@ def walk(blocks: Sequence[Block]) -> list[Block]:
         if isinstance(b, Details):
             out += walk(b.blocks)
     return out
+
+
+@dataclass(frozen=True)
+class ModeBoard:
+    """A benchmark's leaderboard as the explorer shows it, one prompt mode at a time (`Benchmark.mode_board`):
+    rows per version, model and prompt_mode (``pooled``: every mode together, shown first); the ``ci`` columns
+    show ``<c>_lo`` / ``<c>_hi``; the bound columns in ``boot_bounds`` only the instance bootstrap fills (slow: the
+    explorer computes them once, in the background, and keeps them in the run's interval cache); ``sort``: the
+    column rows are ranked by, highest first; ``note``: the text above it (plain text); ``id``: the table's."""
+
+    table: pl.DataFrame
+    columns: tuple[str, ...]
+    ci: tuple[str, ...] = ()
+    boot_bounds: tuple[str, ...] = ()
+    pooled: str = "pooled"
+    sort: str = ""
+    note: str = ""
+    id: str = ""
+
+
+@dataclass(frozen=True)
+class PapersBoard:
+    """A benchmark's accuracy as a paper's table in the explorer (`Benchmark.papers_board`): ``accuracy`` per
+    model and task (columns model, task, n, correct, acc, ci_low, ci_high: percent, Wilson bounds) and, when
+    judged, ``vgr`` per model and task (``task = "All"`` too; columns n_vgr, vgr, ...) shown beside it;
+    ``id``: the table's."""
+
+    accuracy: pl.DataFrame
+    vgr: pl.DataFrame | None = None
+    id: str = ""
 
 
 class ComparisonError(ValueError):

@@ -18,7 +18,7 @@ from evalcore.task import TaskSpec
 
 if TYPE_CHECKING:
     from evalcore.dataset import Dataset
-    from evalcore.report_section import ReportContext, Section
+    from evalcore.report_section import PapersBoard, ReportContext, Section
 
 SPLITS = ("full", "testmini", "train")
 # the prompt modes of a GraphVerse sample: the image(s) hold the data; answered directly and/or as a program
@@ -218,6 +218,17 @@ class GraphVerse(Benchmark):
         from gie.report_section import sections
 
         return sections(ctx, self.name, self.title)
+
+    def papers_board(self, ctx: ReportContext) -> PapersBoard | None:
+        from evalcore.report_section import PapersBoard
+        from gie import report_tables as gt
+
+        df = gt.frame_of(ctx.samples)
+        gv = gt.graphverse(df)
+        if not gv:
+            return None
+        judged = gt.graphverse_judged(df, ctx)  # the papers' Table 1: VGR-S beside Acc
+        return PapersBoard(gv["accuracy"], judged["acc_vgr"] if judged else None, id="board-gv")
 
     compares = True  # Tables 3 / 8 / 11 / 13: PoT, fine-tuned, GIE and description arms against their baselines
 

@@ -15,7 +15,7 @@ from evalcore.task import TaskSpec
 
 if TYPE_CHECKING:
     from evalcore.dataset import Dataset
-    from evalcore.report_section import ReportContext, Section
+    from evalcore.report_section import ModeBoard, ReportContext, Section
 
 
 class NPHardEval4V(Benchmark):
@@ -88,6 +88,23 @@ class NPHardEval4V(Benchmark):
         board = metrics.leaderboard(metrics.primary_parse(samples, parser))
         return [Summary(f"{self.title} leaderboard", "leaderboard.csv", board, by_model_access=True,
                         note=metrics.RA_NOTE)]
+
+    def mode_board(self, samples: pl.DataFrame, n_boot: int, seed: int) -> ModeBoard | None:
+        from evalcore.report_section import ModeBoard
+        from nphe4v import report_tables as nt
+        from nphe4v.bootstrap import AA_COLUMNS
+
+        ci = ("ER", "RA", "RA_corrected", "AA_P", "AA_NPC", "AA_NPH", "AA_All")
+        return ModeBoard(
+            nt.leaderboard(samples, n_boot=n_boot, seed=seed), ("version", "model", *ci, "n", "n_instances"), ci,
+            tuple(f"{c}_{s}" for c in ("RA_corrected", *AA_COLUMNS) for s in ("lo", "hi")), sort="AA_All",
+            note="As in the report: 95% intervals beside each number (Wilson for ER and RA, an instance bootstrap "
+                 "for RA_corrected and AA).", id="board-nph")
+
+    def group_by_access(self, table: pl.DataFrame, info: pl.DataFrame) -> pl.DataFrame:
+        from nphe4v.report_section import open_closed
+
+        return open_closed(table, info)  # Figure 4's closed vs open means
 
     def report_sections(self, ctx: ReportContext) -> list[Section]:
         from nphe4v.report_section import sections

@@ -21,6 +21,7 @@ from evalcore.schema import PROMPT_MODES
 from nphe4v import consistency, failure_analysis, metrics
 from nphe4v import report_tables as nt
 from nphe4v.metrics import POOLED
+from nphe4v.tasks import TASK_CLASS, TASK_MODULES
 
 MAX_DETAIL_ROWS = 1000
 """Rows of a secondary table (inside <details>) shown in the page; the CSV holds them all."""
@@ -180,16 +181,18 @@ def _classes(profile: pl.DataFrame, oc: pl.DataFrame | None, groups: list[tuple[
 
 
 def _heatmaps(heat: pl.DataFrame) -> Section:
+    # what the drawer needs of the benchmark: the task order of the columns and each task's complexity class
+    axes = {"task_order": list(TASK_MODULES), "task_class": dict(TASK_CLASS), "empty": "No NPHardEval4V samples."}
     return Section("heatmaps", "Per task and level (Figures 7 and 9)", (
         Figure("heatmap_reasoning", "heatmap", heat, "Reasoning per task and level (wa = A'·RA·ER, prompt modes "
-               "pooled)", "Hover a cell for its value, interval and count.", {"value": "wa"}),
+               "pooled)", "Hover a cell for its value, interval and count.", {"value": "wa", **axes}),
         Figure("heatmap_recognition", "heatmap", heat, "Recognition accuracy per task and level",
                "Grey: no recognition data (RA counts as 1 in the metrics).",
-               {"value": "RA", "lo": "RA_lo", "hi": "RA_hi", "count": "n_rec"}),
+               {"value": "RA", "lo": "RA_lo", "hi": "RA_hi", "count": "n_rec", **axes}),
         Details("Raw accuracy heatmap and the full table", (
             Figure("heatmap_accuracy", "heatmap", heat, "Raw accuracy per task and level (correct / n, prompt modes "
                    "pooled)", "correct / n per level; Wilson interval in the tooltip.",
-                   {"value": "accuracy", "lo": "acc_lo", "hi": "acc_hi"}),
+                   {"value": "accuracy", "lo": "acc_lo", "hi": "acc_hi", **axes}),
             Table(drop_single_version(heat), ci=("accuracy", "RA"), hide=("acc_lo", "acc_hi"),
                   max_rows=MAX_DETAIL_ROWS, csv_name="heatmap.csv", id="heatmap-table"),
         )),

@@ -61,7 +61,7 @@ from report.judgments import (
     judgments,
     run_judgments,
 )
-from report.model_groups import ACCESS_ORDER, ModelCatalogue, access_groups, model_info, open_closed
+from report.model_groups import ACCESS_ORDER, ModelCatalogue, model_info
 from report.runs import (
     HEAVY_COLUMNS,
     LIGHT_COLUMNS,
@@ -138,9 +138,9 @@ __all__ = [
     "AA_COLUMNS", "ACCESS_ORDER", "configured_models", "DEFAULT_BOOT", "DEFAULT_LVLM_MODE", "DEFAULT_SEED", "FAILURE_MODES",
     "GV_BENCHMARK", "HEAVY_COLUMNS", "JUDGE_CSVS", "JUDGE_DIR", "LEADERBOARD_COLUMNS", "LEGACY_JUDGE_DIR",
     "LIGHT_COLUMNS", "LLM_MODE", "NEAR_ZERO_VARIANCE", "NPH_BENCHMARK", "RUN_MANIFEST", "ModelCatalogue", "Run",
-    "Source", "access_groups", "answer_checks", "class_profile", "consistency_summary", "failure_categories", "graphverse",
+    "Source", "answer_checks", "class_profile", "consistency_summary", "failure_categories", "graphverse",
     "graphverse_families", "graphverse_judged", "heatmap_table", "instance_data", "judge_csvs", "judge_table",
     "judgments", "leaderboard", "load_runs", "long_texts", "lvlm_vs_llm", "missing_parts", "model_info",
-    "open_closed", "per_task", "prompt_mode_ablation", "read_run_samples", "run_datasets", "run_judgments",
+    "per_task", "prompt_mode_ablation", "read_run_samples", "run_datasets", "run_judgments",
     "samples", "scan_run_samples", "table2_labels", "text_only_models", "version_consistency", "wilson_columns",
 ]

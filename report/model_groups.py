@@ -1,4 +1,5 @@
-"""Figure 4's closed vs open grouping and GraphVerse Table 2's model families.
+"""Each model's access (closed, open, builtin) and family, for the benchmarks' groupings by them (e.g. Figure 4's
+closed vs open models, Table 2's model families: `ReportContext.model_info`).
 
 Which model is open, closed or a builtin baseline, and its family, is the model registry's knowledge
 (``cluster/models.yaml``), and the registry belongs to the layer above the report. So the caller passes it in
@@ -53,18 +54,3 @@ def model_info(models: Sequence[str], catalogue: ModelCatalogue | None = None) -
             "family": (e.family or _derived_family(e.title)) if e is not None else _derived_family(name),
         })
     return pl.DataFrame(rows, schema={"model": pl.String, "access": pl.String, "family": pl.String})
-
-
-def open_closed(board: pl.DataFrame, catalogue: ModelCatalogue | None = None) -> pl.DataFrame:
-    """Figure 4's grouping of a leaderboard (``nphe4v.report_section.open_closed``) with model access from the
-    ``catalogue``."""
-    from nphe4v.report_section import open_closed as by_access
-
-    return by_access(board, model_info(board["model"].unique().to_list() if not board.is_empty() else [], catalogue))
-
-
-def access_groups(board: pl.DataFrame, catalogue: ModelCatalogue | None = None) -> list[tuple[str, list[str]]]:
-    """Radar panels for Figure 4's grouping: (access, its models) in ACCESS_ORDER."""
-    from nphe4v.report_section import access_groups as panels
-
-    return panels(board, model_info(board["model"].unique().to_list() if not board.is_empty() else [], catalogue))

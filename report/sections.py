@@ -19,6 +19,8 @@ from report.model_groups import ModelCatalogue, model_info
 from report.runs import configured_models, instance_data, load_runs
 
 DEFAULT_LVLM_MODE = "figure+limited_text"
+DEFAULT_BOOT = 500  # the report's bootstrap replicates (`nphe4v report --n-boot`)
+DEFAULT_SEED = 0  # and their seed
 
 
 @dataclass

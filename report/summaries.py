@@ -74,9 +74,10 @@ def _write_summaries(run_dir: str | Path, group_by: str = "none",
                 summary.table.write_csv(path, float_precision=summary.float_precision)
             out.append((f"{summary.title} — {run_dir.name}", summary.table, path, summary.note))
             if group_by == "open_closed" and summary.by_model_access:
-                from report.analysis import open_closed
+                from report.model_groups import model_info
 
-                grouped = open_closed(summary.table.with_columns(version=pl.lit("")), catalogue).drop("version")
+                info = model_info(summary.table["model"].unique().to_list() if summary.table.height else [], catalogue)
+                grouped = bench.group_by_access(summary.table.with_columns(version=pl.lit("")), info).drop("version")
                 gpath = run_dir / OPEN_CLOSED_CSV
                 with writing(gpath):  # a full disk: one line naming the file
                     grouped.write_csv(gpath, float_precision=4)

@@ -130,7 +130,6 @@ def test_no_file_outside_the_benchmarks_names_one():
 IDENTIFIER_NAMES_BENCHMARK_ALLOWED = {
     "report/analysis.py": "the notebook / explorer API re-exports GraphVerse's tables under their names "
                           "(analysis.graphverse, graphverse_judged, graphverse_families) over run folders",
-    "report/explorer/store.py": "the explorer's own GraphVerse board (the papers' Table 1 with its VGR column)",
 }
 
 

@@ -489,6 +489,8 @@ def test_consistency_summary_appendix_b(runs) -> None:
 
 
 def test_open_closed_grouping_from_the_registry() -> None:
+    from nphe4v.report_section import open_closed
+
     board = pl.DataFrame({
         "version": ["v"] * 4, "model": ["gpt-4o", "qwen2.5-vl-72b", "oracle", "my-own"],
         "prompt_mode": ["pooled"] * 4,
@@ -496,7 +498,7 @@ def test_open_closed_grouping_from_the_registry() -> None:
         "AA_All": [0.6, 0.2, 1.0, 0.1], "ER": [1.0, 0.5, 1.0, 0.3], "RA": [0.9, 0.7, 1.0, 0.5],
     })
     catalogue = load_registry().by_name
-    g = analysis.open_closed(board, catalogue)
+    g = open_closed(board, analysis.model_info(board["model"].to_list(), catalogue))
     assert g["access"].to_list() == ["closed", "open", "builtin", "unregistered"]
     assert one(g, access="closed")["models"] == "gpt-4o" and one(g, access="open")["AA_All"] == pytest.approx(0.2)
     info = analysis.model_info(["gpt-4o", "qvq-72b-preview", "my-own"], catalogue)
@@ -504,10 +506,10 @@ def test_open_closed_grouping_from_the_registry() -> None:
     assert one(info, model="qvq-72b-preview")["family"] == "Qwen"  # the registry's family field
     assert one(info, model="my-own")["access"] == "unregistered"
     two = pl.concat([board, board.with_columns(model=pl.lit("gemini-2.0-flash-exp"), AA_All=pl.lit(0.2))])
-    closed = one(analysis.open_closed(two.unique(subset=["model"], keep="first"), catalogue), access="closed")
+    closed = one(open_closed(two.unique(subset=["model"], keep="first"), analysis.model_info(two["model"].unique().to_list(), catalogue)), access="closed")
     assert closed["n_models"] == 2 and closed["AA_All"] == pytest.approx((0.6 + 0.2) / 2)
     # without the caller's catalogue (the report knows no registry) every model is unregistered
-    assert analysis.open_closed(board)["access"].to_list() == ["unregistered"]
+    assert open_closed(board, analysis.model_info(board["model"].to_list()))["access"].to_list() == ["unregistered"]
 
 
 def test_graphverse_families_table2(tmp_path) -> None:

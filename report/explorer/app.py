@@ -26,22 +26,20 @@ from pydantic import ValidationError
 
 from evalcore.records import KEY_COLUMNS
 from evalcore.validation import first_error
-from nphe4v.metrics import POOLED
-from report import analysis
 from report.explorer import annotations as ann
 from report.explorer.security import SecurityMiddleware, json_depth_ok, raster_type
 from report.explorer.store import PAGE_SIZE, Filters, Store
-from report.figure_set import CAPTIONS
 from report.html.format import inline_svg, json_for_script
 from report.html.tables import papers_view, table_view
 from report.html.templating import SORT_JS, environment
+from report.sections import DEFAULT_BOOT
 
 TEMPLATES = Path(__file__).parent / "templates"
 STATIC = Path(__file__).parent / "static"
 STATIC_TYPES = {".js": "text/javascript; charset=utf-8", ".css": "text/css; charset=utf-8"}
 MAX_IMAGE = 64 << 20  # a dataset image is KiBs; a bigger file is not one
 MAX_PATH = 1024
-NPH_CI = ("ER", "RA", "RA_corrected", "AA_P", "AA_NPC", "AA_NPH", "AA_All")
+POOLED = "pooled"  # the mode board's row of every prompt mode together (`evalcore.report_section.ModeBoard`)
 TOKEN_HEADER = "X-Explorer-Token"
 
 
@@ -82,7 +80,7 @@ def _table(df: pl.DataFrame, cols: list[str], ci: dict[str, tuple[str, str]], di
     return table_view(df, ci, digits=digits, cols=cols)
 
 
-def create_app(run_dirs: list[str | Path], *, annotate: bool = False, n_boot: int = analysis.DEFAULT_BOOT,
+def create_app(run_dirs: list[str | Path], *, annotate: bool = False, n_boot: int = DEFAULT_BOOT,
                annotate_seed: int = 0, warm: bool = False, allowed_hosts: list[str] | None = None) -> FastAPI:
     """The explorer over `run_dirs`. `allowed_hosts`: the Host headers to answer (the CLI passes the bound
     address and its loopback names, so a page of another site that rebinds its DNS name to 127.0.0.1
@@ -144,29 +142,40 @@ def create_app(run_dirs: list[str | Path], *, annotate: bool = False, n_boot: in
         kept for the life of the server."""
         final = store.intervals_ready()
         boards = store.boards()
-        nph = boards["nph"]
-        modes = [POOLED, *sorted(m for m in nph["prompt_mode"].unique().to_list() if m != POOLED)] \
-            if not nph.is_empty() else [POOLED]
-        view = nph.filter(pl.col("prompt_mode") == mode).sort(
-            "version", pl.col("AA_All").fill_null(-1.0), "model", descending=[False, True, False])
-        cols = ["version", "model", *NPH_CI, "n", "n_instances"]
-        nph_t = _table(view, cols, {c: (f"{c}_lo", f"{c}_hi") for c in NPH_CI})
-        # the papers' Table 1: a row per model, a column per task and All, VGR-S beside Acc when judged
-        gv_t = papers_view(boards["gv_accuracy"], boards.get("gv_vgr")) if "gv_accuracy" in boards else None
-        cards = boards.get("gv_vgr_card")
-        card_rows = [] if cards is None else [(r["run"] if cards.height > 1 else "", r["grade"])
-                                              for r in cards.iter_rows(named=True)]
+        board = boards["mode"]
+        mode_t = None
+        modes = [POOLED]
+        if board is not None:
+            pooled = board.pooled
+            t = board.table
+            modes = [pooled, *sorted(m for m in t["prompt_mode"].unique().to_list() if m != pooled)] \
+                if not t.is_empty() else [pooled]
+            view = t.filter(pl.col("prompt_mode") == mode)
+            if board.sort:
+                view = view.sort("version", pl.col(board.sort).fill_null(-1.0), "model",
+                                 descending=[False, True, False])
+            mode_t = {"title": store.mode_benchmark().title, "note": board.note, "id": board.id,
+                      "table": _table(view, list(board.columns), {c: (f"{c}_lo", f"{c}_hi") for c in board.ci})}
+        # a paper's table: a row per model, a column per task and All, the judge's score beside Acc when judged
+        papers = []
+        for title, pb, cards in boards["papers"]:
+            card_rows = [] if cards is None else [(r["run"] if cards.height > 1 else "", r["grade"])
+                                                  for r in cards.iter_rows(named=True)]
+            papers.append({"title": title, "id": pb.id or f"board-{title.lower()}",
+                           "table": papers_view(pb.accuracy, pb.vgr), "cards": card_rows})
         # every other registered benchmark with samples here: its own section, as in the report
         # (the boards above are the explorer's own: the leaderboard with the intervals cache and the mode switch,
-        # the papers' Table 1 with its VGR column)
+        # a paper's table with the judge's column)
+        from evalcore import benchmarks
         from report.html.section_view import section_view
         from report.sections import benchmark_sections
 
+        shown = {b.name for b in benchmarks.registry().values()
+                 if b.title in {p["title"] for p in papers} or b is store.mode_benchmark()}
         # the explorer's own table ids: board-<title>-<n>
         plugins = [section_view(s, id_prefix=f"board-{s.title.lower()}") for s in benchmark_sections(
-            store.light(), [r.path for r in store.runs], n_boot=store.n_boot, skip=(analysis.NPH_BENCHMARK, analysis.GV_BENCHMARK),
-            say_absent=False)]
-        return page("index.j2", nph=nph_t, gv=gv_t, vgr_cards=card_rows, modes=modes, mode=mode, plugins=plugins,
+            store.light(), [r.path for r in store.runs], n_boot=store.n_boot, skip=tuple(shown), say_absent=False)]
+        return page("index.j2", board=mode_t, paper_boards=papers, modes=modes, mode=mode, plugins=plugins,
                     facets=store.facets(),
                     n_boot=store.n_boot, intervals_pending=not final,
                     interval_error=store.interval_error).body.decode(), final
@@ -218,8 +227,8 @@ def create_app(run_dirs: list[str | Path], *, annotate: bool = False, n_boot: in
     def figures_page() -> HTMLResponse:
         # the report's own SVG (every text in it escaped by the canvas), inline so that tooltips work
         figs = store.figures()
-        return page("figures.j2", figures=[(name, CAPTIONS.get(name, ""), Markup(inline_svg(c)))
-                                           for name, c in figs.items()],
+        return page("figures.j2", figures=[(name, caption, Markup(inline_svg(c)))
+                                           for name, (caption, c) in figs.items()],
                     intervals_pending=not store.intervals_ready())
 
     @app.get("/figure/{name}")
@@ -228,9 +237,10 @@ def create_app(run_dirs: list[str | Path], *, annotate: bool = False, n_boot: in
         figs = store.figures()
         if stem not in figs or ext not in ("svg", "png"):
             raise HTTPException(404, "no such figure")
+        canvas = figs[stem][1]
         if ext == "png":
-            return Response(figs[stem].png(), media_type="image/png")
-        return Response(figs[stem].svg(), media_type="image/svg+xml")
+            return Response(canvas.png(), media_type="image/png")
+        return Response(canvas.svg(), media_type="image/svg+xml")
 
     @app.get("/static/{name}")
     def static_file(name: str) -> Response:
@@ -297,7 +307,7 @@ def _sample_view(store: Store, run: str, key: dict[str, Any]) -> dict[str, Any]:
                                                      "version": row["version"], "path": rel}),
                        "path": rel, "sha256": sha})
     evidence = None
-    if row["benchmark"] == analysis.GV_BENCHMARK and inst is not None:
+    if _judged(str(row["benchmark"])) and inst is not None:
         from judge.evidence import evidence_for
 
         try:
@@ -342,7 +352,8 @@ def _annotation_routes(app: FastAPI, store: Store, env: Environment, page, token
         every model), at most `per_cell` per task and model (0 = all)."""
         k = (run, task, model, per_cell)
         if k not in queues:
-            lf = store.scan(run=run, benchmark=analysis.GV_BENCHMARK, models=[model] if model else (),
+            judged = store.judged()
+            lf = store.scan(run=run, benchmark=judged.name if judged is not None else "\0", models=[model] if model else (),
                             columns=["run_id", *KEY_COLUMNS, "task", "level"])
             lf = lf.filter(pl.col("status") == "ok")
             if task == "":
@@ -366,7 +377,7 @@ def _annotation_routes(app: FastAPI, store: Store, env: Environment, page, token
         import re
 
         facets = store.facets()
-        tasks = [t for t in facets["task"] if t in store.gv_tasks()]
+        tasks = [t for t in facets["task"] if t in store.judged_tasks()]
         ctx: dict[str, Any] = {"annotator": annotator, "task": task, "model": model, "run_f": run,
                                "facets": facets, "tasks": tasks, "paper_tasks": ann.PAPER_TASKS,
                                "per_cell": max(0, per_cell), "token": token, "item": None, "error": ""}
@@ -417,8 +428,9 @@ def _annotation_routes(app: FastAPI, store: Store, env: Environment, page, token
             raise HTTPException(400, f"run {sub.run!r}: not one of the explorer's runs")
         key = _key_from({"run": sub.run, **{c: str(sub.key[c]) for c in KEY_COLUMNS}})
         row = store.sample(sub.run, key)
-        if row is None or row["benchmark"] != analysis.GV_BENCHMARK:
-            raise HTTPException(400, "key: no GraphVerse sample with this key in the run")
+        judged = store.judged()
+        if row is None or judged is None or row["benchmark"] != judged.name:
+            raise HTTPException(400, f"key: no {judged.title if judged else 'judged'} sample with this key in the run")
         wk = (sub.run, sub.annotator)
         if wk not in writers:
             writers[wk] = ann.SessionWriter(store.by_label[sub.run].path, sub.annotator)

@@ -10,18 +10,22 @@ from __future__ import annotations
 
 import threading
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
 import polars as pl
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
+from evalcore import benchmarks
+from evalcore.benchmark import Benchmark
 from evalcore.records import KEY_COLUMNS, SAMPLE_SCHEMA
+from evalcore.report_section import ModeBoard
 from evalcore.shards import slug
-from report import analysis
 from report.interval_cache import IntervalCache
 from report.judge_cards import card_lines
+from report.runs import LIGHT_COLUMNS, Run, load_runs, run_datasets
+from report.sections import DEFAULT_BOOT, DEFAULT_SEED, RunsContext
 
 PAGE_SIZE = 100
 LIST_COLUMNS = ["run", "model", "benchmark", "version", "task", "level", "instance_id", "variant", "prompt_mode",
@@ -29,9 +33,7 @@ LIST_COLUMNS = ["run", "model", "benchmark", "version", "task", "level", "instan
 PAIR_KEY = ["run", "benchmark", "version", "instance_id", "variant", "prompt_mode", "repeat"]
 FACET_COLUMNS = ("benchmark", "model", "task", "level", "prompt_mode", "variant", "outcome", "run")
 # the columns every all-samples table (leaderboards, facets) needs; free text never
-# the leaderboard columns only the instance bootstrap fills (nphe4v.bootstrap)
-BOOT_BOUNDS = [f"{c}_{s}" for c in ("RA_corrected", *analysis.AA_COLUMNS) for s in ("lo", "hi")]
-METRIC_COLUMNS = [c for c in analysis.LIGHT_COLUMNS
+METRIC_COLUMNS = [c for c in LIGHT_COLUMNS
                   if c not in ("reason", "prompt_sha256", "image_sha256", "template_version", "schema_version")]
 
 
@@ -107,7 +109,7 @@ class Shard:
 class Store:
     """The run folders the server was started on, their shard index and the cached whole-run tables."""
 
-    def __init__(self, run_dirs: Sequence[str | Path], n_boot: int = analysis.DEFAULT_BOOT,
+    def __init__(self, run_dirs: Sequence[str | Path], n_boot: int = DEFAULT_BOOT,
                  background_intervals: bool = False) -> None:
         for d in run_dirs:
             try:
@@ -116,7 +118,7 @@ class Store:
                 raise StoreError(f"{str(d)[:200]}: {e.strerror or e}") from None
             if not found:
                 raise StoreError(f"{d}: not a run folder (no manifest.json)")
-        self.runs = analysis.load_runs(list(run_dirs))
+        self.runs = load_runs(list(run_dirs))
         for r in self.runs:
             if r.manifest is None:
                 raise StoreError(f"{r.path}/manifest.json: unreadable run manifest (not a JSON object in UTF-8)")
@@ -128,7 +130,7 @@ class Store:
             for r in self.runs:
                 lab = r.label if r.label not in seen else f"{r.label}@{r.path.name}"
                 seen.add(lab)
-                fixed.append(analysis.Run(path=r.path, label=lab, manifest=r.manifest))
+                fixed.append(Run(path=r.path, label=lab, manifest=r.manifest))
             self.runs = fixed
         self.by_label = {r.label: r for r in self.runs}
         self.n_boot = n_boot
@@ -147,7 +149,7 @@ class Store:
         # the leaderboard's bootstrap bounds: from the run's cache file, else computed once (in a background
         # thread when `background_intervals`, so that the server listens before they are ready)
         finished = all(r.manifest.get("status") == "complete" for r in self.runs)  # else a writer is at work
-        self._iv_cache = IntervalCache([r.path for r in self.runs], n_boot, analysis.DEFAULT_SEED, write=finished)
+        self._iv_cache = IntervalCache([r.path for r in self.runs], n_boot, DEFAULT_SEED, write=finished)
         self._background = background_intervals
         self._intervals: pl.DataFrame | None = None
         self._iv_thread: threading.Thread | None = None
@@ -215,34 +217,55 @@ class Store:
             return out
         return self._cached("facets", build)
 
-    def gv_tasks(self) -> list[str]:
-        def build() -> list[str]:
-            df = self.light().filter(pl.col("benchmark") == analysis.GV_BENCHMARK)
-            return sorted(df.get_column("task").unique().to_list())
-        return self._cached("gv_tasks", build)
+    def judged(self) -> Benchmark | None:
+        """The registered benchmark whose samples people annotate (the first `judged` one), None when none is."""
+        return next((b for b in benchmarks.registry().values() if b.judged), None)
 
-    def _base_boards(self) -> dict[str, pl.DataFrame]:
-        """The boards without the bootstrap bounds (quick: counts, Wilson intervals)."""
-        def build() -> dict[str, pl.DataFrame]:
-            df = self.light()
-            out: dict[str, pl.DataFrame] = {"nph": analysis.leaderboard(df, n_boot=0)}
-            gv = analysis.graphverse(df)
-            if gv:
-                out["gv_accuracy"] = gv["accuracy"]
-                out["gv_by_edit"] = gv["by_edit"]  # the report's edit figure
-                judged = analysis.graphverse_judged([r.path for r in self.runs], df)
-                if judged:
-                    out["gv_vgr"] = judged["acc_vgr"]
-                    out["gv_failure_modes"] = judged["failure_modes"]
-                    cards = card_lines([r.path for r in self.runs], [r.label for r in self.runs])
-                    if cards is not None:  # the grade of each run's VGR judge, shown beside its column
-                        out["gv_vgr_card"] = cards
-            return out
+    def judged_tasks(self) -> list[str]:
+        def build() -> list[str]:
+            b = self.judged()
+            df = self.light().filter(pl.col("benchmark") == (b.name if b is not None else ""))
+            return sorted(df.get_column("task").unique().to_list())
+        return self._cached("judged_tasks", build)
+
+    def _rows(self, b: Benchmark) -> pl.DataFrame:
+        return self.light().filter(pl.col("benchmark") == b.name)
+
+    def mode_benchmark(self) -> Benchmark | None:
+        """The benchmark whose leaderboard the explorer shows per prompt mode, with the bootstrap bounds of its
+        interval cache (`Benchmark.mode_board`: the first registered benchmark that has one)."""
+        def build() -> Benchmark | None:
+            return next((b for b in benchmarks.registry().values()
+                         if b.mode_board(self._rows(b).head(0), 0, DEFAULT_SEED) is not None), None)
+        return self._cached("mode_benchmark", build)
+
+    def _base_boards(self) -> dict[str, Any]:
+        """The boards without the bootstrap bounds (quick: counts, Wilson intervals): ``mode`` the mode board
+        (`mode_benchmark`; None without one), ``papers`` (title, `PapersBoard`, judge card lines or None) of each
+        benchmark with samples that has one (`Benchmark.papers_board`)."""
+        def build() -> dict[str, Any]:
+            mb = self.mode_benchmark()
+            paths = [r.path for r in self.runs]
+            papers = []
+            for b in benchmarks.registry().values():
+                rows = self._rows(b)
+                if rows.is_empty():
+                    continue
+                pb = b.papers_board(RunsContext(b.name, rows.lazy(), paths, self.n_boot, DEFAULT_SEED))
+                if pb is not None:
+                    # the grade of each run's judge, shown beside its column
+                    cards = card_lines(paths, [r.label for r in self.runs]) if pb.vgr is not None else None
+                    papers.append((b.title, pb, cards))
+            return {"mode": None if mb is None else mb.mode_board(self._rows(mb), 0, DEFAULT_SEED),
+                    "papers": papers}
         return self._cached("base_boards", build)
 
     def _compute_intervals(self) -> pl.DataFrame:
-        board = analysis.leaderboard(self.light(), n_boot=self.n_boot, seed=analysis.DEFAULT_SEED)
-        iv = board.select("version", "model", "prompt_mode", *BOOT_BOUNDS)
+        mb = self.mode_benchmark()
+        board = mb.mode_board(self._rows(mb), self.n_boot, DEFAULT_SEED) if mb is not None else None
+        if board is None:
+            return pl.DataFrame()
+        iv = board.table.select("version", "model", "prompt_mode", *board.boot_bounds)
         self._iv_cache.save(iv)  # a read-only run folder keeps them in memory only
         return iv
 
@@ -255,15 +278,19 @@ class Store:
         with self._lock:
             self._intervals = iv
 
+    def _boot_bounds(self) -> list[str]:
+        board = self._base_boards()["mode"]
+        return list(board.boot_bounds) if board is not None else []
+
     def intervals(self) -> pl.DataFrame | None:
         """The bootstrap bound columns per version, model and prompt mode; None while they are computed."""
-        if self.n_boot <= 0:
+        if self.n_boot <= 0 or not self._boot_bounds():
             return None
         with self._lock:
             if self._intervals is not None or self._iv_thread is not None:
                 return self._intervals
             cached = self._iv_cache.load()
-            if cached is not None and set(BOOT_BOUNDS) <= set(cached.columns):
+            if cached is not None and set(self._boot_bounds()) <= set(cached.columns):
                 self._intervals = cached
                 return cached
             if not self._background:
@@ -275,7 +302,8 @@ class Store:
 
     def intervals_ready(self) -> bool:
         """True once the boards carry their final numbers (bootstrap bounds, or none asked for)."""
-        return self.n_boot <= 0 or self.intervals() is not None or self.interval_error is not None
+        return (self.n_boot <= 0 or not self._boot_bounds() or self.intervals() is not None
+                or self.interval_error is not None)
 
     def wait_intervals(self, timeout: float | None = None) -> bool:
         self.intervals()
@@ -284,41 +312,39 @@ class Store:
             t.join(timeout)
         return self.intervals_ready()
 
-    def boards(self) -> dict[str, pl.DataFrame]:
-        """The report's tables with their intervals: NPHardEval4V leaderboard (Wilson / instance bootstrap),
-        GraphVerse accuracy per model and task (Wilson, percent) and, when judged, Acc vs VGR-S. While the
-        bootstrap runs in the background the NPHardEval4V bootstrap bounds are null (`intervals_ready`)."""
+    def boards(self) -> dict[str, Any]:
+        """The boards with their intervals (``_base_boards``): the mode board's bootstrap bounds are null while
+        the bootstrap runs in the background (`intervals_ready`)."""
         base = self._base_boards()
         iv = self.intervals()
         if iv is None:
             return base
-        def build() -> dict[str, pl.DataFrame]:
-            nph = base["nph"]
+        def build() -> dict[str, Any]:
+            board: ModeBoard = base["mode"]
             keys = ["version", "model", "prompt_mode"]
-            nph = nph.drop(BOOT_BOUNDS).join(iv, on=keys, how="left", nulls_equal=True).select(nph.columns)
-            return {**base, "nph": nph}
+            table = board.table.drop(list(board.boot_bounds)).join(iv, on=keys, how="left", nulls_equal=True) \
+                .select(board.table.columns)
+            return {**base, "mode": replace(board, table=table)}
         return self._cached("boards", build)
 
-    def figures(self) -> dict[str, Any]:
-        """The report's figures (``report.figure_set``) over these runs, from the same tables as the report;
-        kept once the bootstrap bounds are in (before, the figures draw without them and are redrawn)."""
-        from report.figure_set import figure_set
+    def sections(self) -> list[Any]:
+        """Every benchmark's report sections over these runs (`report.sections.benchmark_sections`) from the
+        samples as the report reads them (`report.runs.samples`), computed once."""
+        from report.runs import samples
+        from report.sections import benchmark_sections
 
-        final = self.intervals_ready()  # read before the boards, as the index page does
+        paths = [r.path for r in self.runs]
+        return self._cached("sections", lambda: benchmark_sections(
+            samples(paths, light=True), paths, n_boot=self.n_boot, seed=DEFAULT_SEED, say_absent=False))
 
-        def build() -> dict[str, Any]:
-            boards = self.boards()
-            df = self.light()
-            nph = boards["nph"]
-            tables: dict[str, Any] = {}
-            if not nph.is_empty():
-                paths = [r.path for r in self.runs]
-                tables = {"profile": analysis.class_profile(df, board=nph), "heat": analysis.heatmap_table(df),
-                          "ablation": analysis.prompt_mode_ablation(df, board=nph),
-                          "llm": analysis.lvlm_vs_llm(df, text_only=analysis.text_only_models(paths), board=nph)}
-            return figure_set(**tables, gv_by_edit=boards.get("gv_by_edit"),
-                              failure_modes=boards.get("gv_failure_modes"))
-        return self._cached("figures", build) if final else build()
+    def figures(self) -> dict[str, tuple[str, Any]]:
+        """The report's figures over these runs: the benchmarks' sections' figure specs drawn as the report draws
+        them, by name: (caption, canvas)."""
+        from report.figures.spec import draw
+
+        def build() -> dict[str, tuple[str, Any]]:
+            return {f.name: (f.caption, draw(f)) for s in self.sections() for f in s.figures()}
+        return self._cached("figures", build)
 
     def warm(self) -> None:
         """Build the whole-run tables now (the server does before it listens), so no page waits for them; the
@@ -445,4 +471,4 @@ class Store:
         return ds, info["by_id"].get(instance_id)
 
     def dataset_roots(self, run: str) -> list[Path]:
-        return [ds.root.resolve() for _e, ds in analysis.run_datasets(self.by_label[run]) if ds is not None]
+        return [ds.root.resolve() for _e, ds in run_datasets(self.by_label[run]) if ds is not None]

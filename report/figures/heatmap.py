@@ -1,12 +1,13 @@
-"""Figures 7 and 9 of the NPHardEval4V paper: model x (task, level) cells of accuracy or recognition."""
+"""Model x (task, level) cells of accuracy or recognition (e.g. Figures 7 and 9 of the NPHardEval4V paper); the
+benchmark's figure spec gives the task order and each task's complexity class."""
 
 from __future__ import annotations
 
 import math
+from collections.abc import Mapping, Sequence
 
 import polars as pl
 
-from nphe4v.tasks import TASK_CLASS, TASK_MODULES
 from report.figures.canvas import (
     CLASS_COLORS,
     CLASS_NAMES,
@@ -21,14 +22,19 @@ from report.figures.canvas import (
 
 
 def heatmap(table: pl.DataFrame, value: str = "wa", title: str = "Reasoning (wa) per task and level",
-            lo: str | None = None, hi: str | None = None, count: str = "n") -> Canvas:
-    """Model (rows) x task x level (columns) from ``analysis.heatmap_table``; ``value`` in [0, 1] picks the
-    colour (``wa``, ``accuracy`` or ``RA``); cells without data are grey; each cell's tooltip gives the value,
-    its interval (``lo``/``hi`` columns) and count."""
+            lo: str | None = None, hi: str | None = None, count: str = "n", *,
+            task_order: Sequence[str] = (), task_class: Mapping[str, str] | None = None,
+            empty: str = "No samples.") -> Canvas:
+    """Model (rows) x task x level (columns) from a heatmap table (``nphe4v.report_tables.heatmap_table``);
+    ``value`` in [0, 1] picks the colour (``wa``, ``accuracy`` or ``RA``); cells without data are grey; each
+    cell's tooltip gives the value, its interval (``lo``/``hi`` columns) and count. Tasks in ``task_order``
+    (others after it, sorted), a bar over the tasks of each complexity class (``task_class``: task -> P, NPC
+    or NPH); ``empty``: the text of a figure without rows."""
     if table.is_empty():
-        return empty_figure(title, "No NPHardEval4V samples.")
+        return empty_figure(title, empty)
+    task_class = task_class or {}
     nv = table["version"].n_unique()
-    tasks = [t for t in TASK_MODULES if t in set(table["task"].to_list())]
+    tasks = [t for t in task_order if t in set(table["task"].to_list())]
     tasks += sorted(set(table["task"].to_list()) - set(tasks))
     levels = sorted(set(table["level"].to_list()))
     rows: list[str] = []
@@ -51,7 +57,7 @@ def heatmap(table: pl.DataFrame, value: str = "wa", title: str = "Reasoning (wa)
     spans: dict[str, list[float]] = {}
     for t in tasks:
         w = len(levels) * cw
-        cls = TASK_CLASS.get(t, "")
+        cls = task_class.get(t, "")
         sp = spans.setdefault(cls, [x, x + w])
         sp[1] = x + w
         c.text(x + w / 2, top - 26, t, 10, anchor="middle")

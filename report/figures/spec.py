@@ -23,7 +23,8 @@ def draw(fig: Figure, groups: Sequence[tuple[str, Sequence[str]]] | None = None)
     if fig.kind == "heatmap":
         p = fig.params
         return heatmap(fig.data, p.get("value", "wa"), lo=p.get("lo"), hi=p.get("hi"), count=p.get("count", "n"),
-                       **title)
+                       task_order=p.get("task_order", ()), task_class=p.get("task_class"),
+                       empty=p.get("empty", "No samples."), **title)
     if fig.kind == "mode_bars":
         return ablation_bars(fig.data, **title)
     if fig.kind == "class_bars":
