@@ -127,10 +127,7 @@ def test_no_file_outside_the_benchmarks_names_one():
 # benchmark's report section comes from its plug-in (nphe4v/report_section.py, gie/report_section.py); the other
 # packages (cluster, judge, command line, core, jobs) are checked the same way once their own benchmark
 # identifiers are gone (a parallel change).
-IDENTIFIER_NAMES_BENCHMARK_ALLOWED = {
-    "report/analysis.py": "the notebook / explorer API re-exports GraphVerse's tables under their names "
-                          "(analysis.graphverse, graphverse_judged, graphverse_families) over run folders",
-}
+IDENTIFIER_NAMES_BENCHMARK_ALLOWED: dict[str, str] = {}
 
 
 def _identifiers(tree: ast.AST) -> list[tuple[int, str]]:

@@ -48,11 +48,12 @@ def _tree(root: Path) -> dict[str, int]:
 
 
 def test_leaderboards_show_the_reports_numbers_with_intervals(client, runs) -> None:
+    from nphe4v import report_tables as nt
     from report import analysis
 
     page = client.get("/")
     assert page.status_code == 200
-    board = analysis.leaderboard(list(runs), n_boot=N_BOOT)
+    board = nt.leaderboard(analysis.frame_of(list(runs)), n_boot=N_BOOT)
     alpha = board.filter((pl.col("model") == "alpha") & (pl.col("prompt_mode") == "pooled")).row(0, named=True)
     beta = board.filter((pl.col("model") == "beta") & (pl.col("prompt_mode") == "pooled")).row(0, named=True)
     assert alpha["AA_All"] == 1.0 and beta["AA_All"] < 1.0

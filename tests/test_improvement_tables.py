@@ -15,6 +15,7 @@ import pytest
 from evalcore.bootstrap import instance_draws
 from evalcore.records import SAMPLE_SCHEMA
 from gie import metrics as gm
+from gie import report_tables as gt
 from gie.comparisons import auto_comparisons, missing_arms
 from gie.improvement_tables import (
     CATEGORIES,
@@ -312,7 +313,7 @@ def test_report_and_cli_render_the_tables(runs, tmp_path) -> None:
     md = res.markdown.read_text()
     assert "#### Table 3: Acc (%)" in md and "#### Table 13:" in md and "| RL | w/ recolor only |" in md
     # without a spec: PoT against direct inference only
-    assert set(analysis.graphverse(runs)) and set(improvement(runs, n_boot=0, seed=0)) == {
+    assert set(gt.graphverse(analysis.frame_of(runs))) and set(improvement(runs, n_boot=0, seed=0)) == {
         "improvement", "table3", "table8"}
 
     app = typer.Typer()

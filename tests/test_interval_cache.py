@@ -13,6 +13,7 @@ import pytest
 from explorer_runs import build_explorer_runs
 
 from nphe4v import bootstrap
+from nphe4v import report_tables as nt
 from nphe4v.bootstrap import AA_COLUMNS
 from report import analysis
 from report.explorer.store import Store
@@ -45,7 +46,7 @@ def _cache_files(run: Path) -> list[Path]:
 
 
 def test_bounds_are_the_reports_and_are_read_back_while_the_samples_are_unchanged(run) -> None:
-    want = _bounds(analysis.leaderboard([run], n_boot=N_BOOT))
+    want = _bounds(nt.leaderboard(analysis.frame_of([run]), n_boot=N_BOOT))
     assert want.select(pl.col("AA_All_lo").is_not_null().sum()).item() > 0
     first = Store([run], n_boot=N_BOOT)
     assert _bounds(first.boards()["mode"].table).equals(want)
@@ -57,7 +58,7 @@ def test_bounds_are_the_reports_and_are_read_back_while_the_samples_are_unchange
     second = Store([run], n_boot=N_BOOT)
     assert second.boards()["mode"].table["AA_All_lo"].drop_nulls().unique().to_list() == [-7.0]
     # a different number of draws is another key
-    assert IntervalCache([run], N_BOOT + 1, analysis.DEFAULT_SEED).path != files[0]
+    assert IntervalCache([run], N_BOOT + 1, nt.DEFAULT_SEED).path != files[0]
 
 
 def test_a_changed_shard_recomputes_and_replaces_the_old_file(run) -> None:
@@ -67,7 +68,7 @@ def test_a_changed_shard_recomputes_and_replaces_the_old_file(run) -> None:
     df = pl.read_parquet(shard)
     df.head(df.height - 1).write_parquet(shard)  # one sample fewer
     board = Store([run], n_boot=N_BOOT).boards()["mode"].table
-    assert _bounds(board).equals(_bounds(analysis.leaderboard([run], n_boot=N_BOOT)))
+    assert _bounds(board).equals(_bounds(nt.leaderboard(analysis.frame_of([run]), n_boot=N_BOOT)))
     new = _cache_files(run)
     assert len(new) == 1 and new != old
 
@@ -75,7 +76,7 @@ def test_a_changed_shard_recomputes_and_replaces_the_old_file(run) -> None:
 def test_an_unwritable_run_folder_keeps_the_bounds_in_memory(run) -> None:
     (run / CACHE_DIR).write_text("not a folder")  # mkdir and every write below it fail
     store = Store([run], n_boot=N_BOOT)
-    assert _bounds(store.boards()["mode"].table).equals(_bounds(analysis.leaderboard([run], n_boot=N_BOOT)))
+    assert _bounds(store.boards()["mode"].table).equals(_bounds(nt.leaderboard(analysis.frame_of([run]), n_boot=N_BOOT)))
     assert (run / CACHE_DIR).read_text() == "not a folder"
     assert not [p for p in run.iterdir() if p.name.startswith(".tmp-")]
 
@@ -84,7 +85,7 @@ def test_a_run_still_running_gets_no_cache_file(run) -> None:
     manifest = json.loads((run / "manifest.json").read_text())
     (run / "manifest.json").write_text(json.dumps({**manifest, "status": "running"}))
     store = Store([run], n_boot=N_BOOT)
-    assert _bounds(store.boards()["mode"].table).equals(_bounds(analysis.leaderboard([run], n_boot=N_BOOT)))
+    assert _bounds(store.boards()["mode"].table).equals(_bounds(nt.leaderboard(analysis.frame_of([run]), n_boot=N_BOOT)))
     assert not (run / CACHE_DIR).exists()
 
 
@@ -92,15 +93,15 @@ def test_background_bounds_arrive_after_the_quick_board(run) -> None:
     store = Store([run], n_boot=N_BOOT, background_intervals=True)
     store.warm()
     assert store.wait_intervals(timeout=120)
-    assert _bounds(store.boards()["mode"].table).equals(_bounds(analysis.leaderboard([run], n_boot=N_BOOT)))
+    assert _bounds(store.boards()["mode"].table).equals(_bounds(nt.leaderboard(analysis.frame_of([run]), n_boot=N_BOOT)))
     assert store.interval_error is None
 
 
 def test_model_chunks_change_no_bound(built, monkeypatch) -> None:
     df = analysis.samples(list(built), light=True)
-    whole = analysis.leaderboard(df, n_boot=N_BOOT)
+    whole = nt.leaderboard(analysis.frame_of(df), n_boot=N_BOOT)
     bootstrap._BOOT_CACHE.clear()
     monkeypatch.setattr(bootstrap, "_MODEL_CHUNK", 1)
-    one_by_one = analysis.leaderboard(df, n_boot=N_BOOT)
+    one_by_one = nt.leaderboard(analysis.frame_of(df), n_boot=N_BOOT)
     bootstrap._BOOT_CACHE.clear()
     assert one_by_one.equals(whole)

@@ -265,7 +265,8 @@ def test_the_example_config_selects_pot_per_model_registry_references_included(t
 
 def test_pot_rows_are_reported_as_their_own_model_and_family():
     from gie.metrics import mode_rows
-    from report.analysis import graphverse, graphverse_families
+    from gie.report_tables import graphverse, graphverse_families
+    from report.analysis import frame_of, model_info
 
     rows = []
     for mode, verdicts in (("vision", ["correct", "wrong"]), ("pot", ["correct", "correct"])):
@@ -274,11 +275,11 @@ def test_pot_rows_are_reported_as_their_own_model_and_family():
                          "instance_id": f"{task.lower()}-L01-{i}", "prompt_mode": mode, "repeat": 0,
                          "status": "ok", "verdict": v, "witness_valid": None, "value_consistent": None})
     rows.append({**rows[0], "benchmark": "nphardeval4v", "prompt_mode": "full_text_only", "task": "SPP"})
-    df = pl.DataFrame(rows)
+    df = frame_of(pl.DataFrame(rows))
     assert mode_rows(df)["model"].to_list() == ["gpt-5.2"] * 2 + ["gpt-5.2 (pot)"] * 2 + ["gpt-5.2"]
     acc = dict(graphverse(df)["acc_table"].select("model", "All").iter_rows())
     assert acc == {"gpt-5.2": 50.0, "gpt-5.2 (pot)": 100.0}
-    fams = graphverse_families(df)
+    fams = graphverse_families(df, None, model_info(df["model"].unique().to_list()))
     assert dict(fams.select("family", "models").iter_rows()) == {"gpt": 1, "gpt (pot)": 1}
 
 
@@ -521,8 +522,10 @@ def test_live_run_direct_and_pot_side_by_side(demo_slice, ray_local, tmp_path):
     assert acc["api (pot)"] == pytest.approx(100 * n_right / len(ds.instances))
     assert acc["api"] == pytest.approx(100 * len(range(0, len(ds.instances), 2)) / len(ds.instances))
     # the judge (rule-based, the default) read the programs as the responses' reasoning; its tables keep PoT apart
-    from report.analysis import graphverse_judged
+    from gie.report_tables import graphverse_judged
+    from report.analysis import RunsContext, frame_of
 
-    judged = graphverse_judged([out])["acc_vgr"].filter(pl.col("task") == "All")
+    frame = frame_of([out])
+    judged = graphverse_judged(frame, RunsContext("graphverse", frame.lazy(), [out]))["acc_vgr"].filter(pl.col("task") == "All")
     assert dict(judged.select("model", "n_vgr").iter_rows()) == {"api": len(ds.instances),
                                                                   "api (pot)": len(ds.instances)}

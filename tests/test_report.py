@@ -33,7 +33,9 @@ import pytest
 
 from cluster.registry import load_registry
 from evalcore.records import SAMPLE_SCHEMA
-from nphe4v import bootstrap
+from gie import report_tables as gt
+from nphe4v import bootstrap, consistency
+from nphe4v import report_tables as nt
 from nphe4v.report_tables import ANSWER_CHECK_COLUMNS
 from report import analysis, figures
 from report.html_report import build_report, self_contained_violations
@@ -152,8 +154,8 @@ def test_samples_keeps_versions_apart(runs) -> None:
 
 
 def test_leaderboard_values_intervals_counts(runs) -> None:
-    lb = analysis.leaderboard(list(runs), n_boot=200, seed=0)
-    assert tuple(lb.columns) == analysis.LEADERBOARD_COLUMNS
+    lb = nt.leaderboard(analysis.frame_of(list(runs)), n_boot=200, seed=0)
+    assert tuple(lb.columns) == nt.LEADERBOARD_COLUMNS
     a = one(lb, version="v1", model="alpha", prompt_mode="pooled")
     assert a["AA_All"] == pytest.approx(7 / 9)
     assert a["AA_P"] == pytest.approx(1) and a["AA_NPC"] == pytest.approx(6 / 9)
@@ -196,9 +198,9 @@ def test_bootstrap_is_seeded_and_matches_plain_resampling(runs) -> None:
 
     df = analysis.samples(runs[0]).filter(pl.col("version") == "v1")
     n_boot = 25
-    lb1 = analysis.leaderboard(df, n_boot=n_boot, seed=3)
+    lb1 = nt.leaderboard(analysis.frame_of(df), n_boot=n_boot, seed=3)
     bootstrap._BOOT_CACHE.clear()
-    lb2 = analysis.leaderboard(df, n_boot=n_boot, seed=3)
+    lb2 = nt.leaderboard(analysis.frame_of(df), n_boot=n_boot, seed=3)
     assert lb1.equals(lb2)
     draws = bootstrap._draws(df.filter(pl.col("status") != "infra_error"), n_boot, 3)
     reps, task_reps = [], []
@@ -218,7 +220,7 @@ def test_bootstrap_is_seeded_and_matches_plain_resampling(runs) -> None:
         for c in cols:
             for s in ("lo", "hi"):
                 assert got[f"{c}_{s}"] == pytest.approx(r[f"{c}_{s}"], nan_ok=True), (r["model"], c, s)
-    pt = analysis.per_task(df, n_boot=n_boot, seed=3)
+    pt = nt.per_task(analysis.frame_of(df), n_boot=n_boot, seed=3)
     tref = pl.concat(task_reps).group_by("model", "task", "prompt_mode").agg(
         lo=pl.col("AA").quantile(0.025, interpolation="linear"),
         hi=pl.col("AA").quantile(0.975, interpolation="linear"))
@@ -228,14 +230,14 @@ def test_bootstrap_is_seeded_and_matches_plain_resampling(runs) -> None:
 
 
 def test_wilson_columns() -> None:
-    t = pl.DataFrame({"k": [8, 0, 10, 0], "n": [12, 10, 10, 0]}).select(*analysis.wilson_columns("k", "n", "ER"))
+    t = pl.DataFrame({"k": [8, 0, 10, 0], "n": [12, 10, 10, 0]}).select(*nt.wilson_columns("k", "n", "ER"))
     assert t.row(0) == (pytest.approx(0.3906, abs=1e-4), pytest.approx(0.8619, abs=1e-4))
     assert t["ER_lo"][1] == 0.0 and t["ER_hi"][2] == 1.0
     assert t.row(3) == (None, None)
 
 
 def test_heatmap_table(runs) -> None:
-    hm = analysis.heatmap_table(runs[0])
+    hm = nt.heatmap_table(analysis.frame_of(runs[0]))
     c = one(hm, model="alpha", task="TSP", level=2)
     assert (c["n"], c["correct"], c["accuracy"]) == (6, 3, 0.5)
     assert c["acc_lo"] < 0.5 < c["acc_hi"]
@@ -243,7 +245,7 @@ def test_heatmap_table(runs) -> None:
     assert (c["n_rec"], c["recognised"], c["false_yes_rate"]) == (2, 2, 1.0)
     k = one(hm, model="alpha", task="KSP", level=1)
     assert (k["n"], k["correct"]) == (6, 4) and k["wa"] == pytest.approx(2 / 3)
-    only_text = analysis.heatmap_table(runs[0], prompt_mode="full_text_only")
+    only_text = nt.heatmap_table(analysis.frame_of(runs[0]), prompt_mode="full_text_only")
     t = one(only_text, model="alpha", task="KSP", level=1)
     assert t["accuracy"] == 0
     # no picture in full_text_only: no RA and no recognition counts there
@@ -251,11 +253,11 @@ def test_heatmap_table(runs) -> None:
 
 
 def test_class_profile_prompt_mode_ablation_lvlm_vs_llm(runs) -> None:
-    prof = analysis.class_profile(runs[0], n_boot=50)
+    prof = nt.class_profile(analysis.frame_of(runs[0]), n_boot=50)
     assert one(prof, model="alpha", complexity="NPC")["AA"] == pytest.approx(6 / 9)
     assert one(prof, model="beta", complexity="NPC")["ER"] == 0
 
-    abl = analysis.prompt_mode_ablation(runs[0], n_boot=50)
+    abl = nt.prompt_mode_ablation(analysis.frame_of(runs[0]), n_boot=50)
     t = one(abl, model="alpha", prompt_mode="full_text_only")
     assert t["delta_vs_limited"] == pytest.approx(-1 / 3) and not t["best"]
     assert one(abl, model="alpha", prompt_mode="figure+limited_text")["best"]  # tie with figure+full_text
@@ -264,7 +266,7 @@ def test_class_profile_prompt_mode_ablation_lvlm_vs_llm(runs) -> None:
     assert abl.filter(model="gamma").height == 1
 
     assert analysis.text_only_models(runs[0]) == {"beta"}
-    vs = analysis.lvlm_vs_llm(runs[0], n_boot=50)
+    vs = nt.lvlm_vs_llm(analysis.frame_of(runs[0]), text_only=analysis.text_only_models(runs[0]), n_boot=50)
     assert set(vs["kind"]) == {"LVLM", "LLM"}
     assert one(vs, kind="LLM", model="beta", complexity="P")["AA"] == pytest.approx(1)
     assert one(vs, kind="LLM", model="beta", complexity="NPC")["ER"] == 0
@@ -275,7 +277,7 @@ def test_class_profile_prompt_mode_ablation_lvlm_vs_llm(runs) -> None:
 
 
 def test_version_consistency(runs) -> None:
-    vc = analysis.version_consistency(list(runs))
+    vc = consistency.version_consistency(analysis.frame_of(list(runs)))
     a = one(vc, model="alpha", task="All")
     assert a["n_versions"] == 2 and a["versions"] == "v1,v2"
     assert (a["AA_min"], a["AA_mean"], a["AA_max"]) == (pytest.approx(7 / 9), pytest.approx(8 / 9), 1.0)
@@ -318,7 +320,7 @@ def test_graphverse_section_and_judge_missing(tmp_path) -> None:
     frame.write_parquet(run / "samples" / "graphverse" / "all" / "part-0.parquet")
     (run / "manifest.json").write_text(json.dumps({"run_id": "G", "status": "complete", "config": {
         "models": [{"name": "m1"}, {"name": "m2"}]}, "datasets": []}))
-    gv = analysis.graphverse(run)
+    gv = gt.graphverse(analysis.frame_of(run))
     acc = gv["accuracy"]
     assert one(acc, model="m1", task="SD")["acc"] == 100.0
     assert one(acc, model="m2", task="TSP")["acc"] == 0.0
@@ -361,7 +363,7 @@ def test_report_outputs_exist_with_columns(report) -> None:
               "version_consistency", "missing_parts", "runs", "sample_browser"):
         assert f"{n}.csv" in names
     lb = pl.read_csv(out / "csv" / "leaderboard.csv")
-    assert tuple(lb.columns) == analysis.LEADERBOARD_COLUMNS
+    assert tuple(lb.columns) == nt.LEADERBOARD_COLUMNS
     assert one(lb, version="v1", model="alpha", prompt_mode="pooled")["AA_All"] == pytest.approx(7 / 9, abs=1e-6)
     vc = pl.read_csv(out / "csv" / "version_consistency.csv")
     assert {"model", "task", "n_versions", "AA_min", "AA_mean", "AA_max", "AA_var"} <= set(vc.columns)
@@ -429,9 +431,9 @@ def test_report_is_deterministic(runs, report, tmp_path) -> None:
 
 
 def test_figures_from_empty_tables() -> None:
-    empty = analysis.leaderboard(pl.DataFrame(schema=SAMPLE_SCHEMA))
+    empty = nt.leaderboard(analysis.frame_of(pl.DataFrame(schema=SAMPLE_SCHEMA)))
     assert empty.is_empty()
-    c = figures.ablation_bars(analysis.prompt_mode_ablation(pl.DataFrame(schema=SAMPLE_SCHEMA), board=empty))
+    c = figures.ablation_bars(nt.prompt_mode_ablation(analysis.frame_of(pl.DataFrame(schema=SAMPLE_SCHEMA)), board=empty))
     assert "No NPHardEval4V samples." in c.svg()
     assert c.png()[:4] == b"\x89PNG"
 
@@ -443,7 +445,7 @@ def test_cli_defaults_match_the_library() -> None:
     assert report_cli.DEFAULT_SAMPLES_PER_GROUP == html_report.DEFAULT_SAMPLES_PER_GROUP
     assert report_cli.DEFAULT_MAX_IMAGES == html_report.DEFAULT_MAX_IMAGES
     assert report_cli.DEFAULT_THUMB_PX == html_report.DEFAULT_THUMB_PX
-    assert (report_cli.DEFAULT_BOOT, report_cli.DEFAULT_SEED) == (analysis.DEFAULT_BOOT, analysis.DEFAULT_SEED)
+    assert (report_cli.DEFAULT_BOOT, report_cli.DEFAULT_SEED) == (nt.DEFAULT_BOOT, nt.DEFAULT_SEED)
     assert report_cli.DEFAULT_MAX_CHARS == html_report.DEFAULT_MAX_CHARS
     assert report_cli.GROUP_BY == html_report.GROUP_BY
 
@@ -474,7 +476,7 @@ def test_consistency_summary_appendix_b(runs) -> None:
     # alpha, pooled AA per task: v1 BSP 1, KSP 2/3 (full_text_only all wrong), TSP 2/3; v2 all 1.
     # variances (ddof 1) over the two versions: 0, 1/18, 1/18 -> min 0, mean 1/27, max 1/18; beta has one
     # version (no variance) and is not a point.
-    summ = analysis.consistency_summary(analysis.version_consistency(list(runs)))
+    summ = consistency.consistency_summary(consistency.version_consistency(analysis.frame_of(list(runs))))
     r = summ.row(0, named=True)
     assert (r["n_points"], r["n_models"]) == (3, 1)
     assert (r["var_min"], r["var_mean"], r["var_max"]) == (0.0, pytest.approx(1 / 27), pytest.approx(1 / 18))
@@ -482,7 +484,7 @@ def test_consistency_summary_appendix_b(runs) -> None:
     # cross-check with numpy over the per-task AA of each version
     import numpy as np
 
-    pt = analysis.per_task(list(runs), n_boot=0).filter((pl.col("model") == "alpha")
+    pt = nt.per_task(analysis.frame_of(list(runs)), n_boot=0).filter((pl.col("model") == "alpha")
                                                          & (pl.col("prompt_mode") == "pooled"))
     vs = [np.var(pt.filter(pl.col("task") == t)["AA"].to_numpy(), ddof=1) for t in TASKS]
     assert r["var_mean"] == pytest.approx(float(np.mean(vs)))
@@ -521,19 +523,19 @@ def test_graphverse_families_table2(tmp_path) -> None:
                  verdict="correct" if t in ok else "wrong", bench="graphverse")
             for m, ok in good.items() for t in ("SD", "TSP", "GED") for k in range(2)]
     catalogue = load_registry().by_name
-    fam = analysis.graphverse_families(pl.DataFrame(rows, schema=SAMPLE_SCHEMA).with_columns(run=pl.lit("G")),
-                                       catalogue=catalogue)
+    info = analysis.model_info(list(good), catalogue)
+    fam = gt.graphverse_families(pl.DataFrame(rows, schema=SAMPLE_SCHEMA).with_columns(run=pl.lit("G")), None, info)
     gem, gpt = one(fam, family="Gemini"), one(fam, family="GPT")
     assert gem["models"] == 2 and (gem["Acc_P"], gem["Acc_NPH"]) == (100.0, 25.0)
     assert gem["Acc_drop"] == pytest.approx(0.75) and gem["VGR_P"] is None
     assert (gpt["Acc_P"], gpt["Acc_NPH"], gpt["Acc_drop"]) == (0.0, 100.0, None)
     judged = {"acc_vgr": pl.DataFrame({"model": ["gemini-3-flash", "gemini-3-flash", "gemini-3-pro", "gemini-3-pro"],
                                        "task": ["SD", "TSP", "SD", "GED"], "vgr": [80.0, 40.0, 60.0, 20.0]})}
-    gem = one(analysis.graphverse_families(pl.DataFrame(rows, schema=SAMPLE_SCHEMA), judged, catalogue),
+    gem = one(gt.graphverse_families(analysis.frame_of(pl.DataFrame(rows, schema=SAMPLE_SCHEMA)), judged, info),
               family="Gemini")
     assert (gem["VGR_P"], gem["VGR_NPH"]) == (70.0, 30.0) and gem["VGR_drop"] == pytest.approx(40 / 70)
     # the paper's "Poly" is a display label only
-    assert analysis.table2_labels(fam).columns[2:] == ["Acc_Poly", "Acc_NPH", "Acc_drop", "VGR_Poly", "VGR_NPH",
+    assert gt.table2_labels(fam).columns[2:] == ["Acc_Poly", "Acc_NPH", "Acc_drop", "VGR_Poly", "VGR_NPH",
                                                         "VGR_drop"]
 
 
@@ -636,14 +638,14 @@ def test_answer_checks_stated_values_and_papers_parse() -> None:
         {**_row("A", "v1", "m", "bsp-L01-000", "BSP", 1, "figure+limited_text", status="infra_error"),
          "value_consistent": None, "verdict_paper": None},
     ]
-    checks = analysis.answer_checks(pl.DataFrame(rows))
+    checks = nt.answer_checks(analysis.frame_of(pl.DataFrame(rows)))
     assert tuple(checks.columns) == ANSWER_CHECK_COLUMNS
     bsp, tsp = one(checks, task="BSP"), one(checks, task="TSP")
     assert (tsp["n"], tsp["n_stated"], tsp["inconsistent"], tsp["inconsistent_share"]) == (3, 2, 1, 0.5)
     assert (tsp["parsable"], tsp["parsable_paper"], tsp["verdict_differs"]) == (3, 2, 1)
     assert (bsp["n"], bsp["n_stated"], bsp["inconsistent_share"], bsp["verdict_differs"]) == (1, 0, None, 1)
     # a run that predates the columns: counts 0, not a crash
-    old = analysis.answer_checks(pl.DataFrame([_row("A", "v1", "m", "bsp-L01-000", "BSP", 1, "full_text_only")]))
+    old = nt.answer_checks(analysis.frame_of(pl.DataFrame([_row("A", "v1", "m", "bsp-L01-000", "BSP", 1, "full_text_only")])))
     assert (one(old, task="BSP")["n_paper"], one(old, task="BSP")["n_stated"]) == (0, 0)
 
 
@@ -669,7 +671,7 @@ def test_parser_paper_makes_the_papers_parse_the_headline(tmp_path) -> None:
         manifest["config"]["parser"] = parser
         (run / "manifest.json").write_text(json.dumps(manifest))
         boards[parser] = run_leaderboard(run)
-        lb = analysis.leaderboard([run], n_boot=0)
+        lb = nt.leaderboard(analysis.frame_of([run]), n_boot=0)
         assert one(lb, prompt_mode="pooled")["ER"] == (1.0 if parser == "tolerant" else 0.5)
     for parser, er in (("tolerant", 1.0), ("paper", 0.5)):
         b = boards[parser]

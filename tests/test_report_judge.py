@@ -4,16 +4,19 @@ from __future__ import annotations
 
 import json
 import shutil
+from pathlib import Path
 
 import polars as pl
 import pytest
 
 from evalcore.records import SAMPLE_SCHEMA, read_samples
 from gie import metrics as gm
+from gie import report_tables as gt
 from judge import vgr
 from judge.schema import JUDGMENT_SCHEMA, vgr_score
 from report import analysis
 from report.html_report import build_report
+from report.sections import RunsContext
 
 RUN_ID = "J"
 EVIL = "<script>alert(1)</script> node & edge"
@@ -80,13 +83,20 @@ def _make_run(root, with_judgments: bool = True):
     return run
 
 
+def _judged(run: Path) -> dict[str, pl.DataFrame]:
+    """GraphVerse's judged tables (gie.report_tables.graphverse_judged) of one run folder, as its report section
+    computes them (the judge's output through the report's context)."""
+    df = analysis.frame_of(run)
+    return gt.graphverse_judged(df, RunsContext("graphverse", df.lazy(), [run]))
+
+
 @pytest.fixture(scope="module")
 def run(tmp_path_factory):
     return _make_run(tmp_path_factory.mktemp("judged"))
 
 
 def test_table1_matches_judge_vgr_and_gie_metrics(run) -> None:
-    judged = analysis.graphverse_judged(run)
+    judged = _judged(run)
     table = judged["acc_vgr"]
     joined = vgr.samples_with_vgr(run)
     samples = read_samples(run)
@@ -122,11 +132,11 @@ def test_table1_matches_judge_vgr_and_gie_metrics(run) -> None:
 
 
 def test_failure_mode_shares_sum_to_one(run) -> None:
-    fm = analysis.graphverse_judged(run)["failure_modes"]
+    fm = _judged(run)["failure_modes"]
     assert set(fm["model"].to_list()) == {"m1", "m2"}
     for r in fm.iter_rows(named=True):
         assert r["n_incorrect"] > 0
-        assert sum(r[m] for m in analysis.FAILURE_MODES) == pytest.approx(1.0)
+        assert sum(r[m] for m in gt.FAILURE_MODES) == pytest.approx(1.0)
     m1 = fm.filter(pl.col("model") == "m1").row(0, named=True)
     # m1 wrong: TSP/none -> visual_reasoning, TSP/patch -> perception, TSP/recolor -> text_reasoning
     assert (m1["perception"], m1["visual_reasoning"], m1["text_reasoning"]) == pytest.approx((1 / 3,) * 3)
@@ -173,7 +183,7 @@ def test_missing_judge_only_without_judgments(run, tmp_path) -> None:
     assert "judge" not in parts["part"].to_list()
     bare = _make_run(tmp_path, with_judgments=False)
     assert "judge not yet run" in "\n".join(analysis.missing_parts(bare)["detail"].to_list())
-    assert analysis.graphverse_judged(bare) == {}
+    assert _judged(bare) == {}
     page = build_report(bare, tmp_path / "o" / "r.html", n_boot=0).html.read_text()
     assert "The judge has not been run" in page
     # an empty judgments folder is no judgment either
