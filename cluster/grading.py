@@ -13,6 +13,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 from cluster.config import MODEL_NAME_PATTERN
 from cluster.pot_stage import PotSettings, run_pot
 from evalcore import benchmarks
+from evalcore.benchmark import AssetsMissing
 from evalcore.benchmarks import task_for
 from evalcore.dataset import load_dataset
 from evalcore.hashing import sha256_file, sha256_json
@@ -68,7 +69,7 @@ def grade_file(dataset_dir: Path, responses: Path, out: Path, pot: PotSettings |
     ds = load_dataset(dataset_dir)
     by_id = ds.by_id()
     lines = _read_lines_or_fail(responses, by_id)
-    paper = _paper_prompt_set(lines, responses, prompt_assets)
+    paper = _paper_prompt_set(benchmarks.get(ds.manifest.benchmark), lines, responses, prompt_assets)
     pot = pot or PotSettings()
     if any(line.prompt_mode == POT_MODE for line in lines):
         _check_pot(responses, pot)
@@ -83,30 +84,26 @@ def grade_file(dataset_dir: Path, responses: Path, out: Path, pot: PotSettings |
         return _grade_locked(ds, by_id, lines, responses, out, run_id, pot, paper)
 
 
-def _paper_kind(line: ResponseLine) -> str | None:
-    """"open" or "api" for a line that answered a `prompts: paper` prompt, else None."""
-    from nphe4v.paper_prompts import PAPER_TEMPLATE_VERSION
-
-    tv = line.template_version or ""
-    if not tv.startswith(PAPER_TEMPLATE_VERSION + "-") or line.prompt_mode not in PROMPT_MODES:
+def _paper_kind(bench: Any, line: ResponseLine) -> str | None:
+    """The prompt file kind (e.g. "open" or "api") of a line that answered a `prompts: paper` prompt of `bench`
+    (the dataset's Benchmark), else None."""
+    if not bench.paper_prompts or line.prompt_mode not in PROMPT_MODES:
         return None
-    return tv.removeprefix(PAPER_TEMPLATE_VERSION + "-")
+    return bench.paper_template_kind(line.template_version or "")
 
 
-def _paper_prompt_set(lines: list[ResponseLine], responses: Path, prompt_assets: str | None) -> Any:
+def _paper_prompt_set(bench: Any, lines: list[ResponseLine], responses: Path, prompt_assets: str | None) -> Any:
     """The papers' prompt files when a line answered them, checked before anything is written."""
-    from nphe4v.paper_prompts import PROMPT_FILES, load_prompt_set
-    from nphe4v.upstream_assets import AssetsMissing, AssetSource, resolve_assets
-
-    wanted = [(n, kind) for n, line in enumerate(lines, start=1) if (kind := _paper_kind(line)) is not None]
+    wanted = [(n, kind) for n, line in enumerate(lines, start=1) if (kind := _paper_kind(bench, line)) is not None]
     if not wanted:
         return None
+    kinds = bench.paper_prompt_kinds
     for n, kind in wanted:
-        if kind not in PROMPT_FILES:
+        if kind not in kinds:
             raise GradeError(f"{responses}: response {n}: field template_version: unknown prompt file kind {kind!r} "
-                             f"(expected {' or '.join(PROMPT_FILES)})")
+                             f"(expected {' or '.join(kinds)})")
     try:
-        return load_prompt_set(resolve_assets(AssetSource.from_config(prompt_assets)).resolve())
+        return bench.load_paper_prompts(prompt_assets)
     except AssetsMissing as e:
         raise GradeError(f"{responses}: lines answer the papers' prompts: {e}") from None
 
@@ -144,6 +141,7 @@ def _grade_locked(ds: Any, by_id: dict[str, Any], lines: list[ResponseLine], res
     from evalcore.records import SampleSink
 
     sink = SampleSink(out)
+    bench = benchmarks.get(ds.manifest.benchmark)
     work = []
     texts: dict[str, Any] = {}
     for line in lines:
@@ -155,11 +153,8 @@ def _grade_locked(ds: Any, by_id: dict[str, Any], lines: list[ResponseLine], res
             texts[tid] = spec.text(spec.load(src.data))
         if line.prompt_mode == RECOGNITION_MODE:
             prompt = build_recognition_prompt(texts[tid], inst.images)
-        elif paper is not None and (kind := _paper_kind(line)) is not None:
-            from nphe4v.paper_prompts import PAPER_INPUTS, build_paper_prompt
-
-            prompt = build_paper_prompt(paper, inst.task, PAPER_INPUTS[inst.task](spec.load(inst.data)),
-                                        line.prompt_mode, inst.images, kind)  # type: ignore[arg-type]
+        elif paper is not None and (kind := _paper_kind(bench, line)) is not None:
+            prompt = bench.build_paper_prompt(paper, inst, line.prompt_mode, kind)
         else:
             prompt = build_prompt(texts[tid], line.prompt_mode, inst.images)  # type: ignore[arg-type]
         key = SampleKey(

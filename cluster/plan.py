@@ -11,10 +11,12 @@ from __future__ import annotations
 import sys
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
+from typing import Any
 
 from cluster.backends.base import needs_reference
 from cluster.config import ModelSpec, RunConfig
 from evalcore import benchmarks
+from evalcore.benchmark import AssetsMissing
 from evalcore.benchmarks import task_for
 from evalcore.dataset import Dataset
 from evalcore.prompting import TaskText, build_prompt, build_recognition_prompt
@@ -29,14 +31,6 @@ from evalcore.schema import (
     SampleKey,
     SamplingParams,
 )
-from nphe4v.paper_prompts import (
-    PAPER_INPUTS,
-    PaperPromptSet,
-    build_paper_prompt,
-    load_prompt_set,
-    prompt_file_for,
-)
-from nphe4v.upstream_assets import AssetsMissing, AssetSource, resolve_assets
 
 
 @dataclass(frozen=True)
@@ -87,37 +81,41 @@ def _report_control_gaps(dataset: Dataset, partners: dict[str, str]) -> None:
         print(line, file=sys.stderr)
 
 
+def _paper_benchmarks(cfg: RunConfig) -> list[Any]:
+    """The run's benchmarks that have paper prompts (`Benchmark.paper_prompts`), once each, in config order."""
+    found = {b.name: b for d in cfg.datasets if (b := d.bench()).paper_prompts}
+    return list(found.values())
+
+
 def prompt_set_label(cfg: RunConfig) -> str:
-    """What the NPHardEval4V prompts of this run are, for the manifest and the report."""
+    """What the prompts of this run are, for the manifest and the report."""
     from evalcore.prompting import TEMPLATE_VERSION
-    from nphe4v.paper_prompts import PROMPT_FILES
-    from nphe4v.upstream_assets import UPSTREAM_COMMIT, UPSTREAM_REPO
 
     if cfg.prompts == "rewritten":
         return f"rewritten ({TEMPLATE_VERSION})"
-    return (f"paper ({UPSTREAM_REPO}@{UPSTREAM_COMMIT[:7]}: {PROMPT_FILES['open']} for open-weights models, "
-            f"{PROMPT_FILES['api']} for API models)")
+    # a run of no paper-prompt benchmark still records which set `prompts: paper` names: the registry's
+    benches = _paper_benchmarks(cfg) or [b for b in benchmarks.registry().values() if b.paper_prompts][:1]
+    return "; ".join(b.paper_prompts_label() for b in benches) or "paper"
 
 
 def wants_paper_prompts(cfg: RunConfig) -> bool:
     return cfg.prompts == "paper" and any(d.bench().paper_prompts for d in cfg.datasets)
 
 
-def paper_prompt_set(cfg: RunConfig, download: bool = True) -> PaperPromptSet | None:
-    """The papers' prompt files for a config that sends them (fetched once into the cache when `download`), else
-    None. Raises AssetsMissing (one line saying how to get them): the run calls this before any model starts."""
-    if not wants_paper_prompts(cfg):
+def paper_prompt_set(cfg: RunConfig, bench: Any, download: bool = True) -> Any:
+    """The paper prompt files of `bench` (a Benchmark) for a config that sends them (fetched once into the cache
+    when `download`), else None. Raises AssetsMissing (one line saying how to get them): the run checks this
+    before any model starts (`check_prompt_assets`)."""
+    if not (bench.paper_prompts and wants_paper_prompts(cfg)):
         return None
-    src = AssetSource.from_config(cfg.prompt_assets)
-    if not download:
-        src = AssetSource(local=src.local, download=False)
-    return load_prompt_set(resolve_assets(src).resolve())
+    return bench.load_paper_prompts(cfg.prompt_assets, download)
 
 
 def check_prompt_assets(cfg: RunConfig, download: bool = True) -> str | None:
     """None when the config's prompts can be built, else the one line saying how to get what is missing."""
     try:
-        paper_prompt_set(cfg, download)
+        for bench in _paper_benchmarks(cfg):
+            paper_prompt_set(cfg, bench, download)
     except AssetsMissing as e:
         return str(e)
     return None
@@ -164,14 +162,13 @@ def plan_model(cfg: RunConfig, model: ModelSpec, dataset: Dataset, version: str,
         spec = task_for(inst.benchmark, inst.task)
         return spec.text(spec.load(inst.data))
 
-    paper = paper_prompt_set(cfg) if benchmarks.get(dataset.manifest.benchmark).paper_prompts else None
-    kind = prompt_file_for(model.backend)
+    bench = benchmarks.get(dataset.manifest.benchmark)
+    paper = paper_prompt_set(cfg, bench)
+    kind = bench.paper_prompt_kind(model.backend) if paper is not None else ""
 
     def task_prompt(inst: Instance, mode: str) -> Prompt:
         if paper is not None and mode in PROMPT_MODES:
-            spec = task_for(inst.benchmark, inst.task)
-            return build_paper_prompt(paper, inst.task, PAPER_INPUTS[inst.task](spec.load(inst.data)), mode,
-                                      inst.images, kind)
+            return bench.build_paper_prompt(paper, inst, mode, kind)
         return build_prompt(text(inst.instance_id), mode, inst.images)
 
     for g in _groups(cfg, model, dataset):

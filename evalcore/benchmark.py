@@ -25,7 +25,7 @@ from pydantic import BaseModel, ConfigDict, Field, field_validator
 
 from evalcore.dataset import LEVELS, build_instance, write_dataset
 from evalcore.rng import derive_seed, rng_for
-from evalcore.schema import PROMPT_MODES, Instance
+from evalcore.schema import PROMPT_MODES, Instance, Prompt
 from evalcore.task import TaskSpec
 
 if TYPE_CHECKING:
@@ -39,6 +39,11 @@ FULL_TEXT_ONLY = "full_text_only"  # the one mode of a text-only model: no pictu
 VERSION_PATTERN = r"^[A-Za-z0-9][A-Za-z0-9._+-]*$"
 MAX_SEED = 2**63 - 1
 MAX_PER_LEVEL = 1000
+
+
+class AssetsMissing(RuntimeError):
+    """Files a benchmark's run needs and does not ship (e.g. the authors' prompt files) cannot be had; the message
+    is one line saying how to get them."""
 
 
 class GenerateBase(BaseModel):
@@ -256,6 +261,36 @@ class Benchmark:
         """For a `paper_prompts` benchmark: the `evalcore.prompting.Prompt` a run with `prompts: paper` sent for
         `inst` in `mode` to a model served by `backend` (read from the checkout or the cache, never downloaded:
         the report rebuilds it). ValueError when it cannot be rebuilt."""
+        raise ValueError(f"{self.name} has no paper prompts")
+
+    # For a `paper_prompts` benchmark, what a run with `prompts: paper` asks of it: the planner builds every
+    # prompt in a mode of PROMPT_MODES from the set `load_paper_prompts` gives (loaded before any model starts),
+    # `nphe4v grade` rebuilds the prompt a response line's `template_version` names, `nphe4v show` prints one.
+    # The kinds of prompt file a prompt comes from (e.g. one for open-weights models, one for API models).
+    paper_prompt_kinds: tuple[str, ...] = ()
+
+    def paper_prompts_label(self) -> str:
+        """What the paper prompt set is (where from, which file for which models): the run manifest's
+        `prompt_set`."""
+        raise ValueError(f"{self.name} has no paper prompts")
+
+    def load_paper_prompts(self, prompt_assets: str | None, download: bool = True) -> Any:
+        """The parsed prompt files, from `prompt_assets` (a run config's field: a local copy) or where the
+        benchmark keeps them (fetched once when `download`). AssetsMissing: one line saying how to get them."""
+        raise ValueError(f"{self.name} has no paper prompts")
+
+    def paper_prompt_kind(self, backend: str) -> str:
+        """Which of `paper_prompt_kinds` a model served by `backend` is sent."""
+        raise ValueError(f"{self.name} has no paper prompts")
+
+    def paper_template_kind(self, template_version: str) -> str | None:
+        """The kind a prompt's `template_version` names when it is one of this benchmark's paper prompts (it may
+        be no kind of `paper_prompt_kinds`: the caller refuses it), else None."""
+        return None
+
+    def build_paper_prompt(self, prompts: Any, inst: Instance, mode: str, kind: str) -> Prompt:
+        """The paper prompt of `inst` in `mode` (one of PROMPT_MODES) from the set `load_paper_prompts` gave, in
+        the file `kind`; ValueError (one line) when the files cannot give it."""
         raise ValueError(f"{self.name} has no paper prompts")
 
     # --------------------------------------------------------------------------------------- scoring

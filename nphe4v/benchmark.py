@@ -10,7 +10,7 @@ from typing import TYPE_CHECKING, Any
 import polars as pl
 
 from evalcore.benchmark import Benchmark, GenerateSettings, Summary
-from evalcore.schema import Instance
+from evalcore.schema import Instance, Prompt
 from evalcore.task import TaskSpec
 
 if TYPE_CHECKING:
@@ -68,6 +68,45 @@ class NPHardEval4V(Benchmark):
         from nphe4v.paper_prompts import prompt_file_for
 
         return instance_prompt(inst, mode, "paper", prompt_file_for(backend), prompt_assets, download=False)
+
+    paper_prompt_kinds = ("open", "api")  # Open/prompts.py, Prompts/prompts.py
+
+    def paper_prompts_label(self) -> str:
+        from nphe4v.paper_prompts import PROMPT_FILES
+        from nphe4v.upstream_assets import UPSTREAM_COMMIT, UPSTREAM_REPO
+
+        return (f"paper ({UPSTREAM_REPO}@{UPSTREAM_COMMIT[:7]}: {PROMPT_FILES['open']} for open-weights models, "
+                f"{PROMPT_FILES['api']} for API models)")
+
+    def load_paper_prompts(self, prompt_assets: str | None, download: bool = True) -> Any:
+        # the pinned files of the authors' repository: a checkout (`prompt_assets`, NPHE4V_PROMPT_ASSETS) or the
+        # cache, filled once from the pinned commit when `download`
+        from nphe4v.paper_prompts import load_prompt_set
+        from nphe4v.upstream_assets import AssetSource, resolve_assets
+
+        src = AssetSource.from_config(prompt_assets)
+        if not download:
+            src = AssetSource(local=src.local, download=False)
+        return load_prompt_set(resolve_assets(src).resolve())
+
+    def paper_prompt_kind(self, backend: str) -> str:
+        from nphe4v.paper_prompts import prompt_file_for
+
+        return prompt_file_for(backend)
+
+    def paper_template_kind(self, template_version: str) -> str | None:
+        from nphe4v.paper_prompts import PAPER_TEMPLATE_VERSION
+
+        # a paper prompt's template_version is `<PAPER_TEMPLATE_VERSION>-open` or `-api`
+        prefix = PAPER_TEMPLATE_VERSION + "-"
+        return template_version.removeprefix(prefix) if template_version.startswith(prefix) else None
+
+    def build_paper_prompt(self, prompts: Any, inst: Instance, mode: str, kind: str) -> Prompt:
+        from nphe4v.paper_prompts import PAPER_INPUTS, build_paper_prompt
+
+        data = self.task(inst.task).load(inst.data)
+        return build_paper_prompt(prompts, inst.task, PAPER_INPUTS[inst.task](data), mode, inst.images,
+                                  kind)  # type: ignore[arg-type]
 
     def answer_examples(self, prompt: Any) -> tuple[Any, ...]:
         from nphe4v.scoring import prompt_examples

@@ -23,6 +23,10 @@ import urllib.request
 from dataclasses import dataclass
 from pathlib import Path
 
+# raised when the prompt files cannot be had (one line saying how to get them): the shared core's, so the
+# cluster catches it without importing this package
+from evalcore.benchmark import AssetsMissing
+
 UPSTREAM_REPO = "lizhouf/NPHardEval4V"
 UPSTREAM_COMMIT = "61e8020ac4c1351e487005055c8c960bfb6f71b6"
 DEFAULT_BASE_URL = f"https://raw.githubusercontent.com/{UPSTREAM_REPO}/{UPSTREAM_COMMIT}"
@@ -46,10 +50,6 @@ PINNED_FILES: dict[str, str] = {
 }
 # Larger than any pinned file by far; a server sending more is refused instead of filling the disk.
 MAX_FILE_BYTES = 1 << 20
-
-
-class AssetsMissing(RuntimeError):
-    """The prompt files cannot be had; the message is one line saying how to get them."""
 
 
 def how_to_get(cache: Path | None = None) -> str:
