@@ -305,6 +305,16 @@ class Benchmark:
         benchmark's original code graded it; `model_error`: the model gave no answer. (None, None): none."""
         return None, None
 
+    # --------------------------------------------------------------------------------------- imports
+    # `nphe4v import-peer KIND` formats: the published data files of the benchmark's authors (or of their earlier
+    # benchmark) it imports as a dataset (`import_peer`); a format's name is a file format, not a benchmark's
+    peer_formats: tuple[str, ...] = ()
+
+    def import_peer(self, fmt: str, src: Path, out: Path) -> tuple[Any, list[str]]:
+        """Import the data files under `src` (in `fmt`, one of `peer_formats`) as the new dataset folder `out`:
+        (its DatasetManifest, one warning line per problem). DatasetError or ValueError (one line) on a refusal."""
+        raise ValueError(f"{self.name} imports no published data")
+
     # --------------------------------------------------------------------------------------- exports
     # `nphe4v export --format F` formats of training sets this benchmark writes (`export_training`)
     training_formats: tuple[str, ...] = ()

@@ -64,12 +64,20 @@ class NPHardEval4V(Benchmark):
         return mismatch_partners(dataset, seed)
 
     def paper_prompt(self, inst: Instance, mode: str, backend: str, prompt_assets: str | None) -> Any:
-        from nphe4v.instance_prompt import instance_prompt
+        from evalcore.instance_prompt import instance_prompt
         from nphe4v.paper_prompts import prompt_file_for
 
         return instance_prompt(inst, mode, "paper", prompt_file_for(backend), prompt_assets, download=False)
 
     paper_prompt_kinds = ("open", "api")  # Open/prompts.py, Prompts/prompts.py
+
+    # the data files the NPHardEval and NPHardEval4V authors published (`nphe4v import-peer`), gold from our solvers
+    peer_formats = ("nphardeval", "nphardeval4v")
+
+    def import_peer(self, fmt: str, src: Path, out: Path) -> tuple[Any, list[str]]:
+        from nphe4v.peer_dataset import import_peer_dataset
+
+        return import_peer_dataset(fmt, src, out)  # type: ignore[arg-type]
 
     def paper_prompts_label(self) -> str:
         from nphe4v.paper_prompts import PROMPT_FILES

@@ -27,19 +27,22 @@ app.command(name="generate")(_generate_cmd)
 
 @app.command("import-peer")
 def import_peer(
-    kind: Annotated[str, typer.Argument(help="nphardeval | nphardeval4v")],
+    kind: Annotated[str, typer.Argument(help="the published data's file format: nphardeval | nphardeval4v (a "
+                                        "benchmark plug-in's peer_formats)")],
     peer_data_dir: Annotated[Path, typer.Argument(help="the peer's Data/ or Data_V* folder")],
     out: Annotated[Path, typer.Option(help="dataset folder to create")],
 ) -> None:
     """Import the published NPHardEval / NPHardEval4V instances as a dataset, gold from our exact solvers."""
+    from evalcore import benchmarks
     from evalcore.dataset import DatasetError
-    from nphe4v.peer_dataset import import_peer_dataset
 
-    if kind not in ("nphardeval", "nphardeval4v"):
-        fail(f"KIND {kind!r}: expected nphardeval or nphardeval4v")
+    # which plug-in reads the format: KIND names a file format (the authors' data files), not a benchmark
+    readers = {fmt: b for b in benchmarks.registry().values() for fmt in b.peer_formats}
+    if kind not in readers:
+        fail(f"KIND {kind!r}: expected {' or '.join(readers)}")
     _out_folder(out)
     try:
-        m, warnings = import_peer_dataset(kind, peer_data_dir, out)  # type: ignore[arg-type]
+        m, warnings = readers[kind].import_peer(kind, peer_data_dir, out)
     except (DatasetError, ValueError) as e:
         fail(str(e))
     except OSError as e:
@@ -123,7 +126,7 @@ def show(
 ) -> None:
     """Print exactly the prompt text a model receives for one instance in one mode, and its image paths."""
     from evalcore.dataset import DatasetError, load_dataset
-    from nphe4v.instance_prompt import ShowError, show_instance
+    from evalcore.instance_prompt import ShowError, show_instance
 
     try:
         typer.echo(show_instance(load_dataset(dataset_dir, check_images=False), instance_id, mode, prompts,

@@ -98,7 +98,6 @@ def test_long_modules_say_why_they_are_one_concern():
 # (nphe4v/, gie/): each entry says why it is not a benchmark being named.
 NAME_AS_STRING_ALLOWED = {
     ("report/analysis.py", "graphverse"): "__all__ lists the function analysis.graphverse (gie.report_tables)",
-    ("nphe4v_cli/app.py", "nphardeval4v"): "import-peer's KIND: the format of the NPHardEval4V authors' data files",
 }
 
 

@@ -1,32 +1,22 @@
-"""What a model is asked for one dataset instance in one prompt mode, for `nphe4v show`.
+"""What a model is asked for one dataset instance in one prompt mode, for `nphe4v show` (and the report's rebuild
+of a paper prompt).
 
 Built with the calls the run planner (`cluster.plan.plan_model`) makes: with `prompts="rewritten"` the task's
-`text` on the stored instance data, then `evalcore.prompting.build_prompt`; with `prompts="paper"` the
-papers' text from the authors' pinned files (`nphe4v.paper_prompts`, for the open-weights or the API prompt
-file), with the stored images.
+`text` on the stored instance data, then `evalcore.prompting.build_prompt`; with `prompts="paper"`, for a
+benchmark with paper prompts, its plug-in's `load_paper_prompts` and `build_paper_prompt` (e.g. NPHardEval4V's
+authors' pinned files, for the open-weights or the API prompt file), with the stored images.
 """
 
 from __future__ import annotations
 
 import os
 from pathlib import Path
-from typing import Literal
 
 from evalcore import benchmarks
-from evalcore.benchmarks import task_for
+from evalcore.benchmark import AssetsMissing
 from evalcore.dataset import INSTANCES, Dataset
 from evalcore.prompting import build_prompt
 from evalcore.schema import PROMPT_MODES, Instance, Prompt
-from nphe4v.paper_prompts import (
-    PAPER_INPUTS,
-    PaperPromptError,
-    PromptFile,
-    build_paper_prompt,
-    load_prompt_set,
-)
-from nphe4v.upstream_assets import AssetsMissing, AssetSource, resolve_assets
-
-PromptSet = Literal["paper", "rewritten"]
 
 
 class ShowError(ValueError):
@@ -42,24 +32,27 @@ def modes_for(benchmark: str) -> tuple[str, ...]:
     return tuple(benchmarks.get(benchmark).all_prompt_modes())
 
 
-def instance_prompt(inst: Instance, mode: str, prompts: str = "rewritten", kind: PromptFile = "open",
+def paper_prompt_kinds() -> tuple[str, ...]:
+    """The prompt file kinds (`--model-kind`) of every registered benchmark with paper prompts."""
+    kinds = [k for b in benchmarks.registry().values() if b.paper_prompts for k in b.paper_prompt_kinds]
+    return tuple(dict.fromkeys(kinds))
+
+
+def instance_prompt(inst: Instance, mode: str, prompts: str = "rewritten", kind: str = "open",
                     prompt_assets: str | None = None, download: bool = True) -> Prompt:
-    spec = task_for(inst.benchmark, inst.task)
-    data = spec.load(inst.data)
-    if prompts == "paper" and inst.benchmark == "nphardeval4v" and mode in PROMPT_MODES:
+    bench = benchmarks.get(inst.benchmark)
+    if prompts == "paper" and bench.paper_prompts and mode in PROMPT_MODES:
         try:
-            src = AssetSource.from_config(prompt_assets)
-            if not download:  # e.g. a report: look in the checkout or the cache, never on the network
-                src = AssetSource(local=src.local, download=False)
-            ps = load_prompt_set(resolve_assets(src).resolve())
-            return build_paper_prompt(ps, inst.task, PAPER_INPUTS[inst.task](data), mode, inst.images, kind)
-        except (AssetsMissing, PaperPromptError) as e:
+            # download=False, e.g. a report: look in the checkout or the cache, never on the network
+            return bench.build_paper_prompt(bench.load_paper_prompts(prompt_assets, download), inst, mode, kind)
+        except (AssetsMissing, ValueError) as e:  # the files' own problems (a plug-in's ValueError) in one line
             raise ShowError(str(e)) from None
-    return build_prompt(spec.text(data), mode, inst.images)
+    spec = bench.task(inst.task)
+    return build_prompt(spec.text(spec.load(inst.data)), mode, inst.images)
 
 
 def show_instance(dataset: Dataset, instance_id: str, mode: str | None, prompts: str | None = None,
-                  kind: PromptFile = "open", prompt_assets: str | None = None) -> str:
+                  kind: str = "open", prompt_assets: str | None = None) -> str:
     """The prompt text exactly as sent, between marker lines, then the absolute image paths."""
     by_id = dataset.by_id()
     if instance_id not in by_id:
@@ -72,8 +65,9 @@ def show_instance(dataset: Dataset, instance_id: str, mode: str | None, prompts:
     prompts = prompts or default_prompt_set()
     if prompts not in ("paper", "rewritten"):
         raise ShowError(f"--prompts {prompts}: expected paper or rewritten")
-    if kind not in ("open", "api"):
-        raise ShowError(f"--model-kind {kind}: expected open or api")
+    kinds = paper_prompt_kinds()
+    if kind not in kinds:
+        raise ShowError(f"--model-kind {kind}: expected {' or '.join(kinds)}")
     prompt = instance_prompt(inst, mode, prompts, kind, prompt_assets)
     root = Path(dataset.root).resolve()
     lines = [
