@@ -200,3 +200,17 @@ def test_runtime_names_no_benchmark_in_modules_or_identifiers():
     assert not found, "ask the plug-in (evalcore.benchmarks.get(name)) instead:\n" + "\n".join(found)
     assert not clean, ("no longer names a benchmark: remove from RUNTIME_IDENTIFIER_NAMES_BENCHMARK_ALLOWED: "
                        + ", ".join(clean))
+
+
+def test_job_scripts_import_no_benchmark_package():
+    """jobs/ holds scripts, not a package, so pyproject's forbidden contract (report, cluster, judge, the command
+    line and the core import no benchmark package) cannot name it: its imports are checked here instead."""
+    found = []
+    for path in sorted((PROJECT / "jobs").rglob("*.py")):
+        for node in ast.walk(ast.parse(path.read_text())):
+            mods = ([a.name for a in node.names] if isinstance(node, ast.Import)
+                    else [node.module or ""] if isinstance(node, ast.ImportFrom) and not node.level else [])
+            found += [f"{path.relative_to(PROJECT)}:{node.lineno}: {m}" for m in mods
+                      if m.split(".")[0] in ("nphe4v", "gie")]
+    assert list((PROJECT / "jobs").glob("*.py")), "jobs/ has no scripts: the check would pass vacuously"
+    assert not found, "ask the plug-in (evalcore.benchmarks) instead:\n" + "\n".join(found)
