@@ -6,10 +6,10 @@ from collections.abc import Mapping
 from typing import Any
 
 import polars as pl
+from pydantic import ValidationError
 
 from evalcore import benchmarks
 from evalcore.benchmark import Benchmark
-from evalcore.prompting import VISION_MODE
 from evalcore.schema import PROMPT_MODES, RECOGNITION_MODE
 from report.judgments import judge_table
 from report.runs import (
@@ -44,10 +44,18 @@ def _plugin(name: str) -> Benchmark:
 
 
 def _modes(cfg: Mapping[str, Any], model: Mapping[str, Any], bench: str) -> list[str]:
-    """The prompt modes the planner asks the model in on the benchmark (the plug-in's `prompt_modes`)."""
-    return _plugin(bench).prompt_modes(list(cfg.get("prompt_modes") or PROMPT_MODES),
-                                       list(model.get("graphverse_modes") or [VISION_MODE]),
-                                       bool(model.get("text_only")))
+    """The prompt modes the planner asks the model in on the benchmark (the plug-in's `prompt_modes`, with the
+    modes the model's entry asks through the plug-in's `model_options`)."""
+    plugin = _plugin(bench)
+    options = None
+    if plugin.model_options is not None:
+        try:  # the manifest's config was validated when the run started; an older one may lack a field
+            options = plugin.model_options.model_validate(
+                {k: model[k] for k in plugin.model_options.model_fields if k in model})
+        except ValidationError:
+            options = None
+    return plugin.prompt_modes(list(cfg.get("prompt_modes") or PROMPT_MODES), plugin.model_modes(options),
+                               bool(model.get("text_only")))
 
 
 def _expected(cfg: Mapping[str, Any], model: Mapping[str, Any], ds) -> dict[str, int]:
