@@ -66,7 +66,8 @@ class Figure:
       complexity, AA, ER and their _lo / _hi);
     * ``mode_shares``: per model one stacked bar of failure-mode shares (columns model, n_incorrect and a
       fraction per mode: perception, visual_reasoning, text_reasoning, unattributed).
-    ``title`` is drawn in the figure, ``caption`` written under it."""
+    Every kind: ``params`` ``empty``, the text of a figure without rows. ``title`` is drawn in the figure,
+    ``caption`` written under it."""
 
     name: str
     kind: FigureKind

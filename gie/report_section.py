@@ -112,7 +112,7 @@ def sections(ctx: ReportContext, name: str, title: str) -> list[Section]:
         Text(FAILURE_MODES_NOTE, heading="Failure modes of incorrect responses (Figure 3)",
              markdown="### Failure modes of incorrect responses (shares)"),
         Figure("graphverse_failure_modes", "mode_shares", judged["failure_modes"],
-               caption="Failure-mode shares per model."),
+               caption="Failure-mode shares per model.", params={"empty": "No incorrect judged GraphVerse responses."}),
         Table(judged["failure_modes"], digits=3, id="gv-failure-modes"),
     ]
     files = ctx.judge_files()

@@ -23,6 +23,8 @@ from nphe4v import report_tables as nt
 from nphe4v.metrics import POOLED
 from nphe4v.tasks import TASK_CLASS, TASK_MODULES
 
+NO_SAMPLES = "No NPHardEval4V samples."  # an empty figure's text (the report's figures name no benchmark)
+
 MAX_DETAIL_ROWS = 1000
 """Rows of a secondary table (inside <details>) shown in the page; the CSV holds them all."""
 BOARD_CI = ("ER", "RA", "RA_corrected", "AA_P", "AA_NPC", "AA_NPH", "AA_All")
@@ -168,7 +170,8 @@ def _leaderboard(board: pl.DataFrame, checks: pl.DataFrame) -> Section:
 def _classes(profile: pl.DataFrame, oc: pl.DataFrame | None, groups: list[tuple[str, list[str]]] | None) -> Section:
     caption = "RA, ER and AA on P, NP-complete and NP-hard tasks, prompt modes pooled." + (
         " One panel per model access (closed, open, builtin)." if oc is not None else "")
-    blocks: list = [Figure("radar", "radar", profile, caption=caption, params={"groups": groups} if groups else {})]
+    blocks: list = [Figure("radar", "radar", profile, caption=caption,
+                           params={"empty": NO_SAMPLES, **({"groups": groups} if groups else {})})]
     if oc is not None:
         blocks += [Text("Plain means over each group's models (pooled prompt modes); access from cluster/models.yaml, "
                         "<i>unregistered</i> for models it does not list.", heading="Closed vs open models"),
@@ -182,7 +185,7 @@ def _classes(profile: pl.DataFrame, oc: pl.DataFrame | None, groups: list[tuple[
 
 def _heatmaps(heat: pl.DataFrame) -> Section:
     # what the drawer needs of the benchmark: the task order of the columns and each task's complexity class
-    axes = {"task_order": list(TASK_MODULES), "task_class": dict(TASK_CLASS), "empty": "No NPHardEval4V samples."}
+    axes = {"task_order": list(TASK_MODULES), "task_class": dict(TASK_CLASS), "empty": NO_SAMPLES}
     return Section("heatmaps", "Per task and level (Figures 7 and 9)", (
         Figure("heatmap_reasoning", "heatmap", heat, "Reasoning per task and level (wa = A'·RA·ER, prompt modes "
                "pooled)", "Hover a cell for its value, interval and count.", {"value": "wa", **axes}),
@@ -202,7 +205,7 @@ def _heatmaps(heat: pl.DataFrame) -> Section:
 def _ablation(ablation: pl.DataFrame) -> Section:
     return Section("ablation", "Prompt-mode ablation (Figure 8)", (
         Figure("prompt_mode_ablation", "mode_bars", ablation, caption="AA_All per prompt mode with bootstrap "
-               "intervals."),
+               "intervals.", params={"empty": NO_SAMPLES}),
         Table(ablation_wide(ablation), caption="AA_All by prompt mode", id="ablation-wide"),
         Details("Details", (Table(drop_single_version(ablation), ci=("AA_All", "ER"), id="ablation"),)),
     ), nav="prompt modes", md_title="Prompt-mode ablation (AA_All)")
@@ -216,7 +219,7 @@ def _lvlm_llm(llm: pl.DataFrame, text_only: set[str]) -> Section:
     return Section("lvlm-llm", "LVLMs vs text-only LLMs (Figure 6)", (
         note,
         Figure("lvlm_vs_llm", "class_bars", llm, caption="AA and ER per complexity class; 'mean' rows average the "
-               "kind's models."),
+               "kind's models.", params={"empty": NO_SAMPLES}),
         Table(drop_single_version(llm), ci=("AA", "ER"), id="lvlm-llm",
               markdown=drop_single_version(mean).drop("AA_lo", "AA_hi", "ER_lo", "ER_hi")),
     ), nav="LVLM vs LLM", md_title="LVLMs vs text-only LLMs (means per kind)")

@@ -433,7 +433,8 @@ def test_report_is_deterministic(runs, report, tmp_path) -> None:
 def test_figures_from_empty_tables() -> None:
     empty = nt.leaderboard(analysis.frame_of(pl.DataFrame(schema=SAMPLE_SCHEMA)))
     assert empty.is_empty()
-    c = figures.ablation_bars(nt.prompt_mode_ablation(analysis.frame_of(pl.DataFrame(schema=SAMPLE_SCHEMA)), board=empty))
+    c = figures.ablation_bars(nt.prompt_mode_ablation(analysis.frame_of(pl.DataFrame(schema=SAMPLE_SCHEMA)), board=empty),
+                              empty="No NPHardEval4V samples.")
     assert "No NPHardEval4V samples." in c.svg()
     assert c.png()[:4] == b"\x89PNG"
 

@@ -378,7 +378,9 @@ def _annotation_routes(app: FastAPI, store: Store, env: Environment, page, token
 
         facets = store.facets()
         tasks = [t for t in facets["task"] if t in store.judged_tasks()]
-        ctx: dict[str, Any] = {"annotator": annotator, "task": task, "model": model, "run_f": run,
+        judged = store.judged()
+        ctx: dict[str, Any] = {"judged_title": judged.title if judged is not None else "judged",
+                               "annotator": annotator, "task": task, "model": model, "run_f": run,
                                "facets": facets, "tasks": tasks, "paper_tasks": ann.PAPER_TASKS,
                                "per_cell": max(0, per_cell), "token": token, "item": None, "error": ""}
         if not annotator:

@@ -9,7 +9,6 @@ gives the same bytes. Figures follow the paper's shapes:
 * ``heatmap`` — Figures 7 and 9: model x (task, level) cells of accuracy or recognition;
 * ``ablation_bars`` — Figure 8: AA per prompt mode per model, with interval whiskers;
 * ``lvlm_llm_bars`` — Figure 6: AA and ER per class, LVLMs on figure+limited_text vs text-only LLMs;
-* ``edit_bars`` — GraphVerse accuracy per image edit and model;
 * ``failure_mode_bars`` — Figure 3: shares of failure modes among incorrect GraphVerse responses, stacked.
 """
 
@@ -17,7 +16,6 @@ from report.figures.bars import (
     FAILURE_MODE_COLORS,
     BarRow,
     ablation_bars,
-    edit_bars,
     failure_mode_bars,
     hbars,
     lvlm_llm_bars,
@@ -37,6 +35,6 @@ from report.figures.radar import RADAR_AXES, default_groups, radar
 
 __all__ = [
     "CLASS_COLORS", "CLASS_NAMES", "FAILURE_MODE_COLORS", "MODE_COLORS", "PALETTE", "RADAR_AXES", "BarRow",
-    "Canvas", "ablation_bars", "default_groups", "edit_bars", "empty_figure", "failure_mode_bars", "hbars",
+    "Canvas", "ablation_bars", "default_groups", "empty_figure", "failure_mode_bars", "hbars",
     "heatmap", "lvlm_llm_bars", "radar", "series_label", "text_width",
 ]

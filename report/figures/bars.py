@@ -1,5 +1,6 @@
-"""Bar figures: Figure 8 (AA per prompt mode), Figure 6 (LVLMs vs text-only LLMs per class), GraphVerse
-accuracy per image edit, and GraphVerse's Figure 3 (failure-mode shares, stacked)."""
+"""Bar figures of the figure kinds (`evalcore.report_section.Figure`): per prompt mode (``mode_bars``, e.g.
+NPHardEval4V's Figure 8), per kind of model and complexity class (``class_bars``, its Figure 6), failure-mode
+shares stacked (``mode_shares``, GraphVerse's Figure 3) and the generic ``bars``."""
 
 from __future__ import annotations
 
@@ -14,7 +15,6 @@ from report.figures.canvas import (
     CLASS_NAMES,
     INK,
     MODE_COLORS,
-    PALETTE,
     Canvas,
     draw_legend,
     empty_figure,
@@ -90,11 +90,11 @@ def _bars_canvas(title: str, panels: Sequence[tuple[str, Sequence[BarRow]]], ser
     return c
 
 
-def ablation_bars(ablation: pl.DataFrame, title: str = "AA_All per prompt mode") -> Canvas:
+def ablation_bars(ablation: pl.DataFrame, title: str = "AA_All per prompt mode", empty: str = "No samples.") -> Canvas:
     """Figure 8 from ``analysis.prompt_mode_ablation``: per model, one bar per prompt mode (AA_All with its
     bootstrap interval)."""
     if ablation.is_empty():
-        return empty_figure(title, "No NPHardEval4V samples.")
+        return empty_figure(title, empty)
     nv = ablation["version"].n_unique()
     modes = [m for m in PROMPT_MODES if m in set(ablation["prompt_mode"].to_list())]
     rows: dict[str, dict] = {}
@@ -106,11 +106,12 @@ def ablation_bars(ablation: pl.DataFrame, title: str = "AA_All per prompt mode")
                         panel_w=620)
 
 
-def lvlm_llm_bars(table: pl.DataFrame, title: str = "LVLMs vs text-only LLMs by complexity class") -> Canvas:
+def lvlm_llm_bars(table: pl.DataFrame, title: str = "LVLMs vs text-only LLMs by complexity class",
+                  empty: str = "No samples.") -> Canvas:
     """Figure 6 from ``analysis.lvlm_vs_llm``: two panels (AA, ER), rows = models grouped by kind (with the
     kind's mean), one bar per complexity class."""
     if table.is_empty():
-        return empty_figure(title, "No NPHardEval4V samples.")
+        return empty_figure(title, empty)
     nv = table["version"].n_unique()
     classes = ["P", "NPC", "NPH"]
     panels = []
@@ -137,36 +138,17 @@ def lvlm_llm_bars(table: pl.DataFrame, title: str = "LVLMs vs text-only LLMs by 
     return _bars_canvas(title, panels, classes, CLASS_COLORS, legend)
 
 
-def edit_bars(by_edit: pl.DataFrame, title: str = "GraphVerse accuracy per image edit") -> Canvas:
-    """GraphVerse: per model, one bar per edit kind (``gie.metrics.by_edit``: acc in percent, Wilson bounds)."""
-    if by_edit.is_empty():
-        return empty_figure(title, "No GraphVerse samples.")
-    edits = []
-    for e in by_edit["variant"].to_list():
-        if e not in edits:
-            edits.append(e)
-    colors = {e: PALETTE[i % len(PALETTE)] for i, e in enumerate(edits)}
-    rows: dict[str, dict] = {}
-    for r in by_edit.iter_rows(named=True):
-        rows.setdefault(r["model"], {})[r["variant"]] = (
-            r["acc"] / 100, r["ci_low"] / 100 if r["ci_low"] is not None else None,
-            r["ci_high"] / 100 if r["ci_high"] is not None else None,
-        )
-    bars = [BarRow(m, v) for m, v in rows.items()]
-    return _bars_canvas(title, [("accuracy (fraction)", bars)], edits, colors, [(e, colors[e]) for e in edits],
-                        panel_w=620)
-
-
 FAILURE_MODE_COLORS: dict[str, str] = {
     "perception": "#e15759", "visual_reasoning": "#f28e2b", "text_reasoning": "#4e79a7", "unattributed": "#bab0ac",
 }
 
 
-def failure_mode_bars(table: pl.DataFrame, title: str = "Failure modes of incorrect responses") -> Canvas:
-    """Figure 3 from ``analysis.graphverse_judged()["failure_modes"]``: per model, one horizontal bar stacked
+def failure_mode_bars(table: pl.DataFrame, title: str = "Failure modes of incorrect responses",
+                      empty: str = "No incorrect judged responses.") -> Canvas:
+    """Figure 3 (GraphVerse's ``graphverse_judged()["failure_modes"]``): per model, one horizontal bar stacked
     by the share (fraction) of incorrect responses whose first wrong step is of each mode."""
     if table.is_empty():
-        return empty_figure(title, "No incorrect judged GraphVerse responses.")
+        return empty_figure(title, empty)
     modes = [m for m in FAILURE_MODE_COLORS if m in table.columns]
     labels = [f"{r['model']} (n={r['n_incorrect']})" for r in table.iter_rows(named=True)]
     label_w = min(240, max(text_width(x, 11) for x in labels) + 14)

@@ -31,11 +31,11 @@ def default_groups(labels: Sequence[str], size: int = 4) -> list[tuple[str, list
 
 
 def radar(profile: pl.DataFrame, groups: Sequence[tuple[str, Sequence[str]]] | None = None,
-          title: str = "RA, ER and AA by complexity class") -> Canvas:
+          title: str = "RA, ER and AA by complexity class", empty: str = "No samples.") -> Canvas:
     """Figure 4 from ``analysis.class_profile``: one radar per group of series (model, or model · version
     with several versions); nine axes: AA, ER and RA on P, NP-complete and NP-hard; scale 0..1."""
     if profile.is_empty():
-        return empty_figure(title, "No NPHardEval4V samples.")
+        return empty_figure(title, empty)
     nv = profile["version"].n_unique()
     values: dict[str, dict[tuple[str, str], float]] = {}
     for r in profile.iter_rows(named=True):

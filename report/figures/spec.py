@@ -16,21 +16,21 @@ def draw(fig: Figure, groups: Sequence[tuple[str, Sequence[str]]] | None = None)
     """The canvas of ``fig``; a kind the report cannot draw is a ValueError naming the figure. ``groups``: a
     radar's panels as the caller picks them (series labels), over the figure's own ``groups`` param."""
     title = {"title": fig.title} if fig.title else {}
+    empty = {"empty": fig.params["empty"]} if "empty" in fig.params else {}  # the text of a figure without rows
     if fig.kind == "bars":
         return _bars(fig)
     if fig.kind == "radar":
-        return radar(fig.data, groups=groups or _series_groups(fig), **title)
+        return radar(fig.data, groups=groups or _series_groups(fig), **title, **empty)
     if fig.kind == "heatmap":
         p = fig.params
         return heatmap(fig.data, p.get("value", "wa"), lo=p.get("lo"), hi=p.get("hi"), count=p.get("count", "n"),
-                       task_order=p.get("task_order", ()), task_class=p.get("task_class"),
-                       empty=p.get("empty", "No samples."), **title)
+                       task_order=p.get("task_order", ()), task_class=p.get("task_class"), **title, **empty)
     if fig.kind == "mode_bars":
-        return ablation_bars(fig.data, **title)
+        return ablation_bars(fig.data, **title, **empty)
     if fig.kind == "class_bars":
-        return lvlm_llm_bars(fig.data, **title)
+        return lvlm_llm_bars(fig.data, **title, **empty)
     if fig.kind == "mode_shares":
-        return failure_mode_bars(fig.data, **title)
+        return failure_mode_bars(fig.data, **title, **empty)
     raise ValueError(f"figure {fig.name!r}: kind {fig.kind!r} is not one of {', '.join(FIGURE_KINDS)}")
 
 
