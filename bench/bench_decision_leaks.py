@@ -28,7 +28,8 @@ against k. With `--extended` (GCP-D, printed, not judged) also `gcpd_extended_fe
 Laplacian spectra, the triangles at each vertex (the edges inside its neighbourhood), 4-cycles, common
 neighbours, diamonds, 5- and 7-cycles (also at a vertex), distances (diameter, radius, eccentricities),
 components, eigenvalue multiplicities, degree assortativity and the 2- and 3-core sizes, which the generator
-does not match within a pair (docs/deviations.md gives the numbers).
+holds to no tolerance within a pair (it brings the pair close on some: `gcpd.pair_shape`; docs/deviations.md
+gives the numbers).
 """
 
 from __future__ import annotations
@@ -202,7 +203,8 @@ def gcpd_extended_features(d: gcpd.GCPDData) -> list[float]:
     at a vertex: largest and sd) and 7-cycles, distances (diameter and radius of the largest component, mean
     eccentricity and distance there), components, how many distinct eigenvalues each spectrum has and its
     largest multiplicity (the adjacency's at 0 too), the degree assortativity and the 2- and 3-core sizes; the
-    generator matches none of these between the graphs of a pair (docs/deviations.md)."""
+    generator holds none of these to a tolerance between the graphs of a pair (`gcpd.pair_shape` brings the
+    spectra, triangles at a vertex, 4- and 5-cycles and diamonds close; docs/deviations.md)."""
     from scipy.sparse.csgraph import connected_components, shortest_path
 
     n = d.num_vertices
