@@ -91,7 +91,7 @@ def _bars_canvas(title: str, panels: Sequence[tuple[str, Sequence[BarRow]]], ser
 
 
 def ablation_bars(ablation: pl.DataFrame, title: str = "AA_All per prompt mode", empty: str = "No samples.") -> Canvas:
-    """Figure 8 from ``analysis.prompt_mode_ablation``: per model, one bar per prompt mode (AA_All with its
+    """Figure 8 from ``nphe4v.report_tables.prompt_mode_ablation`` (a ``mode_bars`` spec): per model, one bar per prompt mode (AA_All with its
     bootstrap interval)."""
     if ablation.is_empty():
         return empty_figure(title, empty)
@@ -108,7 +108,7 @@ def ablation_bars(ablation: pl.DataFrame, title: str = "AA_All per prompt mode",
 
 def lvlm_llm_bars(table: pl.DataFrame, title: str = "LVLMs vs text-only LLMs by complexity class",
                   empty: str = "No samples.") -> Canvas:
-    """Figure 6 from ``analysis.lvlm_vs_llm``: two panels (AA, ER), rows = models grouped by kind (with the
+    """Figure 6 from ``nphe4v.report_tables.lvlm_vs_llm`` (a ``class_bars`` spec): two panels (AA, ER), rows = models grouped by kind (with the
     kind's mean), one bar per complexity class."""
     if table.is_empty():
         return empty_figure(title, empty)

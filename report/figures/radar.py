@@ -32,7 +32,7 @@ def default_groups(labels: Sequence[str], size: int = 4) -> list[tuple[str, list
 
 def radar(profile: pl.DataFrame, groups: Sequence[tuple[str, Sequence[str]]] | None = None,
           title: str = "RA, ER and AA by complexity class", empty: str = "No samples.") -> Canvas:
-    """Figure 4 from ``analysis.class_profile``: one radar per group of series (model, or model · version
+    """Figure 4 from ``nphe4v.report_tables.class_profile`` (a ``radar`` spec): one radar per group of series (model, or model · version
     with several versions); nine axes: AA, ER and RA on P, NP-complete and NP-hard; scale 0..1."""
     if profile.is_empty():
         return empty_figure(title, empty)
