@@ -16,6 +16,7 @@ from pydantic import (
     SerializerFunctionWrapHandler,
     ValidationError,
     ValidationInfo,
+    create_model,
     field_validator,
     model_serializer,
     model_validator,
@@ -195,13 +196,6 @@ class ModelSpec(Strict):
         return self
 
 
-class RecognitionSpec(Strict):
-    enabled: bool = True
-    asks: int = Field(5, ge=1, le=MAX_REPEATS, description="asks per pair, each with its own seed")
-    controls: bool = Field(True, description="also ask mismatched pairs (another instance, same task and level)")
-    temperature: float = Field(0.7, ge=0, le=MAX_TEMPERATURE, allow_inf_nan=False)
-
-
 class SamplingSpec(Strict):
     temperature: float = Field(0.0, ge=0, le=MAX_TEMPERATURE, allow_inf_nan=False)
     max_tokens: int = Field(1024, ge=1, le=MAX_TOKENS)
@@ -242,23 +236,15 @@ class JudgeConfig(Strict):
     progress: bool = Field(True, description="report judge progress on stderr")
 
 
-def _default_prompts() -> str:
-    """The papers' prompts unless the site says otherwise (NPHE4V_PROMPTS=rewritten: e.g. a machine that cannot
-    have the authors' files; the run manifest records the set used)."""
-    value = os.environ.get("NPHE4V_PROMPTS", "").strip() or "paper"
-    if value not in ("paper", "rewritten"):
-        raise ValueError(f"NPHE4V_PROMPTS={value!r}: expected paper or rewritten")
-    return value
+class RunConfigBase(Strict):
+    """A run config's own fields; `RunConfig` adds every registered benchmark's run options (below)."""
 
-
-class RunConfig(Strict):
     name: str = Field("run", max_length=200, description="the run's name (first part of its run id)")
     out: str = Field("runs/demo", max_length=4096, description="run folder")
     datasets: list[DatasetSpec] = Field(min_length=1)
     models: list[ModelSpec] = Field(min_length=1)
     prompt_modes: list[PromptMode] = Field(default_factory=lambda: list(PROMPT_MODES))
     repeats: int = Field(1, ge=1, le=MAX_REPEATS)
-    recognition: RecognitionSpec = RecognitionSpec()
     sampling: SamplingSpec = SamplingSpec()
     ray: RaySpec = RaySpec()
     max_inflight_batches: int = Field(4, ge=1, le=MAX_INFLIGHT)
@@ -272,21 +258,9 @@ class RunConfig(Strict):
         "without them) or rlimits-only (a weaker sandbox, opted into by name; docs/graphverse.md)")
     pot_timeout_s: float = Field(10.0, gt=0, le=600, allow_inf_nan=False, description="CPU-time limit of one PoT program, s (each process; a wall clock of 3x + 10 s backs it)")
     pot_workers: int = Field(2, ge=1, le=64, description="PoT programs run at once by one score task")
-    parser: Literal["tolerant", "paper"] = Field(
-        "tolerant", description="NPHardEval4V: which parse of an answer the headline ER/AA use; both are always "
-        "computed (tolerant = our extractor and exact verifiers, paper = the original NPHardEval4V code's parsers and "
-        "checkers, quirks included: nphe4v.paper_check, ER_paper/AA_paper)")
-    prompts: Literal["paper", "rewritten"] = Field(
-        default_factory=lambda: _default_prompts(),
-        description="NPHardEval4V prompt set: paper (the original repository's prompt text and data rendering, "
-        "read from its pinned files: nphe4v.upstream_assets) or rewritten (this project's nphe4v-prompt-v3); "
-        "default paper, or NPHE4V_PROMPTS where a site sets it (docs/deviations.md lists the differences)")
-    prompt_assets: str | None = Field(
-        None, description="a local checkout of the original NPHardEval4V repository at the pinned commit (offline "
-        "clusters); without it the pinned files are downloaded once into the cache")
 
     @model_validator(mode="after")
-    def _unique_models(self) -> RunConfig:
+    def _unique_models(self) -> RunConfigBase:
         names = [m.name for m in self.models]
         dup = {n for n in names if names.count(n) > 1}
         if dup:
@@ -296,17 +270,16 @@ class RunConfig(Strict):
     def fingerprint_fields(self) -> dict[str, Any]:
         """What makes two runs the same run (resumable into one folder); where and how it runs does not."""
         # the judge is a later stage with its own cache and identity: changing it is not another run
-        # `parser` only chooses which recorded parse the tables lead with: every sample carries both
         # how PoT programs are sandboxed and how many run at once do not change what they print
-        # where the prompt files are read from does not change them (they are pinned by SHA-256)
+        # a benchmark's run options: the part its plug-in says (`Benchmark.run_fingerprint`)
         d = self.model_dump(mode="json", exclude={"out", "ray", "max_inflight_batches", "max_attempts", "judge",
-                                                  "parser", "pot_isolation", "pot_workers", "prompt_assets",
-                                                  "preflight"})
-        # runs made before the paper prompts existed sent the rewritten set: they keep their id
-        if d["prompts"] == "rewritten":
-            d.pop("prompts")
+                                                  "pot_isolation", "pot_workers", "preflight",
+                                                  *run_option_keys()})
+        for bench in benchmarks.registry().values():
+            if (opts := self.options_for(bench)) is not None:
+                d.update(bench.run_fingerprint(opts))
         # settings appended later are left out at their defaults, so a run made before them keeps its id
-        if d["pot_timeout_s"] == RunConfig.model_fields["pot_timeout_s"].default:
+        if d["pot_timeout_s"] == RunConfigBase.model_fields["pot_timeout_s"].default:
             d.pop("pot_timeout_s")
         # a `generate:` section as it was hashed before each benchmark had a model of its own (the legacy keys)
         for dd, spec in zip(d["datasets"], self.datasets, strict=True):
@@ -324,6 +297,37 @@ class RunConfig(Strict):
 
     def wants_pot(self) -> bool:
         return any(POT_MODE in m.modes_for(b) for m in self.models for b in benchmarks.registry().values())
+
+    def options_for(self, bench: Benchmark) -> BaseModel | None:
+        """`bench`'s run options (an instance of `Benchmark.run_options`, read from this config's top level), or
+        None when it has none: what its hooks (`recognition_settings`, `sends_paper_prompts`, ...) are given."""
+        if bench.run_options is None:
+            return None
+        return bench.run_options.model_construct(**{k: getattr(self, k) for k in bench.run_options.model_fields})
+
+
+def run_option_keys() -> list[str]:
+    """The top-level keys of a run config that registered benchmarks own (`Benchmark.run_options`)."""
+    return [k for b in benchmarks.registry().values() if b.run_options is not None for k in b.run_options.model_fields]
+
+
+def _with_run_options(base: type[RunConfigBase]) -> type[RunConfigBase]:
+    """`base` with every registered benchmark's run-option fields at its top level, as the plug-ins declare them
+    (so a config keeps its keys where they were, a bad value is refused in one line naming its field, and the
+    run manifest dumps them there). A key two plug-ins declare, or one of the config's own, is a plug-in error."""
+    fields: dict[str, Any] = {}
+    for bench in benchmarks.registry().values():
+        for key, info in (bench.run_options.model_fields if bench.run_options is not None else {}).items():
+            if key in base.model_fields or key in fields:
+                raise benchmarks.BenchmarkError(f"benchmark {bench.name}: run option {key!r} is already a run "
+                                                "config field")
+            fields[key] = (info.annotation, info)
+    model = create_model("RunConfig", __base__=base, __module__=__name__, **fields)
+    model.__doc__ = "A run config: its own fields and the registered benchmarks' run options (top level)."
+    return model
+
+
+RunConfig = _with_run_options(RunConfigBase)
 
 
 def plugin_option_defaults() -> dict[str, Any]:

@@ -53,13 +53,12 @@ def planned(dataset: Dataset, *, model: str = DEFAULT_MODEL, repeats: int = 1, a
     from cluster.config import (
         DatasetSpec,
         ModelSpec,
-        RecognitionSpec,
         RunConfig,
         SamplingSpec,
         plugin_option_defaults,
     )
     from cluster.plan import check_prompt_assets, plan_model
-    from evalcore.recognition import mismatch_partners
+    from evalcore.recognition import RecognitionSpec, mismatch_partners
 
     try:
         # a litellm spec: the planner then attaches no gold (`reference`), as for any outside model

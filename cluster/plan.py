@@ -91,24 +91,24 @@ def prompt_set_label(cfg: RunConfig) -> str:
     """What the prompts of this run are, for the manifest and the report."""
     from evalcore.prompting import TEMPLATE_VERSION
 
-    if cfg.prompts == "rewritten":
-        return f"rewritten ({TEMPLATE_VERSION})"
-    # a run of no paper-prompt benchmark still records which set `prompts: paper` names: the registry's
+    # a run of no paper-prompt benchmark still records which set its options name: the registry's first's
     benches = _paper_benchmarks(cfg) or [b for b in benchmarks.registry().values() if b.paper_prompts][:1]
-    return "; ".join(b.paper_prompts_label() for b in benches) or "paper"
+    paper = [b.paper_prompts_label() for b in benches if b.sends_paper_prompts(cfg.options_for(b))]
+    return "; ".join(paper) or f"rewritten ({TEMPLATE_VERSION})"
 
 
 def wants_paper_prompts(cfg: RunConfig) -> bool:
-    return cfg.prompts == "paper" and any(d.bench().paper_prompts for d in cfg.datasets)
+    return any(b.sends_paper_prompts(cfg.options_for(b)) for b in _paper_benchmarks(cfg))
 
 
 def paper_prompt_set(cfg: RunConfig, bench: Any, download: bool = True) -> Any:
     """The paper prompt files of `bench` (a Benchmark) for a config that sends them (fetched once into the cache
     when `download`), else None. Raises AssetsMissing (one line saying how to get them): the run checks this
     before any model starts (`check_prompt_assets`)."""
-    if not (bench.paper_prompts and wants_paper_prompts(cfg)):
+    opts = cfg.options_for(bench)
+    if not (bench.paper_prompts and bench.sends_paper_prompts(opts)):
         return None
-    return bench.load_paper_prompts(cfg.prompt_assets, download)
+    return bench.load_paper_prompts(bench.prompt_assets(opts), download)
 
 
 def check_prompt_assets(cfg: RunConfig, download: bool = True) -> str | None:
@@ -133,9 +133,9 @@ def _groups(cfg: RunConfig, model: ModelSpec, dataset: Dataset) -> Iterator[_Gro
         variant = bench.variant(inst)  # GraphVerse: the image edit; NPHardEval4V: none
         for mode in modes:
             yield _Group(inst, inst.instance_id, mode, variant, keys(inst, variant, mode, cfg.repeats))
-    if model.text_only or not cfg.recognition.enabled or not bench.recognition:
+    rec = bench.recognition_settings(cfg.options_for(bench)) if bench.recognition else None
+    if model.text_only or rec is None or not rec.enabled:
         return
-    rec = cfg.recognition
     partners = mismatch_partners(dataset, cfg.sampling.seed)
     if rec.controls:
         _report_control_gaps(dataset, partners)
@@ -155,6 +155,8 @@ def plan_model(cfg: RunConfig, model: ModelSpec, dataset: Dataset, version: str,
     image_root = str(dataset.root.resolve())
     with_reference = needs_reference(model.backend, model.options)
     overrides = model.sampling_overrides()  # the registry's request_args (e.g. short-context max_tokens)
+    bench = benchmarks.get(dataset.manifest.benchmark)
+    rec = bench.recognition_settings(cfg.options_for(bench))
 
     def text(iid: str) -> TaskText:
         # built when needed, not kept: a cache of every instance's text per model would live as long as the plan
@@ -162,7 +164,6 @@ def plan_model(cfg: RunConfig, model: ModelSpec, dataset: Dataset, version: str,
         spec = task_for(inst.benchmark, inst.task)
         return spec.text(spec.load(inst.data))
 
-    bench = benchmarks.get(dataset.manifest.benchmark)
     paper = paper_prompt_set(cfg, bench)
     kind = bench.paper_prompt_kind(model.backend) if paper is not None else ""
 
@@ -183,7 +184,8 @@ def plan_model(cfg: RunConfig, model: ModelSpec, dataset: Dataset, version: str,
         ref = {"data": inst.data, "gold": inst.gold.answer, "variant": g.variant} if with_reference else None
         for key in todo:
             if recognition:
-                sampling = SamplingParams(temperature=cfg.recognition.temperature, max_tokens=256,
+                assert rec is not None  # recognition groups are planned only with its settings
+                sampling = SamplingParams(temperature=rec.temperature, max_tokens=256,
                                           seed=derive_seed(cfg.sampling.seed, version, key.as_str()))
             else:
                 seed = (derive_seed(cfg.sampling.seed, version, key.as_str()) if cfg.repeats > 1

@@ -65,7 +65,8 @@ def probes_for(cfg: RunConfig, spec: ModelSpec) -> list[str]:
         return ["text"]
     out: list[str] = []
     for d in cfg.datasets:  # e.g. GraphVerse's single-graph and paired tasks: 1 and 2 figures
-        out += d.bench().probes(cfg.prompt_modes, cfg.recognition.enabled)
+        rec = d.bench().recognition_settings(cfg.options_for(d.bench()))
+        out += d.bench().probes(cfg.prompt_modes, rec is not None and rec.enabled)
     # no filtering by the model's image limit: a run sending 2 figures to a 1-image model is a finding
     order = ["text", "1", "2", "recognition"]
     return [p for p in order if p in out]

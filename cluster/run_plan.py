@@ -90,10 +90,11 @@ def _count_samples(cfg: RunConfig, model: ModelSpec, d: dict[str, Any]) -> int:
     n = d["instances"]
     bench = benchmarks.get(d["benchmark"])
     total = n * len(bench.prompt_modes(cfg.prompt_modes, model.modes_for(bench), model.text_only)) * cfg.repeats
-    if bench.recognition and cfg.recognition.enabled and not model.text_only:
+    rec = bench.recognition_settings(cfg.options_for(bench)) if bench.recognition else None
+    if rec is not None and rec.enabled and not model.text_only:
         # a mismatched control needs another instance of the same task and level
-        pairs = 1 + (1 if cfg.recognition.controls and d.get("_per_level", 1) >= 2 else 0)
-        total += n * pairs * cfg.recognition.asks
+        pairs = 1 + (1 if rec.controls and d.get("_per_level", 1) >= 2 else 0)
+        total += n * pairs * rec.asks
     return total
 
 

@@ -30,6 +30,7 @@ from evalcore.task import TaskSpec
 
 if TYPE_CHECKING:
     from evalcore.dataset import Dataset
+    from evalcore.recognition import RecognitionSpec
     from evalcore.report_section import ModeBoard, PapersBoard, ReportContext, Section
 
 FULL_TEXT_ONLY = "full_text_only"  # the one mode of a text-only model: no picture
@@ -230,6 +231,33 @@ class Benchmark:
     # written at the top level of the entry and overridable on a registry reference, e.g. the modes the model
     # is asked in), or None: `cluster.config.ModelSpec` validates them with it
     model_options: type[BaseModel] | None = None
+
+    # the run-level settings this benchmark owns (a pydantic model whose fields are written at the top level of a
+    # run config, e.g. NPHardEval4V's prompt set and parser), or None: `cluster.config.RunConfig` takes its fields
+    # (validated and dumped at the top level, so configs, manifests and run ids read as before the plug-in owned
+    # them); the hooks below read them from an instance of it (`RunConfig.options_for`)
+    run_options: type[BaseModel] | None = None
+
+    def run_fingerprint(self, options: BaseModel) -> dict[str, Any]:
+        """The run options' part of a run id (what makes two runs the same run, resumable into one folder): all of
+        them by default; a benchmark leaves out what changes no sample, or a field at the value runs made before it
+        existed had (so they keep their id)."""
+        return options.model_dump(mode="json")
+
+    def recognition_settings(self, options: BaseModel | None) -> RecognitionSpec | None:
+        """For a `recognition` benchmark: the recognition experiment's settings in the run (`options`: its
+        `run_options`); None: no recognition asks."""
+        return None
+
+    def sends_paper_prompts(self, options: BaseModel | None) -> bool:
+        """For a `paper_prompts` benchmark: whether the run (`options`: its `run_options`) sends the paper
+        prompts instead of the rewritten ones."""
+        return False
+
+    def prompt_assets(self, options: BaseModel | None) -> str | None:
+        """For a `paper_prompts` benchmark: where the run says its prompt files are (`load_paper_prompts`' first
+        argument); None: where the benchmark keeps them."""
+        return None
 
     def model_modes(self, options: BaseModel | None) -> list[str]:
         """The modes the model's own options (an instance of `model_options`) ask this benchmark in: the

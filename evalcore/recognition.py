@@ -5,6 +5,8 @@ from __future__ import annotations
 
 from collections import defaultdict
 
+from pydantic import BaseModel, ConfigDict, Field
+
 from evalcore.dataset import Dataset
 from evalcore.rng import rng_for
 
@@ -46,3 +48,21 @@ def control_gaps(dataset: Dataset, partners: dict[str, str] | None = None) -> st
     return (f"recognition controls: none for {sum(alone.values())} instance(s) of {dataset.manifest.version!r} "
             f"whose task has no other instance to pair with: {tasks}; RA_corrected stays blank there")
 
+
+
+# Caps named by the error that refuses a value past them (as the run config's own caps): far above what a run
+# needs, they keep a mistyped value from planning for hours
+MAX_ASKS = 100
+MAX_TEMPERATURE = 10.0
+
+
+class RecognitionSpec(BaseModel):
+    """The recognition experiment's settings in a run (`recognition:` of a run config, for a benchmark with
+    `Benchmark.recognition`): the cluster plans the asks with them for any such benchmark."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    enabled: bool = True
+    asks: int = Field(5, ge=1, le=MAX_ASKS, description="asks per pair, each with its own seed")
+    controls: bool = Field(True, description="also ask mismatched pairs (another instance, same task and level)")
+    temperature: float = Field(0.7, ge=0, le=MAX_TEMPERATURE, allow_inf_nan=False)

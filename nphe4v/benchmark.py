@@ -8,10 +8,13 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import polars as pl
+from pydantic import BaseModel
 
 from evalcore.benchmark import Benchmark, GenerateSettings, Summary
+from evalcore.recognition import RecognitionSpec
 from evalcore.schema import Instance, Prompt
 from evalcore.task import TaskSpec
+from nphe4v.run_options import NPHardEval4VRunOptions
 
 if TYPE_CHECKING:
     from evalcore.dataset import Dataset
@@ -70,6 +73,27 @@ class NPHardEval4V(Benchmark):
         return instance_prompt(inst, mode, "paper", prompt_file_for(backend), prompt_assets, download=False)
 
     paper_prompt_kinds = ("open", "api")  # Open/prompts.py, Prompts/prompts.py
+
+    # `parser:`, `prompts:`, `prompt_assets:` and `recognition:` at the top level of a run config
+    run_options = NPHardEval4VRunOptions
+
+    def run_fingerprint(self, options: BaseModel) -> dict[str, Any]:
+        # `parser` only chooses which recorded parse the tables lead with: every sample carries both; where the
+        # prompt files are read from does not change them (they are pinned by SHA-256)
+        d = options.model_dump(mode="json", exclude={"parser", "prompt_assets"})
+        # runs made before the paper prompts existed sent the rewritten set: they keep their id
+        if d["prompts"] == "rewritten":
+            d.pop("prompts")
+        return d
+
+    def recognition_settings(self, options: BaseModel | None) -> RecognitionSpec | None:
+        return options.recognition if isinstance(options, NPHardEval4VRunOptions) else None
+
+    def sends_paper_prompts(self, options: BaseModel | None) -> bool:
+        return isinstance(options, NPHardEval4VRunOptions) and options.prompts == "paper"
+
+    def prompt_assets(self, options: BaseModel | None) -> str | None:
+        return options.prompt_assets if isinstance(options, NPHardEval4VRunOptions) else None
 
     # the data files the NPHardEval and NPHardEval4V authors published (`nphe4v import-peer`), gold from our solvers
     peer_formats = ("nphardeval", "nphardeval4v")

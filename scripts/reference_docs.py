@@ -129,7 +129,10 @@ def config_page() -> str:
                 queue += _variants(label, sub)
     parts = ["# Run config reference",
              "",
-             "Generated from the pydantic models in `cluster/config.py` by `python scripts/reference_docs.py`; "
+             "Generated from the pydantic models in `cluster/config.py` and the benchmark plug-ins' own (a "
+             "`generate:` section, a model's options and the run options a benchmark owns, e.g. NPHardEval4V's "
+             "`parser`, `prompts`, `prompt_assets` and `recognition`: `Benchmark.generate_model`, `model_options`, "
+             "`run_options`) by `python scripts/reference_docs.py`; "
              "a test fails when this page and the code disagree. A config is YAML; unknown fields are refused "
              "in one line naming the file and field. Worked examples: `configs/*.yaml`.",
              ""]
