@@ -353,9 +353,10 @@ def _annotation_routes(app: FastAPI, store: Store, env: Environment, page, token
         k = (run, task, model, per_cell)
         if k not in queues:
             judged = store.judged()
-            lf = store.scan(run=run, benchmark=judged.name if judged is not None else "\0", models=[model] if model else (),
-                            columns=["run_id", *KEY_COLUMNS, "task", "level"])
-            lf = lf.filter(pl.col("status") == "ok")
+            lf = store.scan(run=run, benchmark=judged.name if judged is not None else "",
+                            models=[model] if model else (), columns=["run_id", *KEY_COLUMNS, "task", "level"])
+            # no judged benchmark registered: nothing to annotate
+            lf = lf.filter((pl.col("status") == "ok") & pl.lit(judged is not None))
             if task == "":
                 lf = lf.filter(pl.col("task").is_in(list(ann.PAPER_TASKS)))
             elif task != "*":
