@@ -91,3 +91,32 @@ def test_a_registered_benchmarks_section_reaches_the_report(toy_registered, tmp_
     assert by_level.select("model", "level", "n", "acc").sort("model", "level").rows() == [
         ("oracle", 1, 1, 1.0), ("oracle", 2, 1, 1.0), ("random", 1, 1, 0.0), ("random", 2, 1, 0.0)]
     assert pl.read_csv(tmp_path / "out" / "report_tables" / "toy_leaderboard.csv").height == 2
+
+
+def test_a_heatmap_spec_carries_its_task_order_classes_and_empty_text():
+    """The drawer knows no benchmark: the spec's params give the columns' task order, each task's complexity
+    class (a bar over the class's tasks) and the text of a figure without rows."""
+    cells = pl.DataFrame({"version": ["v"] * 4, "model": ["m"] * 4, "task": ["A", "A", "B", "B"],
+                          "level": [1, 2, 1, 2], "wa": [0.1, 0.2, 0.3, 0.4]})
+    params = {"value": "wa", "task_order": ["B", "A"], "task_class": {"A": "NPH", "B": "P"}, "empty": "Nothing."}
+    svg = draw(Figure("h", "heatmap", cells, params=params)).svg()
+    assert svg.index(">B<") < svg.index(">A<") and "NP-hard" in svg
+    assert "Nothing." in draw(Figure("h", "heatmap", cells.head(0), params=params)).svg()
+
+
+def test_a_benchmark_without_the_report_hooks(monkeypatch):
+    """The base class's defaults: no explorer boards, no comparisons spec; with no registered benchmark taking
+    one, `nphe4v report --comparisons` is refused in one line naming the file, and the command line's
+    comparison tables are none."""
+    from evalcore import benchmarks
+    from evalcore.benchmark import Benchmark
+    from report.comparisons import ComparisonError, parse_comparisons
+    from report.report_tables import improvement
+
+    plain = Benchmark()
+    rows = pl.DataFrame(schema=SAMPLE_SCHEMA)
+    assert plain.mode_board(rows, 0, 0) is None and plain.comparison_printout({}) == [] and not plain.compares
+    monkeypatch.setattr(benchmarks, "registry", lambda: {"x": plain})
+    with pytest.raises(ComparisonError, match="^c.yaml: no registered benchmark takes a comparisons spec$"):
+        parse_comparisons({"improvements": []}, "c.yaml")
+    assert improvement([], rows, None, n_boot=0, seed=0) == {}
