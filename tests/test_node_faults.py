@@ -150,6 +150,41 @@ def test_crash_loop_with_two_replicas_gives_up_naming_the_key_missing_on_the_nod
     assert took < 300, took
 
 
+def _caller(ray):
+    """A replica's view of a key's shared limiter: `call` takes a slot and gives it back ("granted", or the
+    error's text); `hold` keeps one until `let_go`."""
+
+    @ray.remote(num_cpus=0)
+    class Caller:
+        def __init__(self, key: str, settings: LimitSettings) -> None:
+            from evalcore.ratelimit import SharedLimiter
+
+            self.lim = SharedLimiter(key, settings)
+            self.holding = asyncio.Event()
+            self.release = asyncio.Event()
+
+        async def call(self) -> str:
+            try:
+                async with self.lim.slot():
+                    return "granted"
+            except RuntimeError as e:
+                return str(e)
+
+        async def hold(self) -> str:
+            async with self.lim.slot():
+                self.holding.set()
+                await self.release.wait()
+            return "held"
+
+        async def wait_holding(self) -> None:
+            await self.holding.wait()
+
+        def let_go(self) -> None:
+            self.release.set()
+
+    return Caller
+
+
 @pytest.mark.ray
 def test_a_replica_never_recreates_the_drivers_limiter(ray_local):
     """The limiter dies with its owner, the driver: a replica still running then gets no slot (no call leaves)
@@ -160,22 +195,7 @@ def test_a_replica_never_recreates_the_drivers_limiter(ray_local):
     settings = LimitSettings(max_concurrency=2)
     key = f"owner-test-{time.time_ns()}"
     limiter = get_or_create_limiter_actor(key, settings)
-
-    @ray.remote(num_cpus=0)
-    class Caller:
-        def __init__(self) -> None:
-            from evalcore.ratelimit import SharedLimiter
-
-            self.lim = SharedLimiter(key, settings)
-
-        async def call(self) -> str:
-            try:
-                async with self.lim.slot():
-                    return "granted"
-            except RuntimeError as e:
-                return str(e)
-
-    caller = Caller.remote()
+    caller = _caller(ray).remote(key, settings)
     assert ray.get(caller.call.remote(), timeout=60) == "granted"
     ray.kill(limiter, no_restart=True)  # as when the driver that owns it dies
     said = ray.get(caller.call.remote(), timeout=60)
@@ -196,36 +216,7 @@ def test_a_caller_waiting_when_the_limiter_restarts_gets_its_slot(ray_local):
     settings = LimitSettings(max_concurrency=1)
     key = f"restart-test-{time.time_ns()}"
     limiter = get_or_create_limiter_actor(key, settings)
-
-    @ray.remote(num_cpus=0)
-    class Caller:
-        def __init__(self) -> None:
-            from evalcore.ratelimit import SharedLimiter
-
-            self.lim = SharedLimiter(key, settings)
-            self.holding = asyncio.Event()
-            self.release = asyncio.Event()
-
-        async def hold(self) -> str:
-            async with self.lim.slot():
-                self.holding.set()
-                await self.release.wait()
-            return "held"
-
-        async def wait_holding(self) -> None:
-            await self.holding.wait()
-
-        def let_go(self) -> None:
-            self.release.set()
-
-        async def call(self) -> str:
-            try:
-                async with self.lim.slot():
-                    return "granted"
-            except RuntimeError as e:
-                return str(e)
-
-    holder, waiter = Caller.remote(), Caller.remote()
+    holder, waiter = _caller(ray).remote(key, settings), _caller(ray).remote(key, settings)
     held = holder.hold.remote()
     ray.get(holder.wait_holding.remote(), timeout=60)  # the one slot is taken: the waiter's acquire is in flight
     waiting = waiter.call.remote()
