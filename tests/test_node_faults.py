@@ -198,6 +198,14 @@ def test_a_replica_never_recreates_the_drivers_limiter(ray_local):
     caller = _caller(ray).remote(key, settings)
     assert ray.get(caller.call.remote(), timeout=60) == "granted"
     ray.kill(limiter, no_restart=True)  # as when the driver that owns it dies
+    deadline = time.monotonic() + 60
+    while time.monotonic() < deadline:  # `kill` only asks: until a call to it fails, it may still answer
+        try:
+            ray.get(limiter.stats.remote(), timeout=60)
+        except ray.exceptions.RayActorError:
+            break
+    else:
+        raise AssertionError("the killed limiter still answers")
     said = ray.get(caller.call.remote(), timeout=60)
     assert "is gone" in said and "no further call is made" in said, said
     with pytest.raises(ValueError):  # and nobody re-created it under its name
