@@ -120,10 +120,8 @@ def test_no_file_outside_the_benchmarks_names_one():
     assert not found, "ask the plug-in (evalcore.benchmarks.get(name)) instead:\n" + "\n".join(found)
 
 
-# Identifiers and module paths under report/ that still name a registered benchmark, each with why. Every
-# benchmark's report section comes from its plug-in (nphe4v/report_section.py, gie/report_section.py); the other
-# packages (cluster, judge, command line, core, jobs) are checked the same way once their own benchmark
-# identifiers are gone (a parallel change).
+# Identifiers and module paths outside the benchmarks' packages that still name a registered benchmark, each with
+# why (an allowed file that no longer names one must leave the list). None is left.
 IDENTIFIER_NAMES_BENCHMARK_ALLOWED: dict[str, str] = {}
 
 
@@ -147,57 +145,29 @@ def _identifiers(tree: ast.AST) -> list[tuple[int, str]]:
     return out
 
 
-def test_report_names_no_benchmark_in_modules_or_identifiers():
-    """No module path, function, class, variable, attribute, argument or import under report/ contains a
-    registered benchmark's name (case-insensitive): each benchmark's section comes from its plug-in
-    (`Benchmark.report_sections`), so a benchmark's metric or table needs no edit of the report. The files still
-    allowed are listed above with why; an allowed file that no longer names one must leave the list."""
+def test_no_module_or_identifier_outside_the_benchmarks_names_one():
+    """No module path, function, class, variable, attribute, argument, keyword or import under report/, cluster/,
+    judge/, nphe4v_cli/, evalcore/ or jobs/ contains a registered benchmark's name (case-insensitive): a
+    benchmark's generation settings, model and run options, prompt modes, judging and report sections come from its
+    plug-in (evalcore.benchmark), so a third benchmark or a new metric needs no edit there. Comments and docstrings
+    may still cite a paper."""
     from evalcore import benchmarks
 
     names = [n.lower() for n in benchmarks.names()]
     found, clean = [], []
-    for path in sorted((PROJECT / "report").rglob("*.py")):
-        rel = str(path.relative_to(PROJECT))
-        hits = [f"{rel}: module path"] if any(n in rel.lower() for n in names) else []
-        hits += [f"{rel}:{line}: {ident}" for line, ident in _identifiers(ast.parse(path.read_text()))
-                 if any(n in ident.lower() for n in names)]
-        if rel in IDENTIFIER_NAMES_BENCHMARK_ALLOWED:
-            if not hits:
-                clean.append(rel)
-        else:
-            found += hits
-    assert not found, "ask the plug-in (its report_sections) instead:\n" + "\n".join(found)
-    assert not clean, "no longer names a benchmark: remove from IDENTIFIER_NAMES_BENCHMARK_ALLOWED: " + ", ".join(clean)
-
-
-# Identifiers and module paths under the runtime, the judge, the command line, the core and the jobs that still
-# name a registered benchmark, each with why (an allowed file that no longer names one must leave the list).
-RUNTIME_IDENTIFIER_NAMES_BENCHMARK_ALLOWED: dict[str, str] = {}
-
-
-def test_runtime_names_no_benchmark_in_modules_or_identifiers():
-    """No module path, function, class, variable, attribute, argument, keyword or import under cluster/, judge/,
-    nphe4v_cli/, evalcore/ or jobs/ contains a registered benchmark's name (case-insensitive): a benchmark's
-    generation settings, model options, prompt modes and judging come from its plug-in (evalcore.benchmark), so
-    a third benchmark needs no edit there. Comments and docstrings may still cite a paper."""
-    from evalcore import benchmarks
-
-    names = [n.lower() for n in benchmarks.names()]
-    found, clean = [], []
-    for pkg in ("cluster", "judge", "nphe4v_cli", "evalcore", "jobs"):
+    for pkg in ("report", "cluster", "judge", "nphe4v_cli", "evalcore", "jobs"):
         for path in sorted((PROJECT / pkg).rglob("*.py")):
             rel = str(path.relative_to(PROJECT))
             hits = [f"{rel}: module path"] if any(n in rel.lower() for n in names) else []
             hits += [f"{rel}:{line}: {ident}" for line, ident in _identifiers(ast.parse(path.read_text()))
                      if any(n in ident.lower() for n in names)]
-            if rel in RUNTIME_IDENTIFIER_NAMES_BENCHMARK_ALLOWED:
+            if rel in IDENTIFIER_NAMES_BENCHMARK_ALLOWED:
                 if not hits:
                     clean.append(rel)
             else:
                 found += hits
     assert not found, "ask the plug-in (evalcore.benchmarks.get(name)) instead:\n" + "\n".join(found)
-    assert not clean, ("no longer names a benchmark: remove from RUNTIME_IDENTIFIER_NAMES_BENCHMARK_ALLOWED: "
-                       + ", ".join(clean))
+    assert not clean, "no longer names a benchmark: remove from IDENTIFIER_NAMES_BENCHMARK_ALLOWED: " + ", ".join(clean)
 
 
 def test_job_scripts_import_no_benchmark_package():
