@@ -189,9 +189,9 @@ def _level_lazy(samples: Frame) -> pl.LazyFrame:
     rec_level = rec.group_by(["model", "task", "level"]).agg(
         n_rec=pl.col("recognised").is_not_null().sum().cast(pl.Int64),
         _ra=pl.col("recognised").mean(),
-        _ra_mean=pl.col("mean_yes_match").mean(),
-        RA_var=pl.col("var_yes_match").mean(),
-        false_yes_rate=pl.col("false_yes").mean(),
+        _ra_mean=_fmean(pl.col("mean_yes_match")),
+        RA_var=_fmean(pl.col("var_yes_match")),
+        false_yes_rate=pl.col("false_yes").mean(),  # booleans: exact
     )
     # RA as measured: null where no recognition experiment ran (shown n/a); `ra` is what AA uses there (1,
     # every question recognised, the peer notebook's fallback)
@@ -266,13 +266,28 @@ def level_table(samples: Frame) -> pl.DataFrame:
 # --------------------------------------------------------------------------------------------------------
 
 
+def _fsum(x: pl.Expr) -> pl.Expr:
+    """Σ of a group's floats (nulls skipped) in one order, their own: a group-by hands a group's rows over in
+    whatever order it read them (shard order, Ray's arrival order, polars' threads), and a float sum in another
+    order differs in its last bit, so a cell of .8525 printed .852 on one run and .853 on the next. Summed in
+    sorted order, the same samples give the same bits however they were read. A running sum, not `sum()`: the
+    query optimiser drops a sort in front of an order-free aggregation (measured: `sort().sum()` still gave 6
+    different sums over 40 shuffles of 70 values, `sort().cum_sum().last()` one)."""
+    return x.drop_nulls().sort().cum_sum().last()
+
+
+def _fmean(x: pl.Expr) -> pl.Expr:
+    """The mean of a group's floats (nulls skipped; null when none), order-free as `_fsum`."""
+    return _fsum(x) / x.drop_nulls().len()
+
+
 def _weighted(score: str, mask: pl.Expr | None = None) -> pl.Expr:
     """Σ l·score / Σ l over the (masked) rows; null when there are no rows."""
     w = pl.col("level").cast(pl.Float64)
     num = w * pl.col(score)
     if mask is not None:
         num, w = num.filter(mask), w.filter(mask)
-    return pl.when(w.sum() > 0).then(num.sum() / w.sum()).otherwise(None)
+    return pl.when(w.sum() > 0).then(_fsum(num) / w.sum()).otherwise(None)  # Σ l: integers, exact in any order
 
 
 def _aggregate_lazy(levels: Frame, by: Sequence[str]) -> pl.LazyFrame:
@@ -281,11 +296,11 @@ def _aggregate_lazy(levels: Frame, by: Sequence[str]) -> pl.LazyFrame:
         _weighted("wa").alias("AA"),
         *(_weighted("wa", pl.col("complexity") == c).alias(f"AA_{c}") for c in COMPLEXITY_CLASSES),
         _weighted("wa_peer").alias("AA_peer"),
-        pl.col("ER").mean().alias("ER"),
-        pl.col("RA").mean().alias("RA"),
-        pl.col("RA_mean").mean().alias("RA_mean"),
-        pl.col("RA_corrected").mean().alias("RA_corrected"),
-        pl.col("RA_var").mean().alias("RA_var"),
+        _fmean(pl.col("ER")).alias("ER"),
+        _fmean(pl.col("RA")).alias("RA"),
+        _fmean(pl.col("RA_mean")).alias("RA_mean"),
+        _fmean(pl.col("RA_corrected")).alias("RA_corrected"),
+        _fmean(pl.col("RA_var")).alias("RA_var"),
         pl.col("n").sum().cast(pl.Int64).alias("n_questions"),
         pl.len().cast(pl.Int64).alias("n_rows"),
     ]
