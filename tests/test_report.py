@@ -674,6 +674,11 @@ def test_parser_paper_makes_the_papers_parse_the_headline(tmp_path) -> None:
         boards[parser] = run_leaderboard(run)
         lb = nt.leaderboard(analysis.frame_of([run]), n_boot=0)
         assert one(lb, prompt_mode="pooled")["ER"] == (1.0 if parser == "tolerant" else 0.5)
+        # the explorer's board of the run leads with the same parse as the report
+        from report.explorer.store import Store
+
+        explorer = Store([run], n_boot=0).boards()["mode"].table
+        assert one(explorer, prompt_mode="pooled")["ER"] == (1.0 if parser == "tolerant" else 0.5)
     for parser, er in (("tolerant", 1.0), ("paper", 0.5)):
         b = boards[parser]
         assert b["ER"].to_list() == pytest.approx([er] * 3) and b["ER_paper"].to_list() == pytest.approx([0.5] * 3)

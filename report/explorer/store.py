@@ -19,7 +19,7 @@ from pydantic import BaseModel, ConfigDict, Field, field_validator
 
 from evalcore import benchmarks
 from evalcore.benchmark import Benchmark
-from evalcore.records import KEY_COLUMNS, SAMPLE_SCHEMA
+from evalcore.records import KEY_COLUMNS, SAMPLE_SCHEMA, primary_parse
 from evalcore.report_section import ModeBoard
 from evalcore.shards import slug
 from report.interval_cache import IntervalCache
@@ -198,9 +198,17 @@ class Store:
     # ------------------------------------------------------------------------------------------ whole runs
 
     def light(self) -> pl.DataFrame:
-        """Metric columns of every sample (no free text), the same (version, key) once (first run wins)."""
+        """Metric columns of every sample (no free text), the same (version, key) once (first run wins). Each
+        run's answers are graded with the parse its config leads with (`parser`), as the report grades them, so
+        the explorer's boards and the report's tables of a `parser: paper` run agree."""
         def build() -> pl.DataFrame:
-            df = self.scan(columns=METRIC_COLUMNS).collect(engine="streaming")
+            lf = self.scan(columns=METRIC_COLUMNS)
+            parsers = {r.label: str(r.config.get("parser") or "tolerant") for r in self.runs}
+            if any(p != "tolerant" for p in parsers.values()):
+                lf = pl.concat([primary_parse(lf.filter(pl.col("run") == label), p)
+                                .drop("outcome").with_columns(outcome_expr()) for label, p in parsers.items()],
+                               how="vertical")
+            df = lf.collect(engine="streaming")
             if len(self.runs) == 1:  # the sink writes a key once per run folder
                 return df
             return df.unique(subset=["version", *KEY_COLUMNS], keep="first", maintain_order=True)
