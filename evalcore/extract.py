@@ -390,7 +390,9 @@ def _json_block(t: str, low: str, ignore: tuple[Any, ...]) -> dict[str, Any] | N
     """The newest final_answer block that is one JSON object followed by the closing tag (or the end): a tag
     written inside one of its strings (`{"Path": "</final_answer>"}`) is then text, not a block boundary,
     which the tag walk cannot know. Only asked where the tag walk found no mapping."""
-    for tag in _tags_backward(low):
+    tags = list(_tags_backward(low))  # walked once: the closing tags are looked up, not walked per candidate
+    closing_at = {t2.start for t2 in tags if t2.closing}
+    for tag in tags:
         if tag.closing or tag.escaped:
             continue
         start = len(t) - len(t[tag.end:].lstrip())
@@ -402,7 +404,7 @@ def _json_block(t: str, low: str, ignore: tuple[Any, ...]) -> dict[str, Any] | N
             continue
         rest = low[start + end:].lstrip()
         if isinstance(value, dict) and not is_format_example(value) and not _skipped(value, ignore) and \
-                (not rest or any(t2.closing and t2.start == len(low) - len(rest) for t2 in _tags_backward(low))):
+                (not rest or len(low) - len(rest) in closing_at):
             return value
     return None
 
