@@ -21,6 +21,7 @@ from markupsafe import escape
 from evalcore.records import KEY_COLUMNS
 from report.explorer.app import TOKEN_HEADER, create_app
 from report.explorer.store import Filters, Store
+from report.interval_cache import CACHE_DIR
 
 N_BOOT = 50
 
@@ -417,9 +418,9 @@ def test_a_page_rendered_while_the_bounds_finish_is_not_kept(runs, tmp_path, mon
     import threading
 
     copies = []
-    for r in runs:  # fresh folders: no interval cache file from another test
-        copies.append(tmp_path / r.name)
-        shutil.copytree(r, copies[-1])
+    for r in runs:  # fresh folders without the interval cache file another test may have left in `runs`: the
+        copies.append(tmp_path / r.name)  # copies keep the shards' mtimes, so that file's key would still match
+        shutil.copytree(r, copies[-1], ignore=shutil.ignore_patterns(CACHE_DIR))
     go = threading.Event()
     compute = Store._compute_intervals
 
