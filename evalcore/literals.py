@@ -325,3 +325,25 @@ def parse_body(body: str, escaped: bool, allow_text: bool, budget: Budget) -> An
     if allow_text:
         return b
     return ParseError(kind="bad_literal", detail=_preview(b))
+
+
+def literal_json(value: Any) -> str:
+    """A parsed literal as canonical JSON (sorted keys), never raising: a literal may mix key types
+    (`{1: 'a', 'b': 2}`) or hold tuple keys, which `sort_keys` and JSON refuse; such a value keeps its own key
+    order, with keys as text."""
+    try:
+        return json.dumps(value, sort_keys=True, default=str)
+    except (TypeError, ValueError, RecursionError):
+        pass
+    try:
+        return json.dumps(_text_keys(value), default=str)
+    except (TypeError, ValueError, RecursionError):
+        return json.dumps(repr(value))
+
+
+def _text_keys(value: Any) -> Any:
+    if isinstance(value, dict):
+        return {str(k): _text_keys(v) for k, v in value.items()}
+    if isinstance(value, list | tuple):
+        return [_text_keys(v) for v in value]
+    return value

@@ -14,6 +14,7 @@ from typing import Any
 from evalcore import benchmarks
 from evalcore.extract import extract_final_answer, extract_final_answer_text, extract_yes_no
 from evalcore.hashing import sha256_bytes
+from evalcore.literals import literal_json
 from evalcore.pot import MAX_STORED_STDOUT, PotOutcome
 from evalcore.prompting import POT_MODE
 from evalcore.schema import (
@@ -46,7 +47,7 @@ def score_answer(instance: Instance, text: str | None, ignore: tuple[Any, ...] =
         return Verdict(verdict="parse_error", reason=f"parser_crash: {type(e).__name__}: {e}"[:300]), None
     if isinstance(canonical, ParseError):
         return _parse_error(canonical), None
-    parsed = json.dumps(canonical, sort_keys=True, default=str)
+    parsed = literal_json(canonical)
     try:
         data = spec.load(instance.data)
         return spec.verify(data, instance.gold, canonical), parsed

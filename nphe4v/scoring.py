@@ -6,9 +6,9 @@ older importers (tests, bench scripts).
 
 from __future__ import annotations
 
-import json
 from typing import Any
 
+from evalcore.literals import literal_json
 from evalcore.schema import Instance, ParseError, VerdictKind
 from evalcore.scoring import record_row, score_answer, score_pot, score_recognition, score_sample
 from nphe4v.paper_check import HARD_TASKS, PAPER_TASKS, paper_correct, paper_parse
@@ -41,5 +41,5 @@ def score_answer_paper(instance: Instance, text: str | None) -> tuple[VerdictKin
         return "parse_error", None
     correct = paper_correct(instance.task, instance.data, parsed, instance.instance_id)
     shown = hard_literal(parse_hard(text)) if instance.task in HARD_TASKS else parsed
-    as_json = None if isinstance(shown, ParseError) else json.dumps(shown, sort_keys=True, default=str)[:2000]
+    as_json = None if isinstance(shown, ParseError) else literal_json(shown)[:2000]
     return ("correct" if correct else "wrong"), as_json

@@ -843,3 +843,28 @@ def test_score_answer_paper_never_raises(text: str, task: str) -> None:
     for t in (text, f"<reasoning></reasoning><final_answer>{text}</final_answer>", f"<root><final_answer>{text}"
               f"</final_answer></root>", f"<final_answer>{{{text}}}</final_answer>"):
         assert score_answer_paper(i, t)[0] in ("parse_error", "correct", "wrong")
+
+
+@pytest.mark.parametrize("body", ["{1: 'a', 'b': 2}", "{(1, 2): 3, 'x': {4, 5}}", "{'Path': {1: 2, '3': 4}}",
+                                  "[{2: 1, 'a': {None: 0}}]", "{b'x': 1, 2.5: float('nan') if 0 else 1e999}"])
+def test_paper_and_tolerant_scores_keep_literals_json_cannot_sort(body: str) -> None:
+    """A literal the original's `literal_eval` reads may mix key types or use tuple keys, which JSON's sorted
+    dump refuses: the sample is still decided and its answer kept as text (a crash here stopped a regrade)."""
+    import random as _random
+
+    from evalcore.literals import literal_json
+    from evalcore.schema import Instance
+    from nphe4v.scoring import score_answer, score_answer_paper
+    from nphe4v.tasks import get_task
+
+    for task in ("BSP", "KSP", "TSP-D", "GCP"):
+        spec = get_task(task)
+        data = spec.generate(1, _random.Random(1))
+        i = Instance(instance_id="i", benchmark="nphardeval4v", task=task, level=1, index=0,
+                     data=data.model_dump(mode="json"), gold=spec.solve(data))
+        text = f"<reasoning>r</reasoning><final_answer>{body}</final_answer>"
+        verdict, shown = score_answer_paper(i, text)
+        assert verdict in ("parse_error", "correct", "wrong")
+        assert shown is None or isinstance(json.loads(shown), dict | list | str)
+        assert score_answer(i, text)[0].verdict in ("parse_error", "correct", "wrong")
+    assert json.loads(literal_json({1: "a", "b": 2})) == {"1": "a", "b": 2}
