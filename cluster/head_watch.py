@@ -118,6 +118,38 @@ def probe_gcs(address: str, timeout_s: float = PROBE_TIMEOUT_S) -> str | None:
         return f"{type(e).__name__}: {' '.join(str(e).split())[:120]}"
 
 
+def token_refused(address: str, timeout_s: float = PROBE_TIMEOUT_S) -> bool:
+    """Whether the GCS at `address` (host:port) refuses the token this environment's `ray.init` would send (none
+    when RAY_AUTH_MODE is set to anything but `token`, or no token is found). Ray's client retries a refused
+    connection for ~20 s before it raises; asked first, the refusal takes one gRPC call. False whenever it
+    cannot be told: `ray.init` then decides, as before."""
+
+    def ask() -> bool:
+        import grpc
+        from ray._raylet import AuthenticationTokenLoader
+        from ray.core.generated import gcs_service_pb2, gcs_service_pb2_grpc
+
+        # Ray's rule (ray._private.authentication): an explicit mode is obeyed; unset, a token found turns it on
+        mode = os.environ.get("RAY_AUTH_MODE")
+        loader = AuthenticationTokenLoader.instance()
+        sends = (mode is None or mode.lower() == "token") and loader.has_token(ignore_auth_mode=True)
+        metadata = tuple(loader.get_token_for_http_header().items()) if sends else ()
+        channel = grpc.insecure_channel(address)
+        try:
+            gcs_service_pb2_grpc.NodeInfoGcsServiceStub(channel).GetClusterId(
+                gcs_service_pb2.GetClusterIdRequest(), timeout=timeout_s, metadata=metadata)
+        except grpc.RpcError as e:
+            return e.code() in (grpc.StatusCode.UNAUTHENTICATED, grpc.StatusCode.PERMISSION_DENIED)
+        finally:
+            channel.close()
+        return False
+
+    try:
+        return call_with_timeout(ask, timeout_s + 5)
+    except Exception:
+        return False
+
+
 def reconnect_timeout_s() -> float:
     """How long Ray's C++ client waits for a lost GCS before it ends the process."""
     try:

@@ -140,13 +140,22 @@ def check_folder_path(path: Path, flag: str, error: type[Exception] = DatasetErr
 def check_ray_address(address: str) -> None:
     """Refuse, in one line and within seconds, an address where no Ray cluster answers: ray.init itself retries
     for minutes there, printing Ray's warnings (cluster.head_watch.probe_gcs asks one bounded question)."""
-    from cluster.head_watch import bootstrap_address, probe_gcs
+    from cluster.head_watch import bootstrap_address, probe_gcs, token_refused
 
     target = bootstrap_address(address)
     why = probe_gcs(target) if target else None
     if why:
         raise ConfigError(f"field ray.address (or RAY_ADDRESS): no Ray cluster at {address}: {why}; check the "
                           "head's address and its GCS port (`ray start --head --port`, 6379 by default)")
+    if target and token_refused(target):  # ray.init would retry ~20 s before saying the same
+        raise _cannot_join(address, "its GCS refused this environment's token (or its lack of one)")
+
+
+def _cannot_join(address: str, why: str) -> ConfigError:
+    return ConfigError(
+        f"field ray.address (or RAY_ADDRESS): cannot join the Ray cluster at {address}: {why}; a cluster "
+        "with token auth needs RAY_AUTH_MODE=token and its token (RAY_AUTH_TOKEN, RAY_AUTH_TOKEN_PATH or "
+        "~/.ray/auth_token) in this environment")
 
 
 def init_ray(cfg: RunConfig) -> None:
@@ -166,12 +175,7 @@ def init_ray(cfg: RunConfig) -> None:
         try:
             ray.init(address=address, log_to_driver=True)
         except (ConnectionError, RayError) as e:
-            why = " ".join(str(e).split())[:240]
-            raise ConfigError(
-                f"field ray.address (or RAY_ADDRESS): cannot join the Ray cluster at {address}: {why}; a cluster "
-                "with token auth needs RAY_AUTH_MODE=token and its token (RAY_AUTH_TOKEN, RAY_AUTH_TOKEN_PATH or "
-                "~/.ray/auth_token) in this environment"
-            ) from None
+            raise _cannot_join(address, " ".join(str(e).split())[:240]) from None
     else:
         # "local" always starts a new cluster: plain ray.init() would attach to any Ray already running
         # on this machine (another user's, another run's) and then refuse num_cpus
