@@ -123,11 +123,26 @@ def pytest_sessionfinish(session, exitstatus):
 
 @pytest.fixture(scope="session")
 def small_dataset(tmp_path_factory) -> Path:
-    """All nine tasks, all ten levels, two instances per level (180 instances)."""
+    """All nine tasks, all ten levels, two instances per level (180 instances). Made once per test run for
+    every xdist worker (~15 CPU s of rendering each time), under a file lock, renamed into place whole; tests
+    read it and never write into it (a test that changes it copies it first)."""
+    from filelock import FileLock
+
     from nphe4v.generate import generate_version
 
-    out = tmp_path_factory.mktemp("ds") / "small"
-    generate_version(out, version="test", seed=7, per_level=2)
+    base = tmp_path_factory.getbasetemp()
+    # under xdist each worker has its own basetemp inside the run's: share the run's, never an older run's
+    out = (base.parent if os.environ.get("PYTEST_XDIST_WORKER") else base) / "small-dataset" / "small"
+    out.parent.mkdir(parents=True, exist_ok=True)
+    with FileLock(str(out) + ".lock"):
+        if not (out / "manifest.json").is_file():
+            tmp = out.with_name("small.tmp")
+            if tmp.exists():
+                import shutil
+
+                shutil.rmtree(tmp)
+            generate_version(tmp, version="test", seed=7, per_level=2)
+            tmp.rename(out)
     return out
 
 
