@@ -46,6 +46,7 @@ from judge.grounding_facts import (
     fact_in_quote,
     normalise,
     reader_states,
+    reading_of,
     stated_claims,
 )
 from judge.reader import Claim, Lexicon, Reading, read
@@ -260,8 +261,9 @@ def ground_verdict(evidence: Evidence, response: str, steps: Iterable[JudgeStep]
         kc.line = rank[kc.line]
     out.kept += _run_context(out.kept, text.split("\n"), lines, rank, set(starts_at), quoted, lex)
     # a claim the response negates or rejects in its context ("… Rejected." on the next line) is neutral, as the
-    # rule reader reads it: the whole response is read once for that, and for whether it is readable at all
-    out.whole = read(text, lex)
+    # rule reader reads it: the whole response is read once for that, and for whether it is readable at all (the
+    # reading is shared with other judgments of the same response: looked at, never changed)
+    out.whole = reading_of(text, lex)
     said = {_ident(c) for c in out.whole.claims if not c.neutral}
     out.neutral = {_ident(c) for c in out.whole.claims if c.neutral} - said
     seen: set[Any] = set()

@@ -10,7 +10,7 @@ import html
 import re
 import unicodedata
 
-from judge.reader import Claim, Lexicon, read
+from judge.reader import Claim, Lexicon, Reading, read
 from judge.schema import Fact
 
 _SPACE = re.compile(r"\s+")
@@ -140,6 +140,29 @@ _SAME_KIND = {"edge": ("edge", "pairnum"), "distance": ("dist", "pairnum"), "pat
               "neighbors": ("adj", "neigh"), "mapping": ("map",), "assign": ("assign",)}
 
 
+# What the reader reads in a text, read once: a judgment quotes one line for each fact it states there (a mapping's
+# pairs, a flood of paraphrases), and the same response is judged again (another template or judge, a rerun; an
+# honest and a hostile judge in the tests): 58 % of the quotes the hostile batteries read had been read before.
+# Keyed by the lexicon's identity (one per evidence, `judge.vgr4.lexicon`); the entry holds the lexicon, so its id
+# cannot be reused while the entry lives. A reading is shared, so never changed: `stated_claims` hands out
+# copies of its claims, `judge.grounding` only looks at the whole response's reading.
+_READINGS: dict[tuple[int, str], tuple[Lexicon, Reading]] = {}
+_READINGS_MAX = 4096
+
+
+def reading_of(text: str, lex: Lexicon) -> Reading:
+    """`judge.reader.read(text, lex)`, read once per (text, lexicon); the reading must not be changed."""
+    key = (id(lex), text)
+    hit = _READINGS.get(key)
+    if hit is not None and hit[0] is lex:
+        return hit[1]
+    reading = read(text, lex)
+    if len(_READINGS) >= _READINGS_MAX:
+        _READINGS.clear()
+    _READINGS[key] = (lex, reading)
+    return reading
+
+
 def stated_claims(fact: Fact, quote: str, lex: Lexicon) -> list[Claim] | None:
     """The claims VGR v4 judges for a fact the quote states, or None when the reader, run on the quote alone,
     does not read the fact's relation there. The claim is the reader's own when it is of the fact's kind (a
@@ -157,7 +180,7 @@ def stated_claims(fact: Fact, quote: str, lex: Lexicon) -> list[Claim] | None:
         return [own] if own is not None else []
     if fact.type == "mapping" and (len(fact.nodes) < 2 or fact.nodes[1] is None):
         return []  # a deletion: the reader has no form for it; its node is checked in the quote
-    claims: list[Claim] = read(quote, lex).claims
+    claims = reading_of(quote, lex).claims
     c = _stating(fact, nodes, claims)
     if c is None:
         return None

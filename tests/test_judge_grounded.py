@@ -65,11 +65,17 @@ def _first_line(text: str) -> str:
     return text.split("<reasoning>")[1].split("</reasoning>")[0].split("\n")[0].rstrip(".")
 
 
-def _score(inst, text, steps, vgr_version="v4"):
+def _match(inst, text) -> bool:
+    return score_answer(inst, text)[0].verdict == "correct"
+
+
+def _score(inst, text, steps, vgr_version="v4", match=None):
+    """`match`: the exact verifier's verdict on `text` when the caller has it (a hostile and an honest judge of
+    one response share it)."""
     ev = evidence_of(inst)
     verdict = JudgeVerdict.model_validate({"steps": steps, "final_answer_match": True})
     g = ground_verdict(ev, text, verdict.steps, verdict.final_answer_match)
-    match = score_answer(inst, text)[0].verdict == "correct"
+    match = _match(inst, text) if match is None else match
     return grounded_fields(g, ev, inst.gold.answer, inst.gold.value, match, vgr_version), g
 
 
@@ -78,8 +84,9 @@ def test_hostile_judge_scores_what_code_says(inst):
     texts = _texts(inst)
     scores, graphs = {}, {}
     for name, (text, entries) in texts.items():
-        host, g = _score(inst, text, judge_steps(entries, True, _first_line(text)))
-        honest, _ = _score(inst, text, judge_steps(entries, False))
+        match = _match(inst, text)
+        host, g = _score(inst, text, judge_steps(entries, True, _first_line(text)), match=match)
+        honest, _ = _score(inst, text, judge_steps(entries, False), match=match)
         cols = ("vgr_score", "n_credited", "n_errors", "n_steps")
         assert {c: host[c] for c in cols} == {c: honest[c] for c in cols}, (name, host, honest)
         assert host["judge_final_match"] and host["final_answer_match"] == (name.startswith("right"))
