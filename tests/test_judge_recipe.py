@@ -42,7 +42,7 @@ def test_recipe_blocks_are_what_the_doc_says():
     blocks = recipe_blocks(DOC.read_text())
     assert len(blocks) == 3
     script = "\n".join(blocks)
-    for needle in ("VLLM_CPU_KVCACHE_SPACE=1", "VLLM_CPU_OMP_THREADS_BIND=${VLLM_CPU_OMP_THREADS_BIND:-0-1}",
+    for needle in ("VLLM_CPU_KVCACHE_SPACE=1", "VLLM_ENABLE_V1_MULTIPROCESSING=0", "VLLM_CPU_OMP_THREADS_BIND=${VLLM_CPU_OMP_THREADS_BIND:-0-1}",
                    "--structured-outputs-config", "disable_any_whitespace",
                    "--max-model-len 8192", "jobs/judge_rerun.py", "--api-base", 'kill "$JUDGE_SERVER_PID"'):
         assert needle in script, needle
