@@ -490,9 +490,10 @@ def test_live_run_direct_and_pot_side_by_side(demo_slice, ray_local, tmp_path):
                                      "max_concurrency": 8, "timeout_s": 60.0, "backoff_base_s": 0.05})
             cfg = RunConfig(name="pot", out=str(out), models=[api],
                             datasets=[DatasetSpec(benchmark="graphverse", path=str(demo_slice))],
-                            pot_isolation=sandbox_isolation(), pot_timeout_s=5.0, pot_workers=2)
-        # 5 s of CPU time: the load does not count against it (a wall clock of 5 s once made a socket program
-        # a timeout at load 15); the busy loops are stopped after 5 CPU s each
+                            pot_isolation=sandbox_isolation(), pot_timeout_s=2.0, pot_workers=2)
+        # 2 s of CPU time: the load does not count against it (a wall clock of 5 s once made a socket program
+        # a timeout at load 15); the answering programs use ~0.2 CPU s each (networkx imported), and the six
+        # busy loops are stopped after 2 CPU s each (5 s each burnt 18 CPU s more for the same verdict)
             execute(cfg)
         stop.set()
         watcher.join(5)
