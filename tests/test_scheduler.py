@@ -97,8 +97,8 @@ def test_two_vllm_models_and_an_api_model_run_at_once(bsp_spp, ray_local, tmp_pa
 
 
 def test_model_whose_replicas_cannot_load_is_infra_error_and_the_others_complete(bsp_spp, ray_local, tmp_path):
-    # a vLLM replica of a checkpoint that does not exist fails in its engine's load (or at `import vllm` on a
-    # machine without it): a real load error, raised by the replica's readiness call
+    # a vLLM replica of a checkpoint folder that does not exist fails in its engine's start (before `import vllm`,
+    # which a machine without it would fail at): a real load error, raised by the replica's readiness call
     broken = ModelSpec(name="broken", backend="vllm", num_cpus=0.25, batch_size=8,
                        options={"model": str(tmp_path / "no-such-checkpoint"), "max_model_len": 1024})
     ok = [ModelSpec(name="oracle", num_cpus=0.25), ModelSpec(name="greedy", num_cpus=0.25)]

@@ -227,11 +227,20 @@ def test_the_engine_as_a_judge_client(backend):
 def test_engine_that_cannot_start_is_infra_error(bsp_spp, tmp_path, vllm_ok):
     from cluster.backends.vllm_engine import VLLMBackend
 
-    b = VLLMBackend({"model": str(tmp_path / "no-such-model")})
+    # a folder that holds no model: vLLM's own load fails
+    (tmp_path / "not-a-model").mkdir()
+    b = VLLMBackend({"model": str(tmp_path / "not-a-model")})
     out = asyncio.run(b.generate(_requests(bsp_spp, 2)))
     b.close()
     assert [r.status for r in out] == ["infra_error", "infra_error"]
     assert "engine failed to start" in out[0].error
+    # a folder that is not there: said before vLLM is asked (in a fresh replica, before its ~10 CPU s of import)
+    b = VLLMBackend({"model": str(tmp_path / "no-such-model")})
+    out = asyncio.run(b.generate(_requests(bsp_spp, 2)))
+    b.close()
+    assert [r.status for r in out] == ["infra_error", "infra_error"]
+    assert "engine failed to start: FileNotFoundError: model folder" in out[0].error
+    assert "no-such-model does not exist" in out[0].error
 
 
 @pytest.mark.ray

@@ -321,11 +321,16 @@ class VLLMBackend:
 
     async def _start(self) -> None:
         try:
+            model = model_path(self.options)
+            if model.startswith(("/", "./", "../", "~")) and not Path(model).expanduser().exists():
+                # a folder that is not there (no hub id starts so): said before vLLM is imported, which costs a
+                # fresh replica ~10 CPU s, and in a line that names the folder (vLLM would take it for a hub id)
+                raise FileNotFoundError(f"model folder {model} does not exist on this node")
             from vllm.renderers import ChatParams
             from vllm.v1.engine.async_llm import AsyncLLM
 
             quiet_cpu_worker_logs()
-            args = async_engine_args(model_path(self.options), engine_kwargs(self.options, self.on_cpu))
+            args = async_engine_args(model, engine_kwargs(self.options, self.on_cpu))
             engine = AsyncLLM.from_engine_args(args)
             renderer = engine.renderer
             # the chat layer as vllm.LLM.chat sets it up: the template emits BOS, the tokenizer adds none
