@@ -87,9 +87,24 @@ def _restarted(head: Head) -> bool:
     return True
 
 
+def _port_open(port: int) -> bool:
+    try:
+        with socket.create_connection(("127.0.0.1", port), timeout=1):
+            return True
+    except OSError:
+        return False
+
+
 def wait_for_jobs_api(head: Head, env: dict[str, str], timeout: float = 120) -> None:
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:
+        # the dashboard's port first (a connect, every 0.2 s): each `ray job list` below is a new Python
+        # importing Ray (~2 CPU s), and the head takes 10-30 s to come up on a loaded machine
+        if not _port_open(head.dashboard_port):
+            if head.proc.poll() is not None and _restarted(head):
+                continue
+            time.sleep(0.2)
+            continue
         probe = subprocess.run([str(BIN / "ray"), "job", "list", "--address", head.dashboard_url],
                                env=env, capture_output=True, text=True, timeout=60)
         if probe.returncode == 0:
