@@ -247,7 +247,8 @@ def ground_verdict(evidence: Evidence, response: str, steps: Iterable[JudgeStep]
         out.kept.append(KeptClaims(st, fact, " ".join(quote.split())[:300], line, claims or []))
     # where each kept step stands in the response, counted in lines: a line that repeats a quoted one (a fact stated
     # again in another notation, which the judge lists once) is not counted, so it cannot cut a run in two
-    quoted = [normalise(kc.step.quote or "") for kc in out.kept]
+    # (each distinct quote once: a judge quotes one line for each fact of it)
+    quoted = list(dict.fromkeys(normalise(kc.step.quote or "") for kc in out.kept))
     # a deleted node's line belongs to the mapping around it: it never cuts that mapping's run in two
     deletion = {kc.line for kc in out.kept if kc.fact is not None and kc.fact.type == "mapping" and not kc.claims}
     firsts = {kc.line for kc in out.kept} - deletion
@@ -364,10 +365,11 @@ def _judge_v4(g: Grounded, evidence: Evidence, gold_answer: Mapping[str, Any], g
     seen: set[tuple[Any, ...]] = set()
     for k, kc in enumerate(g.kept):
         for c in kc.claims:
-            c = dataclasses.replace(c, pos=kc.line + c.pos, neutral=c.neutral or _ident(c) in g.neutral)
-            if (_ident(c), c.graph, c.pos) in seen:
+            ident, pos = _ident(c), kc.line + c.pos
+            if (ident, c.graph, pos) in seen:
                 continue  # the same claim of the same line, quoted again (a paraphrase, a repeat)
-            seen.add((_ident(c), c.graph, c.pos))
+            seen.add((ident, c.graph, pos))
+            c = dataclasses.replace(c, pos=pos, neutral=c.neutral or ident in g.neutral)  # a copy: judging marks it
             items.append((c.pos, k, c, kc))
     items.sort(key=lambda x: (x[0], x[1]))
     reading = Reading(claims=[c for _, _, c, _ in items])
