@@ -15,7 +15,7 @@ from cluster.run import dataset_path
 
 # benchmark -> (revision, dataset_sha256 of the dataset `_small` generates)
 PINS = {
-    "nphardeval4v": ("2026-12-04f", "39208d5ead2f6909eb0bbb0a6c03301e3ad4be61165bb086952e07772d723cde"),
+    "nphardeval4v": ("2026-12-04g", "9aa088cf77b24ea07a0cf9df5aef11a0840ebddd1fbf632a3f9de2ea93461d3a"),
     "graphverse": ("2026-12-04", "a3884a401451eaf8a18ea5dc603c0942c05fdbcda4c5a61761a62f1d6a12de66"),
 }
 BUMP = ("the generator's output changed for the same version and seed: bump {module}.GENERATOR_REVISION "
@@ -29,7 +29,8 @@ def _small(benchmark: str, root) -> str:
     if benchmark == "nphardeval4v":
         from nphe4v.generate import generate_version
 
-        generate_version(out, version="rev", seed=11, per_level=1, levels=[1, 10], workers=1)
+        # level 6: GCP-D's moved-edge pairs (levels 5-7) differ from levels 1 and 10's designs
+        generate_version(out, version="rev", seed=11, per_level=1, levels=[1, 6, 10], workers=1)
     else:
         from gie.dataset import generate_split
 

@@ -599,3 +599,51 @@ def test_copied_ellipsis_entry_of_the_example_is_ignored() -> None:
     assert grade({"Coloring": {**letters, "...": "..."}}, C5) == ("correct", "")
     assert grade({**letters, "\u2026": "\u2026"}, C5) == ("correct", "")
     assert grade({"Coloring": {**letters, "x": "A"}}, C5)[0] == "parse_error"
+
+
+def test_gcpd_moved_pairs_differ_by_one_edge_and_keep_the_short_cycles() -> None:
+    """Issue 31: at levels MOVED_FROM..MOVED_TO the YES graph is the NO graph with one edge moved (removing it
+    leaves a 3-colourable graph), with the same degree sequence, triangles, 5-cycles and degeneracy and the
+    4-cycles within CYCLE_SLACK; chi 4 and 3 by inclusion-exclusion."""
+    for level in (gcpd.MOVED_FROM, gcpd.MOVED_TO):
+        n = gcpd.params(level)["num_vertices"]
+        no, yes = gcpd.twin_pair(level, random.Random(f"moved-{level}"))
+        assert len(set(no) - set(yes)) == 1 and len(set(yes) - set(no)) == 1
+        assert gcpd.surface_profile(n, no) == gcpd.surface_profile(n, yes)
+        (c4_no, c5_no), (c4_yes, c5_yes) = gcpd.short_cycles(n, no), gcpd.short_cycles(n, yes)
+        assert c5_no == c5_yes and abs(c4_no - c4_yes) <= gcpd.CYCLE_SLACK
+        assert ie_chi(n, no) == 4 and ie_chi(n, yes) == 3
+        assert ie_chi(n, sorted(set(no) & set(yes))) == 3
+
+
+def test_gcpd_graphlet_and_core_counts_match_a_direct_count() -> None:
+    """`graphlet_counts` (induced connected 4- and 5-vertex subgraphs per isomorphism class) against networkx's
+    isomorphism test on every vertex subset, and `core_profile` against networkx's k_core, on random graphs."""
+    import itertools
+
+    import networkx as nx
+
+    rng = random.Random(5)
+    for n, m in ((7, 10), (9, 14)):
+        edges = sorted(rng.sample([(u, v) for u in range(1, n + 1) for v in range(u + 1, n + 1)], m))
+        g = nx.Graph(edges)
+        g.add_nodes_from(range(1, n + 1))
+        for size in (4, 5):
+            kinds: list[nx.Graph] = []
+            counts: list[int] = []
+            for sub in itertools.combinations(range(1, n + 1), size):
+                h = g.subgraph(sub)
+                if not nx.is_connected(h):
+                    continue
+                for i, kind in enumerate(kinds):
+                    if nx.is_isomorphic(h, kind):
+                        counts[i] += 1
+                        break
+                else:
+                    kinds.append(nx.Graph(h))
+                    counts.append(1)
+            got = gcpd.graphlet_counts(n, edges, size)
+            assert sorted(c for c in got if c) == sorted(counts)
+        core = nx.k_core(g, 3)
+        assert gcpd.core_profile(n, edges) == (
+            core.number_of_nodes(), core.number_of_edges(), tuple(sorted(d for _, d in core.degree())))
