@@ -6,6 +6,7 @@ B-C, and a node list states no path. The reader's claims that state the fact are
 from __future__ import annotations
 
 import dataclasses
+import functools
 import html
 import re
 import unicodedata
@@ -27,19 +28,24 @@ _SET_LABELS = {
 }
 
 
+# Memoised, as the quote check runs once per fact and a judgment quotes one line for each fact it states there:
+# pure functions of the text (tuples, so that a cached value cannot be changed).
+@functools.lru_cache(maxsize=8192)
 def normalise(text: str) -> str:
     """What the quote check compares: entities decoded (the judge saw the response escaped), NFKC,
     casefolded, every whitespace dropped (line breaks and spacing are layout, not content)."""
     return _SPACE.sub("", unicodedata.normalize("NFKC", html.unescape(text)).casefold())
 
 
-def _words(text: str) -> list[str]:
-    return [w.casefold() for w in _WORD.findall(unicodedata.normalize("NFKC", html.unescape(text)))]
+@functools.lru_cache(maxsize=8192)
+def _words(text: str) -> tuple[str, ...]:
+    return tuple(w.casefold() for w in _WORD.findall(unicodedata.normalize("NFKC", html.unescape(text))))
 
 
-def _numbers(text: str) -> list[float]:
+@functools.lru_cache(maxsize=8192)
+def _numbers(text: str) -> tuple[float, ...]:
     t = _THOUSANDS.sub("", unicodedata.normalize("NFKC", html.unescape(text)))
-    return [float(x) for x in _NUMBER.findall(t)]
+    return tuple(float(x) for x in _NUMBER.findall(t))
 
 
 def _label(value: float | str | None) -> str:
