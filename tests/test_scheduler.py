@@ -61,10 +61,11 @@ def test_two_vllm_models_and_an_api_model_run_at_once(bsp_spp, ray_local, tmp_pa
               for n in ("tiny-a", "tiny-b")]
     n = len(load_dataset(bsp_spp).instances) * 2
     out = tmp_path / "run"
-    # one request at a time, 1 s each, and the API model's last answer held until both engines have written
+    # one request at a time, 0.25 s each, and the API model's last answer held until both engines have written
     # all their samples: "the API model was answering while the engines wrote" must not depend on how long the
-    # engines take to load on a loaded machine (CI once loaded them slower than the API model answered)
-    with FakeProvider(script=["slow:1.0"] * (n - 1), default="gate:600", lifetime_s=900) as fp:
+    # engines take to load on a loaded machine (CI once loaded them slower than the API model answered); the
+    # gate makes it hold, so the API model need not be slow (1 s each made its 39 answers the test's floor)
+    with FakeProvider(script=["slow:0.25"] * (n - 1), default="gate:600", lifetime_s=900) as fp:
         def engines_done() -> bool:
             done = read_samples(out).group_by("model").len()
             counts = dict(zip(done["model"], done["len"], strict=True))
