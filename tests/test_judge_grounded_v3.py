@@ -7,12 +7,11 @@ edges included, never raise a score; false facts never raise it; a fact in any n
 from __future__ import annotations
 
 import pytest
-from test_judge_helpers import load_instances, wrong_answer
+from test_judge_helpers import evidence_of, load_instances, wrong_answer
 
 pytest.importorskip("judge.critical")
 from vgr_responses import as_facts, pieces, render, render_piece  # noqa: E402
 
-from gie.evidence import build_evidence  # noqa: E402
 from judge.grounding import ground_verdict, grounded_fields  # noqa: E402
 from judge.schema import JudgeVerdict  # noqa: E402
 from nphe4v.scoring import score_answer  # noqa: E402
@@ -38,7 +37,7 @@ def _score(inst, ev, chosen, answer, notation):
 
 @pytest.mark.parametrize("inst", INSTANCES, ids=lambda i: f"{i.task}-{i.meta['edit']}")
 def test_hostile_judge_under_v3(inst):
-    ev = build_evidence(inst.task, inst.data)
+    ev = evidence_of(inst)  # built once per instance (the whole-testmini battery asks again)
     gen = pieces(inst, ev)
     wrong = wrong_answer(inst)
     for notation in ("arrow", "json"):
@@ -52,6 +51,6 @@ def test_hostile_judge_under_v3(inst):
 def test_critical_facts_earn_under_v3():
     earned = []
     for inst in INSTANCES:
-        ev = build_evidence(inst.task, inst.data)
+        ev = evidence_of(inst)
         earned.append(_score(inst, ev, pieces(inst, ev).critical, wrong_answer(inst), "json")["vgr_score"] > 0)
     assert sum(earned) >= 0.8 * len(INSTANCES)
