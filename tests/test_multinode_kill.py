@@ -41,6 +41,7 @@ from nphe4v.generate import generate_version
 ROOT = Path(__file__).resolve().parents[1]
 ENV = "NPHE4V_NODE_TEST_KEY"
 BOUND_S = 120.0
+TINY_DIR = Path(os.environ.get("NPHE4V_TINY_VLM_DIR", ROOT / "data" / "models" / "tiny-idefics3"))
 # The GCS checks each raylet every 1 s instead of every 3 s (5 misses in a row declare it dead, Ray's default
 # count): a killed node is found dead ~5 s after the kill instead of ~15 s. What the tests prove does not depend
 # on how long Ray takes to notice; only how long the test idles does. A raylet that answers late under load is
@@ -173,7 +174,7 @@ def test_worker_node_killed_mid_run_the_vllm_replica_reloads_and_finishes(tmp_pa
     from cluster.backends.vllm_engine import set_cpu_env_defaults
     from cluster.tiny_vlm import build_tiny_idefics3
 
-    tiny = build_tiny_idefics3(tmp_path / "tiny-idefics3")
+    tiny = build_tiny_idefics3(TINY_DIR)  # reused once complete (~6 CPU s to build), as the judge tests do
 
     def model(_fp: FakeProvider) -> list[str]:
         return [f"{{name: tiny, backend: vllm, num_cpus: 1.5, batch_size: 4, options: {{model: '{tiny}', "
