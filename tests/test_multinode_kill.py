@@ -43,7 +43,7 @@ ENV = "NPHE4V_NODE_TEST_KEY"
 BOUND_S = 120.0
 TINY_DIR = Path(os.environ.get("NPHE4V_TINY_VLM_DIR", ROOT / "data" / "models" / "tiny-idefics3"))
 # The GCS checks each raylet every 1 s instead of every 3 s (5 misses in a row declare it dead, Ray's default
-# count): a killed node is found dead ~5 s after the kill instead of ~15 s. What the tests prove does not depend
+# count): a killed node is found dead 7 s after the kill instead of 15 s (measured, load 6). What the tests prove does not depend
 # on how long Ray takes to notice; only how long the test idles does. A raylet that answers late under load is
 # still given Ray's 10 s per check.
 HEALTH_CHECK = {"RAY_health_check_period_ms": "1000"}
