@@ -29,7 +29,7 @@ def _small(benchmark: str, root) -> str:
     if benchmark == "nphardeval4v":
         from nphe4v.generate import generate_version
 
-        # level 6: GCP-D's moved-edge pairs (levels 6-7) differ from levels 1 and 10's designs
+        # levels 6 and 10: GCP-D's moved-edge pairs (levels 6, 7, 9, 10), level 1 its unmatched pairs
         generate_version(out, version="rev", seed=11, per_level=1, levels=[1, 6, 10], workers=1)
     else:
         from gie.dataset import generate_split

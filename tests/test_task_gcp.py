@@ -602,10 +602,10 @@ def test_copied_ellipsis_entry_of_the_example_is_ignored() -> None:
 
 
 def test_gcpd_moved_pairs_differ_by_one_edge_and_keep_the_short_cycles() -> None:
-    """Issue 31: at levels MOVED_FROM..MOVED_TO the YES graph is the NO graph with one edge moved (removing it
+    """Issue 31: at MOVED_LEVELS the YES graph is the NO graph with one edge moved (removing it
     leaves a 3-colourable graph), with the same degree sequence, triangles, 5-cycles and degeneracy and the
     4-cycles within CYCLE_SLACK; chi 4 and 3 by inclusion-exclusion."""
-    for level in (gcpd.MOVED_FROM, gcpd.MOVED_TO):
+    for level in (min(gcpd.MOVED_LEVELS), max(gcpd.MOVED_LEVELS)):
         n = gcpd.params(level)["num_vertices"]
         no, yes = gcpd.twin_pair(level, random.Random(f"moved-{level}"))
         assert len(set(no) - set(yes)) == 1 and len(set(yes) - set(no)) == 1
