@@ -91,7 +91,37 @@ def _strip_think_folded(text: str, low: str) -> tuple[str, str]:
     """`strip_think` on `text` and, identically, on its folded copy `low`."""
     if "think" not in low:
         return text, low
-    n = len(text)
+    scan = _answer_thinks_masked(low)
+    kept = _think_free_ranges(scan)
+    return "".join(text[a:b] for a, b in kept), "".join(low[a:b] for a, b in kept)
+
+
+def _answer_thinks_masked(low: str) -> str:
+    """`low` with the word "think" hidden inside final-answer blocks (from an opening tag to the closing tag
+    that follows it first), index-aligned: a model does not start reasoning inside its answer, so a think tag
+    there is the answer's text (a key "<THINK>", a quoted tag), not a reasoning block that cuts the answer."""
+    if "answer" not in low:
+        return low
+    spans: list[tuple[int, int]] = []
+    closing_at: int | None = None
+    for tag in _tags_backward(low):  # newest first: each closing tag with the opening tag just before it
+        if tag.closing:
+            closing_at = tag.start
+        elif closing_at is not None:
+            spans.append((tag.end, closing_at))
+            closing_at = None
+    if not spans:
+        return low
+    parts, pos = [], 0
+    for a, b in reversed(spans):
+        parts += [low[pos:a], low[a:b].replace("think", "th_nk")]
+        pos = b
+    return "".join(parts) + low[pos:]
+
+
+def _think_free_ranges(low: str) -> list[tuple[int, int]]:
+    """The (start, end) ranges of `low` outside reasoning blocks (see `strip_think`)."""
+    n = len(low)
     keep: list[tuple[int, int]] = []
     pos = 0
     rev: str | None = None
@@ -116,7 +146,7 @@ def _strip_think_folded(text: str, low: str) -> tuple[str, str]:
             break  # truncated while thinking: nothing after the tag is an answer
         pos = closing.end()
     # (Thousands of think blocks is adversarial: whatever is left is treated as reasoning.)
-    return "".join(text[a:b] for a, b in keep), "".join(low[a:b] for a, b in keep)
+    return keep
 
 
 def strip_think(text: str) -> str:

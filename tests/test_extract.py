@@ -606,6 +606,17 @@ def test_round_trip_after_reasoning_block(answer: dict[str, Any], thought: str) 
     assert extract_final_answer(f"{decoy}</think>\n{format_response(answer)}") == answer
 
 
+@pytest.mark.parametrize("answer", [{"<THINK>": 0}, {"a": "x</think>y"}, {"a": "<think>x</think>"},
+                                    {"<thinking>": ["</thinking>", 1]}])
+def test_think_tags_inside_the_answer_are_its_text(answer: dict[str, Any]) -> None:
+    """A think tag inside a final-answer block is the answer's text: an unclosed `<THINK>` in a key read as a
+    reasoning block cut the answer (hypothesis found `{"<THINK>": 0}` after a think block)."""
+    decoy = format_response({"decoy": ""})
+    for text in (format_response(answer), f"<think>{decoy}</think>\n{format_response(answer)}",
+                 f"{decoy}</think>\n{format_response(answer)}", f"<think>plan</think>{format_response(answer)}"):
+        assert extract_final_answer(text) == answer, text
+
+
 # The answer's own strings may hold the envelope's tags (a model quoting the format, a key such as "<final_answer>
 # goes here"): the tag walk alone cut the block at the first tag inside a string; a JSON object that reaches the
 # closing tag is the block.
