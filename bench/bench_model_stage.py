@@ -186,13 +186,12 @@ def one(args: argparse.Namespace) -> None:
 
 def offline(args: argparse.Namespace) -> None:
     """The reference: the engine's best offline throughput on the same prompts (a child too)."""
+    from cluster.backends.vllm_cpu import quiet_cpu_worker_logs, set_cpu_env_defaults
     from cluster.backends.vllm_engine import (
         _conversation,
         engine_kwargs,
         model_path,
-        quiet_cpu_worker_logs,
         sampling_params,
-        set_cpu_env_defaults,
     )
     from cluster.ray_data_stage import engine_row
 

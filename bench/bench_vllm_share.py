@@ -147,11 +147,10 @@ def main() -> None:
         pipe_tokens = sum(r.completion_tokens for _, r in sink.arrivals)
 
         # the reference: the same engine arguments, the same prompts prepared up front, one LLM.generate
+        from cluster.backends.vllm_cpu import quiet_cpu_worker_logs, set_cpu_env_defaults
         from cluster.backends.vllm_engine import (
             engine_kwargs,
             model_path,
-            quiet_cpu_worker_logs,
-            set_cpu_env_defaults,
         )
 
         on_cpu = set_cpu_env_defaults()  # before `import vllm`, as the backend does

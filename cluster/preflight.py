@@ -214,7 +214,7 @@ def _cpu_engine_setup() -> None:
     """In-process engines on the CPU build: torchvision's Python half for the vision families, and vLLM's
     model-class inspection in this process (it spawns a whole Python per architecture otherwise, to keep
     CUDA out of the parent: there is no CUDA here)."""
-    from cluster.backends.vllm_engine import set_cpu_env_defaults
+    from cluster.backends.vllm_cpu import set_cpu_env_defaults
     from cluster.cpu_torchvision import enable
 
     if set_cpu_env_defaults():

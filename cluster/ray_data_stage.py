@@ -106,7 +106,7 @@ def processor(name: str, options: dict[str, Any], *, num_cpus: float, batch_size
 
     parsed = parse_options(name, options)
     model = model_path(options)
-    from cluster.backends.vllm_engine import set_cpu_env_defaults
+    from cluster.backends.vllm_cpu import set_cpu_env_defaults
 
     on_cpu = set_cpu_env_defaults()
     kw = engine_kwargs(options, on_cpu)

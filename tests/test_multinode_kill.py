@@ -171,7 +171,7 @@ def _lose_the_head(tmp_path: Path, head, cfg: Path, env: dict[str, str], fp: Fak
 
 @pytest.mark.skipif(importlib.util.find_spec("vllm") is None, reason="vllm is not installed")
 def test_worker_node_killed_mid_run_the_vllm_replica_reloads_and_finishes(tmp_path):
-    from cluster.backends.vllm_engine import set_cpu_env_defaults
+    from cluster.backends.vllm_cpu import set_cpu_env_defaults
     from cluster.tiny_vlm import build_tiny_idefics3
 
     tiny = build_tiny_idefics3(TINY_DIR)  # reused once complete (~6 CPU s to build), as the judge tests do

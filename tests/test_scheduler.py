@@ -49,7 +49,7 @@ def _windows(out: Path, start: str = "started_at") -> dict[str, tuple[float, flo
 @pytest.mark.skipif(importlib.util.find_spec("vllm") is None, reason="vllm is not installed")
 @pytest.mark.slow(reason="two CPU vLLM engines in Ray actors beside an API model")
 def test_two_vllm_models_and_an_api_model_run_at_once(bsp_spp, ray_local, tmp_path):
-    from cluster.backends.vllm_engine import set_cpu_env_defaults
+    from cluster.backends.vllm_cpu import set_cpu_env_defaults
     from cluster.tiny_vlm import build_tiny_idefics3
 
     set_cpu_env_defaults()

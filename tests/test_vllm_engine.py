@@ -33,7 +33,7 @@ pytestmark = pytest.mark.slow(reason="a real vLLM engine on the CPU")
 
 @pytest.fixture(scope="module")
 def vllm_ok():
-    from cluster.backends.vllm_engine import set_cpu_env_defaults
+    from cluster.backends.vllm_cpu import set_cpu_env_defaults
 
     set_cpu_env_defaults()  # before the first `import vllm` in this process
     try:

@@ -41,8 +41,6 @@ import asyncio
 import hashlib
 import io
 import itertools
-import logging
-import os
 import threading
 import time
 from pathlib import Path
@@ -50,6 +48,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
+from cluster.backends.vllm_cpu import quiet_cpu_worker_logs, set_cpu_env_defaults
 from evalcore.schema import ModelRequest, ModelResponse, Usage
 from evalcore.validation import first_error
 
@@ -106,69 +105,6 @@ def parse_options(name: str, options: dict[str, Any]) -> VLLMOptions:
     except ValidationError as e:
         loc, msg = first_error(e)
         raise ValueError(f"model {name!r}: options{'.' + loc if loc else ''}: {msg}") from None
-
-
-def cpu_build() -> bool:
-    """True when the installed vLLM is the CPU build (`vllm-cpu`). Decided from the installed distribution,
-    not from visible devices: the driver actor of a tensor-parallel replica sees no GPU (its Ray workers
-    hold them) yet runs the GPU build."""
-    from importlib import metadata
-
-    def installed(name: str) -> bool:
-        try:
-            metadata.version(name)
-            return True
-        except metadata.PackageNotFoundError:
-            return False
-
-    if installed("vllm"):
-        return False
-    if installed("vllm-cpu"):
-        return True
-    try:
-        import torch
-
-        return not torch.cuda.is_available()
-    except Exception:
-        return True
-
-
-def _cpu_list() -> str:
-    cores = sorted(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else list(range(os.cpu_count() or 1))
-    if cores == list(range(cores[0], cores[-1] + 1)):
-        return f"{cores[0]}-{cores[-1]}"
-    return ",".join(map(str, cores))
-
-
-def set_cpu_env_defaults() -> bool:
-    """Environment the CPU build of vLLM needs on small machines; set before `import vllm`. True on CPU
-    (the variables already set in the environment win)."""
-    if not cpu_build():
-        return False
-    os.environ.setdefault("VLLM_CPU_KVCACHE_SPACE", "1")  # GiB of KV cache
-    os.environ.setdefault("VLLM_CPU_OMP_THREADS_BIND", _cpu_list())
-    os.environ.setdefault("VLLM_CPU_NUM_OF_RESERVED_CPU", "0")
-    # `vllm.LLM` (the benches' offline reference) then runs its engine in-process: it starts in seconds
-    # instead of 25-40 s on 2 cores. The backend's AsyncLLM always runs its engine core in a child process.
-    os.environ.setdefault("VLLM_ENABLE_V1_MULTIPROCESSING", "0")
-    # the vision model classes import torchvision, which the CPU install keeps outside site-packages
-    from cluster.cpu_torchvision import enable
-
-    enable()
-    return True
-
-
-class _DropRepeatedCpuWarning(logging.Filter):
-    # The CPU worker replaces torch.set_num_threads with a warning, which the in-process renderer then
-    # triggers twice per request: pure noise in the actor's log.
-    def filter(self, record: logging.LogRecord) -> bool:
-        return "torch.set_num_threads" not in record.getMessage()
-
-
-def quiet_cpu_worker_logs() -> None:
-    logger = logging.getLogger("vllm.v1.worker.cpu_worker")
-    if not any(isinstance(f, _DropRepeatedCpuWarning) for f in logger.filters):
-        logger.addFilter(_DropRepeatedCpuWarning())
 
 
 def _conversation(req: ModelRequest, max_images: int, for_vllm: bool = False,
