@@ -152,8 +152,11 @@ _SAME_KIND = {"edge": ("edge", "pairnum"), "distance": ("dist", "pairnum"), "pat
 # Keyed by the lexicon's identity (one per evidence, `judge.vgr4.lexicon`); the entry holds the lexicon, so its id
 # cannot be reused while the entry lives. A reading is shared, so never changed: `stated_claims` hands out
 # copies of its claims, `judge.grounding` only looks at the whole response's reading.
+# Bounded in entries and in text: a longer text (a hostile megabyte response) is read, not kept, so the cache holds
+# at most _READINGS_MAX x _READING_TEXT_MAX characters of keys.
 _READINGS: dict[tuple[int, str], tuple[Lexicon, Reading]] = {}
 _READINGS_MAX = 4096
+_READING_TEXT_MAX = 16_384
 
 
 def reading_of(text: str, lex: Lexicon) -> Reading:
@@ -163,6 +166,8 @@ def reading_of(text: str, lex: Lexicon) -> Reading:
     if hit is not None and hit[0] is lex:
         return hit[1]
     reading = read(text, lex)
+    if len(text) > _READING_TEXT_MAX:
+        return reading
     if len(_READINGS) >= _READINGS_MAX:
         _READINGS.clear()
     _READINGS[key] = (lex, reading)
