@@ -289,3 +289,38 @@ def test_replica_placement(ray_local):
     assert replicas.free_gpus() == 0
     with pytest.raises(ValueError, match="replicas=auto but only 0 GPU"):
         replicas.replica_count(auto_gpu)
+
+
+# A process that hosted an engine and exits without close(): the backend's atexit hook shuts the engine down
+# and nothing else holds it, so it is freed while vLLM's modules are whole. The probe's own atexit hook is
+# registered first, so it runs after the backend's (atexit is last-in, first-out).
+_EXIT_SCRIPT = """
+import atexit, sys, weakref
+from cluster.backends.vllm_engine import VLLMBackend
+
+refs = []
+atexit.register(lambda: print("engine freed before teardown:", refs[0]() is None, flush=True))
+b = VLLMBackend({"model": sys.argv[1], "max_model_len": 4096, "max_images": 2})
+assert b.ready.wait(600) and b._start_error is None, b._start_error
+refs.append(weakref.ref(b._engine))
+print("engine up", flush=True)
+"""
+
+
+def test_exit_prints_no_ignored_exception(tiny_model):
+    """vLLM's AsyncLLM.__del__ calls shutdown(), which, run in the interpreter's teardown, finds vLLM's module
+    globals already None and prints "Exception ignored in: <function AsyncLLM.__del__> ... TypeError" on
+    every exit. One engine start in a fresh process (its first import of vLLM is the backend's own, the case
+    that kept the engine alive) must exit with none of that on stderr."""
+    import subprocess
+    import sys
+
+    root = Path(__file__).resolve().parents[1]
+    env = {**os.environ, "HF_HUB_OFFLINE": "1", "PYTHONPATH": str(root)}
+    proc = subprocess.run([sys.executable, "-c", _EXIT_SCRIPT, str(tiny_model)], cwd=root, env=env,
+                          capture_output=True, text=True, timeout=600)
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    assert "engine up" in proc.stdout, proc.stdout[-2000:] + proc.stderr[-2000:]
+    assert "engine freed before teardown: True" in proc.stdout, proc.stdout[-2000:]
+    for marker in ("Exception ignored", "__del__", "Traceback"):  # vLLM logs to stdout, Python to stderr
+        assert marker not in proc.stderr and marker not in proc.stdout, proc.stdout[-2000:] + proc.stderr[-2000:]

@@ -38,11 +38,13 @@ from entering the engine. Raw text is kept as generated (the scorer strips <thin
 from __future__ import annotations
 
 import asyncio
+import atexit
 import hashlib
 import io
 import itertools
 import threading
 import time
+import weakref
 from pathlib import Path
 from typing import Any, Literal
 
@@ -250,6 +252,11 @@ class VLLMBackend:
         self._starting: Any = None  # the running start (a concurrent.futures.Future)
         # loading starts now, so the actor's first batch finds the engine (nearly) warm
         self._starting = asyncio.run_coroutine_threadsafe(self._start(), self._loop)
+        # A process that exits without close() (a script, a Ray worker ending on its own) would free the engine
+        # only in the interpreter's teardown, where AsyncLLM.__del__ fails on vLLM's cleared module globals and
+        # prints an ignored TypeError; atexit runs while the modules are whole. Registered by _start once the
+        # engine is up. A weak reference: the hook keeps no backend alive.
+        self._exit_hook = _close_at_exit(weakref.ref(self))
 
     # ---- engine (on self._loop) ---------------------------------------------------------------------------
     @staticmethod
@@ -270,15 +277,24 @@ class VLLMBackend:
 
             quiet_cpu_worker_logs()
             args = async_engine_args(model, engine_kwargs(self.options, self.on_cpu))
-            engine = AsyncLLM.from_engine_args(args)
-            renderer = engine.renderer
+            # The engine is never bound to a local of this coroutine. When vLLM is first imported here, a frame
+            # of that import stays referenced after it ends and links back to this frame through f_back; a
+            # finished frame object keeps its locals, so a local `engine` outlived close(), and the engine was
+            # freed only in the interpreter's teardown, where AsyncLLM.__del__ -> shutdown() finds vLLM's
+            # module globals already None and prints "Exception ignored ... TypeError" at every exit.
+            self._engine = AsyncLLM.from_engine_args(args)
+            # after the engine's own `weakref.finalize` hooks (atexit is last-in, first-out): at exit, close()
+            # runs first; run after them, it would find the engine core already stopped under a live engine
+            # (an "AsyncLLM output_handler failed ... EngineDeadError" traceback in the log)
+            atexit.unregister(self._exit_hook)
+            atexit.register(self._exit_hook)
             # the chat layer as vllm.LLM.chat sets it up: the template emits BOS, the tokenizer adds none
             self._chat_params = ChatParams(
                 chat_template=self.chat_template,
                 chat_template_kwargs={"add_generation_prompt": True, "continue_final_message": False},
             )
-            self._tok_params = renderer.default_chat_tok_params.with_kwargs(add_special_tokens=False)
-            self._engine, self._start_error = engine, None
+            self._tok_params = self._engine.renderer.default_chat_tok_params.with_kwargs(add_special_tokens=False)
+            self._start_error = None
             try:  # one tiny request first: lazy initialisation is paid here, not by the first real batch
                 from vllm import SamplingParams
 
@@ -287,7 +303,7 @@ class VLLMBackend:
             except Exception:
                 pass
         except Exception as e:  # reported per request as infra_error
-            self._engine = None
+            self._drop_engine()  # an engine that started but whose chat layer failed: its child process too
             self._start_error = f"engine failed to start: {type(e).__name__}: {_first_line(e)}"
         finally:
             self.ready.set()
@@ -386,7 +402,9 @@ class VLLMBackend:
         return [_conversation(req, self.max_images, for_vllm=True) for req in requests]
 
     def close(self, timeout: float = 60.0) -> None:
-        """Shut the engine down (its child process with it) and stop the loop."""
+        """Shut the engine down (its child process with it) and stop the loop. The engine is freed here
+        (no reference to it is left), not in the interpreter's teardown."""
+        atexit.unregister(self._exit_hook)
         if not self._thread.is_alive():
             return
 
@@ -401,6 +419,15 @@ class VLLMBackend:
             pass
         self._loop.call_soon_threadsafe(self._loop.stop)
         self._thread.join(timeout)
+
+
+def _close_at_exit(ref: weakref.ref[VLLMBackend]) -> Any:
+    def hook() -> None:
+        backend = ref()
+        if backend is not None:
+            backend.close()
+
+    return hook
 
 
 def _error_response(e: BaseException) -> ModelResponse:
