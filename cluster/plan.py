@@ -91,8 +91,12 @@ def prompt_set_label(cfg: RunConfig) -> str:
     """What the prompts of this run are, for the manifest and the report."""
     from evalcore.prompting import TEMPLATE_VERSION
 
-    # a run of no paper-prompt benchmark still records which set its options name: the registry's first's
-    benches = _paper_benchmarks(cfg) or [b for b in benchmarks.registry().values() if b.paper_prompts][:1]
+    benches = _paper_benchmarks(cfg)
+    if not benches:
+        # No benchmark of the run has a paper prompt set, so `prompts:` changes nothing it sends; naming another
+        # benchmark's paper files here put them in a GraphVerse run's manifest and report.
+        names = ", ".join(sorted({d.benchmark for d in cfg.datasets}))
+        return f"own prompts of {names} (no paper prompt set; `prompts:` does not apply)"
     paper = [b.paper_prompts_label() for b in benches if b.sends_paper_prompts(cfg.options_for(b))]
     return "; ".join(paper) or f"rewritten ({TEMPLATE_VERSION})"
 

@@ -473,6 +473,19 @@ def test_report_runs_table_says_which_prompt_set_each_run_used(tmp_path: Path):
     assert runs_table(runs)["prompts"].to_list() == ["paper (lizhouf/NPHardEval4V@61e8020)", "rewritten", "rewritten"]
 
 
+def test_the_prompt_set_label_names_only_a_set_the_run_sends():
+    """The manifest's and report's `prompt_set`: the NPHardEval4V paper config names the papers' files; a run of
+    a benchmark with no paper prompt set says so (it once named NPHardEval4V's files in a GraphVerse run)."""
+    from cluster.config_file import load_config
+    from cluster.plan import prompt_set_label
+
+    root = Path(__file__).resolve().parents[1] / "configs"
+    nphe = prompt_set_label(load_config(root / "paper-nphardeval4v.yaml"))
+    assert nphe.startswith("paper (") and "NPHardEval4V" in nphe
+    gv = prompt_set_label(load_config(root / "paper-graphverse.yaml"))
+    assert "NPHardEval4V" not in gv and "no paper prompt set" in gv, gv
+
+
 def test_grade_scores_exported_paper_prompts_as_a_run_does(pinned: Path, dataset: Path, tmp_path: Path):
     import hashlib as _h
     import json as _json
