@@ -92,13 +92,14 @@ def prompt_set_label(cfg: RunConfig) -> str:
     from evalcore.prompting import TEMPLATE_VERSION
 
     benches = _paper_benchmarks(cfg)
+    # Benchmarks without a paper prompt set send their own prompts whatever `prompts:` says; naming another
+    # benchmark's paper files for them put NPHardEval4V's set in a GraphVerse run's manifest and report.
+    own = ", ".join(sorted({d.benchmark for d in cfg.datasets} - {b.name for b in benches}))
     if not benches:
-        # No benchmark of the run has a paper prompt set, so `prompts:` changes nothing it sends; naming another
-        # benchmark's paper files here put them in a GraphVerse run's manifest and report.
-        names = ", ".join(sorted({d.benchmark for d in cfg.datasets}))
-        return f"own prompts of {names} (no paper prompt set; `prompts:` does not apply)"
+        return f"own prompts of {own} (no paper prompt set; `prompts:` does not apply)"
     paper = [b.paper_prompts_label() for b in benches if b.sends_paper_prompts(cfg.options_for(b))]
-    return "; ".join(paper) or f"rewritten ({TEMPLATE_VERSION})"
+    label = "; ".join(paper) or f"rewritten ({TEMPLATE_VERSION})"
+    return f"{label}; own prompts of {own}" if own else label
 
 
 def wants_paper_prompts(cfg: RunConfig) -> bool:

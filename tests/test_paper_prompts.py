@@ -474,16 +474,20 @@ def test_report_runs_table_says_which_prompt_set_each_run_used(tmp_path: Path):
 
 
 def test_the_prompt_set_label_names_only_a_set_the_run_sends():
-    """The manifest's and report's `prompt_set`: the NPHardEval4V paper config names the papers' files; a run of
-    a benchmark with no paper prompt set says so (it once named NPHardEval4V's files in a GraphVerse run)."""
+    """The manifest's and report's `prompt_set`: the NPHardEval4V paper config names the papers' files; a
+    benchmark with no paper prompt set is named as sending its own (a GraphVerse run once carried
+    NPHardEval4V's set as its label, and the demo's GraphVerse half was not named)."""
     from cluster.config_file import load_config
     from cluster.plan import prompt_set_label
 
     root = Path(__file__).resolve().parents[1] / "configs"
     nphe = prompt_set_label(load_config(root / "paper-nphardeval4v.yaml"))
     assert nphe.startswith("paper (") and "NPHardEval4V" in nphe
+    assert "graphverse" not in nphe  # its config runs NPHardEval4V alone
     gv = prompt_set_label(load_config(root / "paper-graphverse.yaml"))
     assert "NPHardEval4V" not in gv and "no paper prompt set" in gv, gv
+    both = prompt_set_label(load_config(root / "demo.yaml"))  # NPHardEval4V rewritten, GraphVerse its own
+    assert both.startswith("rewritten (") and both.endswith("; own prompts of graphverse"), both
 
 
 def test_grade_scores_exported_paper_prompts_as_a_run_does(pinned: Path, dataset: Path, tmp_path: Path):
