@@ -12,6 +12,10 @@ when one feature is shuffled, on a held-out fifth), largest first. Target: every
 5-10 <= 62 % for every learner.
 
     PYTHONPATH=. nice -n 10 python bench/bench_decision_leaks.py [instances_per_level] [--task TSP-D|GCP-D]
+        [--levels 5-10] [--extended] [--heldout] [--null N]
+
+`--null N` also prints, per level, the best learner's accuracy on the documented set with the labels shuffled N
+times (mean and max): the noise floor of "the best of three learners" at this many instances.
 
 The feature set is everything a solver does not construct (no tour, colouring, clique or cycle):
 TSP-D - city and pair counts; T; the distances' sum, mean, sd, min, max and quartiles; per city the nearest and
@@ -357,6 +361,18 @@ def cv_accuracies(feats: list[list[float]], labels: list[bool]) -> dict[str, flo
     return {name: float(cross_val_score(model, x, y, cv=folds).mean()) for name, model in learners.items()}
 
 
+def null_line(feats: list[list[float]], labels: list[bool], draws: int, tag: str) -> str:
+    """`--null`: the best learner's accuracy on the same features with the labels shuffled (`draws` seeded
+    shuffles): what the best of three learners reaches on this many instances with nothing to learn, the noise
+    floor a level's figure is read against."""
+    best = []
+    for r in range(draws):
+        shuffled = list(labels)
+        random.Random(f"null-{tag}-{r}").shuffle(shuffled)
+        best.append(max(cv_accuracies(feats, shuffled).values()))
+    return f"        null ({draws} label shuffles): best learner mean {statistics.mean(best):.3f}, max {max(best):.3f}"
+
+
 def top_features(feats: list[list[float]], labels: list[bool], names: tuple[str, ...], learner: str,
                  top: int = 4) -> str:
     """What the named learner reads: permutation importance (accuracy drop, 10 repeats) on a held-out fifth
@@ -393,7 +409,7 @@ def _row(level: int, size: str, labels: list[bool], acc: dict[str, float], singl
             f"{acc['boosting']:8.3f}  {acc['forest']:6.3f}  {single:11.3f}  {cert}  {dt:6.1f}")
 
 
-def run_tspd(per_level: int, levels: range) -> dict[int, float]:
+def run_tspd(per_level: int, levels: range, null: int = 0) -> dict[int, float]:
     worst: dict[int, float] = {}
     print("TSP-D " + HEADER.format(size="n", cert="NN+2opt tour<=T (of YES)"))
     for level in levels:
@@ -410,10 +426,13 @@ def run_tspd(per_level: int, levels: range) -> dict[int, float]:
         print(_row(level, f"{data[0].num_cities:2d}", labels, acc, single, f"{cert:24.3f}", dt), flush=True)
         best = max(acc, key=lambda name: acc[name])
         print(f"        {best} reads: {top_features(feats, labels, TSPD_FEATURES, best)}", flush=True)
+        if null:
+            print(null_line(feats, labels, null, f"TSP-D-{level}"), flush=True)
     return worst
 
 
-def run_gcpd(per_level: int, levels: range, extended: bool = False, heldout: bool = False) -> dict[int, float]:
+def run_gcpd(per_level: int, levels: range, extended: bool = False, heldout: bool = False,
+             null: int = 0) -> dict[int, float]:
     worst: dict[int, float] = {}
     print("GCP-D " + HEADER.format(size="n  k", cert="DSatur k-col (of YES)  clique>k (of NO)"))
     for level in levels:
@@ -433,6 +452,8 @@ def run_gcpd(per_level: int, levels: range, extended: bool = False, heldout: boo
                    f"{col:21.3f}  {clique:16.3f}", dt), flush=True)
         best = max(acc, key=lambda name: acc[name])
         print(f"        {best} reads: {top_features(feats, labels, GCPD_FEATURES, best)}", flush=True)
+        if null:
+            print(null_line(feats, labels, null, f"GCP-D-{level}"), flush=True)
         if extended:
             more = cv_accuracies([f + gcpd_extended_features(d) for f, d in zip(feats, data, strict=True)], labels)
             print("        + extended features: " + "  ".join(f"{k} {v:.3f}" for k, v in more.items()), flush=True)
@@ -451,12 +472,14 @@ def main() -> None:
                    help="GCP-D: also the learners on the feature set plus gcpd_extended_features (not judged)")
     p.add_argument("--heldout", action="store_true",
                    help="GCP-D: also the learners on the feature set plus gcpd_heldout_features (not judged)")
+    p.add_argument("--null", type=int, default=0, metavar="N",
+                   help="also the best learner on the documented set with the labels shuffled N times (noise floor)")
     args = p.parse_args()
     lo, _, hi = args.levels.partition("-")
     levels = range(int(lo), int(hi or lo) + 1)
     for task in args.task or ["TSP-D", "GCP-D"]:
-        worst = (run_tspd(args.per_level, levels) if task == "TSP-D"
-                 else run_gcpd(args.per_level, levels, args.extended, args.heldout))
+        worst = (run_tspd(args.per_level, levels, args.null) if task == "TSP-D"
+                 else run_gcpd(args.per_level, levels, args.extended, args.heldout, args.null))
         judged = {lv: a for lv, a in worst.items() if task == "TSP-D" or lv >= GCPD_JUDGED_FROM}
         over = [f"L{lv}" for lv, a in judged.items() if a > TARGET]
         print(f"{task}: worst learner accuracy on the judged levels {max(judged.values(), default=0):.3f}; target "
