@@ -26,6 +26,7 @@ ENV = "NPHE4V_SCHED_TEST_KEY"
 os.environ.setdefault(ENV, KEY)
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
+TINY_DIR = Path(os.environ.get("NPHE4V_TINY_VLM_DIR", Path(__file__).resolve().parents[1] / "data" / "models" / "tiny-idefics3"))
 
 
 @pytest.fixture(scope="module")
@@ -53,7 +54,9 @@ def test_two_vllm_models_and_an_api_model_run_at_once(bsp_spp, ray_local, tmp_pa
     from cluster.tiny_vlm import build_tiny_idefics3
 
     set_cpu_env_defaults()
-    tiny = build_tiny_idefics3(tmp_path / "tiny-idefics3")
+    # the folder the judge and multi-node tests reuse once complete (~6 CPU s to build; the build publishes by
+    # rename, so concurrent workers never see half a model)
+    tiny = build_tiny_idefics3(TINY_DIR)
     vllm_opts = {"model": str(tiny), "max_model_len": 4096, "max_images": 2}
     # the same checkpoint under two names: two models, two engines; 0.5 CPU each so that the API replica
     # and the score tasks still fit beside them on a 2-CPU Ray
