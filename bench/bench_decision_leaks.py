@@ -14,6 +14,9 @@ when one feature is shuffled, on a held-out fifth), largest first. Target: every
     PYTHONPATH=. nice -n 10 python bench/bench_decision_leaks.py [instances_per_level] [--task TSP-D|GCP-D]
         [--levels 5-10] [--extended] [--heldout] [--null N]
 
+What a solver's LP relaxation decides (the subtour LP, the fractional chromatic number) is in
+bench/bench_decision_relaxations.py: these are certificates, like the heuristics' columns here.
+
 `--null N` also prints, per level, the best learner's accuracy on the documented set with the labels shuffled N
 times (mean and max): the noise floor of "the best of three learners" at this many instances.
 

@@ -21,7 +21,9 @@ Deviations from the peer benchmark (docs/deviations.md):
   seed itself. From K4_FREE_FROM the NO graphs hold no K4, from WHEEL_FREE_FROM no odd wheel either
   (`chi4_cores`: local certificates that statistics of the triangles at a vertex find; the seeds plant the
   Moser spindle, Hajós joins or the Grötzsch graph instead). Only a certificate decides: a
-  k-colouring, or a clique, odd wheel or odd cycle that rules one out. The edge count is drawn from the level's
+  k-colouring, or a clique, odd wheel or odd cycle that rules one out - or an LP: the fractional chromatic
+  number exceeds k on 99-100 % of NO instances at every level, as on the papers' own (bench/
+  bench_decision_relaxations.py; docs/deviations.md says why these sizes allow it). The edge count is drawn from the level's
   range (`coloring.edge_count_range`, the paper's 4 + 2L with spread); a draw whose seed graph has no twin is
   drawn again, so the edge counts that occur are the ones where both answers exist (level 1: 6 and 7).
   `bench/bench_decision_leaks.py` prints the 5-fold accuracy of three learners (logistic regression, gradient

@@ -5,7 +5,8 @@ Deviations from the peer benchmark (docs/deviations.md):
   picks the answer, then T = the optimum + 0.005 (YES) or - 0.005 (NO). Distances have 2 decimals, as in the
   papers' 4V data, so every tour is a multiple of 0.01 and none ties with T; deciding needs the optimum to
   0.01, and no statistic computable without solving places it that closely (bench/bench_decision_leaks.py:
-  gradient boosting and random forests at chance level on every level). City sets whose shortest tour is the
+  gradient boosting and random forests at chance level on every level); the subtour LP, which is solving, proves
+  95-100 % of NO instances (bench/bench_decision_relaxations.py). City sets whose shortest tour is the
   hull's perimeter are redrawn (the hull, a surface statistic, would then equal the optimum). The previous
   default, T = the median optimum predicted from surface statistics (`median_given_surface`, 1-decimal
   distances), stays an option: with 4 and 5 cities its prediction was biased where opt - hull takes only a few
