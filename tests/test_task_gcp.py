@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 import io
 import itertools
 import json
@@ -22,7 +23,7 @@ from evalcore.graph_solvers import chromatic_number, greedy_largest_first, k_col
 from evalcore.leakage import best_threshold_accuracy, loo_logistic_accuracy
 from evalcore.prompting import example_literal
 from evalcore.schema import ParseError
-from nphe4v.tasks import chi4_cores, coloring, gcp, gcpd
+from nphe4v.tasks import chi4_cores, coloring, gcp, gcpd, gcpd_moves, gcpd_stats
 
 # ---------------------------------------------------------------------------------------------------------
 # Independent reference methods
@@ -602,18 +603,46 @@ def test_copied_ellipsis_entry_of_the_example_is_ignored() -> None:
 
 
 def test_gcpd_moved_pairs_differ_by_one_edge_and_keep_the_short_cycles() -> None:
-    """Issue 31: at MOVED_LEVELS the YES graph is the NO graph with one edge moved (removing it
-    leaves a 3-colourable graph), with the same degree sequence, triangles, 5-cycles and degeneracy and the
-    4-cycles within CYCLE_SLACK; chi 4 and 3 by inclusion-exclusion."""
-    for level in (min(gcpd.MOVED_LEVELS), max(gcpd.MOVED_LEVELS)):
+    """Issue 31: at MOVED_LEVELS the two graphs of a pair are one moved edge apart (what both share is
+    3-colourable), with the same degree sequence, triangles, 5-cycles and degeneracy and the 4-cycles within
+    CYCLE_SLACK; chi 4 and 3 by inclusion-exclusion. At EITHER_WAY_LEVELS both sides occur: the walk's graph is
+    the NO one (the YES twin lost a core edge) or the YES one (the NO twin gained the edge that needs a 4th
+    colour), so a pair's moved graph is not always the YES graph."""
+    levels = sorted({min(gcpd.MOVED_LEVELS), max(gcpd.MOVED_LEVELS), *gcpd.EITHER_WAY_LEVELS})
+    for level in levels:
         n = gcpd.params(level)["num_vertices"]
-        no, yes = gcpd.twin_pair(level, random.Random(f"moved-{level}"))
-        assert len(set(no) - set(yes)) == 1 and len(set(yes) - set(no)) == 1
-        assert gcpd.surface_profile(n, no) == gcpd.surface_profile(n, yes)
-        (c4_no, c5_no), (c4_yes, c5_yes) = gcpd.short_cycles(n, no), gcpd.short_cycles(n, yes)
-        assert c5_no == c5_yes and abs(c4_no - c4_yes) <= gcpd.CYCLE_SLACK
-        assert ie_chi(n, no) == 4 and ie_chi(n, yes) == 3
-        assert ie_chi(n, sorted(set(no) & set(yes))) == 3
+        for i in range(3 if level in gcpd.EITHER_WAY_LEVELS else 1):
+            no, yes = gcpd.twin_pair(level, random.Random(f"moved-{level}-{i}" if i else f"moved-{level}"))
+            assert len(set(no) - set(yes)) == 1 and len(set(yes) - set(no)) == 1
+            assert gcpd.surface_profile(n, no) == gcpd.surface_profile(n, yes)
+            (c4_no, c5_no), (c4_yes, c5_yes) = gcpd_stats.short_cycles(n, no), gcpd_stats.short_cycles(n, yes)
+            assert c5_no == c5_yes and abs(c4_no - c4_yes) <= gcpd_moves.CYCLE_SLACK
+            assert ie_chi(n, no) == 4 and ie_chi(n, yes) == 3
+            assert ie_chi(n, sorted(set(no) & set(yes))) == 3
+
+
+def test_gcpd_either_way_moves_come_from_both_sides(monkeypatch) -> None:
+    """At an EITHER_WAY level the pairs kept come from both sides (the walk's graph is the NO one in some, the YES
+    one in others), and the two kinds of move undo each other: the NO graph of every pair is among the
+    `moved_nos` of its YES graph and the YES graph among the `moved_twins` of its NO graph."""
+    level = min(gcpd.EITHER_WAY_LEVELS)
+    n, k = gcpd.params(level)["num_vertices"], 3
+    kept: list[bool] = []  # per pair kept: was its source (the walk's graph) the YES one?
+
+    def recording(n_, sources, twins, rng, tol):
+        pair = gcpd_moves.closest_move(n_, sources, twins, rng, tol)
+        if pair is not None:
+            kept.append(k_coloring(n_, pair[0], k) is not None)
+        return pair
+
+    monkeypatch.setattr(gcpd, "closest_move", recording)
+    for i in range(8):
+        no, yes = gcpd.twin_pair(level, random.Random(f"either-{i}"))
+        kept_out = "wheel" if level >= gcpd.WHEEL_FREE_FROM else "k4"
+        free = functools.partial(gcpd._local_certificate_free, n, kept_out=kept_out)
+        assert no in gcpd_moves.moved_nos(n, yes, k, free)
+        assert yes in gcpd_moves.moved_twins(n, no, k)
+    assert len(kept) == 8 and 0 < sum(kept) < 8, kept
 
 
 def test_gcpd_graphlet_and_core_counts_match_a_direct_count() -> None:
@@ -642,8 +671,8 @@ def test_gcpd_graphlet_and_core_counts_match_a_direct_count() -> None:
                 else:
                     kinds.append(nx.Graph(h))
                     counts.append(1)
-            got = gcpd.graphlet_counts(n, edges, size)
+            got = gcpd_stats.graphlet_counts(n, edges, size)
             assert sorted(c for c in got if c) == sorted(counts)
         core = nx.k_core(g, 3)
-        assert gcpd.core_profile(n, edges) == (
+        assert gcpd_stats.core_profile(n, edges) == (
             core.number_of_nodes(), core.number_of_edges(), tuple(sorted(d for _, d in core.degree())))
