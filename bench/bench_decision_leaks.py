@@ -39,7 +39,7 @@ holds to no tolerance within a pair (it brings the pair close on some: `gcpd.pai
 gives the numbers). With `--heldout` (GCP-D, printed, not judged) also `gcpd_heldout_features`, a family added
 after the generator's tuning on the sets above (issue 31): counts of every connected induced 4- and 5-vertex
 subgraph, Weisfeiler-Lehman subtree-hash histograms and the normalised- and signless-Laplacian spectra (the
-generator's `_moved_pair` has since weighed the induced-subgraph counts a little: docs/deviations.md).
+generator's moved pairs (`gcpd_moves`) have since weighed the induced-subgraph counts a little: docs/deviations.md).
 """
 
 from __future__ import annotations

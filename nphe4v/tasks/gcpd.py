@@ -14,8 +14,10 @@ Deviations from the peer benchmark (docs/deviations.md):
   degeneracy, its smallest two and largest adjacency eigenvalues and Laplacian λ2 within 0.12, and each
   other's spectrum statistics and average clustering within 0.1 (`pair_features`), the pair closest on the
   whole spectra, the triangles at each vertex and short-cycle counts (`pair_shape`) among those the walk meets;
-  at levels 6, 7, 9 and 10 the YES graph is instead a NO graph of the walk with one edge of its 4-critical
-  core moved (`_moved_pair`: same degrees, triangles, 5-cycles and degeneracy). issue 31's learners
+  from level 6 the two graphs are instead one moved edge apart (`gcpd_moves`: same degrees, triangles, 5-cycles
+  and degeneracy): at levels 6, 9 and 10 the YES graph is a NO graph of the walk with one edge of its 4-critical
+  core moved, at levels 7-8 a coin picks whether the walk gives the NO graph so or the YES graph, which then
+  gains the edge that needs a 4th colour. issue 31's learners
   read the answer from the spectrum (Hoffman bound) when only degrees and triangles were matched, and from the
   average clustering (a planted core packs the triangles onto few vertices) when the NO graph was the planted
   seed itself. From K4_FREE_FROM the NO graphs hold no K4, from WHEEL_FREE_FROM no odd wheel either
