@@ -605,9 +605,8 @@ def test_copied_ellipsis_entry_of_the_example_is_ignored() -> None:
 def test_gcpd_moved_pairs_differ_by_one_edge_and_keep_the_short_cycles() -> None:
     """Issue 31: at MOVED_LEVELS the two graphs of a pair are one moved edge apart (what both share is
     3-colourable), with the same degree sequence, triangles, 5-cycles and degeneracy and the 4-cycles within
-    CYCLE_SLACK; chi 4 and 3 by inclusion-exclusion. At EITHER_WAY_LEVELS both sides occur: the walk's graph is
-    the NO one (the YES twin lost a core edge) or the YES one (the NO twin gained the edge that needs a 4th
-    colour), so a pair's moved graph is not always the YES graph."""
+    CYCLE_SLACK; chi 4 and 3 by inclusion-exclusion. Also at EITHER_WAY_LEVELS, where the move may start from
+    either graph (the next test)."""
     levels = sorted({min(gcpd.MOVED_LEVELS), max(gcpd.MOVED_LEVELS), *gcpd.EITHER_WAY_LEVELS})
     for level in levels:
         n = gcpd.params(level)["num_vertices"]

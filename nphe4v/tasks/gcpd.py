@@ -16,8 +16,8 @@ Deviations from the peer benchmark (docs/deviations.md):
   whole spectra, the triangles at each vertex and short-cycle counts (`pair_shape`) among those the walk meets;
   from level 6 the two graphs are instead one moved edge apart (`gcpd_moves`: same degrees, triangles, 5-cycles
   and degeneracy): at levels 6, 9 and 10 the YES graph is a NO graph of the walk with one edge of its 4-critical
-  core moved, at levels 7-8 a coin picks whether the walk gives the NO graph so or the YES graph, which then
-  gains the edge that needs a 4th colour. issue 31's learners
+  core moved; at levels 7-8 a coin picks between that and a YES graph of the walk with one edge moved in so
+  that it needs a 4th colour. issue 31's learners
   read the answer from the spectrum (Hoffman bound) when only degrees and triangles were matched, and from the
   average clustering (a planted core packs the triangles onto few vertices) when the NO graph was the planted
   seed itself. From K4_FREE_FROM the NO graphs hold no K4, from WHEEL_FREE_FROM no odd wheel either
@@ -259,9 +259,10 @@ def _pair_walk(n: int, seed: list[Edge], k: int, rng: random.Random,
     that moves the energy d further away is taken with probability 4^-d). After PAIR_BURN steps every graph on it
     with the seed's triangle count and degeneracy and its spectral profile within SPECTRAL_TOL is a candidate, NO
     (chi = k + 1, free of the `kept_out` local certificate) or YES (chi = k). Of the (NO, YES) candidate pairs
-    within PAIR_TOL on `pair_features`, the one closest on `pair_shape` is the pair. Both graphs come out of the
-    same process and differ only in the answer, so a statistic of the planted seed (where its core packs the
-    triangles) tells neither apart."""
+    within PAIR_TOL on `pair_features`, the one closest on `pair_shape` is the pair; with `moves` ("forward", or
+    "either" for a coin between the sides) it is instead a moved-edge pair (`gcpd_moves`) from the NO candidates
+    (forward) or the YES candidates. Both graphs come out of the same process and differ only in the answer, so
+    a statistic of the planted seed (where its core packs the triangles) tells neither apart."""
     _, tri0, degen0 = surface_profile(n, seed)
     spec0 = spectral_profile(n, seed)
     current = set(seed)
