@@ -51,6 +51,8 @@ def fractional_chromatic(num_vertices: int, edges: Sequence[Edge]) -> float:
     """The fractional chromatic number of a graph on vertices 1..n: the least total weight on independent sets
     covering every vertex at least once. It is at least the Lovász theta of the complement and the vector
     chromatic numbers (which are at least the clique number), so where it equals the clique number they all do."""
+    if num_vertices == 0:
+        return 0.0
     sets = maximal_independent_sets(num_vertices, edges)
     cover = np.array([[s >> v & 1 for s in sets] for v in range(num_vertices)], dtype=float)
     res = linprog(np.ones(len(sets)), A_ub=-cover, b_ub=-np.ones(num_vertices), bounds=(0, None), method="highs")

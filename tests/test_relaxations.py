@@ -32,6 +32,7 @@ KNOWN = [
     (nx.complete_graph(4), Fraction(4)),
     (nx.complete_bipartite_graph(3, 3), Fraction(2)),
     (nx.empty_graph(3), Fraction(1)),
+    (nx.empty_graph(0), Fraction(0)),
 ]
 
 
