@@ -6,6 +6,7 @@ default port or the default temp dir, and nothing stops a process this helper di
 
 from __future__ import annotations
 
+import contextlib
 import os
 import signal
 import socket
@@ -20,9 +21,18 @@ BIN = Path(sys.executable).parent
 
 
 def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
+    return free_ports(1)[0]
+
+
+def free_ports(count: int) -> list[int]:
+    """`count` distinct free ports. The sockets stay bound until all are chosen: probing one at a time can hand
+    the same port out twice, and `ray start` then refuses two components on one port (seen once in the suite:
+    the dashboard agent's and the runtime-env agent's)."""
+    with contextlib.ExitStack() as stack:
+        socks = [stack.enter_context(socket.socket()) for _ in range(count)]
+        for s in socks:
+            s.bind(("127.0.0.1", 0))
+        return [s.getsockname()[1] for s in socks]
 
 
 @dataclass
@@ -45,7 +55,7 @@ class Head:
 
 
 def port_flags() -> tuple[int, int, list[str]]:
-    gcs, dash, agent, agent_grpc, client, metrics, rt_env = (free_port() for _ in range(7))
+    gcs, dash, agent, agent_grpc, client, metrics, rt_env = free_ports(7)
     return gcs, dash, [
         f"--port={gcs}", f"--dashboard-port={dash}", f"--dashboard-agent-listen-port={agent}",
         f"--dashboard-agent-grpc-port={agent_grpc}", f"--ray-client-server-port={client}",

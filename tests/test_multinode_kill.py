@@ -33,7 +33,7 @@ import polars as pl
 import psutil
 import pytest
 from fake_provider import FakeProvider
-from ray_head import BIN, MAX_STARTS, STARTUP_TIMEOUT, free_port, start_head, stop_head, wait_for_gcs
+from ray_head import BIN, MAX_STARTS, STARTUP_TIMEOUT, free_ports, start_head, stop_head, wait_for_gcs
 
 from evalcore.records import KEY_COLUMNS, read_samples
 from nphe4v.generate import generate_version
@@ -62,8 +62,9 @@ def _env(**extra: str) -> dict[str, str]:
 
 
 def _worker(env: dict[str, str], gcs: str, cpus: int, log: Path) -> subprocess.Popen:
-    ports = [f"--dashboard-agent-listen-port={free_port()}", f"--dashboard-agent-grpc-port={free_port()}",
-             f"--metrics-export-port={free_port()}", f"--runtime-env-agent-port={free_port()}"]
+    agent, agent_grpc, metrics, rt_env = free_ports(4)
+    ports = [f"--dashboard-agent-listen-port={agent}", f"--dashboard-agent-grpc-port={agent_grpc}",
+             f"--metrics-export-port={metrics}", f"--runtime-env-agent-port={rt_env}"]
     return subprocess.Popen([str(BIN / "ray"), "start", f"--address={gcs}", "--block", "--node-ip-address=127.0.0.1",
                              f"--num-cpus={cpus}", "--disable-usage-stats", *ports],
                             env=env, start_new_session=True, stdout=log.open("w"), stderr=subprocess.STDOUT)
