@@ -4,7 +4,7 @@ bound on the shortest tour). `bench/bench_decision_relaxations.py` prints how of
 decision instance's NO: at the papers' sizes these relaxations are nearly always tight.
 
 Both are solved with scipy's HiGHS. The fractional chromatic number's LP has one column per maximal independent
-set (at most a few hundred at 15 vertices); the subtour LP adds violated cuts, found by a minimum cut of the
+set (networkx's maximal cliques of the complement; at most a few hundred at 15 vertices); the subtour LP adds violated cuts, found by a minimum cut of the
 support, until none is left (networkx's Stoer-Wagner)."""
 
 from __future__ import annotations
@@ -12,39 +12,14 @@ from __future__ import annotations
 import itertools
 from collections.abc import Sequence
 
+import networkx as nx
 import numpy as np
 from scipy.optimize import linprog
 
-from evalcore.graph_solvers import Edge, adjacency
+from evalcore.graph_solvers import Edge
 
 # A cut counts as violated below 2 - CUT_TOL (HiGHS's primal values are accurate to ~1e-9).
 CUT_TOL = 1e-7
-
-
-def maximal_independent_sets(num_vertices: int, edges: Sequence[Edge]) -> list[int]:
-    """Every maximal independent set of a graph on vertices 1..n, as a bit set of 0-based vertices
-    (Bron-Kerbosch with a pivot, on the complement's bit sets)."""
-    full = (1 << num_vertices) - 1
-    adj = adjacency(num_vertices, edges)
-    other = [full & ~adj[v] & ~(1 << v) for v in range(num_vertices)]  # the complement's neighbourhoods
-    out: list[int] = []
-
-    def expand(chosen: int, cand: int, done: int) -> None:
-        if not cand and not done:
-            out.append(chosen)
-            return
-        pool = cand | done
-        pivot = max((v for v in range(num_vertices) if pool >> v & 1), key=lambda v: (other[v] & cand).bit_count())
-        left = cand & ~other[pivot]
-        while left:
-            v = (left & -left).bit_length() - 1
-            left &= left - 1
-            expand(chosen | 1 << v, cand & other[v], done & other[v])
-            cand &= ~(1 << v)
-            done |= 1 << v
-
-    expand(0, full, 0)
-    return out
 
 
 def fractional_chromatic(num_vertices: int, edges: Sequence[Edge]) -> float:
@@ -53,8 +28,12 @@ def fractional_chromatic(num_vertices: int, edges: Sequence[Edge]) -> float:
     chromatic numbers (which are at least the clique number), so where it equals the clique number they all do."""
     if num_vertices == 0:
         return 0.0
-    sets = maximal_independent_sets(num_vertices, edges)
-    cover = np.array([[s >> v & 1 for s in sets] for v in range(num_vertices)], dtype=float)
+    graph = nx.empty_graph(range(1, num_vertices + 1))
+    graph.add_edges_from(edges)
+    sets = list(nx.find_cliques(nx.complement(graph)))  # the maximal independent sets
+    cover = np.zeros((num_vertices, len(sets)))
+    for col, members in enumerate(sets):
+        cover[[v - 1 for v in members], col] = 1.0
     res = linprog(np.ones(len(sets)), A_ub=-cover, b_ub=-np.ones(num_vertices), bounds=(0, None), method="highs")
     if res.status != 0:  # pragma: no cover - always feasible (the sets cover every vertex) and bounded below
         raise RuntimeError(f"fractional chromatic number: the LP ended with {res.message}")
@@ -65,8 +44,6 @@ def subtour_bound(dist: Sequence[Sequence[float]]) -> float:
     """The subtour-elimination LP's optimum (the Held-Karp bound) for a symmetric distance matrix: x in [0, 1]
     per city pair, two at every city, at least two across every cut; cuts are added while the support's minimum
     cut is below 2. At most the shortest tour; with 3 or fewer cities it is the tour."""
-    import networkx as nx
-
     n = len(dist)
     if n < 3:
         return float(sum(dist[i][j] for i, j in itertools.combinations(range(n), 2)) * (2 if n == 2 else 0))
