@@ -10,8 +10,8 @@ graph, the result needs k + 1 colours, exactly. Of the moves of up to MOVE_SOURC
 Why both sides (`gcpd.EITHER_WAY_LEVELS`): when the YES graph is always the moved one, the NO graph is a graph of
 the walk and the YES graph a perturbed one, and what a move leaves (an odd cycle turned even, a 4-wheel) is then
 on the YES side only. With a coin picking the side, being the moved graph says nothing about the answer. At
-level 8, 600 instances, the held-out family's best learner read .623 against .733 with the forward moves only
-(docs/deviations.md)."""
+600 instances a level the held-out family's best learner read .670 at level 7 against .735 with NO-side moves
+only, and .623 at level 8 against .733 with the pool's pairs that level had before (docs/deviations.md)."""
 
 from __future__ import annotations
 
