@@ -74,7 +74,7 @@ def run_gcpd(per_level: int, levels: range) -> None:
 def run_peer_gcpd(root: Path) -> None:
     from nphe4v.peer.read import read_peer
 
-    records = [r for r in read_peer("nphardeval4v", root, tasks=["GCP-D"]) if r.task == "GCP-D"]
+    records = read_peer("nphardeval4v", root, tasks=["GCP-D"])
     if not records:
         raise SystemExit(f"{root}: no GCP-D files found (expected Data/GCP-D/ inside)")
     print(f"GCP-D of the NPHardEval4V repository ({root}), fractional chromatic number > k\n" + HEADER, flush=True)

@@ -637,8 +637,7 @@ def test_gcpd_either_way_moves_come_from_both_sides(monkeypatch) -> None:
     monkeypatch.setattr(gcpd, "closest_move", recording)
     for i in range(8):
         no, yes = gcpd.twin_pair(level, random.Random(f"either-{i}"))
-        kept_out = "wheel" if level >= gcpd.WHEEL_FREE_FROM else "k4"
-        free = functools.partial(gcpd._local_certificate_free, n, kept_out=kept_out)
+        free = functools.partial(gcpd._local_certificate_free, n, kept_out=gcpd.kept_out(level))
         assert no in gcpd_moves.moved_nos(n, yes, k, free)
         assert yes in gcpd_moves.moved_twins(n, no, k)
     assert len(kept) == 8 and 0 < sum(kept) < 8, kept

@@ -328,19 +328,25 @@ def _unmatched_yes(n: int, m: int, k: int, rng: random.Random) -> list[Edge] | N
     return None
 
 
+def kept_out(level: int) -> str:
+    """The local certificate the level's NO graphs are kept free of (`_local_certificate_free`): "wheel" from
+    WHEEL_FREE_FROM, "k4" from K4_FREE_FROM, none below."""
+    return "wheel" if level >= WHEEL_FREE_FROM else "k4" if level >= K4_FREE_FROM else ""
+
+
 def twin_pair(level: int, rng: random.Random) -> tuple[list[Edge], list[Edge]]:
     """(NO graph, YES graph) of the level with the same surface profile: chi = k + 1 and chi = k."""
     p = params(level)
     n, k = p["num_vertices"], p["k"]
+    certificate = kept_out(level)
     for _ in range(MAX_DRAWS):
         m = rng.randint(p["min_edges"], p["max_edges"])
-        kept_out = "wheel" if level >= WHEEL_FREE_FROM else "k4" if level >= K4_FREE_FROM else ""
-        no = _planted_chi4(n, m, rng, kept_out) if k == 3 else _triangle_free_odd(n, m, rng)
+        no = _planted_chi4(n, m, rng, certificate) if k == 3 else _triangle_free_odd(n, m, rng)
         if no is None:
             continue
         if level >= SPECTRAL_FROM:
             moves = "either" if level in EITHER_WAY_LEVELS else "forward" if level in MOVED_LEVELS else ""
-            pair = _pair_walk(n, no, k, rng, kept_out, moves)
+            pair = _pair_walk(n, no, k, rng, certificate, moves)
             if pair is not None:
                 return pair
             continue

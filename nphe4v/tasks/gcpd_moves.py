@@ -44,15 +44,15 @@ def shape(n: int, edges: Sequence[Edge]) -> np.ndarray:
                            GRAPHLET_WEIGHT * graphlet_counts(n, edges, 5)])
 
 
-def _moves(n: int, graph: list[Edge], keep_edge: Callable[[list[Edge]], bool]) -> Iterator[list[Edge]]:
-    """Every graph one move away from `graph` (see the module docstring) whose moved edge passes `keep_edge`
-    (called with the graph without it), in a fixed order."""
+def _moves(n: int, graph: list[Edge], keep_edge: Callable[[list[Edge]], bool] | None = None) -> Iterator[list[Edge]]:
+    """Every graph one move away from `graph` (see the module docstring), in a fixed order; with `keep_edge`, only
+    moves of an edge that passes it (called with the graph without that edge)."""
     edges = set(graph)
     degen = degeneracy(n, graph)
     c4, c5 = short_cycles(n, graph)
     for e in graph:
         rest = sorted(edges - {e})
-        if not keep_edge(rest):
+        if keep_edge is not None and not keep_edge(rest):
             continue
         adj = adjacency(n, rest)
         u, v = e[0] - 1, e[1] - 1
@@ -81,7 +81,7 @@ def moved_twins(n: int, no: list[Edge], k: int) -> list[list[Edge]]:
 def moved_nos(n: int, yes: list[Edge], k: int, certificate_free: Callable[[list[Edge]], bool]) -> list[list[Edge]]:
     """Graphs of chromatic number k + 1 one move away from the k-colourable `yes`, free of the local certificate
     the level keeps out (`certificate_free`)."""
-    return [g for g in _moves(n, yes, lambda rest: True)
+    return [g for g in _moves(n, yes)
             if k_coloring(n, g, k) is None and k_coloring(n, g, k + 1) is not None and certificate_free(g)]
 
 
