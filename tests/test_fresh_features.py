@@ -1,0 +1,68 @@
+"""bench/gcpd_fresh_features.py, the leak bench's second held-out family: its counts against independent methods
+(matchings enumerated from edge subsets, chordless cycles of known graphs, the 6-vertex histogram's total), and one
+vector length per graph size, since the learners need a fixed width per level."""
+
+from __future__ import annotations
+
+import itertools
+import random
+import sys
+from math import comb
+
+import networkx as nx
+import pytest
+from conftest import PROJECT
+
+sys.path.insert(0, str(PROJECT))
+from bench.gcpd_fresh_features import (  # noqa: E402
+    MAX_CYCLE,
+    MAX_MATCHING,
+    SIX_BUCKETS,
+    _matchings,
+    gcpd_fresh_features,
+)
+
+
+def _edges(g: nx.Graph) -> list[tuple[int, int]]:
+    return sorted((min(u, v) + 1, max(u, v) + 1) for u, v in g.edges)
+
+
+def _brute_matchings(g: nx.Graph) -> list[int]:
+    counts = [0] * (MAX_MATCHING + 1)
+    edges = list(g.edges)
+    for j in range(MAX_MATCHING + 1):
+        counts[j] = sum(len({v for e in sub for v in e}) == 2 * j for sub in itertools.combinations(edges, j))
+    return counts
+
+
+@pytest.mark.parametrize("seed", range(6))
+def test_matching_counts_equal_an_enumeration_of_edge_subsets(seed):
+    g = nx.gnm_random_graph(9, 13, seed=seed)
+    nbrs = [sum(1 << w for w in g[v]) for v in range(9)]
+    assert _matchings(9, nbrs) == _brute_matchings(g)
+
+
+def test_known_graphs_chordless_cycles_and_matchings():
+    # Petersen: 12 pentagons and 10 hexagons are its chordless cycles (girth 5, and every 6-cycle is induced);
+    # its perfect matchings number 6.
+    p = nx.petersen_graph()
+    f = gcpd_fresh_features(10, _edges(p))
+    holes = f[: MAX_CYCLE - 2]
+    assert holes[5 - 3] == 12 and holes[6 - 3] == 10 and holes[0] == 0
+    assert _matchings(10, [sum(1 << w for w in p[v]) for v in range(10)])[5] == 6
+    # The 5-wheel: its rim is the only chordless cycle longer than a triangle, and 5 triangles.
+    w = nx.wheel_graph(6)
+    holes = gcpd_fresh_features(6, _edges(w))[: MAX_CYCLE - 2]
+    assert holes[0] == 5 and holes[5 - 3] == 1 and sum(holes) == 6
+
+
+def test_width_depends_on_the_vertex_count_only_and_the_six_vertex_histogram_counts_every_subset():
+    rng = random.Random(0)
+    for n in (10, 11, 15):
+        widths = set()
+        for _ in range(5):
+            g = nx.gnm_random_graph(n, rng.randint(n, 2 * n), seed=rng.randrange(10**6))
+            f = gcpd_fresh_features(n, _edges(g))
+            widths.add(len(f))
+            assert sum(f[-SIX_BUCKETS:]) == comb(n, 6)
+        assert len(widths) == 1
