@@ -58,7 +58,6 @@ import time
 
 import numpy as np
 
-from bench.gcpd_fresh_features import gcpd_fresh_features
 from evalcore.graph_solvers import adjacency, k_coloring, tour_length
 from evalcore.leakage import best_threshold_accuracy
 from nphe4v.tasks import gcpd, tspd
@@ -469,6 +468,10 @@ def run_gcpd(per_level: int, levels: range, extended: bool = False, heldout: boo
             more = cv_accuracies([f + gcpd_heldout_features(d) for f, d in zip(feats, data, strict=True)], labels)
             print("        + heldout features:  " + "  ".join(f"{k} {v:.3f}" for k, v in more.items()), flush=True)
         if fresh:
+            try:  # run as a script, this folder is on the path; imported (tests, PYTHONPATH=.), the package is
+                from gcpd_fresh_features import gcpd_fresh_features
+            except ImportError:
+                from bench.gcpd_fresh_features import gcpd_fresh_features
             more = cv_accuracies([f + gcpd_fresh_features(d.num_vertices, d.edges)
                                   for f, d in zip(feats, data, strict=True)], labels)
             print("        + fresh features:    " + "  ".join(f"{k} {v:.3f}" for k, v in more.items()), flush=True)
