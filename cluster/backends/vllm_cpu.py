@@ -50,11 +50,30 @@ def set_cpu_env_defaults() -> bool:
     # `vllm.LLM` (the benches' offline reference) then runs its engine in-process: it starts in seconds
     # instead of 25-40 s on 2 cores. The backend's AsyncLLM always runs its engine core in a child process.
     os.environ.setdefault("VLLM_ENABLE_V1_MULTIPROCESSING", "0")
+    quiet_resource_tracker()
     # the vision model classes import torchvision, which the CPU install keeps outside site-packages
     from cluster.cpu_torchvision import enable
 
     enable()
     return True
+
+
+# A CPU engine core is killed after a second's grace (vllm_engine.CPU_ENGINE_SHUTDOWN_GRACE_S: its own teardown
+# would cost ~4 CPU s), so the semaphores it made are unlinked by multiprocessing's resource tracker when this
+# process exits, and the tracker says so: "There appear to be N leaked semaphore objects to clean up at
+# shutdown" (measured: 1-3 per preflight of several models; none with a 10 s grace). Nothing is left behind, so
+# the line only alarms. The tracker is a process of its own, started with this interpreter's -W options
+# (multiprocessing.util._args_from_interpreter_flags reads sys.warnoptions), so the filter goes there, before the
+# first engine core starts it. A message field is a literal prefix and cannot hold a colon: this also quiets the
+# tracker's "resource_tracker: <name>: <error>" when an unlink fails, which is as little actionable.
+RESOURCE_TRACKER_FILTER = "ignore:resource_tracker:UserWarning:multiprocessing.resource_tracker"
+
+
+def quiet_resource_tracker() -> None:
+    import sys
+
+    if RESOURCE_TRACKER_FILTER not in sys.warnoptions:
+        sys.warnoptions.append(RESOURCE_TRACKER_FILTER)
 
 
 class _DropRepeatedCpuWarning(logging.Filter):
