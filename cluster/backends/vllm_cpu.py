@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import logging
 import os
+import sys
 
 
 def cpu_build() -> bool:
@@ -70,8 +71,6 @@ RESOURCE_TRACKER_FILTER = "ignore:resource_tracker:UserWarning:multiprocessing.r
 
 
 def quiet_resource_tracker() -> None:
-    import sys
-
     if RESOURCE_TRACKER_FILTER not in sys.warnoptions:
         sys.warnoptions.append(RESOURCE_TRACKER_FILTER)
 
