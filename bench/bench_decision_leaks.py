@@ -12,7 +12,7 @@ when one feature is shuffled, on a held-out fifth), largest first. Target: every
 5-10 <= 62 % for every learner.
 
     PYTHONPATH=. nice -n 10 python bench/bench_decision_leaks.py [instances_per_level] [--task TSP-D|GCP-D]
-        [--levels 5-10] [--extended] [--heldout] [--fresh] [--null N]
+        [--levels 5-10] [--extended] [--heldout] [--fresh] [--fresh2] [--null N]
 
 What a solver's LP relaxation decides (the subtour LP, the fractional chromatic number) is in
 bench/bench_decision_relaxations.py: these are certificates, like the heuristics' columns here.
@@ -43,7 +43,9 @@ generator's moved pairs (`gcpd_moves`) have since weighed the induced-subgraph c
 With `--fresh` (GCP-D, printed, not judged) also a second held-out family, written down before any generator was
 measured on it and never to tune one by (`bench/gcpd_fresh_features.py`: chordless cycles by length, the
 non-backtracking and distance spectra, centralities, matching counts, radius-2 ego networks, induced 6-vertex
-subgraphs).
+subgraphs). With `--fresh2` a third, written down after the second had steered an experiment and before any
+generator was measured on it (induced paths, the line graph's spectrum, blocks and cut vertices, girth and odd
+girth, joint degrees, induced 7-vertex subgraphs).
 """
 
 from __future__ import annotations
@@ -439,7 +441,7 @@ def run_tspd(per_level: int, levels: range, null: int = 0) -> dict[int, float]:
 
 
 def run_gcpd(per_level: int, levels: range, extended: bool = False, heldout: bool = False,
-             null: int = 0, fresh: bool = False) -> dict[int, float]:
+             null: int = 0, fresh: bool = False, fresh2: bool = False) -> dict[int, float]:
     worst: dict[int, float] = {}
     print("GCP-D " + HEADER.format(size="n  k", cert="DSatur k-col (of YES)  clique>k (of NO)"))
     for level in levels:
@@ -467,14 +469,19 @@ def run_gcpd(per_level: int, levels: range, extended: bool = False, heldout: boo
         if heldout:
             more = cv_accuracies([f + gcpd_heldout_features(d) for f, d in zip(feats, data, strict=True)], labels)
             print("        + heldout features:  " + "  ".join(f"{k} {v:.3f}" for k, v in more.items()), flush=True)
-        if fresh:
+        for wanted, family in ((fresh, "gcpd_fresh_features"), (fresh2, "gcpd_fresh2_features")):
+            if not wanted:
+                continue
             try:  # run as a script, this folder is on the path; imported (tests, PYTHONPATH=.), the package is
-                from gcpd_fresh_features import gcpd_fresh_features
+                import gcpd_fresh_features as families
             except ImportError:
-                from bench.gcpd_fresh_features import gcpd_fresh_features
-            more = cv_accuracies([f + gcpd_fresh_features(d.num_vertices, d.edges)
-                                  for f, d in zip(feats, data, strict=True)], labels)
-            print("        + fresh features:    " + "  ".join(f"{k} {v:.3f}" for k, v in more.items()), flush=True)
+                from bench import gcpd_fresh_features as families
+            extra = getattr(families, family)
+            more = cv_accuracies([f + extra(d.num_vertices, d.edges) for f, d in zip(feats, data, strict=True)],
+                                 labels)
+            tag = "fresh" if family == "gcpd_fresh_features" else "fresh2"
+            print(f"        + {tag} features:".ljust(29) + "  ".join(f"{k} {v:.3f}" for k, v in more.items()),
+                  flush=True)
     return worst
 
 
@@ -489,6 +496,8 @@ def main() -> None:
                    help="GCP-D: also the learners on the feature set plus gcpd_heldout_features (not judged)")
     p.add_argument("--fresh", action="store_true",
                    help="GCP-D: also the learners on the feature set plus bench/gcpd_fresh_features.py (not judged)")
+    p.add_argument("--fresh2", action="store_true",
+                   help="GCP-D: also the learners on the feature set plus a third family (gcpd_fresh2_features)")
     p.add_argument("--null", type=int, default=0, metavar="N",
                    help="also the best learner on the documented set with the labels shuffled N times (noise floor)")
     args = p.parse_args()
@@ -496,7 +505,8 @@ def main() -> None:
     levels = range(int(lo), int(hi or lo) + 1)
     for task in args.task or ["TSP-D", "GCP-D"]:
         worst = (run_tspd(args.per_level, levels, args.null) if task == "TSP-D"
-                 else run_gcpd(args.per_level, levels, args.extended, args.heldout, args.null, args.fresh))
+                 else run_gcpd(args.per_level, levels, args.extended, args.heldout, args.null, args.fresh,
+                               args.fresh2))
         judged = {lv: a for lv, a in worst.items() if task == "TSP-D" or lv >= GCPD_JUDGED_FROM}
         over = [f"L{lv}" for lv, a in judged.items() if a > TARGET]
         print(f"{task}: worst learner accuracy on the judged levels {max(judged.values(), default=0):.3f}; target "

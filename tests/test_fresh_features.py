@@ -17,8 +17,13 @@ sys.path.insert(0, str(PROJECT))
 from bench.gcpd_fresh_features import (  # noqa: E402
     MAX_CYCLE,
     MAX_MATCHING,
+    MAX_PATH,
+    SEVEN_BUCKETS,
     SIX_BUCKETS,
+    _girths,
+    _induced_paths,
     _matchings,
+    gcpd_fresh2_features,
     gcpd_fresh_features,
 )
 
@@ -65,4 +70,44 @@ def test_width_depends_on_the_vertex_count_only_and_the_six_vertex_histogram_cou
             f = gcpd_fresh_features(n, _edges(g))
             widths.add(len(f))
             assert sum(f[-SIX_BUCKETS:]) == comb(n, 6)
+        assert len(widths) == 1
+
+
+def _brute_induced_paths(g: nx.Graph) -> list[int]:
+    """Induced paths by edge count, from every vertex subset that induces a path (a tree with max degree 2)."""
+    counts = [0] * MAX_PATH
+    for size in range(2, MAX_PATH + 2):
+        for sub in itertools.combinations(g.nodes, size):
+            h = g.subgraph(sub)
+            if nx.is_connected(h) and h.number_of_edges() == size - 1 and max(d for _, d in h.degree) <= 2:
+                counts[size - 2] += 1
+    return counts
+
+
+@pytest.mark.parametrize("seed", range(4))
+def test_induced_paths_equal_an_enumeration_of_vertex_subsets(seed):
+    g = nx.gnm_random_graph(9, 12, seed=seed)
+    nbrs = [sum(1 << w for w in g[v]) for v in range(9)]
+    assert _induced_paths(9, nbrs) == _brute_induced_paths(g)
+
+
+def test_girth_and_odd_girth_of_known_graphs_and_of_networkx():
+    assert _girths(nx.petersen_graph()) == (5, 5)
+    assert _girths(nx.complete_bipartite_graph(3, 3)) == (4, 0)
+    assert _girths(nx.mycielski_graph(4)) == (4, 5)  # the Grötzsch graph: no triangle, odd girth 5
+    assert _girths(nx.path_graph(4)) == (0, 0)
+    for seed in range(5):
+        g = nx.gnm_random_graph(12, 18, seed=seed)
+        assert _girths(g)[0] == nx.girth(g)
+
+
+def test_the_third_family_has_one_width_and_counts_every_7_vertex_subset():
+    rng = random.Random(1)
+    for n in (11, 15):
+        widths = set()
+        for _ in range(4):
+            g = nx.gnm_random_graph(n, rng.randint(n, 2 * n), seed=rng.randrange(10**6))
+            f = gcpd_fresh2_features(n, _edges(g))
+            widths.add(len(f))
+            assert sum(f[-SEVEN_BUCKETS:]) == comb(n, 7)
         assert len(widths) == 1
