@@ -10,9 +10,8 @@ breaks each part's wheel), and the Grötzsch graph (triangle-free).
 
 The odd antihole (`ANTIHOLE_7`, the complement of the 7-cycle) is the one core here without an odd hole. A K4-free
 graph that needs 4 colours is not perfect, so by the strong perfect graph theorem it holds an odd hole (an induced
-odd cycle of 5 or more vertices) or an odd antihole; every other core forces its colours through odd holes, and
-NO graphs seeded by them held more induced 5- and 7-cycles than their YES twins, which a learner counting induced
-cycles read (`bench/bench_decision_leaks.py --fresh`, docs/deviations.md)."""
+odd cycle of 5 or more vertices) or an odd antihole; every other core here holds odd holes. GCP-D seeds some NO
+graphs with it (`gcpd.ANTIHOLE_LEVELS`: what it changed, measured, is there)."""
 
 from __future__ import annotations
 

@@ -17,7 +17,8 @@ Deviations from the peer benchmark (docs/deviations.md):
   from level 6 the two graphs are instead one moved edge apart (`gcpd_moves`: same degrees, triangles, 5-cycles
   and degeneracy): at levels 6, 9 and 10 the YES graph is a NO graph of the walk with one edge of its 4-critical
   core moved; at levels 7-8 a coin picks between that and a YES graph of the walk with one edge moved in so
-  that it needs a 4th colour. issue 31's learners
+  that it needs a 4th colour; at levels 8-10 three seeds in four plant the odd antihole (`ANTIHOLE_LEVELS`).
+  issue 31's learners
   read the answer from the spectrum (Hoffman bound) when only degrees and triangles were matched, and from the
   average clustering (a planted core packs the triangles onto few vertices) when the NO graph was the planted
   seed itself. From K4_FREE_FROM the NO graphs hold no K4, from WHEEL_FREE_FROM no odd wheel either
@@ -126,12 +127,14 @@ WHEEL_FREE_FROM = 8
 # boosting .713 on the smallest adjacency eigenvalues and clustering, 300 instances), so level 5 keeps the pool.
 MOVED_LEVELS = frozenset({6, 7, 8, 9, 10})
 EITHER_WAY_LEVELS = frozenset({7, 8})
-# At ANTIHOLE_LEVELS the seed's core is the odd antihole (`chi4_cores.ANTIHOLE_7`, the complement of C7: no odd
-# hole) with probability ANTIHOLE_SHARE. Seeded only by cores whose odd holes force the 4th colour, NO graphs held
-# more induced 5- and 7-cycles than their YES twins (level 8: 5.65 against 3.86), which learners counting induced
-# cycles read (`bench_decision_leaks.py --fresh`, written as a check and then used to find this; docs/deviations.md
-# gives the figures on two seed sets and on a third family, `--fresh2`, written before this was measured). At
-# levels 6-7 it read worse (level 6 held-out .753 against .737) and a seed of it alone rarely finds a pair.
+# At ANTIHOLE_LEVELS the seed's core is the odd antihole (`chi4_cores.ANTIHOLE_7`, the complement of C7, which has no
+# odd hole) with probability ANTIHOLE_SHARE. Tried because NO graphs held more induced 5-cycles than their YES
+# twins (a K4-free graph needing 4 colours holds an odd hole or an odd antihole); that gap did not shrink (level 8:
+# 6.06 against 5.09, was 5.28 against 4.81), but the held-out family reads levels 8-10 lower on two seed sets (300
+# per level: .620/.633 -> .570/.530 at level 8) and the `--fresh` family, which chose this, lower on average; the
+# `--fresh2` family, written before this was measured, reads them the same on average (docs/deviations.md). At
+# levels 6-7 the held-out family read worse (level 6 .753 against .737), and with the antihole every time level 6
+# and 8 found no pair in MAX_DRAWS. Generation costs twice as long at these levels (~0.2-0.3 CPU s an instance).
 ANTIHOLE_LEVELS = frozenset({8, 9, 10})
 ANTIHOLE_SHARE = 0.75
 
