@@ -31,9 +31,9 @@ Deviations from the peer benchmark (docs/deviations.md):
   drawn again, so the edge counts that occur are the ones where both answers exist (level 1: 6 and 7).
   `bench/bench_decision_leaks.py` prints the 5-fold accuracy of three learners (logistic regression, gradient
   boosting, a random forest) on those statistics and more per level, and what the best of them reads; its
-  `--fresh` family, never tuned on, reads .70-.82 at levels 6-9 from induced odd cycles, which a K4-free graph
-  needing 4 colours must hold (it is not perfect; docs/deviations.md). The peer data was 74 % YES, and its NO
-  graphs were denser.
+  `--fresh` and `--fresh2` families read .70-.82 at levels 6-8, partly from induced odd cycles: a K4-free graph
+  needing 4 colours is not perfect, so it holds an odd hole or an odd antihole (docs/deviations.md). The peer
+  data was 74 % YES, and its NO graphs were denser.
 - k = 3 at every level, as in the peer files (since issue 31; k = 2 at levels 1-2 was a bipartiteness test,
   polynomial, counted in AA_NPC). At levels 1 and 2 (6-7 vertices, at most 10 edges) every 4-chromatic graph
   contains K4 or is the 5-wheel and no 3-colourable graph that small matches its triangle count and degrees, so
