@@ -41,7 +41,7 @@ after the generator's tuning on the sets above (issue 31): counts of every conne
 subgraph, Weisfeiler-Lehman subtree-hash histograms and the normalised- and signless-Laplacian spectra (the
 generator's moved pairs (`gcpd_moves`) have since weighed the induced-subgraph counts a little: docs/deviations.md).
 With `--fresh` (GCP-D, printed, not judged) also a second held-out family, written down before any generator was
-measured on it and never to tune one by (`bench/gcpd_fresh_features.py`: chordless cycles by length, the
+measured on it (it has since steered one experiment; `bench/gcpd_fresh_features.py`: chordless cycles by length, the
 non-backtracking and distance spectra, centralities, matching counts, radius-2 ego networks, induced 6-vertex
 subgraphs). With `--fresh2` a third, written down after the second had steered an experiment and before any
 generator was measured on it (induced paths, the line graph's spectrum, blocks and cut vertices, girth and odd

@@ -3,9 +3,10 @@ not seen"), for `bench_decision_leaks.py --fresh`.
 
 The first held-out family (`gcpd_heldout_features`) has been read by the generator's tuning since it was added
 (`gcpd_moves` weighs induced-subgraph counts a little), so it no longer stands for features nobody tuned on. This
-family was written down on 2026-12-05, before any generator was measured against it, and no generator setting is
-to be chosen by it: it is a check, the way a reviewer's own features would be. Every feature is a count or
-statistic that no solver constructs (no colouring, independent set, clique or cycle cover):
+family was written down on 2026-12-05, before any generator was measured against it, as a check, the way a
+reviewer's own features would be. What it found then steered one experiment (GCP-D's odd-antihole seeds,
+docs/deviations.md), so the third family below (`--fresh2`) is now the one nothing has been chosen by. Every
+feature is a count or statistic that no solver constructs (no colouring, independent set, clique or cycle cover):
 
 - chordless (induced) cycles by length 3..15 (networkx `chordless_cycles`); odd holes are what separate perfect
   graphs, which a colouring-aware reviewer would reach for;
