@@ -469,7 +469,7 @@ def run_gcpd(per_level: int, levels: range, extended: bool = False, heldout: boo
         if heldout:
             more = cv_accuracies([f + gcpd_heldout_features(d) for f, d in zip(feats, data, strict=True)], labels)
             print("        + heldout features:  " + "  ".join(f"{k} {v:.3f}" for k, v in more.items()), flush=True)
-        for wanted, family in ((fresh, "gcpd_fresh_features"), (fresh2, "gcpd_fresh2_features")):
+        for wanted, tag, family in ((fresh, "fresh", "gcpd_fresh_features"), (fresh2, "fresh2", "gcpd_fresh2_features")):
             if not wanted:
                 continue
             try:  # run as a script, this folder is on the path; imported (tests, PYTHONPATH=.), the package is
@@ -479,7 +479,6 @@ def run_gcpd(per_level: int, levels: range, extended: bool = False, heldout: boo
             extra = getattr(families, family)
             more = cv_accuracies([f + extra(d.num_vertices, d.edges) for f, d in zip(feats, data, strict=True)],
                                  labels)
-            tag = "fresh" if family == "gcpd_fresh_features" else "fresh2"
             print(f"        + {tag} features:".ljust(29) + "  ".join(f"{k} {v:.3f}" for k, v in more.items()),
                   flush=True)
     return worst

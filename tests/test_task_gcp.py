@@ -299,9 +299,9 @@ def test_chi4_cores_are_4_critical_and_the_local_certificate_checks_are_exact() 
 
 def test_the_odd_antihole_needs_4_colours_through_no_odd_hole() -> None:
     """chi4_cores.ANTIHOLE_7 (the complement of C7, as networkx builds it): chromatic number 4, every vertex
-    critical, K4-free and wheel-free, and no odd hole (networkx's chordless cycles), unlike every other core, whose
-    odd holes force the 4th colour; `random_core` returns it with probability `antihole` and draws nothing extra
-    without it."""
+    critical, K4-free and wheel-free, and no odd hole (networkx's chordless cycles), unlike the other K4-free
+    cores (the spindle, the Grötzsch graph, the 5-wheel), whose odd holes force the 4th colour; `random_core`
+    returns it with probability `antihole` and draws nothing extra without it."""
     core = chi4_cores.ANTIHOLE_7
     assert nx.is_isomorphic(nx.Graph(core), nx.complement(nx.cycle_graph(7)))
     edges = [(u + 1, v + 1) for u, v in core]

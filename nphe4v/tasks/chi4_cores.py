@@ -8,9 +8,9 @@ cores here that are `wheel_free` force 4 colours only through longer odd cycles:
 of K4s, odd wheels and spindles (the join of two 4-critical graphs is 4-critical, and removing the joined edge
 breaks each part's wheel), and the Grötzsch graph (triangle-free).
 
-The odd antihole (`ANTIHOLE_7`, the complement of the 7-cycle) is the one core here without an odd hole. A K4-free
-graph that needs 4 colours is not perfect, so by the strong perfect graph theorem it holds an odd hole (an induced
-odd cycle of 5 or more vertices) or an odd antihole; every other core here holds odd holes. GCP-D seeds some NO
+The odd antihole (`ANTIHOLE_7`, the complement of the 7-cycle) is the one K4-free core here without an odd hole. A
+K4-free graph that needs 4 colours is not perfect, so by the strong perfect graph theorem it holds an odd hole (an
+induced odd cycle of 5 or more vertices) or an odd antihole; every other K4-free core here holds odd holes. GCP-D seeds some NO
 graphs with it (`gcpd.ANTIHOLE_LEVELS`: what it changed, measured, is there)."""
 
 from __future__ import annotations

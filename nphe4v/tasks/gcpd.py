@@ -133,8 +133,8 @@ EITHER_WAY_LEVELS = frozenset({7, 8})
 # 6.06 against 5.09, was 5.28 against 4.81), but the held-out family reads levels 8-10 lower on two seed sets (300
 # per level: .620/.633 -> .570/.530 at level 8) and the `--fresh` family, which chose this, lower on average; the
 # `--fresh2` family, written before this was measured, reads them the same on average (docs/deviations.md). At
-# levels 6-7 the held-out family read worse (level 6 .753 against .737), and with the antihole every time level 6
-# and 8 found no pair in MAX_DRAWS. Generation costs twice as long at these levels (~0.2-0.3 CPU s an instance).
+# levels 6-7 the held-out family read worse (level 6 .753 against .737), and with the antihole in every seed levels 6
+# and 8 found no pair within MAX_DRAWS. Generation takes twice as long at these levels (~0.2-0.3 CPU s an instance).
 ANTIHOLE_LEVELS = frozenset({8, 9, 10})
 ANTIHOLE_SHARE = 0.75
 
@@ -353,9 +353,9 @@ def twin_pair(level: int, rng: random.Random) -> tuple[list[Edge], list[Edge]]:
     p = params(level)
     n, k = p["num_vertices"], p["k"]
     certificate = kept_out(level)
+    antihole = ANTIHOLE_SHARE if level in ANTIHOLE_LEVELS else 0.0
     for _ in range(MAX_DRAWS):
         m = rng.randint(p["min_edges"], p["max_edges"])
-        antihole = ANTIHOLE_SHARE if level in ANTIHOLE_LEVELS else 0.0
         no = _planted_chi4(n, m, rng, certificate, antihole) if k == 3 else _triangle_free_odd(n, m, rng)
         if no is None:
             continue
