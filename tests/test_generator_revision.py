@@ -15,7 +15,7 @@ from cluster.run import dataset_path
 
 # benchmark -> (revision, dataset_sha256 of the dataset `_small` generates)
 PINS = {
-    "nphardeval4v": ("2026-12-05b", "4558fe055af32c6f8dacb3a14a3755a7ce2218b0655fad20970e90db33f7370d"),
+    "nphardeval4v": ("2026-12-05a", "d4f4390eb967e33267cc5ae390d0b1bbecc0c28a3846574376e77f730b4226a1"),
     "graphverse": ("2026-12-04", "a3884a401451eaf8a18ea5dc603c0942c05fdbcda4c5a61761a62f1d6a12de66"),
 }
 BUMP = ("the generator's output changed for the same version and seed: bump {module}.GENERATOR_REVISION "
@@ -29,8 +29,7 @@ def _small(benchmark: str, root) -> str:
     if benchmark == "nphardeval4v":
         from nphe4v.generate import generate_version
 
-        # levels 6 and 10: GCP-D's moved-edge pairs, level 8 those built from either side (8 and 10: odd-antihole
-        # seeds too), level 1 its unmatched pairs
+        # levels 6 and 10: GCP-D's moved-edge pairs, level 8 those built from either side, level 1 its unmatched pairs
         generate_version(out, version="rev", seed=11, per_level=1, levels=[1, 6, 8, 10], workers=1)
     else:
         from gie.dataset import generate_split

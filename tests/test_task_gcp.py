@@ -297,30 +297,6 @@ def test_chi4_cores_are_4_critical_and_the_local_certificate_checks_are_exact() 
         assert chi4_cores.wheel_free(n, edges) is not odd_in_neighbourhood, (i, edges)
 
 
-def test_the_odd_antihole_needs_4_colours_through_no_odd_hole() -> None:
-    """chi4_cores.ANTIHOLE_7 (the complement of C7, as networkx builds it): chromatic number 4, every vertex
-    critical, K4-free and wheel-free, and no odd hole (networkx's chordless cycles), unlike the other K4-free
-    cores (the spindle, the Grötzsch graph, the 5-wheel), whose odd holes force the 4th colour; `random_core`
-    returns it with probability `antihole` and draws nothing extra without it."""
-    core = chi4_cores.ANTIHOLE_7
-    assert nx.is_isomorphic(nx.Graph(core), nx.complement(nx.cycle_graph(7)))
-    edges = [(u + 1, v + 1) for u, v in core]
-    assert k_coloring(7, edges, 3) is None and k_coloring(7, edges, 4) is not None
-    for v in range(1, 8):
-        rest = [(a - (a > v), b - (b > v)) for a, b in edges if v not in (a, b)]
-        assert k_coloring(6, rest, 3) is not None
-    assert chi4_cores.k4_free(7, edges) and chi4_cores.wheel_free(7, edges)
-    assert not [c for c in nx.chordless_cycles(nx.Graph(core)) if len(c) >= 5 and len(c) % 2]
-    for other in (chi4_cores.MOSER_SPINDLE, chi4_cores.GROTZSCH, chi4_cores.wheel(5)):
-        assert [c for c in nx.chordless_cycles(nx.Graph(other)) if len(c) >= 5 and len(c) % 2]
-    assert chi4_cores.random_core(13, 20, random.Random(0), wheels=False, antihole=1.0) == core
-    assert chi4_cores.random_core(6, 20, random.Random(0), wheels=False, antihole=1.0) != core  # does not fit
-    a, b = random.Random(5), random.Random(5)
-    chi4_cores.random_core(13, 20, a, wheels=False)
-    chi4_cores.random_core(13, 20, b, wheels=False, antihole=0.0)
-    assert a.random() == b.random()
-
-
 def test_gcpd_no_graphs_hold_no_local_certificate_from_the_levels_that_keep_it_out() -> None:
     """Issue 31: from K4_FREE_FROM no NO graph holds a K4, from WHEEL_FREE_FROM no K4 and no odd wheel (no vertex's
     neighbourhood holds an odd cycle); YES graphs never do. So the greedy clique and the triangles at a vertex

@@ -6,12 +6,7 @@ rim for an odd wheel), which no 3-colourable graph has (a 3-colouring gives a ne
 statistics a solver never constructs (triangles at a vertex, diamonds, common neighbours) then find them. The
 cores here that are `wheel_free` force 4 colours only through longer odd cycles: the Moser spindle, Hajós joins
 of K4s, odd wheels and spindles (the join of two 4-critical graphs is 4-critical, and removing the joined edge
-breaks each part's wheel), and the Grötzsch graph (triangle-free).
-
-The odd antihole (`ANTIHOLE_7`, the complement of the 7-cycle) is the one K4-free core here without an odd hole. A
-K4-free graph that needs 4 colours is not perfect, so by the strong perfect graph theorem it holds an odd hole (an
-induced odd cycle of 5 or more vertices) or an odd antihole; every other K4-free core here holds odd holes. GCP-D seeds some NO
-graphs with it (`gcpd.ANTIHOLE_LEVELS`: what it changed, measured, is there)."""
+breaks each part's wheel), and the Grötzsch graph (triangle-free)."""
 
 from __future__ import annotations
 
@@ -39,9 +34,6 @@ GROTZSCH: Core = (
     [(i, (i + 1) % 5) for i in range(5)] + [(5 + i, (i + 1) % 5) for i in range(5)]
     + [(5 + i, (i - 1) % 5) for i in range(5)] + [(10, 5 + i) for i in range(5)]
 )
-# The complement of C7: 7 vertices, 14 edges, 4-regular, K4-free and `wheel_free` (a vertex's neighbourhood is a
-# path), chromatic number 4, and no odd hole (an odd hole in it would be an odd antihole of C7).
-ANTIHOLE_7: Core = [(i, j) for i, j in itertools.combinations(range(7), 2) if (j - i) % 7 not in (1, 6)]
 # 4-critical graphs the Hajós joins are built from.
 JOIN_PARTS: list[Core] = [K4, wheel(5), MOSER_SPINDLE, wheel(7)]
 
@@ -60,13 +52,10 @@ def hajos(g1: Core, e1: tuple[int, int], g2: Core, e2: tuple[int, int]) -> Core:
     return sorted(edges)  # type: ignore[arg-type]
 
 
-def random_core(n: int, m: int, rng: random.Random, wheels: bool, antihole: float = 0.0) -> Core:
-    """A K4-free 4-chromatic core with at most n vertices and m edges: with probability `antihole` (when it fits)
-    ANTIHOLE_7, else drawn uniformly from the 4-critical kinds that fit: the Moser spindle, a Hajós join of two
-    JOIN_PARTS (random edges, random ends), the Grötzsch graph, and with `wheels` the 5- and 7-wheels. Without
-    `wheels` every kind is `wheel_free`."""
-    if antihole and core_size(ANTIHOLE_7) <= n and len(ANTIHOLE_7) <= m and rng.random() < antihole:
-        return ANTIHOLE_7
+def random_core(n: int, m: int, rng: random.Random, wheels: bool) -> Core:
+    """A K4-free 4-critical graph with at most n vertices and m edges, drawn uniformly from the kinds that fit: the
+    Moser spindle, a Hajós join of two JOIN_PARTS (random edges, random ends), the Grötzsch graph, and with
+    `wheels` the 5- and 7-wheels. Without `wheels` every kind is `wheel_free`."""
     kinds: list[Core | tuple[Core, Core]] = [MOSER_SPINDLE]
     if wheels:
         kinds += [c for c in (wheel(5), wheel(7)) if core_size(c) <= n and len(c) <= m]

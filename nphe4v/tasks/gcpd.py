@@ -17,8 +17,7 @@ Deviations from the peer benchmark (docs/deviations.md):
   from level 6 the two graphs are instead one moved edge apart (`gcpd_moves`: same degrees, triangles, 5-cycles
   and degeneracy): at levels 6, 9 and 10 the YES graph is a NO graph of the walk with one edge of its 4-critical
   core moved; at levels 7-8 a coin picks between that and a YES graph of the walk with one edge moved in so
-  that it needs a 4th colour; at levels 8-10 three seeds in four plant the odd antihole (`ANTIHOLE_LEVELS`).
-  issue 31's learners
+  that it needs a 4th colour. issue 31's learners
   read the answer from the spectrum (Hoffman bound) when only degrees and triangles were matched, and from the
   average clustering (a planted core packs the triangles onto few vertices) when the NO graph was the planted
   seed itself. From K4_FREE_FROM the NO graphs hold no K4, from WHEEL_FREE_FROM no odd wheel either
@@ -31,7 +30,7 @@ Deviations from the peer benchmark (docs/deviations.md):
   drawn again, so the edge counts that occur are the ones where both answers exist (level 1: 6 and 7).
   `bench/bench_decision_leaks.py` prints the 5-fold accuracy of three learners (logistic regression, gradient
   boosting, a random forest) on those statistics and more per level, and what the best of them reads; its
-  `--fresh` and `--fresh2` families read .70-.82 at levels 6-8, partly from induced odd cycles: a K4-free graph
+  `--fresh` and `--fresh2` families read .65-.82 at levels 6-8, partly from induced odd cycles: a K4-free graph
   needing 4 colours is not perfect, so it holds an odd hole or an odd antihole (docs/deviations.md). The peer
   data was 74 % YES, and its NO graphs were denser.
 - k = 3 at every level, as in the peer files (since issue 31; k = 2 at levels 1-2 was a bipartiteness test,
@@ -127,16 +126,6 @@ WHEEL_FREE_FROM = 8
 # boosting .713 on the smallest adjacency eigenvalues and clustering, 300 instances), so level 5 keeps the pool.
 MOVED_LEVELS = frozenset({6, 7, 8, 9, 10})
 EITHER_WAY_LEVELS = frozenset({7, 8})
-# At ANTIHOLE_LEVELS the seed's core is the odd antihole (`chi4_cores.ANTIHOLE_7`, the complement of C7, which has no
-# odd hole) with probability ANTIHOLE_SHARE. Tried because NO graphs held more induced 5-cycles than their YES
-# twins (a K4-free graph needing 4 colours holds an odd hole or an odd antihole); that gap did not shrink (level 8:
-# 6.06 against 5.09, was 5.28 against 4.81), but the held-out family reads levels 8-10 lower on two seed sets (300
-# per level: .620/.633 -> .570/.530 at level 8) and the `--fresh` family, which chose this, lower on average; the
-# `--fresh2` family, written before this was measured, reads them the same on average (docs/deviations.md). At
-# levels 6-7 the held-out family read worse (level 6 .753 against .737), and with the antihole in every seed levels 6
-# and 8 found no pair within MAX_DRAWS. Generation takes twice as long at these levels (~0.2-0.3 CPU s an instance).
-ANTIHOLE_LEVELS = frozenset({8, 9, 10})
-ANTIHOLE_SHARE = 0.75
 
 
 class GCPDData(BaseModel):
@@ -163,15 +152,14 @@ _CORES_4 = [K4, wheel(5), MOSER_SPINDLE, wheel(7)]
 SEED_TRIES = 20
 
 
-def _planted_chi4(n: int, m: int, rng: random.Random, kept_out: str = "",
-                  antihole: float = 0.0) -> list[tuple[int, int]] | None:
+def _planted_chi4(n: int, m: int, rng: random.Random, kept_out: str = "") -> list[tuple[int, int]] | None:
     """m random edges on vertices 1..n with chromatic number exactly 4: a core forcing 4 colours, and every
     other edge between different classes of a 4-class partition that extends the core's colouring. With
-    `kept_out` ("k4" or "wheel"), the core is a K4-free one (the odd antihole with probability `antihole`) and
-    the graph is drawn again until it is free of that local certificate."""
+    `kept_out` ("k4" or "wheel"), the core is a K4-free one and the graph is drawn again until it is free of
+    that local certificate."""
     if kept_out:
         for _ in range(SEED_TRIES):
-            core = random_core(n, m, rng, wheels=kept_out == "k4", antihole=antihole)
+            core = random_core(n, m, rng, wheels=kept_out == "k4")
             out = _planted_core(n, m, core, rng)
             if out is not None and _local_certificate_free(n, out, kept_out):
                 return out
@@ -353,10 +341,9 @@ def twin_pair(level: int, rng: random.Random) -> tuple[list[Edge], list[Edge]]:
     p = params(level)
     n, k = p["num_vertices"], p["k"]
     certificate = kept_out(level)
-    antihole = ANTIHOLE_SHARE if level in ANTIHOLE_LEVELS else 0.0
     for _ in range(MAX_DRAWS):
         m = rng.randint(p["min_edges"], p["max_edges"])
-        no = _planted_chi4(n, m, rng, certificate, antihole) if k == 3 else _triangle_free_odd(n, m, rng)
+        no = _planted_chi4(n, m, rng, certificate) if k == 3 else _triangle_free_odd(n, m, rng)
         if no is None:
             continue
         if level >= SPECTRAL_FROM:
