@@ -62,20 +62,21 @@ def _matchings(n: int, nbrs: list[int]) -> list[int]:
     return list(count((1 << n) - 1))
 
 
-def _six_vertex_histogram(a: np.ndarray) -> list[float]:
-    n = len(a)
-    subsets = np.array(list(itertools.combinations(range(n), 6)))
-    sub = a[subsets[:, :, None], subsets[:, None, :]]  # (subsets, 6, 6)
+def _induced_histogram(a: np.ndarray, size: int, walks: int, buckets: int = SIX_BUCKETS) -> list[float]:
+    """How many induced subgraphs on `size` vertices fall in each of `buckets` hash buckets of an isomorphism
+    invariant: the sorted degrees and the closed walks of lengths 3 .. walks + 2 (traces of the powers)."""
+    subsets = np.array(list(itertools.combinations(range(len(a)), size)))
+    sub = a[subsets[:, :, None], subsets[:, None, :]]  # (subsets, size, size)
     deg = np.sort(sub.sum(2), axis=1)
-    s2 = sub @ sub
-    s3 = s2 @ sub
-    walks = np.stack([np.trace(s3, axis1=1, axis2=2), np.trace(s2 @ s2, axis1=1, axis2=2),
-                      np.trace(s3 @ s2, axis1=1, axis2=2)], axis=1)
-    keys = np.concatenate([deg, walks], axis=1).astype(int)
-    hist = np.zeros(SIX_BUCKETS)
+    powers = [sub @ sub]
+    for _ in range(walks):
+        powers.append(powers[-1] @ sub)
+    traces = np.stack([np.trace(p, axis1=1, axis2=2) for p in powers[1:]], axis=1)
+    keys = np.concatenate([deg, traces], axis=1).astype(int)
+    hist = np.zeros(buckets)
     uniq, counts = np.unique(keys, axis=0, return_counts=True)
     for key, c in zip(uniq, counts, strict=True):
-        bucket = int.from_bytes(hashlib.blake2b(key.tobytes(), digest_size=4).digest(), "big") % SIX_BUCKETS
+        bucket = int.from_bytes(hashlib.blake2b(key.tobytes(), digest_size=4).digest(), "big") % buckets
         hist[bucket] += c
     return list(hist)
 
@@ -99,7 +100,7 @@ def gcpd_fresh_features(n: int, edges: list[tuple[int, int]]) -> list[float]:
     ego = sorted((len(h), h.number_of_edges()) for h in (nx.ego_graph(g, v, radius=2) for v in range(n)))
     return [
         *holes, *np.sort(np.abs(nb)), *np.sort(nb.real), *np.linalg.eigvalsh(dist), *betweenness, *closeness,
-        *_matchings(n, nbrs), *(s for s, _ in ego), *(e for _, e in ego), *_six_vertex_histogram(a),
+        *_matchings(n, nbrs), *(s for s, _ in ego), *(e for _, e in ego), *_induced_histogram(a, 6, 3),
     ]
 
 
@@ -131,24 +132,6 @@ def _induced_paths(n: int, nbrs: list[int]) -> list[int]:
     for v in range(n):
         extend(1 << v, v, 0, 0)
     return [c // 2 for c in counts[1:]]
-
-
-def _seven_vertex_histogram(a: np.ndarray) -> list[float]:
-    n = len(a)
-    hist = np.zeros(SEVEN_BUCKETS)
-    subsets = np.array(list(itertools.combinations(range(n), 7)))
-    sub = a[subsets[:, :, None], subsets[:, None, :]]
-    deg = np.sort(sub.sum(2), axis=1)
-    s2 = sub @ sub
-    s3 = s2 @ sub
-    walks = np.stack([np.trace(s3, axis1=1, axis2=2), np.trace(s2 @ s2, axis1=1, axis2=2),
-                      np.trace(s3 @ s2, axis1=1, axis2=2), np.trace(s3 @ s3, axis1=1, axis2=2)], axis=1)
-    keys = np.concatenate([deg, walks], axis=1).astype(int)
-    uniq, counts = np.unique(keys, axis=0, return_counts=True)
-    for key, c in zip(uniq, counts, strict=True):
-        bucket = int.from_bytes(hashlib.blake2b(key.tobytes(), digest_size=4).digest(), "big") % SEVEN_BUCKETS
-        hist[bucket] += c
-    return list(hist)
 
 
 def _girths(g: nx.Graph) -> tuple[float, float]:
@@ -194,5 +177,5 @@ def gcpd_fresh2_features(n: int, edges: list[tuple[int, int]]) -> list[float]:
     return [
         *_induced_paths(n, nbrs), *low, *high, *moments, float(len(blocks) - 3), *blocks[:3],
         float(len(list(nx.articulation_points(g)))), float(len(list(nx.bridges(g)))), *_girths(g),
-        *joint[np.triu_indices(MAX_JOINT_DEGREE + 1)], *_seven_vertex_histogram(a),
+        *joint[np.triu_indices(MAX_JOINT_DEGREE + 1)], *_induced_histogram(a, 7, 4, SEVEN_BUCKETS),
     ]

@@ -61,15 +61,17 @@ def test_known_graphs_chordless_cycles_and_matchings():
     assert holes[0] == 5 and holes[5 - 3] == 1 and sum(holes) == 6
 
 
-def test_width_depends_on_the_vertex_count_only_and_the_six_vertex_histogram_counts_every_subset():
-    rng = random.Random(0)
+@pytest.mark.parametrize(("family", "size", "buckets"), [(gcpd_fresh_features, 6, SIX_BUCKETS),
+                                                    (gcpd_fresh2_features, 7, SEVEN_BUCKETS)])
+def test_each_family_has_one_width_per_vertex_count_and_its_histogram_counts_every_subset(family, size, buckets):
+    rng = random.Random(size)
     for n in (10, 11, 15):
         widths = set()
-        for _ in range(5):
+        for _ in range(4):
             g = nx.gnm_random_graph(n, rng.randint(n, 2 * n), seed=rng.randrange(10**6))
-            f = gcpd_fresh_features(n, _edges(g))
+            f = family(n, _edges(g))
             widths.add(len(f))
-            assert sum(f[-SIX_BUCKETS:]) == comb(n, 6)
+            assert sum(f[-buckets:]) == comb(n, size)
         assert len(widths) == 1
 
 
@@ -99,15 +101,3 @@ def test_girth_and_odd_girth_of_known_graphs_and_of_networkx():
     for seed in range(5):
         g = nx.gnm_random_graph(12, 18, seed=seed)
         assert _girths(g)[0] == nx.girth(g)
-
-
-def test_the_third_family_has_one_width_and_counts_every_7_vertex_subset():
-    rng = random.Random(1)
-    for n in (11, 15):
-        widths = set()
-        for _ in range(4):
-            g = nx.gnm_random_graph(n, rng.randint(n, 2 * n), seed=rng.randrange(10**6))
-            f = gcpd_fresh2_features(n, _edges(g))
-            widths.add(len(f))
-            assert sum(f[-SEVEN_BUCKETS:]) == comb(n, 7)
-        assert len(widths) == 1

@@ -19,10 +19,9 @@ SCRIPT = textwrap.dedent("""
     import signal
     import sys
 
-    def child(ready):
+    def child(conn):
         sem = mp.get_context("spawn").Semaphore(1)  # registered with the parent's tracker
-        print(sem._semlock.name, flush=True)
-        ready.set()
+        conn.send(sem._semlock.name)
         signal.pause()
 
     if __name__ == "__main__":
@@ -30,10 +29,11 @@ SCRIPT = textwrap.dedent("""
             from cluster.backends.vllm_cpu import quiet_resource_tracker
             quiet_resource_tracker()
         ctx = mp.get_context("spawn")
-        ready = ctx.Event()
-        p = ctx.Process(target=child, args=(ready,))
+        mine, theirs = ctx.Pipe()
+        p = ctx.Process(target=child, args=(theirs,))
         p.start()
-        ready.wait(60)
+        name = mine.recv().lstrip("/")
+        print(name, os.path.exists(f"/dev/shm/sem.{name}"), flush=True)  # the semaphore while the child lives
         os.kill(p.pid, signal.SIGKILL)  # no cleanup in the child, as a killed engine core
         p.join()
 """)
@@ -46,10 +46,10 @@ def test_a_killed_childs_semaphore_is_cleaned_up_and_reported_only_without_the_f
     done = subprocess.run([sys.executable, str(script), mode], cwd=PROJECT, capture_output=True, text=True,
                           timeout=120, env={"PYTHONPATH": str(PROJECT), "PATH": "/usr/bin:/bin"})
     assert done.returncode == 0, done.stderr[-2000:]
-    name = done.stdout.strip().splitlines()[-1].lstrip("/")
-    assert name
+    name, alive = done.stdout.strip().splitlines()[-1].split()
     leaked = "leaked semaphore" in done.stderr
     assert leaked == (mode == "loud"), done.stderr[-2000:]
-    # cleaned up either way: a POSIX named semaphore lives under /dev/shm as sem.<name>
+    # cleaned up either way: a POSIX named semaphore lives under /dev/shm as sem.<name> (there while the child was)
     if sys.platform.startswith("linux"):
+        assert alive == "True"
         assert not Path(f"/dev/shm/sem.{name}").exists()
