@@ -139,6 +139,10 @@ def statements(text: str, lex: Lexicon) -> list[tuple[str, bool, bool]]:
                 val, end = None, None
             except RecursionError:  # nesting no answer has: no JSON is decoded from here on
                 json_resume, val, end = len(text) + 1, None, None
+            if end is not None:
+                stop = text.find("\n", end)
+                if text[end: stop if stop >= 0 else len(text)].strip() not in ("", ",", ";", "."):
+                    val = None  # `[301] --(1)--> [DRA]`: a bracketed name that opens a line of text, not JSON
             if end is not None and isinstance(val, (dict, list)):
                 for flat in _flatten_json(val):
                     out.append((flat, False, False))
@@ -272,8 +276,10 @@ def read(text: str, lex: Lexicon) -> Reading:
         else:
             in_program = False
         ws = _WORDS.findall(s)
+        if "_" in s:  # the parts of a key such as `neighbours_of_JMG` (`_tokens` splits it the same way)
+            ws += [p for w in ws if "_" in w for p in w.split("_")]
         if lex.names.isdisjoint(ws) and not any(_KW.get(w.lower()) in _CHEAP_KW for w in ws) \
-                and not any("\u4e00" <= ch <= "\u9fff" or ch in "✗✘❌" for ch in s):
+                and not any("\u4e00" <= ch <= "\u9fff" or ch in "✗✘❌Σ∑δ" for ch in s):
             words += sum(1 for w in ws if not w.isdigit())  # no node and nothing a walk or rejection needs
             continue
         toks = _tokens(s, lex)
@@ -308,12 +314,24 @@ def read(text: str, lex: Lexicon) -> Reading:
         st.question = s.rstrip().endswith(("?", "？"))
         got = st.read()
         open_dist = st.open_dist
+        if not got and "run" in st.kws and len(st.nodes) == 1 and len(nums := st._numbers()) == 1 and last \
+                and last[-1].kind == "walk" and st.nodes[0] in last[-1].nodes[1:]:
+            # "cumulative: / DAY: 1267" under a walk: the running total at that node of the walk
+            w = last[-1]
+            at = max(i for i, x in enumerate(w.nodes) if x == st.nodes[0])
+            w.nums = tuple(sorted({**dict(w.nums), at: nums[0]}.items()))
+            continue
         if not got and st.kws & {"neg", "rej"}:
             # a negative or rejected statement the reader has no form for: read, and neutral
             got = [Claim("note", tuple(st.nodes), pos=pos, neutral=True)]
         reading.claims.extend(got)
         if not got and not code and foreign_words(s, lex) >= 2:
             reading.unparsed += 1  # it says something about a node the reader has no form for
+        if not got and "deg" in st.kws:
+            got = [Claim("note", tuple(st.nodes), pos=pos, neutral=True)]  # a degree restates the input
+        if not got and not code and (len(st.nodes) >= 2 or st._numbers()):
+            # nodes with a number, or two nodes, read to nothing: data the reader has no form for
+            reading.unread.append((frozenset(st.nodes), frozenset(st._numbers())))
         reading.parsed += bool(got)
         if got:
             last = got

@@ -38,6 +38,7 @@ _kw("total", "total totals sum insgesamt gesamt summe somme suma")
 _kw("run", "cumulative running cumul acumulado bisher kumulativ")  # a running total beside a hop
 _kw("edge", "edge edges link links kante kanten arête arêtes arista aristas line lines")
 _kw("weight", "weight weights gewicht poids peso")
+_kw("deg", "degree degrees grad degré grado")
 _kw("color", "color colour colors colours farbe couleur class classes coloring colouring färbung coloration "
              "coloración")
 _kw("map", "maps mapped mapping map corresponds correspond matched matches abbildung zuordnung entspricht "
@@ -82,7 +83,7 @@ _TABLE_SEP = re.compile(r"^\s*\|?\s*:?-{2,}")
 _SEXPR_SPLIT = re.compile(r"\)\s?\(")
 _SENT_SPLIT = re.compile(r"(?<=[.!?;])\s+(?=\S)|[。；！？\n]")
 _TOKEN = re.compile(
-    r"(?P<num>\d+(?:\.\d+)?)(?![A-Za-z_])"
+    r"(?P<num>\d+(?:\.\d+)?)(?![A-Za-z_\d])"  # not 4 of `44E`: backtracking past a node name's digits
     r"|(?P<word>[A-Za-z0-9_À-ɏ]+(?:'t(?![A-Za-z]))?)"
     r"|(?P<arrow>-+>|=+>|→|⟶|⇒|➔|➜|↦|⟹|⇢|⟼)"
     r"|(?P<bi><-+>|↔|⟷|<=>)"
@@ -94,6 +95,8 @@ _TOKEN = re.compile(
     r"|(?P<cap>∩)"
     r"|(?P<plus>\+)"
     r"|(?P<rejsym>[✗✘❌×])"
+    r"|(?P<sigma>[Σ∑])"
+    r"|(?P<delta>δ)"
     r"|(?P<cjk>[\u4e00-\u9fff]+)"
 )
 _UNITS = frozenset("km mi miles mile hops hop units unit edges steps m kilometers kilometres".split())
@@ -112,8 +115,9 @@ _MAP_WORDS = frozenset("is onto g2 graph2 graph_2 molecule2 target est associé 
 _ANAPHORA = frozenset("that this it which so thus hence but dies das es cela ce ceci esto eso".split())
 # scripts of languages the reader has no vocabulary for (kana, Cyrillic, Greek, Hangul, Arabic, Hebrew, Thai,
 # Devanagari): English, German, French, Spanish (Latin) and Chinese (Han) are read
-OTHER_SCRIPT = re.compile(r"[\u3040-\u30ff\u0370-\u03ff\u0400-\u04ff\uac00-\ud7af\u0600-\u06ff\u0590-\u05ff"
-                          r"\u0e00-\u0e7f\u0900-\u097f]")
+# (Greek only as two letters in a row: one Greek letter is mathematics, `Σ = 12`, `δ(A, B)`, not a language)
+OTHER_SCRIPT = re.compile(r"[\u3040-\u30ff\u0400-\u04ff\uac00-\ud7af\u0600-\u06ff\u0590-\u05ff"
+                          r"\u0e00-\u0e7f\u0900-\u097f]|[\u0370-\u03ff]{2}")
 _ANY_WORD = re.compile(r"[^\W\d_]{2,}")  # a word in any script (an unread statement's words are counted)
 
 
@@ -181,6 +185,9 @@ class Reading:
     nodes_seen: int = 0  # distinct node names mentioned in the reasoning
     words: int = 0
     unparsed: int = 0  # statements naming a node, with words beyond an answer's wording, read to nothing
+    # the nodes and numbers of each statement that states data (two nodes, or a node and a number) and was read
+    # to nothing
+    unread: list[tuple[frozenset[str], frozenset[float]]] = field(default_factory=list)
     parsed: int = 0  # statements read to at least one claim
     node_statements: int = 0  # statements naming a node
     other_script: int = 0  # of those, written in a script the reader has no vocabulary for
@@ -235,6 +242,10 @@ def _classify(kind: str | None, text: str) -> _Tok | tuple[_Tok, ...]:
         return tuple(_Tok("sep", ",") if k == "and" else _Tok("kw", k) for key, k in _CJK if key in text)
     if kind == "rejsym":
         return _Tok("kw", "rej")
+    if kind == "sigma":  # the sum sign: a total (`Σ = 7554`)
+        return _Tok("kw", "total")
+    if kind == "delta":  # graph theory's distance, `δ(A, B) = 5`
+        return _Tok("kw", "dist")
     if kind == "cap":
         return _Tok("kw", "common")
     return _Tok(kind or "word", text)
@@ -252,6 +263,22 @@ def _tokens(s: str, lex: Lexicon) -> list[_Tok]:
         if text[:1].isupper() and text not in STOP_WORDS and shape(text) in lex.shapes:
             out.append(_Tok("node", text))  # shaped like the graph's labels but not one: an invented node
             continue
+        if "_" in text and any(p in names for p in text.split("_")) \
+                and any(p.lower() in _KW or p.lower().rstrip("s") in _KW for p in text.split("_")):
+            # a key that names a relation and its nodes (`distance_SFB_PIE`, `neighbours_of_JAV`): its parts
+            # are words, as the same key reads with spaces (an id such as Mermaid's `g1_C1` stays one word)
+            for part in text.split("_"):
+                if part in names:
+                    out.append(_Tok("node", part))
+                elif part:
+                    tok = _classify("num" if part.isdigit() else "word", part)
+                    if tok.__class__ is tuple:
+                        out.extend(tok)  # type: ignore[arg-type]
+                    elif tok is not _SKIP:
+                        out.append(tok)  # type: ignore[arg-type]
+            continue
+        if text == "None" and out and out[-1].t in ("sep", "lp", "eq"):
+            continue  # Python's null in a literal (`("A", None)`, `total = None`), not a negation
         tok = cache.get(text)
         if tok is None:
             if len(cache) > 100_000:

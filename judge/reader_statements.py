@@ -126,6 +126,10 @@ class _Statement:
                         or (toks[j].t == "word" and (toks[j].v in _MAP_WORDS or toks[j].v.startswith("g2_")))):
                     seen_link = seen_link or toks[j].t not in ("lp", "rp", "dash")
                     j += 1
+                between = toks[i + 1:j]
+                if any(t.t == "lp" and t.v == "[" for t in between) and all(
+                        t.t in ("eq", "lp", "rp") for t in between):
+                    seen_link = False  # `'N1': ['C1']`: a node and the list of its neighbours, not a pair
                 if seen_link and j < len(toks) and toks[j].t == "node":
                     a, x = toks[i].v, toks[j].v
                     g1, g2, names = self.lex.g1, self.lex.g2, self.lex.names
@@ -344,6 +348,16 @@ class _Statement:
             found = True
         if not found and "edge" in self.kws and len(self.nodes) == 2 and "between" in {x.v for x in toks}:
             self.claim("edge", tuple(self.nodes))
+        elif not found and self._adjacency_list():
+            self.claim("adj", tuple(self.nodes))  # "A: B, C, D", an adjacency list's row: a restatement
+
+    def _adjacency_list(self) -> bool:
+        kinds = [t.t for t in self.toks if t.t not in ("lp", "rp")]
+        first = kinds.index("node") if "node" in kinds else 0
+        if self.names_graph or (first and kinds[first - 1] == "eq"):  # "In graph 1, C1: C2", "G1: A: B, C"
+            kinds = kinds[first:]
+        return len(kinds) >= 3 and kinds[:3] == ["node", "eq", "node"] and all(
+            k == ("sep" if i % 2 == 0 else "node") for i, k in enumerate(kinds[3:]))
 
     def _tuple_like(self) -> bool:
         kinds = [t.t for t in self.toks if t.t not in ("lp", "rp", "sep")]

@@ -450,7 +450,10 @@ def verdict_fields(verdict: Any, final_match: bool) -> dict[str, Any]:
     if v4 is not None:  # VGR v4: K of the credited candidate, E distinct false claims; None = unreadable
         formula, score, credited, errors = "vgr-v4", v4.vgr, v4.n_stated, v4.n_errors
         if v4.reason:
-            extra["error"] = f"{v4.reason}: the reasoning states nothing the claim reader can parse"
+            extra["error"] = (f"{v4.reason}: the reasoning states nothing the claim reader can parse"
+                              if v4.reason == "unreadable" else
+                              f"{v4.reason}: a critical fact is missing and statements about the optimum's nodes "
+                              "are in a form the claim reader has none for")
     return {
         **extra,
         "vgr_score": score,

@@ -48,6 +48,7 @@ from judge.vgr4_objects import Checked, Credit, runs_of
 
 VGR_FORMULA_V4 = "vgr-v4"
 UNREADABLE = "unreadable"
+PARTLY_UNREADABLE = "partly unreadable"
 
 
 
@@ -275,7 +276,35 @@ def judge_reading(evidence: Evidence, reading: Reading, *, final_match: bool, go
     if not has_critical:
         return V4(formula(0.0, 0, len(errors), f, False), None, 0.0, 0, 0, len(errors), checked)
     q = k / n if n else 0.0
+    if q < 1 and reading.unread and _about_optimum(crit, reading):
+        # a critical fact is missing and the response states data about the optimum's nodes in a form the reader
+        # has none for: the missing fact may be there, so a number would read the notation, not the reasoning
+        return V4(None, PARTLY_UNREADABLE, q, n, k, len(errors), checked, label)
     return V4(formula(q, k, len(errors), f), None, q, n, k, len(errors), checked, label)
+
+
+def _about_optimum(crit: Any, reading: Reading) -> bool:
+    """Whether the statements read to nothing could state an optimum's critical facts, by the nodes and numbers
+    they hold. The bar is what a stated object needs, so that a remark naming a node or two ("A and B look
+    central", "A has degree 2", "B appears 2 times") is not taken for one, small numbers being everywhere: a
+    mapping pair's two ends; three of the optimum's nodes (a walk, cycle, clique or neighbour set); all but one
+    member of a solution set; two of its nodes beside one of its distances or its total; numbers beside half the
+    nodes of a colouring."""
+    with_numbers = set().union(*(nodes for nodes, nums in reading.unread if nums))
+    for c in (*crit.candidates, *crit.witnesses):
+        members = {a[2] for a in c.atoms if a[0] == "M"}
+        named = members | {x for a in c.atoms if a[0] in ("E", "D", "P") for x in a[1:3]}
+        values = {a[3] for a in c.atoms if a[0] == "D"} | {a[1] for a in c.atoms if a[0] == "T"}
+        coloured = {n for n, _ in c.coloring}
+        if coloured and len(with_numbers & coloured) >= max(2, (len(coloured) + 1) // 2):
+            return True
+        pairs = [{a[1], a[2]} for a in c.atoms if a[0] == "P"]
+        for nodes, nums in reading.unread:
+            hit = nodes & named
+            if len(hit) >= 3 or (members and len(nodes & members) >= max(2, len(members) - 1)) \
+                    or (len(hit) >= 2 and not values.isdisjoint(nums)) or any(p <= nodes for p in pairs):
+                return True
+    return False
 
 
 def printed_claims_text(stdout: str | None) -> str:

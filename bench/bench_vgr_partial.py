@@ -1,0 +1,78 @@
+"""VGR v4's partial-reading properties (tests/test_judge_partial_reading.py) over every instance of a GraphVerse
+split: each complete derivation, with the right and a wrong answer, in the notations of
+tests/vgr_partial_notations.py scores what it scores in arrows (+-5) or null; narrative remarks around a
+partial derivation change nothing. Prints, per notation and per task, how many were read (numeric) and how
+many broke a property, with the first few; exit status 1 when any did.
+
+    PYTHONPATH=. .venv/bin/python bench/bench_vgr_partial.py [--split testmini] [--seed 2026] [--data DIR]
+"""
+
+from __future__ import annotations
+
+import argparse
+import random
+import sys
+import time
+from collections import Counter
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path[:0] = [str(ROOT), str(ROOT / "tests")]
+
+import vgr4_responses as R  # noqa: E402
+import vgr_partial_notations as P  # noqa: E402
+from split_source import add_split_args, split_folder  # noqa: E402
+from test_judge_helpers import evidence_of, wrong_answer  # noqa: E402
+
+from evalcore.dataset import load_dataset  # noqa: E402
+from judge.rule_scorer import score_response  # noqa: E402
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    add_split_args(ap)
+    args = ap.parse_args()
+    read, seen, failures = Counter(), Counter(), []
+    t0 = time.process_time()
+    with split_folder(args) as root:
+        instances = load_dataset(root, check_images=False).instances
+        for k, inst in enumerate(instances):
+            ev = evidence_of(inst)
+            der = R.derivation(inst, ev)
+            if not der:
+                continue
+
+            def score(lines, ans, f, inst=inst, ev=ev):
+                return score_response(ev, R.envelope(lines, ans), final_match=f, gold=inst.gold.answer,
+                                      gold_value=inst.gold.value).vgr
+
+            notes = P.remarks(ev, random.Random(k))
+            partial = R.render_objs(P.without_totals(der), "arrow")
+            for ans, f in ((dict(inst.gold.answer), True), (wrong_answer(inst), False)):
+                base = score(R.render_objs(der, "arrow"), ans, f)
+                for n in P.NOTATIONS:
+                    v = score(P.render(der, n), ans, f)
+                    for key in (n, inst.task):
+                        seen[key] += 1
+                        read[key] += v is not None
+                    if v is not None and abs(v - base) > 5:
+                        failures.append(f"{inst.instance_id} {n} ({'right' if f else 'wrong'}): {v} vs arrows {base}")
+                plain, mixed = score(partial, ans, f), score([*notes[:4], "", *partial, "", *notes[4:]], ans, f)
+                seen["remarks"] += 1
+                read["remarks"] += mixed is not None
+                if plain is None or mixed is None or abs(mixed - plain) > 1:
+                    failures.append(f"{inst.instance_id} remarks ({'right' if f else 'wrong'}): {mixed} vs {plain}")
+    print(f"{len(instances)} instances, {sum(seen[n] for n in P.NOTATIONS)} derivations in unseen notations, "
+          f"{seen['remarks']} partial derivations with remarks; {time.process_time() - t0:.1f} CPU s")
+    print("| notation or task | responses | read (numeric) | share |")
+    print("|---|---|---|---|")
+    for key in (*P.NOTATIONS, "remarks", *sorted(k for k in seen if k not in P.NOTATIONS and k != "remarks")):
+        print(f"| {key} | {seen[key]} | {read[key]} | {read[key] / seen[key]:.2f} |")
+    print(f"failures: {len(failures)}")
+    for line in failures[:10]:
+        print("  " + line)
+    return 1 if failures else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
