@@ -321,14 +321,13 @@ def read(text: str, lex: Lexicon) -> Reading:
             at = max(i for i, x in enumerate(w.nodes) if x == st.nodes[0])
             w.nums = tuple(sorted({**dict(w.nums), at: nums[0]}.items()))
             continue
-        if not got and st.kws & {"neg", "rej"}:
-            # a negative or rejected statement the reader has no form for: read, and neutral
+        if not got and st.kws & {"neg", "rej", "deg"}:
+            # a negative or rejected statement the reader has no form for, or a node's degree (a restatement of
+            # the input): read, and neutral
             got = [Claim("note", tuple(st.nodes), pos=pos, neutral=True)]
         reading.claims.extend(got)
         if not got and not code and foreign_words(s, lex) >= 2:
             reading.unparsed += 1  # it says something about a node the reader has no form for
-        if not got and "deg" in st.kws:
-            got = [Claim("note", tuple(st.nodes), pos=pos, neutral=True)]  # a degree restates the input
         if not got and not code and (len(st.nodes) >= 2 or st._numbers()):
             # nodes with a number, or two nodes, read to nothing: data the reader has no form for
             reading.unread.append((frozenset(st.nodes), frozenset(st._numbers())))

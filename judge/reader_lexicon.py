@@ -277,8 +277,8 @@ def _tokens(s: str, lex: Lexicon) -> list[_Tok]:
                     elif tok is not _SKIP:
                         out.append(tok)  # type: ignore[arg-type]
             continue
-        if text == "None" and out and out[-1].t in ("sep", "lp", "eq"):
-            continue  # Python's null in a literal (`("A", None)`, `total = None`), not a negation
+        if text == "None" and out and out[-1].t in ("sep", "lp"):
+            continue  # Python's null inside a literal (`("A", None)`), not a negation
         tok = cache.get(text)
         if tok is None:
             if len(cache) > 100_000:
