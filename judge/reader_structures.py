@@ -167,7 +167,8 @@ def _table_rows(rows: list[list[str]], header: list[str] | None, lex: Lexicon) -
         elif pattern == ["num", "list"] and task == "COL":
             out.append(f"color {vals[0]}: {vals[1]}")
         elif pattern in (["node", "list"], ["node", "node"]) or pattern[:2] == ["node", "list"]:
-            out.append(f"{vals[0]} neighbours: {vals[1]}" if task == "CN" else f"{vals[0]}: {vals[1]}")
+            # a column of node lists holds neighbours; in a paired task "N1: C3" would read as a mapping pair
+            out.append(f"{vals[0]} neighbours: {vals[1]}" if task == "CN" or lex.paired else f"{vals[0]}: {vals[1]}")
         elif pattern and pattern[0] in ("path", "list"):
             words = " ".join(head) + " " + text_cells
             out.append(f"{words}: {vals[0]}" + (f" total {vals[1]}" if len(vals) > 1 and pattern[1] == "num" else ""))

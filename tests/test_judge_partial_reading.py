@@ -98,6 +98,11 @@ def test_an_adjacency_list_of_a_paired_task_is_not_a_mapping(task):
     lex = lexicon_of(["C1", "N1", "C2"], task, {}, [["C1", "N1", "C2"], ["C1", "N1", "C2"]])
     assert not [c for c in read("'N1': ['C1'],", lex).claims if c.kind == "map"]
     assert [c.nodes for c in read("N1 -> C1", lex).claims if c.kind == "map"] == [("N1", "C1")]
+    # a table whose second column holds node lists is an adjacency table, its one-neighbour rows included
+    table = "| Node | Adjacent nodes |\n|---|---|\n| C2 | C1, N1 |\n| N1 | C2 |\n| C1 | C2 |"
+    assert not [c for c in read(table, lex).claims if c.kind == "map"]
+    mapping = "| Graph 1 | Graph 2 |\n|---|---|\n| C1 | C2 |\n| N1 | N1 |"
+    assert [c.nodes for c in read(mapping, lex).claims if c.kind == "map"] == [("C1", "C2"), ("N1", "N1")]
 
 
 def _lex(names, task="SD", query=None):
@@ -141,3 +146,27 @@ def test_running_totals_under_an_outline_key_and_adjacency_rows():
     r = read("SFB: DAY, PIE\nG1: DAY: SFB", lex)
     assert [(c.kind, c.nodes) for c in r.claims] == [("adj", ("SFB", "DAY", "PIE")), ("adj", ("DAY", "SFB"))]
     assert r.unread == []
+
+
+def test_a_colouring_needs_no_witness_the_graph_does_not_have():
+    # the 5-wheel needs 4 colours and holds no K4 (nor, chi being 4, is an odd cycle its witness): a complete
+    # proper 4-colouring is the whole derivation. The critical facts had asked for a K4 that cannot be stated.
+    import copy
+
+    import networkx as nx
+
+    from evalcore.schema import Instance
+    from gie.evidence import build_evidence
+
+    base = _rows("COL")[0]
+    wheel = nx.relabel_nodes(nx.wheel_graph(6), {i: f"C{i + 1}" for i in range(6)})
+    link = [nx.node_link_data(wheel, edges="edges")]
+    data = {**copy.deepcopy(base.data), "asked": copy.deepcopy(link), "graphs": copy.deepcopy(link)}
+    coloring = {"C1": 4, "C2": 1, "C3": 2, "C4": 1, "C5": 2, "C6": 3}
+    inst = Instance.model_validate({**base.model_dump(), "data": data,
+                                    "gold": {**base.gold.model_dump(), "answer": {"Coloring": coloring,
+                                                                                  "NumColors": 4}, "value": 4.0}})
+    ev = build_evidence("COL", data)
+    assert max(len(c) for c in nx.find_cliques(ev.facts.graphs[0].asked)) == 3
+    lines = [f"{n}: color {c}" for n, c in sorted(coloring.items())]
+    assert _score(inst, ev, lines, dict(inst.gold.answer), True).vgr == 100.0
