@@ -324,7 +324,10 @@ class _Statement:
             if t.t != "node":
                 continue
             j = i + 1
-            while j < n and toks[j].t in ("dash", "bi", "sep", "word") and j - i <= 3 and \
+            if j + 2 < n and toks[j].t == "lp" and toks[j + 1].t == "colorword" and toks[j + 2].t == "rp":
+                j += 3  # "ATL(sky)--DAY(sky)": the node's drawn colour beside it
+            k0 = j
+            while j < n and toks[j].t in ("dash", "bi", "sep", "word") and j - k0 <= 2 and \
                     not (toks[j].t == "word" and toks[j].v not in ("and", "between", "with")):
                 j += 1
             if j >= n or toks[j].t != "node" or j == i + 1:
@@ -335,7 +338,10 @@ class _Statement:
                 continue
             w = None
             k = j + 1
-            while k < n and k - j <= 4 and toks[k].t in ("sep", "lp", "eq", "kw", "word", "rp"):
+            if k + 2 < n and toks[k].t == "lp" and toks[k + 1].t == "colorword" and toks[k + 2].t == "rp":
+                k += 3  # the second node's drawn colour
+            k1 = k - 1
+            while k < n and k - k1 <= 4 and toks[k].t in ("sep", "lp", "eq", "kw", "word", "rp"):
                 k += 1
             if k < n and toks[k].t == "num":
                 w = toks[k].v

@@ -143,6 +143,10 @@ def test_running_totals_under_an_outline_key_and_adjacency_rows():
     text = "path:\n  - SFB\n  - DAY\n  - PIE\ncumulative:\n  DAY: 1267\n  PIE: 2608"
     (w,) = read(text, lex).claims
     assert w.kind == "walk" and w.nums == ((1, 1267.0), (2, 2608.0))
+    # the demo baselines' transcription: each node with its drawn colour (was read to nothing, and with its
+    # weight equal to a distance on the optimum made a wrong demo answer "partly unreadable")
+    assert [(c.kind, c.nodes, c.value) for c in read("SFB(sky)--DAY(red), weight 1267", lex).claims] == [
+        ("edge", ("SFB", "DAY"), 1267)]
     r = read("SFB: DAY, PIE\nG1: DAY: SFB", lex)
     assert [(c.kind, c.nodes) for c in r.claims] == [("adj", ("SFB", "DAY", "PIE")), ("adj", ("DAY", "SFB"))]
     assert r.unread == []
