@@ -321,6 +321,15 @@ def read(text: str, lex: Lexicon) -> Reading:
             at = max(i for i, x in enumerate(w.nodes) if x == st.nodes[0])
             w.nums = tuple(sorted({**dict(w.nums), at: nums[0]}.items()))
             continue
+        if len(got) and not code and len(nums := st._numbers()) >= 2:
+            used = {c.value for c in got} | {v for c in got for _, v in c.nums}
+            if any(x not in used for x in nums):
+                # a number the reading does not account for ("via A (weight 5) gives 12", "costs 5, for 12 in
+                # all"): which number is which is a guess, so what was read is credited when true and never
+                # charged when false
+                for c in got:
+                    c.soft = True
+                reading.guessed[pos] = (frozenset(st.nodes), frozenset(nums))
         if not got and st.kws & {"neg", "rej", "deg"}:
             # a negative or rejected statement the reader has no form for, or a node's degree (a restatement of
             # the input): read, and neutral

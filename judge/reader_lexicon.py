@@ -35,7 +35,8 @@ _kw("conn", "connected linked connects verbunden relié reliée conectado conect
 _kw("dist", "distance distances dist hops hop abstand entfernung distanz distancia costs cost kostet kosten "
             "coûte cuesta length länge longueur longitud apart")
 _kw("total", "total totals sum insgesamt gesamt summe somme suma")
-_kw("run", "cumulative running cumul acumulado bisher kumulativ")  # a running total beside a hop
+_kw("run", "cumulative running cumul acumulado bisher kumulativ far accumulated")  # a running total beside a hop
+# ("far": "so far", "the distance so far is 12")
 _kw("edge", "edge edges link links kante kanten arête arêtes arista aristas line lines")
 _kw("weight", "weight weights gewicht poids peso")
 _kw("deg", "degree degrees grad degré grado")
@@ -188,6 +189,8 @@ class Reading:
     # the nodes and numbers of each statement that states data (two nodes, or a node and a number) and was read
     # to nothing
     unread: list[tuple[frozenset[str], frozenset[float]]] = field(default_factory=list)
+    # the same of each statement read with numbers left over (its claims soft: a guess), by statement index
+    guessed: dict[int, tuple[frozenset[str], frozenset[float]]] = field(default_factory=dict)
     parsed: int = 0  # statements read to at least one claim
     node_statements: int = 0  # statements naming a node
     other_script: int = 0  # of those, written in a script the reader has no vocabulary for

@@ -31,6 +31,7 @@ error; atoms of different objects are never pooled.
 
 from __future__ import annotations
 
+import dataclasses
 import itertools
 import json
 from collections.abc import Mapping
@@ -103,6 +104,9 @@ class _Judge:
         self.g = ctx.graphs[0].asked
         self.prev_end: tuple[str, float] | None = None  # where the last true walk ended, and its running total
         self.prev_hop = False  # whether that walk was a single hop
+        # a single hop from nothing ("A to B costs 5") read either way: its running total may sit at either end
+        self.prev_other: tuple[str, float] | None = None
+        self.prev_claim: Claim | None = None
         self.runs_on = False  # the walk just checked continues the last one (its numbers run on from there)
 
     def w(self, a: str, b: str, g: nx.Graph | None = None) -> float:
@@ -172,6 +176,18 @@ class _Judge:
         return truth, "text_reasoning" if truth == "false" else err, ("NB",) + key[1:]
 
     def _walk(self, c: Claim) -> tuple[str, str, tuple]:
+        got = self._walk_as_written(c)
+        if got[0] == "false" and len(c.nodes) == 2 and not c.closed and c.nums and not self.f.paired:
+            # one hop has no direction in words ("we reach B from A", "to B via A"): read from its other end,
+            # its numbers beside the node it reaches
+            other = dataclasses.replace(c, nodes=c.nodes[::-1], nums=tuple((1, v) for _, v in c.nums))
+            again = self._walk_as_written(other)
+            if again[0] == "true":
+                c.nodes, c.nums = other.nodes, other.nums
+                return again
+        return got
+
+    def _walk_as_written(self, c: Claim) -> tuple[str, str, tuple]:
         nodes = list(c.nodes)
         if c.closed:
             nodes.append(nodes[0])
@@ -193,17 +209,24 @@ class _Judge:
             runs.append(run)
         given = dict(c.nums)
         starts = [float(given.get(0, 0.0))]
-        if 0 not in given and self.prev_end is not None and self.prev_end[0] == nodes[0]:
+        end = next((e for e in (self.prev_end, self.prev_other) if e is not None and e[0] == nodes[0]), None)
+        if 0 not in given and end is not None:
             # a walk written hop by hop: its numbers may run on from where the last one ended; after a hop, that
             # is tried first (a hop stated by its weight alone carries the running total on), after a whole
             # walk last (the hop lines that follow a stated path start again from its first node)
-            starts.insert(0 if self.prev_hop else 1, self.prev_end[1])
+            starts.insert(0 if self.prev_hop else 1, end[1])
         for start in starts:
             ok = all(any(abs(said - x) < 1e-6 for x in (runs[i] + start, self.w(nodes[i - 1], nodes[i]), float(i)))
                      for i, said in c.nums if i)
             if ok and (c.value is None or abs(c.value - run) < 1e-6 or abs(c.value - run - start) < 1e-6):
+                if end is not None and end is self.prev_other and start == end[1] and self.prev_claim is not None:
+                    # it runs on from the other end of the hop before: that hop was written the other way round
+                    last = self.prev_claim
+                    last.nodes, last.nums = last.nodes[::-1], tuple((1, v) for _, v in last.nums)
+                self.prev_claim = c
                 self.prev_end = (nodes[-1], start + run)  # where a walk written hop by hop has got to
                 self.prev_hop = len(nodes) == 2
+                self.prev_other = (nodes[0], run) if self.prev_hop and not start else None
                 # it continues the last walk only when a number it states is a total from there on
                 self.runs_on = bool(start) and (
                     any(abs(said - runs[i] - start) < 1e-6 for i, said in c.nums if i)
@@ -276,21 +299,26 @@ def judge_reading(evidence: Evidence, reading: Reading, *, final_match: bool, go
     if not has_critical:
         return V4(formula(0.0, 0, len(errors), f, False), None, 0.0, 0, 0, len(errors), checked)
     q = k / n if n else 0.0
-    if q < 1 and reading.unread and _about_optimum(crit, reading):
+    # a statement read with numbers left over of which no claim holds (its false claims being soft, not charged)
+    # was misread, not read
+    misread = [reading.guessed[p] for p in reading.guessed
+               if all(it.truth != "true" and not it.claim.neutral for it in checked if it.claim.pos == p)]
+    if misread or (q < 1 and reading.unread and _about_optimum(crit, reading.unread)):
         # a critical fact is missing and the response states data about the optimum's nodes in a form the reader
-        # has none for: the missing fact may be there, so a number would read the notation, not the reasoning
+        # has none for: the missing fact may be there, so a number would read the notation, not the reasoning.
+        # A misread statement is worse: false as read, it may be a fact or an error, so no number is right
         return V4(None, PARTLY_UNREADABLE, q, n, k, len(errors), checked, label)
     return V4(formula(q, k, len(errors), f), None, q, n, k, len(errors), checked, label)
 
 
-def _about_optimum(crit: Any, reading: Reading) -> bool:
+def _about_optimum(crit: Any, unread: list[tuple[frozenset[str], frozenset[float]]]) -> bool:
     """Whether the statements read to nothing could state an optimum's critical facts, by the nodes and numbers
     they hold. The bar is what a stated object needs, so that a remark naming a node or two ("A and B look
     central", "A has degree 2", "B appears 2 times") is not taken for one, small numbers being everywhere: a
     mapping pair's two ends; three of the optimum's nodes (a walk, cycle, clique or neighbour set); all but one
     member of a solution set; two of its nodes beside one of its distances or its total; numbers beside half the
     nodes of a colouring."""
-    with_numbers = set().union(*(nodes for nodes, nums in reading.unread if nums))
+    with_numbers = set().union(*(nodes for nodes, nums in unread if nums))
     for c in (*crit.candidates, *crit.witnesses):
         members = {a[2] for a in c.atoms if a[0] == "M"}
         named = members | {x for a in c.atoms if a[0] in ("E", "D", "P") for x in a[1:3]}
@@ -299,7 +327,7 @@ def _about_optimum(crit: Any, reading: Reading) -> bool:
         if coloured and len(with_numbers & coloured) >= max(2, (len(coloured) + 1) // 2):
             return True
         pairs = [{a[1], a[2]} for a in c.atoms if a[0] == "P"]
-        for nodes, nums in reading.unread:
+        for nodes, nums in unread:
             hit = nodes & named
             if len(hit) >= 3 or (members and len(nodes & members) >= max(2, len(members) - 1)) \
                     or (len(hit) >= 2 and not values.isdisjoint(nums)) or any(p <= nodes for p in pairs):

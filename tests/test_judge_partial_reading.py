@@ -174,3 +174,38 @@ def test_a_colouring_needs_no_witness_the_graph_does_not_have():
     assert max(len(c) for c in nx.find_cliques(ev.facts.graphs[0].asked)) == 3
     lines = [f"{n}: color {c}" for n, c in sorted(coloring.items())]
     assert _score(inst, ev, lines, dict(inst.gold.answer), True).vgr == 100.0
+
+
+@pytest.mark.parametrize("task", ("SD", "DIAM", "TSP"))
+def test_a_walk_narrated_hop_by_hop_scores_as_in_arrows_or_null(task):
+    numeric = 0
+    for inst in _rows(task):
+        ev = evidence_of(inst)
+        der = R.derivation(inst, ev)
+        if not der or der[0][0] not in ("walk", "closed"):
+            continue
+        nodes = der[0][1]
+        runs = R._runs(ev.facts.graphs[0].asked, nodes, ev.facts.weighted)
+        for ans, f in ((dict(inst.gold.answer), True), (wrong_answer(inst), False)):
+            base = _score(inst, ev, R.render_objs(der, "arrow"), ans, f).vgr
+            for phrase in P.HOP_PHRASES:
+                lines = P.hop_lines(nodes, runs, phrase)
+                if der[0][0] == "closed":
+                    lines.append(f"Back at {nodes[0]}, the tour's total is {R._n(runs[-1])}.")
+                v = _score(inst, ev, lines, ans, f).vgr
+                numeric += v is not None
+                assert v is None or abs(v - base) <= 5, (inst.instance_id, phrase, f, v, base)
+    assert numeric >= 1
+
+
+def test_a_false_step_with_a_number_left_over_is_never_free():
+    # "costs 999, for 5000 in all": which number is which is a guess, so the step is not charged as an error;
+    # the response is then null rather than the complete derivation's score
+    inst = _rows("SD")[0]
+    ev = evidence_of(inst)
+    der = R.derivation(inst, ev)
+    a, b = der[0][1][-2], der[0][1][-1]
+    base = _score(inst, ev, R.render_objs(der, "arrow"), dict(inst.gold.answer), True)
+    padded = _score(inst, ev, [*R.render_objs(der, "arrow"), f"We reach {b} from {a} at a cost of 999, for 5000 in all."],
+                    dict(inst.gold.answer), True)
+    assert base.vgr == 100.0 and padded.vgr is None and padded.v4.reason == PARTLY_UNREADABLE

@@ -8,6 +8,7 @@ writes around its reasoning (degrees, places in the picture, impressions) that s
 
 from __future__ import annotations
 
+import itertools
 import random
 from typing import Any
 
@@ -150,3 +151,20 @@ def remarks(ev: Evidence, rng: random.Random) -> list[str]:
         f"There are {g.number_of_nodes()} nodes and {g.number_of_edges()} edges in total.",
         f"{x} appears {rng.randint(2, 4)} times in my notes.",
     ]
+
+
+# one line per hop of a walk, as a model narrates it: (from, to, leg, running total, hop number) -> text
+HOP_PHRASES = {
+    "so_far": lambda a, b, w, r, i: f"{'First' if i == 1 else 'Next'}, I go from {a} to {b}, which costs {_n(w)}, "
+                                    f"so the distance so far is {_n(r)}.",
+    "weight_now": lambda a, b, w, r, i: f"From {a}, the edge to {b} has weight {_n(w)}; the path length is now {_n(r)}.",
+    "adds": lambda a, b, w, r, i: f"{a} to {b} adds {_n(w)}, making it {_n(r)}.",
+    "via": lambda a, b, w, r, i: f"Moving to {b} via {a} (weight {_n(w)}) gives {_n(r)}.",
+    "sum": lambda a, b, w, r, i: f"Then {b}: {_n(r - w)} + {_n(w)} = {_n(r)}.",
+    "reach": lambda a, b, w, r, i: f"We reach {b} from {a} at a cost of {_n(w)}, for {_n(r)} in all.",
+}
+
+
+def hop_lines(nodes: list[str], runs: list[float], phrase: str) -> list[str]:
+    fn = HOP_PHRASES[phrase]
+    return [fn(a, b, runs[i] - runs[i - 1], runs[i], i) for i, (a, b) in enumerate(itertools.pairwise(nodes), 1)]
