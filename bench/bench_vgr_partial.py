@@ -1,7 +1,7 @@
 """VGR v4's partial-reading properties (tests/test_judge_partial_reading.py) over every instance of a GraphVerse
 split: each complete derivation, with the right and a wrong answer, in the notations of
-tests/vgr_partial_notations.py scores what it scores in arrows (+-5) or null; narrative remarks around a
-partial derivation change nothing. Prints, per notation and per task, how many were read (numeric) and how
+tests/vgr_partial_notations.py, and each walk narrated hop by hop in each of its HOP_PHRASES, scores what it
+scores in arrows (+-5) or null; narrative remarks around a partial derivation change nothing. Prints, per notation and per task, how many were read (numeric) and how
 many broke a property, with the first few; exit status 1 when any did.
 
     PYTHONPATH=. .venv/bin/python bench/bench_vgr_partial.py [--split testmini] [--seed 2026] [--data DIR]
@@ -46,6 +46,21 @@ def main() -> int:
                 return score_response(ev, R.envelope(lines, ans), final_match=f, gold=inst.gold.answer,
                                       gold_value=inst.gold.value).vgr
 
+            if der[0][0] in ("walk", "closed"):  # the walk narrated hop by hop, in each of HOP_PHRASES
+                nodes = der[0][1]
+                runs = R._runs(ev.facts.graphs[0].asked, nodes, ev.facts.weighted)
+                for ans, f in ((dict(inst.gold.answer), True), (wrong_answer(inst), False)):
+                    base = score(R.render_objs(der, "arrow"), ans, f)
+                    for phrase in P.HOP_PHRASES:
+                        lines = P.hop_lines(nodes, runs, phrase)
+                        if der[0][0] == "closed":
+                            lines.append(f"Back at {nodes[0]}, the tour's total is {R._n(runs[-1])}.")
+                        v = score(lines, ans, f)
+                        seen["hops:" + phrase] += 1
+                        read["hops:" + phrase] += v is not None
+                        if v is not None and abs(v - base) > 5:
+                            failures.append(f"{inst.instance_id} hops {phrase} ({'right' if f else 'wrong'}): "
+                                            f"{v} vs arrows {base}")
             notes = P.remarks(ev, random.Random(k))
             partial = R.render_objs(P.without_totals(der), "arrow")
             for ans, f in ((dict(inst.gold.answer), True), (wrong_answer(inst), False)):
@@ -66,7 +81,9 @@ def main() -> int:
           f"{seen['remarks']} partial derivations with remarks; {time.process_time() - t0:.1f} CPU s")
     print("| notation or task | responses | read (numeric) | share |")
     print("|---|---|---|---|")
-    for key in (*P.NOTATIONS, "remarks", *sorted(k for k in seen if k not in P.NOTATIONS and k != "remarks")):
+    hops = [k for k in seen if k.startswith("hops:")]
+    rest = sorted(k for k in seen if k not in P.NOTATIONS and k != "remarks" and k not in hops)
+    for key in (*P.NOTATIONS, *hops, "remarks", *rest):
         print(f"| {key} | {seen[key]} | {read[key]} | {read[key] / seen[key]:.2f} |")
     print(f"failures: {len(failures)}")
     for line in failures[:10]:
