@@ -9,6 +9,7 @@ writes around its reasoning (degrees, places in the picture, impressions) that s
 from __future__ import annotations
 
 import itertools
+import json
 import random
 from typing import Any
 
@@ -21,13 +22,13 @@ NOTATIONS = ("portuguese", "dutch", "xml", "python", "toml", "brackets")
 _PROSE: dict[str, dict[str, Any]] = {
     "portuguese": dict(path="O caminho", tour="O circuito", start="começa em", then="depois vai para",
                        run="acumulado", total="total", form="formam", common="Os vizinhos comuns são",
-                       neigh="Os vizinhos de {h} são", color="{a} recebe a cor {c}.", map="{a} corresponde a {x}.",
+                       neigh="Os vizinhos de {h} são", color="{a} recebe a cor {v}.", map="{a} corresponde a {v}.",
                        dist="A distância de {a} a {b} é {d}.",
                        prop={"clique": "um clique", "independent set": "um conjunto independente",
                              "vertex cover": "uma cobertura de vértices"}),
     "dutch": dict(path="Het pad", tour="De ronde", start="begint bij", then="dan naar", run="tot nu toe",
                   total="totaal", form="vormen", common="De gemeenschappelijke buren zijn",
-                  neigh="De buren van {h} zijn", color="{a} krijgt kleur {c}.", map="{a} hoort bij {x}.",
+                  neigh="De buren van {h} zijn", color="{a} krijgt kleur {v}.", map="{a} hoort bij {v}.",
                   dist="De afstand van {a} tot {b} is {d}.",
                   prop={"clique": "een kliek", "independent set": "een onafhankelijke verzameling",
                         "vertex cover": "een knoopbedekking"}),
@@ -70,6 +71,19 @@ def _walk(nodes: list[str], runs: list[float] | None, total: float | None, n: st
     raise ValueError(n)
 
 
+def _pairs(items: list[tuple[str, Any]], n: str, what: str) -> list[str]:
+    """COL's colour assignments (node, class) or GED/MCS's mapping pairs (graph-1 node, graph-2 node)."""
+    t = _PROSE.get(n)
+    if t:
+        return [t[what].format(a=a, v=v) for a, v in items]
+    name, tag, (ka, kv), bracket = {"color": ("coloring", "color", ("node", "value"), "[{a}] <- colour {v}"),
+                                    "map": ("mapping", "pair", ("g1", "g2"), "[{a}] <=> [{v}]")}[what]
+    return {"xml": [f'<{tag} {ka}="{a}" {kv}="{v}"/>' for a, v in items],
+            "python": [f"{name} = [" + ", ".join(f"({a!r}, {v!r})" for a, v in items) + "]"],
+            "toml": [f"[{name}]", *[f"{a} = {json.dumps(v)}" for a, v in items]],
+            "brackets": [bracket.format(a=a, v=v) for a, v in items]}[n]
+
+
 def _obj(o: Obj, n: str) -> list[str]:
     k = o[0]
     if k in ("walk", "closed"):
@@ -93,22 +107,8 @@ def _obj(o: Obj, n: str) -> list[str]:
         return {"xml": [f'<set property="{prop}">' + "".join(f"<node>{x}</node>" for x in xs) + "</set>"],
                 "python": [f"{key} = {tuple(xs)!r}"], "toml": [f"{key} = [{_q(xs)}]"],
                 "brackets": [f"{prop}: " + " ".join(f"[{x}]" for x in xs)]}[n]
-    if k == "assign":
-        items = sorted(o[1].items())
-        if t:
-            return [t["color"].format(a=a, c=c) for a, c in items]
-        return {"xml": [f'<color node="{a}" value="{c}"/>' for a, c in items],
-                "python": ["coloring = [" + ", ".join(f"({a!r}, {c})" for a, c in items) + "]"],
-                "toml": ["[coloring]", *[f"{a} = {c}" for a, c in items]],
-                "brackets": [f"[{a}] <- colour {c}" for a, c in items]}[n]
-    if k == "map":
-        pairs = list(o[1])
-        if t:
-            return [t["map"].format(a=a, x=x) for a, x in pairs]
-        return {"xml": [f'<pair g1="{a}" g2="{x}"/>' for a, x in pairs],
-                "python": ["mapping = [" + ", ".join(f"({a!r}, {x!r})" for a, x in pairs) + "]"],
-                "toml": ["[mapping]", *[f'{a} = "{x}"' for a, x in pairs]],
-                "brackets": [f"[{a}] <=> [{x}]" for a, x in pairs]}[n]
+    if k in ("assign", "map"):
+        return _pairs(sorted(o[1].items()) if k == "assign" else list(o[1]), n, "color" if k == "assign" else "map")
     if k == "dist":
         a, b, d = o[1], o[2], o[3]
         if t:
