@@ -321,7 +321,7 @@ def read(text: str, lex: Lexicon) -> Reading:
             at = max(i for i, x in enumerate(w.nodes) if x == st.nodes[0])
             w.nums = tuple(sorted({**dict(w.nums), at: nums[0]}.items()))
             continue
-        if len(got) and not code and len(nums := st._numbers()) >= 2:
+        if got and not code and len(nums := st._numbers()) >= 2:
             used = {c.value for c in got} | {v for c in got for _, v in c.nums}
             if any(x not in used for x in nums):
                 # a number the reading does not account for ("via A (weight 5) gives 12", "costs 5, for 12 in

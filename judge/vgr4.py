@@ -12,7 +12,8 @@ Public entry point (stable; the judge card and the stage call it):
         program_output    a PoT sample's program stdout (`pot_stdout`): what it prints beyond the final answer
                           is read as claims
     V4.vgr is a float in [0, 100], or None with V4.reason == "unreadable" when the response talks about the
-    graph but states nothing the reader can parse.
+    graph but states nothing the reader can parse, or "partly unreadable" when a critical fact is missing and
+    a statement read to nothing could state one, or a statement was misread (`judge_reading`).
 
 Formula (docs/judge.md has the rationale):
 
@@ -296,13 +297,15 @@ def judge_reading(evidence: Evidence, reading: Reading, *, final_match: bool, go
     k, n, label = Credit(j, checked, gold, gold_value if gold_value is not None else crit.gold_value).best()
     # (CN with both query nodes isolated: no edge is critical, the two empty neighbour sets are; Credit says so)
     has_critical = n > 0 or any(c.size for c in crit.candidates)
-    if not has_critical:
-        return V4(formula(0.0, 0, len(errors), f, False), None, 0.0, 0, 0, len(errors), checked)
-    q = k / n if n else 0.0
     # a statement read with numbers left over of which no claim holds (its false claims being soft, not charged)
     # was misread, not read
     misread = [reading.guessed[p] for p in reading.guessed
                if all(it.truth != "true" and not it.claim.neutral for it in checked if it.claim.pos == p)]
+    if not has_critical:
+        if misread:
+            return V4(None, PARTLY_UNREADABLE, 0.0, 0, 0, len(errors), checked)
+        return V4(formula(0.0, 0, len(errors), f, False), None, 0.0, 0, 0, len(errors), checked)
+    q = k / n if n else 0.0
     if misread or (q < 1 and reading.unread and _about_optimum(crit, reading.unread)):
         # a critical fact is missing and the response states data about the optimum's nodes in a form the reader
         # has none for: the missing fact may be there, so a number would read the notation, not the reasoning.
