@@ -314,14 +314,15 @@ def read(text: str, lex: Lexicon) -> Reading:
         st.question = s.rstrip().endswith(("?", "？"))
         got = st.read()
         open_dist = st.open_dist
-        if not got and "run" in st.kws and len(st.nodes) == 1 and len(nums := st._numbers()) == 1 and last \
+        nums = st._numbers()
+        if not got and "run" in st.kws and len(st.nodes) == 1 and len(nums) == 1 and last \
                 and last[-1].kind == "walk" and st.nodes[0] in last[-1].nodes[1:]:
             # "cumulative: / DAY: 1267" under a walk: the running total at that node of the walk
             w = last[-1]
             at = max(i for i, x in enumerate(w.nodes) if x == st.nodes[0])
             w.nums = tuple(sorted({**dict(w.nums), at: nums[0]}.items()))
             continue
-        if got and not code and len(nums := st._numbers()) >= 2:
+        if got and not code and len(nums) >= 2:
             used = {c.value for c in got} | {v for c in got for _, v in c.nums}
             if any(x not in used for x in nums):
                 # a number the reading does not account for ("via A (weight 5) gives 12", "costs 5, for 12 in
@@ -337,9 +338,9 @@ def read(text: str, lex: Lexicon) -> Reading:
         reading.claims.extend(got)
         if not got and not code and foreign_words(s, lex) >= 2:
             reading.unparsed += 1  # it says something about a node the reader has no form for
-        if not got and not code and (len(st.nodes) >= 2 or st._numbers()):
+        if not got and not code and (len(st.nodes) >= 2 or nums):
             # nodes with a number, or two nodes, read to nothing: data the reader has no form for
-            reading.unread.append((frozenset(st.nodes), frozenset(st._numbers())))
+            reading.unread.append((frozenset(st.nodes), frozenset(nums)))
         reading.parsed += bool(got)
         if got:
             last = got

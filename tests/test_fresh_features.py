@@ -40,11 +40,9 @@ def _brute_matchings(g: nx.Graph) -> list[int]:
     return counts
 
 
-@pytest.mark.parametrize("seed", range(6))
-def test_matching_counts_equal_an_enumeration_of_edge_subsets(seed):
-    g = nx.gnm_random_graph(9, 13, seed=seed)
-    nbrs = [sum(1 << w for w in g[v]) for v in range(9)]
-    assert _matchings(9, nbrs) == _brute_matchings(g)
+def _bitmasks(g: nx.Graph) -> list[int]:
+    """Each vertex's neighbours as a bit mask, the form the bench's counters take."""
+    return [sum(1 << w for w in g[v]) for v in range(g.number_of_nodes())]
 
 
 def test_known_graphs_chordless_cycles_and_matchings():
@@ -54,7 +52,7 @@ def test_known_graphs_chordless_cycles_and_matchings():
     f = gcpd_fresh_features(10, _edges(p))
     holes = f[: MAX_CYCLE - 2]
     assert holes[5 - 3] == 12 and holes[6 - 3] == 10 and holes[0] == 0
-    assert _matchings(10, [sum(1 << w for w in p[v]) for v in range(10)])[5] == 6
+    assert _matchings(10, _bitmasks(p))[5] == 6
     # The 5-wheel: its rim is the only chordless cycle longer than a triangle, and 5 triangles.
     w = nx.wheel_graph(6)
     holes = gcpd_fresh_features(6, _edges(w))[: MAX_CYCLE - 2]
@@ -86,11 +84,13 @@ def _brute_induced_paths(g: nx.Graph) -> list[int]:
     return counts
 
 
-@pytest.mark.parametrize("seed", range(4))
-def test_induced_paths_equal_an_enumeration_of_vertex_subsets(seed):
-    g = nx.gnm_random_graph(9, 12, seed=seed)
-    nbrs = [sum(1 << w for w in g[v]) for v in range(9)]
-    assert _induced_paths(9, nbrs) == _brute_induced_paths(g)
+@pytest.mark.parametrize(("count", "brute", "m", "seed"),
+                         [(_matchings, _brute_matchings, 13, seed) for seed in range(6)]
+                         + [(_induced_paths, _brute_induced_paths, 12, seed) for seed in range(4)])
+def test_counts_equal_an_enumeration_of_subsets(count, brute, m, seed):
+    # matchings against every edge subset, induced paths against every vertex subset, on random 9-vertex graphs
+    g = nx.gnm_random_graph(9, m, seed=seed)
+    assert count(9, _bitmasks(g)) == brute(g)
 
 
 def test_girth_and_odd_girth_of_known_graphs_and_of_networkx():
