@@ -199,7 +199,7 @@ class ReportContext(Protocol):
     def vgr_table(self, joined: pl.DataFrame, by: Sequence[str], *, task_order: Sequence[str] = (),
                   edit_order: Sequence[str] = ()) -> pl.DataFrame:
         """The judge's mean VGR-Score per group of ``joined`` (``judge_join``): ``*by, n, judge_errors, vgr,
-        coverage``."""
+        coverage, vgr_floor`` (``judge.vgr.vgr_table``)."""
         ...
 
     def failure_modes(self, judgments: pl.DataFrame) -> pl.DataFrame:

@@ -57,7 +57,8 @@ def _acc_vgr(df: pl.DataFrame, joined: pl.DataFrame, by: Sequence[str], ctx: Rep
 
     acc = gm.accuracy(df, by=tuple(by)).select(*by, pl.col("n").alias("n_acc"), "acc")
     v = ctx.vgr_table(joined, tuple(by), task_order=TASK_NAMES, edit_order=EDIT_KINDS).select(
-        *by, pl.col("n").alias("n_vgr"), "judge_errors", "vgr", pl.col("coverage").alias("vgr_coverage"))
+        *by, pl.col("n").alias("n_vgr"), "judge_errors", "vgr", pl.col("coverage").alias("vgr_coverage"),
+        "vgr_floor")
     out = acc.join(v, on=list(by), how="left") if by else pl.concat([acc, v], how="horizontal")
     return out.with_columns(
         arrow=pl.struct("acc", "vgr").map_elements(lambda r: _arrow(r["acc"], r["vgr"]), return_dtype=pl.String)
@@ -94,12 +95,15 @@ def graphverse_judged(src: Frame, ctx: ReportContext) -> dict[str, pl.DataFrame]
         a = "—" if r["acc"] is None else f"{r['acc']:.1f}"
         v = "—" if r["vgr"] is None else f"{r['vgr']:.1f}"
         # VGR coverage: the share of judged responses the judge could read and score (VGR v4 scores nothing
-        # it cannot read), shown beside VGR-S so a mean over few readable responses is visible as such
+        # it cannot read), shown beside VGR-S so a mean over few readable responses is visible as such; below
+        # full coverage also the floor (unscored = 0), which unreadable responses cannot raise
         cov = "" if r["vgr_coverage"] is None else f", VGR cov {r['vgr_coverage']:.0%}"
+        if r["vgr_coverage"] is not None and r["vgr_coverage"] < 1 and r["vgr_floor"] is not None:
+            cov += f", floor {r['vgr_floor']:.1f}"
         return f"{a} / {v}{(' ' + r['arrow']) if r['arrow'] else ''} (n={r['n_acc']}/{r['n_vgr'] or 0}{cov})"
 
     wide = acc_vgr.with_columns(
-        cell=pl.struct("acc", "vgr", "arrow", "n_acc", "n_vgr", "vgr_coverage").map_elements(
+        cell=pl.struct("acc", "vgr", "arrow", "n_acc", "n_vgr", "vgr_coverage", "vgr_floor").map_elements(
             cell, return_dtype=pl.String)
     ).pivot(on="task", index="model", values="cell").select("model", *tasks, "All").sort("model")
     edit_order = {e: i for i, e in enumerate(EDIT_KINDS)}

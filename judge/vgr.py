@@ -146,10 +146,15 @@ def _order(lf: pl.LazyFrame, keys: Sequence[str], task_order: Sequence[str] = ()
 
 def vgr_table(frame: Frame, by: Sequence[str] = ("model", "task"), *, task_order: Sequence[str] = (),
               edit_order: Sequence[str] = ()) -> pl.DataFrame:
-    """Mean VGR-Score per group: columns ``*by, n, judge_errors, vgr, coverage`` (n counts judged samples;
-    ``coverage`` is the share of them with a score: VGR v4 leaves a response its reader cannot read unscored,
-    `vgr_score` null, and the mean is over the scored ones), tasks and edits in the caller's order
-    (`task_order`, `edit_order`; others after, by name)."""
+    """Mean VGR-Score per group: columns ``*by, n, judge_errors, vgr, coverage, vgr_floor`` (n counts judged
+    samples; ``coverage`` is the share of them with a score: VGR v4 leaves a response its reader cannot read
+    unscored, `vgr_score` null, and ``vgr`` is the mean over the scored ones; ``vgr_floor`` is the mean over
+    all judged samples with an unscored one counted 0), tasks and edits in the caller's order (`task_order`,
+    `edit_order`; others after, by name).
+
+    Why both: ``vgr`` does not penalise a notation the reader lacks, but a model can raise it by making its weak
+    responses unreadable (a wrong answer with one misread line is null, not 0). ``vgr_floor`` cannot be raised
+    that way (a null never counts more than a score) and equals ``vgr`` at full coverage."""
     keys = list(by)
     ok = pl.col("_judge_status") == "ok"
     aggs = [
@@ -157,6 +162,7 @@ def vgr_table(frame: Frame, by: Sequence[str] = ("model", "task"), *, task_order
         (pl.col("_judge_status") == "judge_error").sum().cast(pl.Int64).alias("judge_errors"),
         pl.col("vgr_score").filter(ok).mean().alias("vgr"),
         (pl.col("vgr_score").filter(ok).is_not_null().sum() / ok.sum()).alias("coverage"),
+        pl.col("vgr_score").filter(ok).fill_null(0.0).mean().alias("vgr_floor"),
     ]
     lf = _rows(frame)
     out = lf.group_by(keys).agg(aggs) if keys else lf.select(aggs)

@@ -59,7 +59,7 @@ def test_rule_based_default_stage_and_join(small_run, tmp_path):
     assert {"vgr_score", "judge", "judge_template", "judge_repeat"} <= set(s.columns)
     assert s.height == 3 * len(insts) and s["judge"].unique().to_list() == ["rule-based"]
     t = vgr_table(s, ("model", "task"))
-    assert set(t.columns) == {"model", "task", "n", "judge_errors", "vgr", "coverage"}
+    assert set(t.columns) == {"model", "task", "n", "judge_errors", "vgr", "coverage", "vgr_floor"}
     assert (t["coverage"] == 1.0).all()  # every response of these models is readable (or empty)
     wide = vgr_wide(js)
     assert wide.filter(pl.col("model") == "good")["All"][0] == 100.0

@@ -190,3 +190,67 @@ def test_missing_judge_only_without_judgments(run, tmp_path) -> None:
     (bare / "judgments").mkdir()
     assert "judge" in analysis.missing_parts(bare)["part"].to_list()
     shutil.rmtree(bare / "judgments")
+
+
+def _judgment_rows(rng, n: int) -> pl.DataFrame:
+    """A judgments table of `n` scored rows over two models and three tasks (status ok, score 0-100)."""
+    return pl.DataFrame({"model": [rng.choice(["a", "b"]) for _ in range(n)],
+                         "task": [rng.choice(["SD", "TSP", "MCP"]) for _ in range(n)],
+                         "status": ["ok"] * n,
+                         "vgr_score": [float(rng.randrange(0, 101)) for _ in range(n)]},
+                        schema_overrides={"vgr_score": pl.Float64})
+
+
+def test_vgr_floor_cannot_be_raised_by_unreadable_responses() -> None:
+    """The property of ``vgr_floor``: making any responses unscored (null, VGR v4's `unreadable`) never raises
+    it, while the mean over scored rows (``vgr``) can rise that way; at full coverage the two are equal, and
+    the floor is the coverage-weighted mean (unscored = 0). Over 200 generated tables and null patterns."""
+    import random
+
+    rng = random.Random(7)
+    raised_vgr = 0
+    for _ in range(200):
+        full = _judgment_rows(rng, rng.randrange(5, 40))
+        base = vgr.vgr_table(full, ("model", "task"))
+        assert (base["coverage"] == 1.0).all()
+        assert base["vgr_floor"].to_list() == pytest.approx(base["vgr"].to_list())
+        # the attacker's choice: null the rows it scores lowest on (what raises the mean of the scored rows)
+        cut = rng.randrange(0, 101)
+        gamed = full.with_columns(vgr_score=pl.when(pl.col("vgr_score") < cut).then(None)
+                                  .otherwise(pl.col("vgr_score")))
+        after = vgr.vgr_table(gamed, ("model", "task"))
+        for b, a in zip(base.iter_rows(named=True), after.iter_rows(named=True), strict=True):
+            assert (b["model"], b["task"], b["n"]) == (a["model"], a["task"], a["n"])
+            assert a["vgr_floor"] <= b["vgr_floor"] + 1e-9
+            if a["vgr"] is not None:
+                raised_vgr += a["vgr"] > b["vgr"] + 1e-9
+                assert a["vgr_floor"] == pytest.approx(a["vgr"] * a["coverage"])
+            else:
+                assert a["coverage"] == 0 and a["vgr_floor"] == 0
+    assert raised_vgr > 100  # the channel the floor closes is real for the plain mean
+
+
+def test_table1_cell_shows_the_floor_below_full_coverage(tmp_path) -> None:
+    """A model x task cell says the coverage and, below full coverage, the floor; at full coverage neither."""
+    run = _make_run(tmp_path)
+    part = run / "judgments" / "rule-based" / "part-0.parquet"
+    js = pl.read_parquet(part)
+    # m1's SD has three judged rows; leave the 100-point one unscored
+    hit = ((pl.col("model") == "m1") & (pl.col("task") == "SD") & (pl.col("judge") == "rule-based")
+           & (pl.col("variant") == "none"))
+    assert js.filter(hit).height == 1
+    js.with_columns(vgr_score=pl.when(hit).then(None).otherwise(pl.col("vgr_score"))).write_parquet(part)
+    judged = _judged(run)
+    row = judged["acc_vgr"].filter((pl.col("model") == "m1") & (pl.col("task") == "SD")).row(0, named=True)
+    assert row["vgr_coverage"] == pytest.approx(2 / 3)
+    assert row["vgr_floor"] == pytest.approx(row["vgr"] * 2 / 3)
+    cell = judged["acc_vgr_wide"].filter(pl.col("model") == "m1")["SD"][0]
+    assert f"VGR cov 67%, floor {row['vgr_floor']:.1f}" in cell
+    full = judged["acc_vgr_wide"].filter(pl.col("model") == "m2")["SD"][0]
+    assert "VGR cov 100%" in full and "floor" not in full
+    # the report's Table 1 tooltip says the same
+    from report.html.tables import papers_view
+
+    view = papers_view(gm.accuracy(read_samples(run), by=("model", "task")), judged["acc_vgr"])
+    titles = [c["title"] for r in view["rows"] for c in r["cells"] if c["vgr"]]
+    assert sum("67% scored (floor" in t for t in titles) == 1

@@ -60,6 +60,14 @@ def html_table(df: pl.DataFrame, ci: Sequence[str] = (), hide: Sequence[str] = (
     return str(macros.sortable(table_view(df, ci, hide, digits, max_rows, csv_name), table_id, caption))  # type: ignore[attr-defined]
 
 
+def _coverage_note(j: dict[str, Any]) -> str:
+    """The tooltip's coverage clause: the share scored and, below full coverage, the floor (unscored = 0)."""
+    cov, floor = j.get("vgr_coverage"), j.get("vgr_floor")
+    if cov is None or cov >= 1:
+        return ""
+    return f", {cov:.0%} scored" + ("" if floor is None else f" (floor {floor:.1f} with unscored as 0)")
+
+
 def papers_view(accuracy: pl.DataFrame, vgr: pl.DataFrame | None = None, digits: int = 1) -> dict[str, Any]:
     """GraphVerse as the papers' Table 1 for the ``papers`` macro: a row per model, a column per task (in the
     order of ``accuracy``) and ``All`` (every sample of the model, pooled), each cell Acc (%) with its count and
@@ -94,6 +102,7 @@ def papers_view(accuracy: pl.DataFrame, vgr: pl.DataFrame | None = None, digits:
                 v = j.get("vgr")
                 out.append({"text": fmt(v, digits), "sort": sort_value(v), "arrow": j.get("arrow") or "",
                             "vgr": True, "title": f"VGR-S over {j.get('n_vgr') or 0} judged samples"
+                                                  + _coverage_note(j)
                                                   + (f", {j['judge_errors']} judge errors" if j.get("judge_errors")
                                                      else "")})
         # a PoT arm reads "model (pot)" (gie.metrics.mode_rows; a model name holds no space): its samples
