@@ -1,7 +1,8 @@
 """VGR v4's partial-reading properties (tests/test_judge_partial_reading.py) over every instance of a GraphVerse
 split: each complete derivation, with the right and a wrong answer, in the notations of
 tests/vgr_partial_notations.py, and each walk narrated hop by hop in each of its HOP_PHRASES, scores what it
-scores in arrows (+-5) or null; narrative remarks around a partial derivation change nothing. Prints, per notation and per task, how many were read (numeric) and how
+scores in arrows (+-5) or null; narrative remarks around a partial derivation change nothing; and each SD
+instance's Dijkstra trace in each style of tests/test_judge_relaxations.py keeps that module's properties. Prints, per notation and per task, how many were read (numeric) and how
 many broke a property, with the first few; exit status 1 when any did.
 
     PYTHONPATH=. .venv/bin/python bench/bench_vgr_partial.py [--split testmini] [--seed 2026] [--data DIR]
@@ -23,6 +24,7 @@ import vgr4_responses as R  # noqa: E402
 import vgr_partial_notations as P  # noqa: E402
 from split_source import add_split_args, split_folder  # noqa: E402
 from test_judge_helpers import evidence_of, wrong_answer  # noqa: E402
+from test_judge_relaxations import STYLES, relaxation_failures, sd_case  # noqa: E402
 
 from evalcore.dataset import load_dataset  # noqa: E402
 from judge.rule_scorer import score_response  # noqa: E402
@@ -61,6 +63,12 @@ def main() -> int:
                         if v is not None and abs(v - base) > 5:
                             failures.append(f"{inst.instance_id} hops {phrase} ({'right' if f else 'wrong'}): "
                                             f"{v} vs arrows {base}")
+            if sd_case(inst) is not None:  # the shortest path searched for as a Dijkstra trace, in each style
+                for style in STYLES:
+                    broken, charged = relaxation_failures(inst, style)
+                    seen["dijkstra:" + style] += 1
+                    read["dijkstra:" + style] += charged > 0  # its false steps were read and charged
+                    failures += broken
             notes = P.remarks(ev, random.Random(k))
             partial = R.render_objs(P.without_totals(der), "arrow")
             for ans, f in ((dict(inst.gold.answer), True), (wrong_answer(inst), False)):
@@ -81,8 +89,9 @@ def main() -> int:
           f"{seen['remarks']} partial derivations with remarks; {time.process_time() - t0:.1f} CPU s")
     print("| notation or task | responses | read (numeric) | share |")
     print("|---|---|---|---|")
-    hops = [k for k in seen if k.startswith("hops:")]
+    hops = [k for k in seen if k.startswith(("hops:", "dijkstra:"))]
     rest = sorted(k for k in seen if k not in P.NOTATIONS and k != "remarks" and k not in hops)
+    # (a dijkstra row's "read" counts the instances where a false step was read and charged, not made null)
     for key in (*P.NOTATIONS, *hops, "remarks", *rest):
         print(f"| {key} | {seen[key]} | {read[key]} | {read[key] / seen[key]:.2f} |")
     print(f"failures: {len(failures)}")

@@ -100,6 +100,9 @@ _TOKEN = re.compile(
     r"|(?P<delta>δ)"
     r"|(?P<cjk>[\u4e00-\u9fff]+)"
 )
+# words that make the node after them a node the distance is taken through, not an end ("the distance to B
+# through A is 12": a Dijkstra relaxation, d(source, A) + w(A, B))
+VIA_WORDS = frozenset("via through thru über par por através".split())
 _UNITS = frozenset("km mi miles mile hops hop units unit edges steps m kilometers kilometres".split())
 
 
@@ -174,6 +177,7 @@ class Claim:
     code: bool = False  # inside a program: perception only
     complete: bool = False  # neigh: the full neighbour list is claimed
     closed: bool = False  # walk: a tour/cycle stated without repeating its first node
+    via: str | None = None  # dist: the node the distance is taken through ("the distance to B through A is 12")
 
     @property
     def derived(self) -> bool:

@@ -7,7 +7,16 @@ from __future__ import annotations
 from collections.abc import Iterable
 from typing import Any
 
-from judge.reader_lexicon import _ASSIGN_WORDS, _CLASS_WORD, _MAP_WORDS, SET_KW, Claim, Lexicon, _Tok
+from judge.reader_lexicon import (
+    _ASSIGN_WORDS,
+    _CLASS_WORD,
+    _MAP_WORDS,
+    SET_KW,
+    VIA_WORDS,
+    Claim,
+    Lexicon,
+    _Tok,
+)
 
 # ------------------------------------------------------------------------------------------ statements
 
@@ -257,6 +266,15 @@ class _Statement:
             self.claim("walk", tuple(self.nodes), nums=((1, nums[-1]),))
             return
         src = self.lex.query.get("source")
+        via = self._via()
+        if via is not None:
+            # "the distance to B through A is 12": from the source (SD's, else the walk's start) through A to
+            # the other node; without a source it says nothing the reader can check
+            start = str(src) if self.lex.task == "SD" and src is not None else self.walk_start
+            end = next((n for n in self.nodes if n != via), None)
+            if start is not None and end is not None and start != end:
+                self.claim("dist", (start, end), value=nums[-1], via=via)
+            return
         if len(self.nodes) == 2:
             a, b = self.nodes
         elif self.lex.task == "SD" and src is not None and self.nodes[0] != str(src):
@@ -266,6 +284,13 @@ class _Statement:
         else:
             return
         self.claim("dist", (a, b), value=nums[-1])
+
+    def _via(self) -> str | None:
+        """The node right after a word such as "through" or "via" (`VIA_WORDS`), when there is one."""
+        for i, t in enumerate(self.toks[:-1]):
+            if t.t in ("word", "kw") and t.v.lower() in VIA_WORDS and self.toks[i + 1].t == "node":
+                return self.toks[i + 1].v
+        return None
 
     def _walk(self) -> None:
         toks = self.toks

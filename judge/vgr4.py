@@ -244,6 +244,18 @@ class _Judge:
         a, b = c.nodes
         key = ("D", edge_key(a, b), c.value)
         d = self.dist(a, b)
+        if c.via is not None:
+            # a relaxation: true when via is b's neighbour and d(a, via) + w(via, b) is the value; a distance
+            # (credited as one) only when that is also d(a, b), else a candidate later improved: neither earns
+            # nor costs
+            dv = self.dist(a, c.via)
+            ok = (c.value is not None and dv is not None and c.via in self.g and self.g.has_edge(c.via, b)
+                  and abs(dv + self.w(c.via, b) - c.value) < 1e-6)
+            if not ok:
+                return "false", "text_reasoning", ("DV", a, c.via, b, c.value)
+            if d is not None and abs(d - c.value) < 1e-6:
+                return "true", "none", key
+            return "neutral", "none", ("DV", a, c.via, b, c.value)
         if d is not None and c.value is not None and abs(d - c.value) < 1e-6:
             return "true", "none", key
         return "false", "text_reasoning", key
