@@ -616,3 +616,69 @@ def test_groups_left_by_a_dead_scorer_are_swept_and_a_run_leaves_none():
     mine = f"nphe4v-sandbox-{os.getpid()}-"  # other processes' runs may be going on beside this one
     assert run_program("print(1)", limits=ONE_S).ok
     assert [n for p in parents for n in os.listdir(p) if n.startswith(mine)] == []
+
+
+def test_host_wide_kernel_resources_and_filesystem_sizes_are_refused():
+    """io_setup draws on one host-wide count (fs.aio-max-nr: a program held all 65,536 events and every io_setup
+    on the host failed); sync/syncfs write back the host's dirty pages (200 MB flushed by one os.sync()); inotify
+    instances are 128 per user, the caller's in a user namespace (a program took them all);
+    statfs shows the host disk's size and free space, and /dev's devtmpfs size, half the RAM."""
+    if os.uname().machine != "x86_64":
+        pytest.skip("the syscall numbers below are x86_64's")
+    calls = {"io_setup": (206, "128, ctypes.byref(ctypes.c_ulong(0))"), "sync": (162, ""),
+             "syncfs": (306, "os.open('/usr', os.O_RDONLY)"),
+             "statfs(/dev/null)": (137, "b'/dev/null', ctypes.create_string_buffer(120)"),
+             "fstatfs": (138, "0, ctypes.create_string_buffer(120)"), "ustat": (136, "0, ctypes.create_string_buffer(32)"),
+             "inotify_init1": (294, "0")}
+    src = _LIBC + "import json, os\nout = {}\n"
+    for name, (nr, args) in calls.items():
+        src += f"r = libc.syscall({nr}{', ' if args else ''}{args})\nout[{name!r}] = [r, ctypes.get_errno()]\n"
+    src += "print(json.dumps(out))\n"
+    r = run_program(src, limits=ONE_S, **KERNEL)
+    assert r.ok, r
+    import errno
+    import json
+
+    assert json.loads(r.stdout) == {name: [-1, errno.EPERM] for name in calls}, r.stdout
+
+
+def test_devices_and_rlimits_reveal_neither_the_boot_time_nor_the_ram():
+    """The host's /dev/null carries the time its devtmpfs was made (the boot) and RLIMIT_SIGPENDING's inherited
+    default is the RAM / 256 KiB (96,369 on a 24 GB host): fresh device nodes, a fixed limit."""
+    src = ("import json, os, resource, time\n"
+           "st = os.stat('/dev/null')\n"
+           "print(json.dumps({'age': time.time() - st.st_ctime, 'sigpending': resource.getrlimit(resource.RLIMIT_SIGPENDING),"
+           " 'null': open('/dev/null', 'wb').write(b'x'), 'zero': len(open('/dev/zero', 'rb').read(4)),"
+           " 'urandom': len(open('/dev/urandom', 'rb').read(4))}))\n")
+    r = run_program(src, limits=ONE_S, **KERNEL)
+    assert r.ok, r
+    import json
+
+    facts = json.loads(r.stdout)
+    assert facts["sigpending"] == [1024, 1024] and (facts["null"], facts["zero"], facts["urandom"]) == (1, 4, 4), facts
+    if os.geteuid() == 0:  # fresh nodes need root; in a user namespace the host's are bound
+        assert abs(facts["age"]) < 60, facts
+
+
+def test_a_program_cannot_end_init_with_a_signal_in_a_user_namespace(monkeypatch):
+    """In a user namespace the program is uid 0 like init, and Python's SIGINT handler made init's pid-1
+    protection moot: kill(1, SIGINT) ended init, and the run ended as `killed` instead of the program's own end."""
+    monkeypatch.setattr(os, "geteuid", lambda: 1000)
+    r = _no_cgroup("import os, signal\nfor s in (signal.SIGINT, signal.SIGTERM, signal.SIGHUP):\n    os.kill(1, s)\n"
+                   "raise SystemExit(5)\n", ONE_S)
+    assert (r.error, r.returncode) == ("runtime_error", 5), r
+
+
+@pytest.mark.parametrize("cgroup", [True, False], ids=["cgroup", "no-cgroup"])
+def test_unix_sockets_are_refused_so_their_buffers_hold_nothing(cgroup):
+    """Data queued on AF_UNIX sockets is kernel memory that only a cgroup counts: without one (init watches the
+    proportional set size), 3 processes held 1,410 MiB of socket buffers under a 512 MB limit, verdict ok."""
+    import shutil
+
+    from evalcore.sandbox.launch import run_once
+
+    src = "import socket\na, b = socket.socketpair(socket.AF_UNIX)\nprint('made')\n"
+    r = run_once(src, "", ONE_S, "strict", shutil.which("unshare"), audit_hook=False, hide_extensions=False,
+                 cgroup=cgroup)
+    assert (r.error, r.stdout) == ("network", ""), r
+    assert "Address family not supported" in r.detail, r

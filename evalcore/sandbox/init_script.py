@@ -151,6 +151,31 @@ def private_proc(path: str):
     return os.open(path, os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC)
 
 
+_DEVICES = {"null": 3, "zero": 5, "random": 8, "urandom": 9}  # char devices, major 1
+
+
+def make_devices(r: Root, fresh: bool) -> None:
+    """/dev/{null,zero,random,urandom}. As root, fresh nodes on a tiny tmpfs of their own: the host's nodes
+    carry the time its devtmpfs was made (the boot), and that devtmpfs's size (half the RAM). In a user
+    namespace, where no device can be made, the host's nodes are bound (statfs is refused by the filter)."""
+    dev = r.inside("/dev")
+    os.makedirs(dev, exist_ok=True)
+    if fresh:
+        mount("tmpfs", dev, "tmpfs", MS_NOSUID | MS_NOEXEC, "size=4k,nr_inodes=8,mode=755")
+        try:
+            for name, minor in _DEVICES.items():
+                os.mknod(f"{dev}/{name}", 0o666 | 0o020000, os.makedev(1, minor))
+                os.chmod(f"{dev}/{name}", 0o666)
+        except OSError:  # a device cgroup or a kernel that refuses mknod: the host's nodes, as below
+            _check(_libc.umount2(_b(dev), MNT_DETACH), "umount /dev")
+        else:
+            mount(None, dev, None, MS_REMOUNT | MS_RDONLY | MS_NOSUID | MS_NOEXEC)
+            r.bound.append("/dev")
+            return
+    for name in _DEVICES:
+        r.bind(f"/dev/{name}", f"/dev/{name}", devices=True, noexec=True)
+
+
 def build_root(cfg: dict):
     """Build and enter the program's root; returns init's private proc descriptor (or None)."""
     root = cfg["newroot"]
@@ -182,8 +207,7 @@ def build_root(cfg: dict):
     else:
         os.makedirs(r.inside("/sandbox/site"), exist_ok=True)
     r.bind(cfg["indir"], "/sandbox/in", noexec=True)
-    for dev in ("null", "zero", "random", "urandom"):
-        r.bind(f"/dev/{dev}", f"/dev/{dev}", devices=True, noexec=True)
+    make_devices(r, fresh=cfg["run_uid"] is not None)
     # /tmp, the one writable place, is noexec: nothing the program writes can be run or mapped executable
     # (a C extension or a copied interpreter written there fails to load).
     tmp = r.inside("/tmp")
@@ -227,6 +251,9 @@ def set_limits(lim: dict) -> None:
         (resource.RLIMIT_FSIZE, lim["max_file_mb"] * mb),
         (resource.RLIMIT_NOFILE, lim["max_open_files"]),
         (resource.RLIMIT_CORE, 0),
+        # queued signals and POSIX timers: the inherited default is a function of the host's RAM (96,369 here:
+        # RAM / 256 KiB), which the program could read back
+        (resource.RLIMIT_SIGPENDING, 1024),
     ):
         resource.setrlimit(res, (value, value))
     # soft: SIGXCPU, classified `timeout`; hard, a second later: SIGKILL for a program that ignores SIGXCPU
@@ -330,6 +357,9 @@ def main() -> None:
     with open(sys.argv[1], "rb") as f:
         cfg = marshal.load(f)  # not json: importing json (and re) costs more than the rest
     report_fd, hint_fd, lifeline_fd = cfg["status_fd"], cfg["hint_fd"], cfg["lifeline_fd"]
+    # Python's SIGINT handler would let the program (uid 0 of a user namespace, like init) end init with
+    # kill(1, SIGINT); without a handler, pid 1 of a namespace gets no signal from inside it.
+    _signal.signal(_signal.SIGINT, _signal.SIG_DFL)
     os.set_inheritable(report_fd, False)
     # not dumpable: a process of the same uid cannot open init's /proc/PID/fd (the status pipe) or trace it
     _libc.prctl(PR_SET_DUMPABLE, 0, None, 0, 0)
