@@ -618,6 +618,18 @@ def test_groups_left_by_a_dead_scorer_are_swept_and_a_run_leaves_none():
     assert [n for p in parents for n in os.listdir(p) if n.startswith(mine)] == []
 
 
+@pytest.mark.parametrize("fd", [2, 3], ids=["stderr", "fd3"])
+def test_a_flood_of_stderr_or_fd3_is_capped_and_costs_the_scorer_little(fd):
+    """stderr and fd 3 are read by the scorer, outside the program's cgroup. Unbounded, a program writing either
+    without end for its 3 CPU s cost the scorer 9 CPU s (and a timeout 12 s later); they are capped like stdout."""
+    limits = SandboxLimits(timeout_s=5, max_output_bytes=200_000)
+    before = time.process_time()
+    r = run_program(f"import os\nchunk = b'e' * 65536\nwhile True:\n    os.write({fd}, chunk)\n", limits=limits)
+    spent = time.process_time() - before
+    assert r.error == "output_limit" and r.detail.endswith("to " + ("stderr" if fd == 2 else "fd 3")), r
+    assert spent < 1.0, spent
+
+
 def test_host_wide_kernel_resources_and_filesystem_sizes_are_refused():
     """io_setup draws on one host-wide count (fs.aio-max-nr: a program held all 65,536 events and every io_setup
     on the host failed); sync/syncfs write back the host's dirty pages (200 MB flushed by one os.sync()); inotify
@@ -667,6 +679,38 @@ def test_a_program_cannot_end_init_with_a_signal_in_a_user_namespace(monkeypatch
     r = _no_cgroup("import os, signal\nfor s in (signal.SIGINT, signal.SIGTERM, signal.SIGHUP):\n    os.kill(1, s)\n"
                    "raise SystemExit(5)\n", ONE_S)
     assert (r.error, r.returncode) == ("runtime_error", 5), r
+
+
+def test_in_the_weaker_mode_nothing_the_program_left_outlives_the_run():
+    """rlimits-only without a cgroup (a user who is not root): a child that tries to leave the process group and
+    then lives on holding stdout. It used to hold the run until the wall-clock limit (`timeout`) and then
+    outlive it; setsid is refused, the run ends with the program, and the supervisor kills the group."""
+    import shutil
+
+    from evalcore.sandbox.launch import run_once
+
+    src = ("import os, select\nr, w = os.pipe()\nif os.fork() == 0:\n    try:\n        os.setsid()\n"
+           "        said = 'left'\n    except OSError as e:\n        said = str(e.errno)\n"
+           "    os.write(w, f'{said} {os.getpid()}'.encode())\n    select.select([], [], [], 60)\n    os._exit(0)\n"
+           "print(os.read(r, 64).decode(), flush=True)\n")
+    r = run_once(src, "", SandboxLimits(timeout_s=1, wall_timeout_s=5), "rlimits-only", shutil.which("unshare"),
+                 audit_hook=False, hide_extensions=False, cgroup=False)
+    said, pid = r.stdout.split()
+    try:
+        assert r.ok and said == "1", r  # EPERM
+        try:
+            fd = os.pidfd_open(int(pid))
+        except ProcessLookupError:
+            return  # already gone
+        try:
+            assert select.select([fd], [], [], 5)[0], "the orphan is still alive"
+        finally:
+            os.close(fd)
+    finally:
+        try:
+            os.kill(int(pid), 9)
+        except ProcessLookupError:
+            pass
 
 
 @pytest.mark.parametrize("cgroup", [True, False], ids=["cgroup", "no-cgroup"])

@@ -159,7 +159,7 @@ def _launch_in(hostdir: Path, source: str, stdin: str, limits: SandboxLimits, is
 class _Facts:
     """What the supervisor knows of a run: the program's bytes apart from the findings it cannot write."""
 
-    def __init__(self, out: bytes, err: bytes, status: bytes, hint: bytes, timed_out: bool, overflow: bool,
+    def __init__(self, out: bytes, err: bytes, status: bytes, hint: bytes, timed_out: bool, overflow: str,
                  over_cpu: bool, group_cpu_s: float, rc: int | None) -> None:
         self.out, self.err, self.status, self.hint = out, err, status, hint
         self.timed_out, self.overflow, self.over_cpu, self.group_cpu_s, self.rc = (
@@ -190,7 +190,18 @@ def _time_namespace() -> list[str]:
 def _collect(proc: subprocess.Popen, report_r: int, hint_r: int, limits: SandboxLimits, start: float,
              group: RunCgroup | None):
     """Read stdout, stderr, init's status and the program's hint as they come, within the time, output and
-    (with a cgroup) whole-program CPU limits."""
+    (with a cgroup) whole-program CPU limits.
+
+    Every byte the program writes costs the scorer a read, outside the program's cgroup: stderr and fd 3 are
+    bounded like stdout, each at `max_output_bytes`, past which the run ends (`overflow` names the channel).
+    Before, a program writing stderr or fd 3 without end for its 3 CPU s cost the scorer 9 CPU s (a cgroup
+    read per chunk): the cgroup's CPU time is now read at most every `_POLL_S` here, and `_result` reads the
+    final count, so a program that went past the limit just before it ended is a timeout however the polls fell.
+
+    The run has ended when init's status pipe closes (only init, and `unshare` above it, hold it): what the
+    program wrote is drained then, without waiting for every other holder of stdout to close it. In the weaker
+    mode an orphan the program left (in init's process group) held stdout until the wall-clock limit and then
+    outlived the run; `_kill` now ends the group, before `proc` is reaped."""
     assert proc.stdout is not None and proc.stderr is not None
     fds = {proc.stdout.fileno(): "out", proc.stderr.fileno(): "err", report_r: "report", hint_r: "hint"}
     bufs = {"out": bytearray(), "err": bytearray(), "report": bytearray(), "hint": bytearray()}
@@ -199,34 +210,47 @@ def _collect(proc: subprocess.Popen, report_r: int, hint_r: int, limits: Sandbox
         os.set_blocking(fd, False)
         sel.register(fd, selectors.EVENT_READ)
     deadline = start + limits.wall_limit_s
-    timed_out = overflow = over_cpu = False
+    timed_out = over_cpu = False
+    overflow = ""  # the channel that went past its bound
+    sizes = {"out": 0, "err": 0, "hint": 0}
     group_cpu = 0.0
+    next_poll = 0.0
+    ended = False  # init's status pipe closed: init has exited, what is left in the pipes is drained
     try:
         while sel.get_map() and not overflow:
             remaining = deadline - time.monotonic()
             if remaining <= 0:
                 timed_out = True
                 break
-            if group is not None:
+            if group is not None and time.monotonic() >= next_poll:
+                next_poll = time.monotonic() + _POLL_S
                 group_cpu = group.cpu_s()
                 if group_cpu > limits.cpu_limit_s:  # all the program's processes together
                     over_cpu = True
                     break
-            for key, _ in sel.select(min(remaining, _POLL_S) if group is not None else remaining):
+            ready = sel.select(0 if ended else min(remaining, _POLL_S) if group is not None else remaining)
+            if ended and not ready:
+                break
+            for key, _ in ready:
                 try:
                     chunk = os.read(key.fd, 65536)
                 except BlockingIOError:
                     continue
                 if not chunk:
                     sel.unregister(key.fd)
+                    ended = ended or fds[key.fd] == "report"
                     continue
                 name = fds[key.fd]
                 buf = bufs[name]
+                if name in sizes:
+                    sizes[name] += len(chunk)
+                    if sizes[name] > limits.max_output_bytes:
+                        overflow = {"out": "stdout", "err": "stderr", "hint": "fd 3"}[name]
+                        if name == "out":
+                            buf += chunk
+                        break
                 if name == "out":
                     buf += chunk
-                    if len(buf) > limits.max_output_bytes:
-                        overflow = True
-                        break
                 elif name == "err":
                     buf += chunk
                     del buf[:-8192]  # the tail is all the detail needs
@@ -235,11 +259,6 @@ def _collect(proc: subprocess.Popen, report_r: int, hint_r: int, limits: Sandbox
                     del buf[:-_HINT_KEEP]  # the program may write here: only the tail is kept
                 elif len(buf) < 65536:  # init's few lines
                     buf += chunk
-        if not timed_out and not overflow and not over_cpu:
-            try:
-                proc.wait(max(0.0, deadline - time.monotonic()))
-            except subprocess.TimeoutExpired:
-                timed_out = True
     finally:
         sel.close()
     return (bytes(bufs["out"]), bytes(bufs["err"]), bytes(bufs["report"]), bytes(bufs["hint"]), timed_out, overflow,
@@ -247,9 +266,9 @@ def _collect(proc: subprocess.Popen, report_r: int, hint_r: int, limits: Sandbox
 
 
 def _kill(proc: subprocess.Popen) -> None:
-    if proc.poll() is None:
-        try:  # the session's group: unshare, whose death kills init (--kill-child) and so the namespace
-            os.killpg(proc.pid, signal.SIGKILL)
+    if proc.returncode is None:  # not reaped yet, so its pid still names the session's process group
+        try:  # unshare, whose death kills init (--kill-child) and so the namespace; in the weaker mode init
+            os.killpg(proc.pid, signal.SIGKILL)  # and whatever the program left running (setsid is refused)
         except ProcessLookupError:
             pass
     proc.wait()
@@ -291,7 +310,8 @@ def _result(f: _Facts, wall: float, limits: SandboxLimits, isolation: Isolation,
                              memory_peak_mb=round(f.peak_mb, 1) if f.peak_mb is not None else None)
 
     if f.overflow:
-        return res("output_limit", f"the program printed more than {limits.max_output_bytes} bytes")
+        where = "" if f.overflow == "stdout" else f" to {f.overflow}"
+        return res("output_limit", f"the program printed more than {limits.max_output_bytes} bytes{where}")
     if f.over_cpu:
         return res("timeout", f"the program's processes together used more than {limits.timeout_s:g} s of CPU "
                               f"time ({f.group_cpu_s:.1f} s)")
@@ -334,6 +354,9 @@ def _result(f: _Facts, wall: float, limits: SandboxLimits, isolation: Isolation,
         if sig == signal.SIGKILL:
             return res("killed", "killed by SIGKILL", -sig)
         return res("signal", f"the program died of {name}", -sig)
+    if counted and f.group_cpu_s > limits.cpu_limit_s:  # the final count: past the limit between two polls
+        return res("timeout", f"the program's processes together used more than {limits.timeout_s:g} s of CPU "
+                              f"time ({f.group_cpu_s:.1f} s)", code)
     if code == 0:
         return res(None, "", 0)  # the program's bytes cannot change this, nor make any other end a success
     # A failure the supervisor saw; the program's own line may say which kind (a class it can cause itself),
