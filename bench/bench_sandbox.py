@@ -9,7 +9,9 @@ wall time, its CPU time and its verdict under `timeout_s=1` (a CPU-time limit), 
 wall-clock limit of the same length would have given. Last, the bounds on a program's processes taken together
 (issue 32): a chain of forked children spending 4 CPU s under a 1 s limit, the memfd hoarder (3 processes x 40 x
 16 MiB under memory_mb 512) and two processes of 150 MB under memory_mb 256, each with the interpreter's layers
-off (no audit hook, ctypes importable): verdict, the CPU s and peak memory the run's cgroup counted. Usage:
+off (no audit hook, ctypes importable): verdict, the CPU s and peak memory the run's cgroup counted. Then what
+reached past the program to the host before audit 2 (docs/sandbox.md): the scorer's CPU under a stderr flood,
+the host memory held by AF_UNIX socket buffers without a cgroup, the host's AIO contexts and dirty pages. Usage:
 
     PYTHONPATH=$PWD python bench/bench_sandbox.py [--runs 20] [--load-runs 3] [--no-load]
 """
@@ -69,6 +71,7 @@ def main() -> None:
     if not args.no_load:
         under_load(args.load_runs)
     whole_program()
+    host_reach()
 
 
 PROGRAM = ("import networkx as nx\nG = nx.grid_2d_graph(60, 60)\n"
@@ -116,6 +119,85 @@ def whole_program() -> None:
         r = run_program(src, limits=limits, audit_hook=False, hide_extensions=False)
         print(f"{name:28s} limits {limits.timeout_s:g} CPU s / {limits.memory_mb} MB: verdict {r.error or 'ok'}"
               f" (CPU {r.cpu_s} s, peak {r.memory_peak_mb} MB, wall {r.wall_s:.2f} s): {r.detail[:70]}")
+
+
+SOCKETS = ("import os, socket, select\nfor _ in range(2):\n    if os.fork() == 0:\n        break\n"
+           "queued, held, why = 0, [], ''\ntry:\n    while True:\n        a, b = socket.socketpair()\n"
+           "        held += [a, b]\n        a.setsockopt(socket.SOL_SOCKET, socket.SO_SNDBUF, 1 << 30)\n"
+           "        a.setblocking(False)\n        try:\n            while True:\n"
+           "                queued += a.send(b'x' * 65536)\n        except BlockingIOError:\n            pass\n"
+           "except OSError as e:\n    why = e.strerror\n"
+           "print(queued >> 20, 'MiB queued', why, flush=True)\nselect.select([], [], [], 2)\n")
+AIO = ("import ctypes, select\nlibc = ctypes.CDLL(None, use_errno=True)\nheld = 0\nfor n in (16384, 1024, 64, 1):\n"
+       "    while libc.syscall(206, n, ctypes.byref(ctypes.c_ulong(0))) == 0:\n        held += n\n"
+       "print(held, 'AIO events held', flush=True)\nselect.select([], [], [], 2)\n")
+
+
+def _meminfo(key: str) -> int:
+    with open("/proc/meminfo") as f:
+        return next(int(line.split()[1]) for line in f if line.startswith(key + ":"))
+
+
+def _during(run, probe) -> tuple[object, object]:
+    """Run the sandbox in a thread; `probe()` on the host every 0.05 s while it runs (the last and the max)."""
+    import threading
+
+    out: dict = {}
+    t = threading.Thread(target=lambda: out.setdefault("r", run()))
+    t.start()
+    seen = []
+    while t.is_alive():
+        seen.append(probe())
+        time.sleep(0.05)
+    t.join()
+    return out["r"], seen
+
+
+def host_reach() -> None:
+    """What reached past the program to the host before audit 2, each with the interpreter's layers off."""
+    import ctypes
+    import shutil
+
+    from evalcore.sandbox.launch import run_once
+
+    print("\nhost reach (audit 2)")
+    kernel = {"audit_hook": False, "hide_extensions": False}
+    flood = "import os\nchunk = b'e' * 65536\nwhile True:\n    os.write(2, chunk)\n"
+    c = time.process_time()
+    r = run_program(flood, limits=SandboxLimits(timeout_s=3), **kernel)
+    print(f"stderr flood, timeout_s 3: verdict {r.error} ({r.detail[:60]}), wall {r.wall_s:.1f} s, "
+          f"scorer CPU {time.process_time() - c:.2f} s")
+    base = _meminfo("MemTotal") - _meminfo("MemAvailable")
+    r, used = _during(lambda: run_once(SOCKETS, "", SandboxLimits(timeout_s=5, memory_mb=512), "strict",
+                                       shutil.which("unshare"), cgroup=False, **kernel),
+                      lambda: _meminfo("MemTotal") - _meminfo("MemAvailable") - base)
+    print(f"AF_UNIX buffers, 3 processes, no cgroup, memory_mb 512: verdict {r.error or 'ok'}, host memory "
+          f"+{max(used, default=0) >> 10} MiB at most; {r.stdout.split(chr(10))[0][:60]}")
+    libc = ctypes.CDLL(None, use_errno=True)
+
+    def host_io_setup() -> int:
+        ctx = ctypes.c_ulong(0)
+        if libc.syscall(206, 128, ctypes.byref(ctx)) != 0:
+            return ctypes.get_errno()
+        libc.syscall(207, ctx)
+        return 0
+
+    r, errs = _during(lambda: run_program(AIO, limits=SandboxLimits(timeout_s=5), **kernel), host_io_setup)
+    print(f"AIO contexts: {r.stdout.strip() or r.detail[:60]}; the host's io_setup(128) failed in "
+          f"{sum(1 for e in errs if e)} of {len(errs)} tries during the run")
+    scratch = Path(tempfile_dir()) / "bench-sandbox-dirty.bin"
+    try:
+        scratch.write_bytes(os.urandom(2**20) * 100)
+        before = _meminfo("Dirty")
+        run_program("import os\nos.sync()", limits=SandboxLimits(timeout_s=5), **kernel)
+        print(f"os.sync(): host dirty pages {before >> 10} MiB before, {_meminfo('Dirty') >> 10} MiB after")
+    finally:
+        scratch.unlink(missing_ok=True)
+
+
+def tempfile_dir() -> str:
+    """A folder on the disk (not a tmpfs, whose pages are never dirty), for the dirty-page probe."""
+    return str(Path(__file__).resolve().parent)
 
 
 if __name__ == "__main__":
