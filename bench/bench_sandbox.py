@@ -11,7 +11,8 @@ wall-clock limit of the same length would have given. Last, the bounds on a prog
 16 MiB under memory_mb 512) and two processes of 150 MB under memory_mb 256, each with the interpreter's layers
 off (no audit hook, ctypes importable): verdict, the CPU s and peak memory the run's cgroup counted. Then what
 reached past the program to the host before audit 2 (docs/sandbox.md): the scorer's CPU under a stderr flood,
-the host memory held by AF_UNIX socket buffers without a cgroup, the host's AIO contexts and dirty pages. Usage:
+the host memory held by AF_UNIX socket buffers without a cgroup and by POSIX record locks (which no cgroup
+charges), the host's AIO contexts and dirty pages. Usage:
 
     PYTHONPATH=$PWD python bench/bench_sandbox.py [--runs 20] [--load-runs 3] [--no-load]
 """
@@ -128,6 +129,11 @@ SOCKETS = ("import os, socket, select\nfor _ in range(2):\n    if os.fork() == 0
            "                queued += a.send(b'x' * 65536)\n        except BlockingIOError:\n            pass\n"
            "except OSError as e:\n    why = e.strerror\n"
            "print(queued >> 20, 'MiB queued', why, flush=True)\nselect.select([], [], [], 2)\n")
+LOCKS = ("import os, fcntl, select\nme = 0\nfor i in range(15):\n    if os.fork() == 0:\n        me = i + 1\n"
+         "        break\nheld, fds = 0, []\ntry:\n    for f in range(60):\n"
+         "        fds.append(os.open(f'/tmp/l{me}_{f}', os.O_CREAT | os.O_RDWR))\n        for k in range(1999, -1, -1):\n"
+         "            fcntl.lockf(fds[-1], fcntl.LOCK_EX | fcntl.LOCK_NB, 1, 2 * k)\n            held += 1\n"
+         "except OSError as e:\n    print(e.strerror, flush=True)\nselect.select([], [], [], 2)\n")
 AIO = ("import ctypes, select\nlibc = ctypes.CDLL(None, use_errno=True)\nheld = 0\nfor n in (16384, 1024, 64, 1):\n"
        "    while libc.syscall(206, n, ctypes.byref(ctypes.c_ulong(0))) == 0:\n        held += n\n"
        "print(held, 'AIO events held', flush=True)\nselect.select([], [], [], 2)\n")
@@ -173,6 +179,11 @@ def host_reach() -> None:
                       lambda: _meminfo("MemTotal") - _meminfo("MemAvailable") - base)
     print(f"AF_UNIX buffers, 3 processes, no cgroup, memory_mb 512: verdict {r.error or 'ok'}, host memory "
           f"+{max(used, default=0) >> 10} MiB at most; {r.stdout.split(chr(10))[0][:60]}")
+    base = _meminfo("Slab")
+    r, slab = _during(lambda: run_program(LOCKS, limits=SandboxLimits(timeout_s=10, memory_mb=512), **kernel),
+                      lambda: _meminfo("Slab") - base)
+    print(f"POSIX locks, 16 processes x 60 files x 2,000, memory_mb 512: verdict {r.error or 'ok'}, host slab "
+          f"+{max(slab, default=0) >> 10} MiB at most, the cgroup's peak {r.memory_peak_mb} MB")
     libc = ctypes.CDLL(None, use_errno=True)
 
     def host_io_setup() -> int:
