@@ -248,7 +248,8 @@ def statements(text: str, lex: Lexicon) -> list[tuple[str, bool, bool]]:
     return out
 
 
-_GRAPH_CTX = re.compile(r"(?i)\b(?:graph|molecule|g)\s*(?:_\s*)?(1|2|one|two)\b|\b(first|second)\s+(?:graph|molecule)")
+_GRAPH_CTX = re.compile(r"(?i)\b(?:graph|graphe|grafo|molecule|molécule|molekül|molécula|g)\s*(?:_\s*)?(1|2|one|two)\b"
+                        r"|\b(first|second)\s+(?:graph|molecule)")
 
 
 def read(text: str, lex: Lexicon) -> Reading:

@@ -27,10 +27,13 @@ _kw("tour", "tour tours rundreise rundtour tournée tournee recorrido circuit")
 _kw("cycle", "cycle cycles zyklus kreis ciclo")
 _kw("clique", "clique cliques clica")
 _kw("indep", "independent unabhängige unabhängig unabhaengige indépendant indépendante independiente")
-_kw("cover", "cover überdeckung knotenüberdeckung couverture cobertura recubrimiento cubrimiento")
+_kw("cover", "cover covers überdeckung knotenüberdeckung deckt abdeckt überdeckt couverture couvre couvrent "
+             "cobertura recubrimiento cubrimiento cubre cubren")
 _kw("common", "common gemeinsame gemeinsamen commun communs communs comunes común comun")
-_kw("neigh", "neighbors neighbours neighbor neighbour nachbarn nachbar voisins voisin vecinos vecino adjacent "
-             "benachbart adjacents adyacentes")
+_kw("neigh", "neighbors neighbours neighbor neighbour nachbarn nachbar voisins voisin vecinos vecino")
+# "X is adjacent to A, B" names some of X's neighbours, "the neighbours of X are A, B" all of them: read alike
+# except for that (`_Statement._neigh`)
+_kw("adjw", "adjacent benachbart adjacents adyacente adyacentes")
 _kw("conn", "connected linked connects verbunden relié reliée conectado conectada")
 _kw("dist", "distance distances dist hops hop abstand entfernung distanz distancia costs cost kostet kosten "
             "coûte cuesta length länge longueur longitud apart")
@@ -54,7 +57,7 @@ _kw("and", "and und et y")
 
 # Chinese keywords (no spaces between words): found by substring within a CJK run
 _CJK = [("路径", "path"), ("回路", "tour"), ("环", "cycle"), ("圈", "cycle"), ("团", "clique"), ("独立集", "indep"),
-        ("覆盖", "cover"), ("共同", "common"), ("邻居", "neigh"), ("相邻", "neigh"), ("距离", "dist"),
+        ("覆盖", "cover"), ("共同", "common"), ("邻居", "neigh"), ("相邻", "adjw"), ("距离", "dist"),
         ("总", "total"), ("着色", "color"), ("边", "edge"), ("权重", "weight"), ("颜色", "color"), ("映射", "map"), ("对应", "map"),
         ("没有", "neg"), ("不", "neg"), ("无效", "rej"), ("冲突", "rej"), ("到", "to"), ("至", "to"), ("和", "and"),
         ("与", "and"), ("然后", "then"), ("成本", "dist"), ("花费", "dist")]
@@ -116,6 +119,9 @@ _MAP_WORDS = frozenset("is onto g2 graph2 graph_2 molecule2 target est associé 
                        "asociada asignado asignada corresponde ist wird auf abgebildet zugeordnet se asigna a "
                        "asignar".split())
 # words that open a statement about the previous one ("that fails because ..."): a rejection there rejects it
+# possessives before a neighbour word name neighbours of a node the statement does not name ("remove its
+# neighbours A, B")
+POSSESSIVES = frozenset("its their his her seine ihre ses leurs sus".split())
 _ANAPHORA = frozenset("that this it which so thus hence but dies das es cela ce ceci esto eso".split())
 # scripts of languages the reader has no vocabulary for (kana, Cyrillic, Greek, Hangul, Arabic, Hebrew, Thai,
 # Devanagari): English, German, French, Spanish (Latin) and Chinese (Han) are read

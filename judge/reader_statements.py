@@ -4,6 +4,7 @@ mappings, colourings, distances, neighbour lists, edges), negations and rejectio
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterable
 from typing import Any
 
@@ -11,12 +12,17 @@ from judge.reader_lexicon import (
     _ASSIGN_WORDS,
     _CLASS_WORD,
     _MAP_WORDS,
+    POSSESSIVES,
     SET_KW,
     VIA_WORDS,
     Claim,
     Lexicon,
     _Tok,
 )
+
+# a graph's name in one word: "graph1", "graph_2", "g1", "molecule_2"
+_GRAPH_WORD = re.compile(r"(?:graph|graphe|grafo|molecule|molécule|molekül|molécula|g)_?([12])")
+_GRAPH_NOUNS = frozenset("graph graphe grafo molecule molécule molekül molécula g".split())
 
 # ------------------------------------------------------------------------------------------ statements
 
@@ -33,6 +39,10 @@ class _Statement:
         if "n" in words and any(t.t == "word" and t.v == "n" and i + 1 < len(toks) and toks[i + 1].t == "lp"
                                 for i, t in enumerate(toks)):
             self.kws.add("neigh")  # N(X)
+        # "adjacent" reads as a neighbour word that lists some neighbours, not all (`_neigh`)
+        self.some_neighbours = "adjw" in self.kws and "neigh" not in self.kws
+        if "adjw" in self.kws:
+            self.kws.add("neigh")
         self.nodes = [t.v for t in toks if t.t == "node"]
         self.out: list[Claim] = []
         self.question = False
@@ -45,8 +55,43 @@ class _Statement:
         neutral = self.negated or self.question
         if self.code and kind in ("walk", "dist", "set", "neigh", "map", "assign"):
             neutral = True  # a program's logic is not a claim; what it prints is read elsewhere
+        kw.setdefault("graph", self.graph)
         self.out.append(Claim(kind, tuple(nodes), pos=self.pos, soft=self.soft, neutral=neutral, code=self.code,
-                              graph=self.graph, **kw))
+                              **kw))
+
+    def _graph_mentions(self) -> list[tuple[int, int, int]]:
+        """Paired tasks: where the statement names a graph ("graph 1", "molecule two", "G2", "graphe_1",
+        "the second graph"), as (first token, last token, graph 0 or 1)."""
+        out: list[tuple[int, int, int]] = []
+        toks = self.toks
+        for m, t in enumerate(toks):
+            if t.t != "word":
+                continue
+            v = t.v.lower()
+            nxt = toks[m + 1] if m + 1 < len(toks) else None
+            if (g := _GRAPH_WORD.fullmatch(v)) is not None:
+                out.append((m, m, int(g.group(1)) - 1))
+            elif v in _GRAPH_NOUNS and nxt is not None and nxt.t == "num" and nxt.v in (1, 2):
+                out.append((m, m + 1, int(nxt.v) - 1))
+            elif v in _GRAPH_NOUNS and nxt is not None and nxt.t == "word" and nxt.v in ("one", "two"):
+                out.append((m, m + 1, 0 if nxt.v == "one" else 1))
+            elif v in ("first", "second") and nxt is not None and nxt.t == "word" and nxt.v in _GRAPH_NOUNS:
+                out.append((m, m + 1, 0 if v == "first" else 1))
+        return out
+
+    def _graph_of_edge(self, i: int, j: int) -> int | None:
+        """The graph an edge between tokens i and j belongs to, when the statement names one beside it: the
+        graph named right after it ("Edge A-B in graph 1 matches edge X-Y in graph 2"), else the nearest named
+        before it ("G1 has A-B, G2 has X-Y"); None when the statement names none (`self.graph` then)."""
+        if not self.lex.paired:
+            return None
+        named = self._graph_mentions()
+        toks = self.toks
+        for a, _, g in named:
+            if a > j and a - j <= 4 and all(x.t in ("word", "lp", "rp", "kw") for x in toks[j + 1:a]):
+                return g
+        before = [(b, g) for _, b, g in named if b < i]
+        return max(before)[1] if before else None
 
     def read(self) -> list[Claim]:
         if not self.nodes:
@@ -63,8 +108,9 @@ class _Statement:
         if "neigh" in self.kws or ("conn" in self.kws and not self._has_arrow(symbols_only=True)):
             self._neigh()
             return self.out
-        if ("dist" in self.kws or self._d_paren()) and not self._has_arrow(symbols_only=True) \
-                and len(self.nodes) <= 2:
+        # (a node after "via" with one number is a relaxation; with a hop's weight beside it, a hop: `_walk`)
+        if ("dist" in self.kws or self._d_paren() or (self._via() is not None and len(self._numbers()) == 1)) \
+                and not self._has_arrow(symbols_only=True) and len(self.nodes) <= 2:
             if self._numbers():
                 self._dist()
             elif len(self.nodes) == 2:
@@ -118,7 +164,10 @@ class _Statement:
                                          and self.toks[i + 1].t == "lp" for i, t in enumerate(self.toks))
 
     def _numbers(self) -> list[float]:
-        return [t.v for t in self.toks if t.t == "num"]
+        """The statement's numbers, without those that name a graph of a paired task ("graph 1")."""
+        toks = self.toks
+        return [t.v for i, t in enumerate(toks) if t.t == "num" and not (
+            self.lex.paired and i and toks[i - 1].t == "word" and toks[i - 1].v.lower() in _GRAPH_NOUNS)]
 
     def _mapping(self) -> bool:
         """GED/MCS: `a -> x`, `a ↔ x`, `a = x`, `a maps to x`, `a: x` pairs (a of graph 1, x of graph 2)."""
@@ -213,6 +262,10 @@ class _Statement:
                 nodes = rest
             if not nodes:
                 return
+        nums = self._numbers()
+        if prop == "vertex cover" and "edge" in self.kws and len(nums) == 1:
+            self.claim("set", nodes, prop=prop, value=nums[0])  # "A covers 6 edges": how many edges they touch
+            return
         self.claim("set", nodes, prop=prop)
 
     def _of_pair(self) -> tuple[str, str] | None:
@@ -238,6 +291,13 @@ class _Statement:
             if t.t == "node":
                 head = t.v
                 break
+            if t.t == "word" and t.v in POSSESSIVES and not self.soft \
+                    and any(x.t == "kw" and x.v in ("neigh", "adjw") for x in toks[_i + 1:]):
+                # "remove its neighbours A, B": neighbours of a node named before, not of A; nothing to check
+                # here (not in a table, where a header "its neighbours" stands before the row's node)
+                self.claim("note", self.nodes)
+                self.out[-1].neutral = True
+                return
         if head is None:
             return
         listed = [n for n in dict.fromkeys(self.nodes) if n != head]
@@ -256,8 +316,8 @@ class _Statement:
         # "X is linked to A, B" restates edges (perception); a query node's neighbour SET is stated as one
         if self.lex.task == "CN" and head in (str(q.get("source")), str(q.get("target"))) and complete:
             self.claim("neigh", (head, *listed), complete=complete)
-        else:
-            self.claim("adj", (head, *listed), complete=complete)
+        else:  # another node's: "X is adjacent to A, B" is some of them (true when they are)
+            self.claim("adj", (head, *listed), complete=complete and not self.some_neighbours)
 
     def _dist(self) -> None:
         nums = self._numbers()
@@ -368,14 +428,16 @@ class _Statement:
             k1 = k - 1
             while k < n and k - k1 <= 4 and toks[k].t in ("sep", "lp", "eq", "kw", "word", "rp"):
                 k += 1
-            if k < n and toks[k].t == "num":
-                w = toks[k].v
+            named = self._graph_of_edge(i, j)
+            if k < n and toks[k].t == "num" and k not in {b for _, b, _ in self._graph_mentions()}:
+                w = toks[k].v  # (not the 1 of "in graph 1")
             after = [x.v for x in toks[j + 1:] if x.t == "num"]
             if len(after) == 2 and "run" in self.kws and len(self.nodes) == 2:
                 # "A – B: 5 (cumulative 12)": a hop with its weight and the running total
                 self.claim("walk", (t.v, toks[j].v), nums=((1, after[1]),))
                 return
-            self.claim("pairnum" if self.soft and w is not None else "edge", (t.v, toks[j].v), value=w)
+            self.claim("pairnum" if self.soft and w is not None else "edge", (t.v, toks[j].v), value=w,
+                       graph=self.graph if named is None else named)
             found = True
         if not found and "edge" in self.kws and len(self.nodes) == 2 and "between" in {x.v for x in toks}:
             self.claim("edge", tuple(self.nodes))

@@ -109,6 +109,7 @@ class _Judge:
         self.prev_other: tuple[str, float] | None = None
         self.prev_claim: Claim | None = None
         self.runs_on = False  # the walk just checked continues the last one (its numbers run on from there)
+        self.guessed: frozenset[int] = frozenset()  # statements read with a number left over (Reading.guessed)
 
     def w(self, a: str, b: str, g: nx.Graph | None = None) -> float:
         g = self.g if g is None else g
@@ -244,6 +245,19 @@ class _Judge:
         a, b = c.nodes
         key = ("D", edge_key(a, b), c.value)
         d = self.dist(a, b)
+        src = str(self.f.query.get("source"))
+        if c.via is None and c.soft and c.pos not in self.guessed and self.f.task == "SD" and src in self.g \
+                and src not in c.nodes \
+                and not (d is not None and c.value is not None and abs(d - c.value) < 1e-6):
+            # a table row `B, 12, A` read by inferred meaning: also a distance from the source with the node it
+            # came through (a Dijkstra table's Node / Distance / Previous), when that is what holds (not a
+            # statement whose numbers were guessed: which number is the distance is not known there)
+            for x, y in ((a, b), (b, a)):
+                dv = self.dist(src, y)
+                if c.value is not None and dv is not None and self.g.has_edge(x, y) \
+                        and abs(dv + self.w(y, x) - c.value) < 1e-6:
+                    c.nodes, c.via = (src, x), y
+                    return self._dist(c)
         if c.via is not None:
             # a relaxation: true when via is b's neighbour and d(a, via) + w(via, b) is the value; a distance
             # (credited as one) only when that is also d(a, b), else a candidate later improved: neither earns
@@ -268,6 +282,13 @@ class _Judge:
             s, t = str(q.get("source")), str(q.get("target"))
             ok = s in self.g and t in self.g and set(nodes) <= (set(self.g[s]) & set(self.g[t]))
             return ("true", "none", key) if ok else ("false", "text_reasoning", key)
+        if c.prop == "vertex cover" and c.value is not None:
+            # "A covers 6 edges": the edges the nodes touch; a vertex cover only when that is every edge
+            touched = sum(1 for u, v in self.g.edges if u in c.nodes or v in c.nodes)
+            if abs(touched - c.value) > 1e-6:
+                return "false", "text_reasoning", key
+            if touched < self.g.number_of_edges():
+                return "neutral", "none", key
         if holds(c.prop, self.g, nodes, self.f.query):
             return "true", "none", key
         return "false", "text_reasoning", key
@@ -293,6 +314,7 @@ def judge_reading(evidence: Evidence, reading: Reading, *, final_match: bool, go
                   gold_value: float | None) -> V4:
     ctx = context_for(evidence)
     j = _Judge(ctx, evidence)
+    j.guessed = frozenset(reading.guessed)
     checked = [j.check(c) for c in reading.claims]
     errors = {it.key for it in checked if it.truth == "false"}
     if ctx.facts.task == "COL":  # a stated colouring that puts two adjacent nodes in one class is false

@@ -131,3 +131,47 @@ def test_dijkstra_traces_keep_every_property_on_every_sd_row(style):
         charged += c
     assert not failures, failures[:5]
     assert charged  # some false steps are read and charged, not all made null
+
+
+def _tables(g, s: str, weighted: bool) -> dict[str, list[str]]:
+    """Dijkstra's result as models tabulate it: every node's distance from s and the node it came through."""
+    import networkx as nx
+
+    d, paths = nx.single_source_dijkstra(g, s, weight="weight" if weighted else None)
+    prev = {v: p[-2] for v, p in paths.items() if len(p) > 1}
+    n = R._n
+    return {
+        "markdown": ["| Node | Distance | Previous |", "|---|---|---|",
+                     *[f"| {v} | {n(d[v])} | {prev.get(v, '-')} |" for v in sorted(d)]],
+        "csv": ["node,dist,prev", *[f"{v},{n(d[v])},{prev.get(v, '')}" for v in sorted(d)]],
+        "list": [f"- {v}: {n(d[v])} (via {prev[v]})" if v in prev else f"- {v}: 0" for v in sorted(d)],
+        "tsv": ["Knoten\tAbstand\tVorgänger", *[f"{v}\t{n(d[v])}\t{prev.get(v, '')}" for v in sorted(d)]],
+    }
+
+
+def test_a_distance_table_with_predecessors_scores_alike_in_every_form():
+    """Node / distance / previous node, as a table, CSV, TSV or a list with "via": the same claims, so the same
+    score (or null), never below the final path alone; with a row's distance 3 too high, lower or null."""
+    for inst in load_instances():
+        case = sd_case(inst)
+        if case is None:
+            continue
+        ev, g, s, t = case
+        right, wrong = dict(inst.gold.answer), wrong_answer(inst)
+        _, final, _ = _trace(g, s, t, ev.facts.weighted, "through")
+        for ans, f in ((right, True), (wrong, False)):
+            alone = _score(inst, ev, [final], ans, f)
+            got = {name: _score(inst, ev, rows + [final], ans, f)
+                   for name, rows in _tables(g, s, ev.facts.weighted).items()}
+            read = [v for v in got.values() if v is not None]
+            assert read and max(read) - min(read) <= 5 and min(read) >= alone, (inst.instance_id, f, got, alone)
+        good = _score(inst, ev, _tables(g, s, ev.facts.weighted)["list"] + [final], right, True)
+        for row, line in enumerate(_tables(g, s, ev.facts.weighted)["list"]):
+            if "via" not in line:
+                continue
+            head, _, rest = line.partition(": ")
+            value, _, tail = rest.partition(" ")
+            skewed = list(_tables(g, s, ev.facts.weighted)["list"])
+            skewed[row] = f"{head}: {R._n(float(value) + 3)} {tail}"
+            bad = _score(inst, ev, skewed + [final], right, True)
+            assert bad is None or bad < good, (inst.instance_id, row, bad, good)
