@@ -2,7 +2,9 @@
 split: each complete derivation, with the right and a wrong answer, in the notations of
 tests/vgr_partial_notations.py, and each walk narrated hop by hop in each of its HOP_PHRASES, scores what it
 scores in arrows (+-5) or null; narrative remarks around a partial derivation change nothing; and each SD
-instance's Dijkstra trace in each style of tests/test_judge_relaxations.py keeps that module's properties. Prints, per notation and per task, how many were read (numeric) and how
+instance's Dijkstra trace in each style of tests/test_judge_relaxations.py keeps that module's properties; and on
+every single-graph instance a true statement of tests/test_judge_true_facts.py never lowers the score, a false
+one never raises it. Prints, per notation and per task, how many were read (numeric) and how
 many broke a property, with the first few; exit status 1 when any did.
 
     PYTHONPATH=. .venv/bin/python bench/bench_vgr_partial.py [--split testmini] [--seed 2026] [--data DIR]
@@ -25,6 +27,7 @@ import vgr_partial_notations as P  # noqa: E402
 from split_source import add_split_args, split_folder  # noqa: E402
 from test_judge_helpers import evidence_of, wrong_answer  # noqa: E402
 from test_judge_relaxations import STYLES, relaxation_failures, sd_case  # noqa: E402
+from test_judge_true_facts import fact_failures  # noqa: E402
 
 from evalcore.dataset import load_dataset  # noqa: E402
 from judge.rule_scorer import score_response  # noqa: E402
@@ -69,6 +72,11 @@ def main() -> int:
                     seen["dijkstra:" + style] += 1
                     read["dijkstra:" + style] += charged > 0  # its false steps were read and charged
                     failures += broken
+            broken, scored = fact_failures(inst)  # one true / false statement before the derivation
+            seen["true/false facts"] += 1
+            read["true/false facts"] += scored > 0
+            failures += [f"{b[0]} {b[2]} {b[1]} ({'right' if b[3] else 'wrong'}): {b[4]!r} {b[5]} vs {b[6]}"
+                         for b in broken]
             notes = P.remarks(ev, random.Random(k))
             partial = R.render_objs(P.without_totals(der), "arrow")
             for ans, f in ((dict(inst.gold.answer), True), (wrong_answer(inst), False)):
@@ -89,7 +97,7 @@ def main() -> int:
           f"{seen['remarks']} partial derivations with remarks; {time.process_time() - t0:.1f} CPU s")
     print("| notation or task | responses | read (numeric) | share |")
     print("|---|---|---|---|")
-    hops = [k for k in seen if k.startswith(("hops:", "dijkstra:"))]
+    hops = [k for k in seen if k.startswith(("hops:", "dijkstra:", "true/false"))]
     rest = sorted(k for k in seen if k not in P.NOTATIONS and k != "remarks" and k not in hops)
     # (a dijkstra row's "read" counts the instances where a false step was read and charged, not made null)
     for key in (*P.NOTATIONS, *hops, "remarks", *rest):

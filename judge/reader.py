@@ -297,7 +297,7 @@ def read(text: str, lex: Lexicon) -> Reading:
         if not any(t.t == "node" for t in toks):
             nums = [t.v for t in toks if t.t == "num"]
             kws = {t.v for t in toks if t.t == "kw"}
-            if len(nums) == 1 and kws & {"total", "dist"} and last and last[-1].kind == "walk" \
+            if len(nums) == 1 and kws & {"total", "dist", "hops"} and last and last[-1].kind == "walk" \
                     and last[-1].value is None:
                 last[-1].value = nums[0]  # "Total: 12" on the line after a walk: that walk's total
             elif len(nums) == 1 and "weight" in kws and last and last[-1].kind == "edge" and last[-1].value is None:

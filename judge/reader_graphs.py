@@ -60,7 +60,7 @@ def dot_statements(name: str, body: list[str]) -> list[str]:
     kinds = {_KW.get(w.lower()) for w in title.split()}
     hops = [(ids[i], ids[i + 1], a.get("label", a.get("weight", ""))) for ids, a in edges for i in range(len(ids) - 1)]
     chain = all(hops[i][1] == hops[i + 1][0] for i in range(len(hops) - 1))
-    if hops and chain and kinds & {"path", "tour", "cycle", "dist"}:
+    if hops and chain and kinds & {"path", "tour", "cycle", "dist", "hops"}:
         seq = " -- ".join([hops[0][0], *(b for _a, b, _w in hops)])
         ws = [w for _a, _b, w in hops]
         out.append(f"{title}: {seq}" + (f" = {' + '.join(ws)}" if all(_is_num(w) for w in ws) else ""))

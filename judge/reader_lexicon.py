@@ -25,7 +25,7 @@ def _kw(kind: str, words: str) -> None:
 _kw("path", "path paths route walk pfad weg chemin camino ruta percorso")
 _kw("tour", "tour tours rundreise rundtour tournée tournee recorrido circuit")
 _kw("cycle", "cycle cycles zyklus kreis ciclo")
-_kw("clique", "clique cliques clica")
+_kw("clique", "clique cliques clica triangle triangles dreieck dreiecke triángulo triángulos")  # a triangle: a 3-clique
 _kw("indep", "independent unabhängige unabhängig unabhaengige indépendant indépendante independiente")
 _kw("cover", "cover covers überdeckung knotenüberdeckung deckt abdeckt überdeckt couverture couvre couvrent "
              "cobertura recubrimiento cubrimiento cubre cubren")
@@ -35,8 +35,10 @@ _kw("neigh", "neighbors neighbours neighbor neighbour nachbarn nachbar voisins v
 # except for that (`_Statement._neigh`)
 _kw("adjw", "adjacent benachbart adjacents adyacente adyacentes")
 _kw("conn", "connected linked connects verbunden relié reliée conectado conectada")
-_kw("dist", "distance distances dist hops hop abstand entfernung distanz distancia costs cost kostet kosten "
+_kw("dist", "distance distances dist abstand entfernung distanz distancia costs cost kostet kosten "
             "coûte cuesta length länge longueur longitud apart")
+# "3 hops": a count of edges, which is the distance only where the graph has no weights (`_Statement`)
+_kw("hops", "hops hop")
 _kw("total", "total totals sum insgesamt gesamt summe somme suma")
 _kw("run", "cumulative running cumul acumulado bisher kumulativ far accumulated")  # a running total beside a hop
 # ("far": "so far", "the distance so far is 12")
@@ -148,7 +150,7 @@ def foreign_words(s: str, lex: Lexicon) -> int:
 # the words of a statement that only gives the answer ("So the final answer is A."): no claim is lost there
 ANSWER_WORDS = frozenset("so the final answer is are a an thus hence therefore result solution we get gives our "
                          "it this that which of in with here".split())
-_CHEAP_KW = frozenset({"rej", "total", "dist", "weight"})  # kinds a statement without nodes can matter by
+_CHEAP_KW = frozenset({"rej", "total", "dist", "hops", "weight"})  # kinds a statement without nodes can matter by
 
 
 def _has_node(s: str, lex: Lexicon) -> bool:

@@ -22,6 +22,8 @@ from judge.reader_lexicon import (
 
 # a graph's name in one word: "graph1", "graph_2", "g1", "molecule_2"
 _GRAPH_WORD = re.compile(r"(?:graph|graphe|grafo|molecule|molécule|molekül|molécula|g)_?([12])")
+_SOME_WORDS = frozenset("include includes including among such e.g. like incluyen incluye umfassen darunter "
+                        "parmi comprennent".split())
 _GRAPH_NOUNS = frozenset("graph graphe grafo molecule molécule molekül molécula g".split())
 
 # ------------------------------------------------------------------------------------------ statements
@@ -43,6 +45,10 @@ class _Statement:
         self.some_neighbours = "adjw" in self.kws and "neigh" not in self.kws
         if "adjw" in self.kws:
             self.kws.add("neigh")
+        # "A is 3 hops from B" reads as a distance, counted in edges (`_dist`)
+        self.hop_count = "hops" in self.kws
+        if self.hop_count:
+            self.kws.add("dist")
         self.nodes = [t.v for t in toks if t.t == "node"]
         self.out: list[Claim] = []
         self.question = False
@@ -100,7 +106,10 @@ class _Statement:
         if lex.paired and (not self.names_graph or "map" in self.kws) and self._mapping():
             return self.out  # a statement about one named molecule ("In graph 1, C1: C2") maps nothing
         set_kw = [k for k in ("clique", "indep", "cover", "common") if k in self.kws]
-        if task == "COL" and not set_kw and not self._node_arrow_node() and self._assign():
+        # (COL: "the degree of A is 4", "A has 4 neighbours", "d(A, B) = 3" state no colour unless they say one)
+        if task == "COL" and not set_kw and not self._node_arrow_node() and \
+                ("color" in self.kws or not (self.kws & {"deg", "neigh", "dist"} or self._d_paren())) \
+                and self._assign():
             return self.out
         if set_kw:
             self._set(SET_KW[set_kw[0]])
@@ -250,6 +259,11 @@ class _Statement:
     def _set(self, prop: str) -> None:
         nodes = list(dict.fromkeys(self.nodes))
         q = self.lex.query
+        nums = self._numbers()
+        if prop == "common" and len(nodes) == 2 and len(nums) == 1 and "neigh" in self.kws:
+            # "A and B have 3 common neighbours": how many, not which
+            self.claim("ncommon", nodes, value=nums[0])
+            return
         pair = self._of_pair() if prop == "common" else None
         if pair is not None and set(pair) != {str(q.get("source")), str(q.get("target"))}:
             self.claim("note", pair)  # the common neighbours of another pair: another question
@@ -262,7 +276,6 @@ class _Statement:
                 nodes = rest
             if not nodes:
                 return
-        nums = self._numbers()
         if prop == "vertex cover" and "edge" in self.kws and len(nums) == 1:
             self.claim("set", nodes, prop=prop, value=nums[0])  # "A covers 6 edges": how many edges they touch
             return
@@ -300,6 +313,11 @@ class _Statement:
                 return
         if head is None:
             return
+        first_kw = next((i for i, t in enumerate(toks) if t.t == "kw" and t.v in ("neigh", "adjw", "conn")), None)
+        before = [t.v for t in toks[:first_kw] if t.t == "node"] if first_kw is not None else []
+        if len(self.nodes) == 2 and len(before) == 2 and not self._numbers():
+            self.claim("edge", tuple(self.nodes))  # "A and B are adjacent / neighbours": one edge, both ways
+            return
         listed = [n for n in dict.fromkeys(self.nodes) if n != head]
         if not listed:
             if "neigh" in self.kws and not self._numbers():  # "N(S) = {}": an empty neighbourhood
@@ -312,10 +330,14 @@ class _Statement:
         if len(listed) == 1 and len(nums) == 1 and self.lex.task != "CN":
             self.claim("edge", (head, listed[0]), value=nums[0])  # "A is connected to B (weight 5)"
             return
-        complete = "neigh" in self.kws and "conn" not in self.kws
+        # ("the neighbours of A include B" and "B is among A's neighbours" name some of them)
+        complete = "neigh" in self.kws and "conn" not in self.kws and self.words.isdisjoint(_SOME_WORDS)
         # "X is linked to A, B" restates edges (perception); a query node's neighbour SET is stated as one
         if self.lex.task == "CN" and head in (str(q.get("source")), str(q.get("target"))) and complete:
             self.claim("neigh", (head, *listed), complete=complete)
+        elif not self.words.isdisjoint(_SOME_WORDS):
+            for n in listed:  # "A's neighbours include B, C": so many edges, not a neighbour list
+                self.claim("edge", (head, n))
         else:  # another node's: "X is adjacent to A, B" is some of them (true when they are)
             self.claim("adj", (head, *listed), complete=complete and not self.some_neighbours)
 
@@ -343,7 +365,8 @@ class _Statement:
             a, b = self.walk_start, self.nodes[0]  # "distance from start: X = 3" after a walk
         else:
             return
-        self.claim("dist", (a, b), value=nums[-1])
+        # "A is 3 hops from B": a count of edges, whatever the weights (`judge.vgr4._Judge._dist`)
+        self.claim("dist", (a, b), value=nums[-1], prop="hops" if self.hop_count else "")
 
     def _via(self) -> str | None:
         """The node right after a word such as "through" or "via" (`VIA_WORDS`), when there is one."""
@@ -365,7 +388,7 @@ class _Statement:
                 if not nodes or nodes[-1] != t.v:
                     nodes.append(t.v)
                 after_total = arrow_open = False
-            elif t.t == "kw" and (t.v == "total" or (t.v in ("dist", "weight") and i > last_node)):
+            elif t.t == "kw" and (t.v == "total" or (t.v in ("dist", "hops", "weight") and i > last_node)):
                 after_total = True
             elif t.t == "lp":
                 depth += 1

@@ -244,6 +244,12 @@ class _Judge:
     def _dist(self, c: Claim) -> tuple[str, str, tuple]:
         a, b = c.nodes
         key = ("D", edge_key(a, b), c.value)
+        if c.prop == "hops" and self.f.weighted:
+            # "A is 3 hops from B" in a weighted graph: the fewest edges between them, not the distance; true,
+            # it neither earns nor costs
+            h = self.ctx.graphs[0].distances(True, False).get(a, {}).get(b)
+            ok = h is not None and c.value is not None and abs(h - c.value) < 1e-6
+            return ("neutral", "none", ("H",) + key[1:]) if ok else ("false", "text_reasoning", ("H",) + key[1:])
         d = self.dist(a, b)
         src = str(self.f.query.get("source"))
         if c.via is None and c.soft and c.pos not in self.guessed and self.f.task == "SD" and src in self.g \
@@ -273,6 +279,15 @@ class _Judge:
         if d is not None and c.value is not None and abs(d - c.value) < 1e-6:
             return "true", "none", key
         return "false", "text_reasoning", key
+
+    def _ncommon(self, c: Claim) -> tuple[str, str, tuple]:
+        """"A and B have 3 common neighbours": a count; true, it neither earns nor costs."""
+        a, b = c.nodes
+        key = ("NC", edge_key(a, b), c.value)
+        if a not in self.g or b not in self.g:
+            return "false", "perception", key
+        ok = c.value is not None and abs(len(set(self.g[a]) & set(self.g[b])) - c.value) < 1e-6
+        return ("neutral", "none", key) if ok else ("false", "text_reasoning", key)
 
     def _set(self, c: Claim) -> tuple[str, str, tuple]:
         key = ("S", c.prop, tuple(sorted(c.nodes)))

@@ -58,16 +58,17 @@ def _score(inst, ev, lines, answer, f):
                           gold_value=inst.gold.value).vgr
 
 
+def _derived(task: str):
+    """(instance, evidence, derivation) of every fixture row of `task` with a derivation."""
+    for inst in load_instances():
+        if inst.task == task and (der := R.derivation(inst, ev := evidence_of(inst))):
+            yield inst, ev, der
+
+
 @pytest.mark.parametrize("task", sorted(STEPS))
 def test_a_true_search_trace_changes_nothing_and_a_false_step_costs(task):
     same = charged = 0
-    for inst in load_instances():
-        if inst.task != task:
-            continue
-        ev = evidence_of(inst)
-        der = R.derivation(inst, ev)
-        if not der:
-            continue
+    for inst, ev, der in _derived(task):
         g, members = ev.facts.graphs[0].asked, der[0][2]
         final = R.render_objs(der, "arrow")
         right = dict(inst.gold.answer)
@@ -100,13 +101,7 @@ PAIRED = {"en": "Edge {a}-{b} in graph 1 matches edge {x}-{y} in graph 2.",
 @pytest.mark.parametrize("task", ["GED", "MCS"])
 def test_edge_correspondences_are_checked_in_the_graph_named_beside_each_edge(task):
     same = charged = 0
-    for inst in load_instances():
-        if inst.task != task:
-            continue
-        ev = evidence_of(inst)
-        der = R.derivation(inst, ev)
-        if not der:
-            continue
+    for inst, ev, der in _derived(task):
         g1, g2 = ev.facts.graphs[0].asked, ev.facts.graphs[1].asked
         pairs, final, right = der[0][1], R.render_objs(der, "arrow"), dict(inst.gold.answer)
         kept = [((a, b), (x, y)) for (a, x), (b, y) in itertools.pairwise(pairs)
