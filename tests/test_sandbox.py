@@ -435,21 +435,28 @@ def test_namespaces_mounts_and_kernel_interfaces_are_refused_by_seccomp():
         "personality(READ_IMPLIES_EXEC)": (135, "0x0400000"),
         "clone3": (435, "ctypes.create_string_buffer(88), 88"),
     }
-    if os.uname().machine != "x86_64":
-        pytest.skip("the syscall numbers below are x86_64's")
-    src = _LIBC + "import json\nout = {}\n"
-    for name, (nr, args) in calls.items():
-        src += f"r = libc.syscall({nr}, {args})\nout[{name!r}] = [r, ctypes.get_errno()]\n"
-    src += "print(json.dumps(out))\n"
-    r = run_program(src, limits=ONE_S, **KERNEL)
-    assert r.ok, r
+    got = _syscalls(calls)
     import errno
-    import json
 
-    got = json.loads(r.stdout)
     for name in calls:
         want = errno.ENOSYS if name == "clone3" else errno.EPERM
         assert got[name] == [-1, want], (name, got[name])
+
+
+def _syscalls(calls: dict[str, tuple[int, str]]) -> dict[str, list[int]]:
+    """Each system call (x86_64 number, arguments as Python source) made once inside the kernel-only sandbox:
+    {name: [return value, errno]}. Skips the test on another architecture."""
+    import json
+
+    if os.uname().machine != "x86_64":
+        pytest.skip("the syscall numbers below are x86_64's")
+    src = _LIBC + "import json, os\nout = {}\n"
+    for name, (nr, args) in calls.items():
+        src += f"r = libc.syscall({nr}{', ' if args else ''}{args})\nout[{name!r}] = [r, ctypes.get_errno()]\n"
+    src += "print(json.dumps(out))\n"
+    r = run_program(src, limits=ONE_S, **KERNEL)
+    assert r.ok, r
+    return json.loads(r.stdout)
 
 
 def test_a_system_call_of_another_abi_kills_the_program():
@@ -635,23 +642,14 @@ def test_host_wide_kernel_resources_and_filesystem_sizes_are_refused():
     on the host failed); sync/syncfs write back the host's dirty pages (200 MB flushed by one os.sync()); inotify
     instances are 128 per user, the caller's in a user namespace (a program took them all);
     statfs shows the host disk's size and free space, and /dev's devtmpfs size, half the RAM."""
-    if os.uname().machine != "x86_64":
-        pytest.skip("the syscall numbers below are x86_64's")
     calls = {"io_setup": (206, "128, ctypes.byref(ctypes.c_ulong(0))"), "sync": (162, ""),
              "syncfs": (306, "os.open('/usr', os.O_RDONLY)"),
              "statfs(/dev/null)": (137, "b'/dev/null', ctypes.create_string_buffer(120)"),
              "fstatfs": (138, "0, ctypes.create_string_buffer(120)"), "ustat": (136, "0, ctypes.create_string_buffer(32)"),
              "inotify_init1": (294, "0")}
-    src = _LIBC + "import json, os\nout = {}\n"
-    for name, (nr, args) in calls.items():
-        src += f"r = libc.syscall({nr}{', ' if args else ''}{args})\nout[{name!r}] = [r, ctypes.get_errno()]\n"
-    src += "print(json.dumps(out))\n"
-    r = run_program(src, limits=ONE_S, **KERNEL)
-    assert r.ok, r
     import errno
-    import json
 
-    assert json.loads(r.stdout) == {name: [-1, errno.EPERM] for name in calls}, r.stdout
+    assert _syscalls(calls) == {name: [-1, errno.EPERM] for name in calls}
 
 
 def test_devices_and_rlimits_reveal_neither_the_boot_time_nor_the_ram():
