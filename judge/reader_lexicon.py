@@ -120,10 +120,10 @@ _ASSIGN_WORDS = frozenset("gets get is assigned receives takes has in with bekom
 _MAP_WORDS = frozenset("is onto g2 graph2 graph_2 molecule2 target est associé associée associe es asociado "
                        "asociada asignado asignada corresponde ist wird auf abgebildet zugeordnet se asigna a "
                        "asignar".split())
-# words that open a statement about the previous one ("that fails because ..."): a rejection there rejects it
 # possessives before a neighbour word name neighbours of a node the statement does not name ("remove its
 # neighbours A, B")
 POSSESSIVES = frozenset("its their his her seine ihre ses leurs sus".split())
+# words that open a statement about the previous one ("that fails because ..."): a rejection there rejects it
 _ANAPHORA = frozenset("that this it which so thus hence but dies das es cela ce ceci esto eso".split())
 # scripts of languages the reader has no vocabulary for (kana, Cyrillic, Greek, Hangul, Arabic, Hebrew, Thai,
 # Devanagari): English, German, French, Spanish (Latin) and Chinese (Han) are read

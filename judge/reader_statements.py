@@ -22,8 +22,9 @@ from judge.reader_lexicon import (
 
 # a graph's name in one word: "graph1", "graph_2", "g1", "molecule_2"
 _GRAPH_WORD = re.compile(r"(?:graph|graphe|grafo|molecule|molécule|molekül|molécula|g)_?([12])")
-_SOME_WORDS = frozenset("include includes including among such e.g. like incluyen incluye umfassen darunter "
-                        "parmi comprennent".split())
+# words that make a neighbour list partial ("A's neighbours include B", "B is among A's neighbours")
+_SOME_WORDS = frozenset("include includes including among such like incluyen incluye umfassen darunter parmi "
+                        "comprennent".split())
 _GRAPH_NOUNS = frozenset("graph graphe grafo molecule molécule molekül molécula g".split())
 
 # ------------------------------------------------------------------------------------------ statements
@@ -67,8 +68,10 @@ class _Statement:
 
     def _graph_mentions(self) -> list[tuple[int, int, int]]:
         """Paired tasks: where the statement names a graph ("graph 1", "molecule two", "G2", "graphe_1",
-        "the second graph"), as (first token, last token, graph 0 or 1)."""
+        "the second graph"), as (first token, last token, graph 0 or 1); none in other tasks."""
         out: list[tuple[int, int, int]] = []
+        if not self.lex.paired:
+            return out
         toks = self.toks
         for m, t in enumerate(toks):
             if t.t != "word":
@@ -85,13 +88,11 @@ class _Statement:
                 out.append((m, m + 1, 0 if v == "first" else 1))
         return out
 
-    def _graph_of_edge(self, i: int, j: int) -> int | None:
-        """The graph an edge between tokens i and j belongs to, when the statement names one beside it: the
-        graph named right after it ("Edge A-B in graph 1 matches edge X-Y in graph 2"), else the nearest named
-        before it ("G1 has A-B, G2 has X-Y"); None when the statement names none (`self.graph` then)."""
-        if not self.lex.paired:
-            return None
-        named = self._graph_mentions()
+    def _graph_of_edge(self, i: int, j: int, named: list[tuple[int, int, int]]) -> int | None:
+        """The graph an edge between tokens i and j belongs to, when the statement names one beside it
+        (`named`: `_graph_mentions`): the graph named right after it ("Edge A-B in graph 1 matches edge X-Y in
+        graph 2"), else the nearest named before it ("G1 has A-B, G2 has X-Y"); None when the statement names
+        none (`self.graph` then)."""
         toks = self.toks
         for a, _, g in named:
             if a > j and a - j <= 4 and all(x.t in ("word", "lp", "rp", "kw") for x in toks[j + 1:a]):
@@ -428,6 +429,8 @@ class _Statement:
         toks = self.toks
         n = len(toks)
         found = False
+        mentions = self._graph_mentions()
+        graph_numbers = {b for _, b, _ in mentions}
         for i, t in enumerate(toks):
             if t.t != "node":
                 continue
@@ -451,8 +454,8 @@ class _Statement:
             k1 = k - 1
             while k < n and k - k1 <= 4 and toks[k].t in ("sep", "lp", "eq", "kw", "word", "rp"):
                 k += 1
-            named = self._graph_of_edge(i, j)
-            if k < n and toks[k].t == "num" and k not in {b for _, b, _ in self._graph_mentions()}:
+            named = self._graph_of_edge(i, j, mentions)
+            if k < n and toks[k].t == "num" and k not in graph_numbers:
                 w = toks[k].v  # (not the 1 of "in graph 1")
             after = [x.v for x in toks[j + 1:] if x.t == "num"]
             if len(after) == 2 and "run" in self.kws and len(self.nodes) == 2:

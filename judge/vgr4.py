@@ -245,40 +245,57 @@ class _Judge:
         a, b = c.nodes
         key = ("D", edge_key(a, b), c.value)
         if c.prop == "hops" and self.f.weighted:
-            # "A is 3 hops from B" in a weighted graph: the fewest edges between them, not the distance; true,
-            # it neither earns nor costs
-            h = self.ctx.graphs[0].distances(True, False).get(a, {}).get(b)
-            ok = h is not None and c.value is not None and abs(h - c.value) < 1e-6
-            return ("neutral", "none", ("H",) + key[1:]) if ok else ("false", "text_reasoning", ("H",) + key[1:])
+            return self._hop_count(c)
         d = self.dist(a, b)
-        src = str(self.f.query.get("source"))
-        if c.via is None and c.soft and c.pos not in self.guessed and self.f.task == "SD" and src in self.g \
-                and src not in c.nodes \
-                and not (d is not None and c.value is not None and abs(d - c.value) < 1e-6):
-            # a table row `B, 12, A` read by inferred meaning: also a distance from the source with the node it
-            # came through (a Dijkstra table's Node / Distance / Previous), when that is what holds (not a
-            # statement whose numbers were guessed: which number is the distance is not known there)
-            for x, y in ((a, b), (b, a)):
-                dv = self.dist(src, y)
-                if c.value is not None and dv is not None and self.g.has_edge(x, y) \
-                        and abs(dv + self.w(y, x) - c.value) < 1e-6:
-                    c.nodes, c.via = (src, x), y
-                    return self._dist(c)
+        if c.via is None and self._row_as_relaxation(c, d):
+            return self._dist(c)
         if c.via is not None:
-            # a relaxation: true when via is b's neighbour and d(a, via) + w(via, b) is the value; a distance
-            # (credited as one) only when that is also d(a, b), else a candidate later improved: neither earns
-            # nor costs
-            dv = self.dist(a, c.via)
-            ok = (c.value is not None and dv is not None and c.via in self.g and self.g.has_edge(c.via, b)
-                  and abs(dv + self.w(c.via, b) - c.value) < 1e-6)
-            if not ok:
-                return "false", "text_reasoning", ("DV", a, c.via, b, c.value)
-            if d is not None and abs(d - c.value) < 1e-6:
-                return "true", "none", key
-            return "neutral", "none", ("DV", a, c.via, b, c.value)
+            return self._relaxation(c, d, key)
         if d is not None and c.value is not None and abs(d - c.value) < 1e-6:
             return "true", "none", key
         return "false", "text_reasoning", key
+
+    def _hop_count(self, c: Claim) -> tuple[str, str, tuple]:
+        """"A is 3 hops from B" in a weighted graph: the fewest edges between them, not the distance; true, it
+        neither earns nor costs."""
+        a, b = c.nodes
+        key = ("H", edge_key(a, b), c.value)
+        h = self.ctx.graphs[0].distances(True, False).get(a, {}).get(b)
+        ok = h is not None and c.value is not None and abs(h - c.value) < 1e-6
+        return ("neutral", "none", key) if ok else ("false", "text_reasoning", key)
+
+    def _row_as_relaxation(self, c: Claim, d: float | None) -> bool:
+        """A table row `B, 12, A` read by inferred meaning (soft) that is not the distance B–A: when it is the
+        distance from SD's source to one node through the other (a Dijkstra table's Node / Distance / Previous),
+        `c` becomes that relaxation and True is returned. Not a statement whose numbers were guessed: which
+        number is the distance is not known there."""
+        a, b = c.nodes
+        src = str(self.f.query.get("source"))
+        if not c.soft or c.pos in self.guessed or self.f.task != "SD" or src not in self.g or src in c.nodes \
+                or c.value is None or (d is not None and abs(d - c.value) < 1e-6):
+            return False
+        for x, y in ((a, b), (b, a)):
+            dv = self.dist(src, y)
+            if dv is not None and self.g.has_edge(x, y) and abs(dv + self.w(y, x) - c.value) < 1e-6:
+                c.nodes, c.via = (src, x), y
+                return True
+        return False
+
+    def _relaxation(self, c: Claim, d: float | None, key: tuple) -> tuple[str, str, tuple]:
+        """"The distance to B through A is 12" from the source a: true when A is B's neighbour and d(a, A) +
+        w(A, B) is 12; credited as a distance only when that is also d(a, B), else a candidate a later step
+        improved, which neither earns nor costs."""
+        a, b = c.nodes
+        via = c.via
+        assert via is not None
+        dv = self.dist(a, via)
+        ok = (c.value is not None and dv is not None and via in self.g and self.g.has_edge(via, b)
+              and abs(dv + self.w(via, b) - c.value) < 1e-6)
+        if not ok:
+            return "false", "text_reasoning", ("DV", a, via, b, c.value)
+        if d is not None and abs(d - c.value) < 1e-6:
+            return "true", "none", key
+        return "neutral", "none", ("DV", a, via, b, c.value)
 
     def _ncommon(self, c: Claim) -> tuple[str, str, tuple]:
         """"A and B have 3 common neighbours": a count; true, it neither earns nor costs."""
