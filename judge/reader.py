@@ -69,8 +69,14 @@ __all__ = ["MAX_READ_CHARS", "PROGRAM", "Claim", "Lexicon", "Reading", "lexicon_
 # ------------------------------------------------------------------------------------------ the reader
 
 
+# "for 12 in all" after a number is a total ("in all" elsewhere is not: "in all cases")
+_IN_ALL = re.compile(r"(?i)(\d)(\s+)in all\b")
+
+
 def _normalise(text: str) -> str:
     text = html_to_text(text)
+    if "in all" in text:
+        text = _IN_ALL.sub(r"\1\2in total", text)
     if "\\" in text or "$" in text:
         for pat, rep in _LATEX:
             text = pat.sub(rep, text)  # type: ignore[arg-type]

@@ -22,6 +22,7 @@ from judge.reader_lexicon import (
 
 # a graph's name in one word: "graph1", "graph_2", "g1", "molecule_2"
 _GRAPH_WORD = re.compile(r"(?:graph|graphe|grafo|molecule|molécule|molekül|molécula|g)_?([12])")
+_FROM_WORDS = frozenset("from von desde depuis".split())
 # words that make a neighbour list partial ("A's neighbours include B", "B is among A's neighbours")
 _SOME_WORDS = frozenset("include includes including among such like incluyen incluye umfassen darunter parmi "
                         "comprennent".split())
@@ -344,9 +345,15 @@ class _Statement:
 
     def _dist(self) -> None:
         nums = self._numbers()
-        if len(self.nodes) == 2 and len(nums) >= 2 and self.kws & {"total", "run"} and self.kws & {"to", "then"}:
-            # "from A to B costs 5, so reaching B costs 12 in total": a hop with its running total
-            self.claim("walk", tuple(self.nodes), nums=((1, nums[-1]),))
+        if len(self.nodes) == 2 and len(nums) >= 2 and self.kws & {"total", "run"} and (
+                self.kws & {"to", "then"} or not self.words.isdisjoint(_FROM_WORDS)):
+            # "from A to B costs 5, so reaching B costs 12 in total", "we reach B from A at a cost of 5, for 12
+            # in all": a hop with its running total
+            # (with just the hop's number and the total, both are accounted for: a misread one is charged)
+            if len(nums) == 2:
+                self.claim("walk", tuple(self.nodes), nums=((1, nums[0]),), value=nums[1])
+            else:
+                self.claim("walk", tuple(self.nodes), nums=((1, nums[-1]),))
             return
         src = self.lex.query.get("source")
         via = self._via()
