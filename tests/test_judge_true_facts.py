@@ -7,7 +7,8 @@ graph ("A is 2 hops away from B"), a two-edge path with its length, a triangle, 
 of any pair, the graph's counts. The false version of each has a number 3 off or a pair that is not an edge.
 Before, "B is among A's neighbours" read as A's whole neighbourhood, a hop count as a weighted distance, "A and
 B have 3 common neighbours" as a set of common neighbours, "the degree of A is 4" (COL) as a colour: each cost a
-right answer up to 17 points.
+right answer up to 17 points. The paired tasks (GED, MCS) are checked the same way with statements that name the
+graph they are about (an edge, a bond, a degree, a neighbour count or list, the counts).
 """
 
 from __future__ import annotations
@@ -128,3 +129,41 @@ def test_a_partial_neighbour_list_beside_the_query_lists_keeps_their_credit():
                 assert _score(inst, ev, [line, *R.render_objs(der, "arrow")], ans, f) == base, (inst.instance_id, line)
                 checked += 1
     assert checked
+
+
+def _paired_statements(g1: nx.Graph, g2: nx.Graph, rng: random.Random, false: bool) -> dict[str, str]:
+    off = 3 if false else 0
+    e1, e2 = rng.choice(sorted(g1.edges)), rng.choice(sorted(g2.edges))
+    non = [(a, b) for a, b in itertools.combinations(sorted(g1), 2) if not g1.has_edge(a, b)]
+    if false and non:
+        e1 = rng.choice(non)
+    a1, a2 = rng.choice(sorted(g1)), rng.choice(sorted(g2))
+    rest = sorted(set(g1) - set(g1[a1]) - {a1})[:2] if false else sorted(g1[a1])
+    return {"edge": f"Graph 1 has the edge {e1[0]}-{e1[1]}.", "bond": f"Molecule 2 contains the bond {e2[0]}–{e2[1]}.",
+            "degree": f"{a1} has degree {g1.degree(a1) + off} in graph 1.",
+            "neighbours_2": f"In graph 2, {a2} has {g2.degree(a2) + off} neighbours.",
+            "counts": f"Graph 1 has {g1.number_of_nodes() + off} nodes and {g1.number_of_edges()} edges.",
+            "neighbour_list": f"The neighbours of {a1} in graph 1 are {', '.join(rest) or 'none'}."}
+
+
+@pytest.mark.parametrize("task", ["GED", "MCS"])
+def test_the_same_holds_for_statements_about_either_graph_of_a_paired_task(task):
+    broken, read = [], 0
+    for inst in load_instances():
+        if inst.task != task:
+            continue
+        ev = evidence_of(inst)
+        der = R.derivation(inst, ev)
+        if not der:
+            continue
+        final, rng = R.render_objs(der, "arrow"), random.Random(inst.instance_id)
+        g1, g2 = ev.facts.graphs[0].asked, ev.facts.graphs[1].asked
+        for false in (False, True):
+            for ans, f in ((dict(inst.gold.answer), True), (wrong_answer(inst), False)):
+                base = _score(inst, ev, final, ans, f)
+                for name, line in _paired_statements(g1, g2, rng, false).items():
+                    v = _score(inst, ev, [line, *final], ans, f)
+                    read += v is not None
+                    if v is not None and (v > base if false else v < base):
+                        broken.append((inst.instance_id, name, false, f, line, v, base))
+    assert read and not broken, broken[:5]
