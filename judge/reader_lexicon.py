@@ -62,7 +62,8 @@ _CJK = [("路径", "path"), ("回路", "tour"), ("环", "cycle"), ("圈", "cycle
         ("覆盖", "cover"), ("共同", "common"), ("邻居", "neigh"), ("相邻", "adjw"), ("距离", "dist"),
         ("总", "total"), ("着色", "color"), ("边", "edge"), ("权重", "weight"), ("颜色", "color"), ("映射", "map"), ("对应", "map"),
         ("没有", "neg"), ("不", "neg"), ("无效", "rej"), ("冲突", "rej"), ("到", "to"), ("至", "to"), ("和", "and"),
-        ("与", "and"), ("然后", "then"), ("成本", "dist"), ("花费", "dist")]
+        ("与", "and"), ("然后", "then"), ("成本", "dist"), ("花费", "dist"),
+        ("包括", "some"), ("包含", "some"), ("之一", "some")]  # "some": a partial list ("A的邻居包括B")
 
 SET_KW = {"clique": "clique", "indep": "independent set", "cover": "vertex cover", "common": "common"}
 _COLOR_NAMES = frozenset("red blue green yellow orange purple pink grey gray black white brown cyan teal mint "

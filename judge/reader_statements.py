@@ -24,8 +24,8 @@ from judge.reader_lexicon import (
 _GRAPH_WORD = re.compile(r"(?:graph|graphe|grafo|molecule|molécule|molekül|molécula|g)_?([12])")
 _FROM_WORDS = frozenset("from von desde depuis".split())
 # words that make a neighbour list partial ("A's neighbours include B", "B is among A's neighbours")
-_SOME_WORDS = frozenset("include includes including among such like incluyen incluye umfassen darunter parmi "
-                        "comprennent".split())
+_SOME_WORDS = frozenset("include includes including among such like incluyen incluye umfassen darunter gehört "
+                        "gehören parmi comprennent".split())
 _GRAPH_NOUNS = frozenset("graph graphe grafo molecule molécule molekül molécula g".split())
 
 # ------------------------------------------------------------------------------------------ statements
@@ -51,6 +51,8 @@ class _Statement:
         self.hop_count = "hops" in self.kws
         if self.hop_count:
             self.kws.add("dist")
+        # a neighbour list that names some of them ("A's neighbours include B", "B is among A's neighbours")
+        self.partial_list = not words.isdisjoint(_SOME_WORDS) or "some" in self.kws
         self.nodes = [t.v for t in toks if t.t == "node"]
         self.out: list[Claim] = []
         self.question = False
@@ -333,11 +335,11 @@ class _Statement:
             self.claim("edge", (head, listed[0]), value=nums[0])  # "A is connected to B (weight 5)"
             return
         # ("the neighbours of A include B" and "B is among A's neighbours" name some of them)
-        complete = "neigh" in self.kws and "conn" not in self.kws and self.words.isdisjoint(_SOME_WORDS)
+        complete = "neigh" in self.kws and "conn" not in self.kws and not self.partial_list
         # "X is linked to A, B" restates edges (perception); a query node's neighbour SET is stated as one
         if self.lex.task == "CN" and head in (str(q.get("source")), str(q.get("target"))) and complete:
             self.claim("neigh", (head, *listed), complete=complete)
-        elif not self.words.isdisjoint(_SOME_WORDS):
+        elif self.partial_list:
             for n in listed:  # "A's neighbours include B, C": so many edges, not a neighbour list
                 self.claim("edge", (head, n))
         else:  # another node's: "X is adjacent to A, B" is some of them (true when they are)

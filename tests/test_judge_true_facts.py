@@ -1,14 +1,15 @@
 """VGR v4: a true statement never lowers a score, a false one never raises it. Over every single-graph fixture
 row, one statement at a time before the complete derivation (right and wrong answer), in phrasings written here
 apart from the reader and from the judge card's families: adjacency ("A and B are adjacent", "B is among A's
-neighbours", German "A ist mit B verbunden"), an edge's weight, a degree ("A has 4 neighbours", "the degree of
-A is 4"), a distance between any two nodes ("d(A, B) = 7", "A and B are 7 apart"), a hop count in a weighted
-graph ("A is 2 hops away from B"), a two-edge path with its length, a triangle, the number of common neighbours
-of any pair, the graph's counts. The false version of each has a number 3 off or a pair that is not an edge.
-Before, "B is among A's neighbours" read as A's whole neighbourhood, a hop count as a weighted distance, "A and
-B have 3 common neighbours" as a set of common neighbours, "the degree of A is 4" (COL) as a colour: each cost a
-right answer up to 17 points. The paired tasks (GED, MCS) are checked the same way with statements that name the
-graph they are about (an edge, a bond, a degree, a neighbour count or list, the counts).
+neighbours", German "A ist mit B verbunden" and "zu den Nachbarn von A gehört B", Chinese "A的邻居包括B"), an
+edge's weight, a degree ("A has 4 neighbours", "the degree of A is 4"), a distance between any two nodes
+("d(A, B) = 7", "A and B are 7 apart"), a hop count in a weighted graph ("A is 2 hops away from B"), a two-edge
+path with its length, a triangle, the number of common neighbours of any pair, the graph's counts. The false
+version of each has a number 3 off or a pair that is not an edge. Before, "B is among A's neighbours" read as
+A's whole neighbourhood, a hop count as a weighted distance, "A and B have 3 common neighbours" as a set of
+common neighbours, "the degree of A is 4" (COL) as a colour: each cost a right answer up to 17 points. The
+paired tasks (GED, MCS) are checked the same way with statements that name the graph they are about (an edge,
+a bond, a degree, a neighbour count or list, the counts).
 """
 
 from __future__ import annotations
@@ -42,7 +43,9 @@ def statements(g: nx.Graph, weighted: bool, rng: random.Random, false: bool) -> 
     if edges and (non or not false):
         a, b = rng.choice(non) if false else rng.choice(edges)
         out |= {"adjacent": f"{a} and {b} are adjacent.", "among": f"{b} is among {a}'s neighbours.",
-                "include": f"{a}'s neighbours include {b}.", "german": f"{a} ist mit {b} verbunden."}
+                "include": f"{a}'s neighbours include {b}.", "german": f"{a} ist mit {b} verbunden.",
+                "german_among": f"Zu den Nachbarn von {a} gehört {b}.", "chinese_include": f"{a}的邻居包括{b}。",
+                "chinese_adjacent": f"{a}与{b}相邻。"}
         if weighted:
             out["weight"] = f"The edge between {a} and {b} has weight {n(w(a, b) + off)}."
     a = rng.choice(nodes)
