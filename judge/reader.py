@@ -41,6 +41,7 @@ from judge.reader_lexicon import (
     _TABLE_SEP,
     _THOUSANDS,
     _WORDS,
+    GRAPH_NOUNS,
     MAX_READ_CHARS,
     OTHER_SCRIPT,
     PROGRAM,
@@ -254,7 +255,7 @@ def statements(text: str, lex: Lexicon) -> list[tuple[str, bool, bool]]:
     return out
 
 
-_GRAPH_CTX = re.compile(r"(?i)\b(?:graph|graphe|grafo|molecule|molécule|molekül|molécula|g)\s*(?:_\s*)?(1|2|one|two)\b"
+_GRAPH_CTX = re.compile(rf"(?i)\b(?:{'|'.join(GRAPH_NOUNS)})\s*(?:_\s*)?(1|2|one|two)\b"
                         r"|\b(first|second)\s+(?:graph|molecule)")
 
 

@@ -106,6 +106,9 @@ _TOKEN = re.compile(
     r"|(?P<delta>δ)"
     r"|(?P<cjk>[\u4e00-\u9fff]+)"
 )
+# the words that name one graph of a paired task beside its number ("graph 1", "Molekül 2", "g1"): read by the
+# statement splitter (`reader._GRAPH_CTX`) and the edge reader (`reader_statements._graph_mentions`)
+GRAPH_NOUNS = ("graph", "graphe", "grafo", "molecule", "molécule", "molekül", "molécula", "g")
 # words that make the node after them a node the distance is taken through, not an end ("the distance to B
 # through A is 12": a Dijkstra relaxation, d(source, A) + w(A, B))
 VIA_WORDS = frozenset("via through thru über par por através".split())

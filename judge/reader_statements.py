@@ -12,6 +12,7 @@ from judge.reader_lexicon import (
     _ASSIGN_WORDS,
     _CLASS_WORD,
     _MAP_WORDS,
+    GRAPH_NOUNS,
     POSSESSIVES,
     SET_KW,
     VIA_WORDS,
@@ -21,12 +22,12 @@ from judge.reader_lexicon import (
 )
 
 # a graph's name in one word: "graph1", "graph_2", "g1", "molecule_2"
-_GRAPH_WORD = re.compile(r"(?:graph|graphe|grafo|molecule|molécule|molekül|molécula|g)_?([12])")
+_GRAPH_WORD = re.compile(rf"(?:{'|'.join(GRAPH_NOUNS)})_?([12])")
 _FROM_WORDS = frozenset("from von desde depuis".split())
 # words that make a neighbour list partial ("A's neighbours include B", "B is among A's neighbours")
 _SOME_WORDS = frozenset("include includes including among such like incluyen incluye umfassen darunter gehört "
                         "gehören parmi comprennent".split())
-_GRAPH_NOUNS = frozenset("graph graphe grafo molecule molécule molekül molécula g".split())
+_GRAPH_NOUNS = frozenset(GRAPH_NOUNS)
 
 # ------------------------------------------------------------------------------------------ statements
 

@@ -24,7 +24,6 @@ from test_judge_helpers import evidence_of, load_instances, wrong_answer
 
 from judge.reader import lexicon_of, read
 from judge.reader_lexicon import _tokens
-from judge.rule_scorer import score_response
 from judge.schema import verdict_fields
 from judge.vgr4 import PARTLY_UNREADABLE
 
@@ -32,8 +31,7 @@ TASKS = ("SD", "DIAM", "CN", "TSP", "MCP", "MVC", "MIS", "CYC", "COL", "GED", "M
 
 
 def _score(inst, ev, lines, answer, f):
-    return score_response(ev, R.envelope(lines, answer), final_match=f, gold=inst.gold.answer,
-                          gold_value=inst.gold.value)
+    return R.judged(inst, ev, lines, answer, f)
 
 
 def _rows(task):

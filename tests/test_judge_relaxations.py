@@ -19,8 +19,6 @@ import pytest
 import vgr4_responses as R
 from test_judge_helpers import evidence_of, load_instances, wrong_answer
 
-from judge.rule_scorer import score_response
-
 # (opening, settle a node, relax an edge, the final path) per style
 STYLES = {
     "through": ("We run Dijkstra's algorithm from {s}.", "Pick {u} with distance {d}.",
@@ -78,8 +76,7 @@ def _trace(g, s: str, t: str, weighted: bool, style: str, skew: int = -1, improv
 
 
 def _score(inst, ev, lines, answer, f):
-    return score_response(ev, R.envelope(lines, answer), final_match=f, gold=inst.gold.answer,
-                          gold_value=inst.gold.value).vgr
+    return R.judged(inst, ev, lines, answer, f).vgr
 
 
 def sd_case(inst):

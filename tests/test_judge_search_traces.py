@@ -22,8 +22,6 @@ import pytest
 import vgr4_responses as R
 from test_judge_helpers import evidence_of, load_instances, wrong_answer
 
-from judge.rule_scorer import score_response
-
 # per task and language: one line per member of the optimum; {v} the member, {nb} nodes, {k} a count
 STEPS = {
     "MCP": {"en": "Add {v}: it is adjacent to {nb}.", "de": "{v} ist benachbart zu {nb}.",
@@ -54,8 +52,7 @@ def _trace(g, members: list[str], task: str, lang: str, skew: int = -1) -> list[
 
 
 def _score(inst, ev, lines, answer, f):
-    return score_response(ev, R.envelope(lines, answer), final_match=f, gold=inst.gold.answer,
-                          gold_value=inst.gold.value).vgr
+    return R.judged(inst, ev, lines, answer, f).vgr
 
 
 def _derived(task: str):

@@ -22,8 +22,6 @@ import pytest
 import vgr4_responses as R
 from test_judge_helpers import evidence_of, load_instances, wrong_answer
 
-from judge.rule_scorer import score_response
-
 TASKS = ("SD", "DIAM", "CN", "TSP", "CYC", "MCP", "MIS", "MVC", "COL")
 
 
@@ -73,8 +71,7 @@ def statements(g: nx.Graph, weighted: bool, rng: random.Random, false: bool) -> 
 
 
 def _score(inst, ev, lines, answer, f):
-    return score_response(ev, R.envelope(lines, answer), final_match=f, gold=inst.gold.answer,
-                          gold_value=inst.gold.value).vgr
+    return R.judged(inst, ev, lines, answer, f).vgr
 
 
 def fact_failures(inst) -> tuple[list[tuple], int]:

@@ -31,8 +31,7 @@ TASKS = ("SD", "DIAM", "CN", "TSP", "MCP", "MVC", "MIS", "CYC", "COL", "GED", "M
 
 
 def _score(inst, ev, lines, answer, f):
-    return score_response(ev, R.envelope(lines, answer), final_match=f, gold=inst.gold.answer,
-                          gold_value=inst.gold.value)
+    return R.judged(inst, ev, lines, answer, f)
 
 
 def check_instance(inst, notations=R.NOTATIONS, k: int | None = None) -> tuple[list[str], dict[str, float]]:

@@ -284,6 +284,15 @@ def envelope(lines: list[str], answer: dict[str, Any] | None) -> str:
     return "<root><reasoning>\n" + "\n".join(lines) + f"\n</reasoning><final_answer>{final}</final_answer></root>"
 
 
+def judged(inst, ev: Evidence, lines: list[str], answer: dict[str, Any] | None, final_match: bool):
+    """The rule judge's verdict on `lines` as a response's reasoning with `answer` as its final answer,
+    against the instance's gold (`final_match`: the exact verifier's verdict on `answer`)."""
+    from judge.rule_scorer import score_response
+
+    return score_response(ev, envelope(lines, answer), final_match=final_match, gold=inst.gold.answer,
+                          gold_value=inst.gold.value)
+
+
 # ------------------------------------------------------------------------------------------ attacks
 
 
