@@ -29,6 +29,7 @@ from nphe4v.tasks.gcpd_stats import (
     pair_features,
     pair_shape,
     short_cycles,
+    snap,
 )
 
 MOVE_SOURCES = 6
@@ -39,9 +40,10 @@ GRAPHLET_WEIGHT = 0.1
 def shape(n: int, edges: Sequence[Edge]) -> np.ndarray:
     """What a moved pair is brought close on: `pair_shape`, the 3-core's size (COUNT_WEIGHT) and the induced
     4- and 5-vertex subgraph counts (GRAPHLET_WEIGHT)."""
-    return np.concatenate([pair_shape(n, edges), [COUNT_WEIGHT * core_profile(n, edges)[0]],
-                           GRAPHLET_WEIGHT * graphlet_counts(n, edges, 4),
-                           GRAPHLET_WEIGHT * graphlet_counts(n, edges, 5)])
+    # snapped as `pair_shape` is (gcpd_stats.SNAP_GRID): 0.1 x a count is not a multiple of a power of two
+    return snap(np.concatenate([pair_shape(n, edges), [COUNT_WEIGHT * core_profile(n, edges)[0]],
+                                GRAPHLET_WEIGHT * graphlet_counts(n, edges, 4),
+                                GRAPHLET_WEIGHT * graphlet_counts(n, edges, 5)]))
 
 
 def _moves(n: int, graph: list[Edge], keep_edge: Callable[[list[Edge]], bool] | None = None) -> Iterator[list[Edge]]:

@@ -18,6 +18,18 @@ from evalcore.graph_solvers import Edge, adjacency
 CLUSTERING_SCALE = 4.0
 # Counts in `pair_shape` weigh COUNT_WEIGHT each (a 5-cycle more or less: as 0.25 on an eigenvalue).
 COUNT_WEIGHT = 0.25
+# Every float statistic is snapped to multiples of 1 / SNAP_GRID before the walk compares it. Why: LAPACK's
+# eigenvalues differ in their last bits from one CPU to another (OpenBLAS picks its kernels by the CPU: an
+# AVX-512 machine and an AVX2 one disagree by ~1e-15), and the walk compares values that are equal in exact
+# arithmetic (isomorphic and cospectral graphs), so unsnapped the noise broke the ties and a GCP-D dataset of
+# the same version and seed differed between machines. Snapped, equal values are equal on every machine, and
+# sums and differences of snapped values are exact, so no summation order matters either.
+SNAP_GRID = 2.0**20
+
+
+def snap(x: np.ndarray | Sequence[float]) -> np.ndarray:
+    """`x` rounded to the nearest multiple of 1 / SNAP_GRID (see there)."""
+    return np.rint(np.asarray(x, dtype=float) * SNAP_GRID) / SNAP_GRID
 
 
 def triangle_count(num_vertices: int, edges: Sequence[Edge]) -> int:
@@ -54,7 +66,7 @@ def spectral_profile(num_vertices: int, edges: Sequence[Edge]) -> np.ndarray:
         a[u - 1, v - 1] = a[v - 1, u - 1] = 1.0
     adj = np.linalg.eigvalsh(a)
     lap = np.linalg.eigvalsh(np.diag(a.sum(1)) - a)
-    return np.array([adj[0], adj[1], adj[-1], lap[1]])
+    return snap([adj[0], adj[1], adj[-1], lap[1]])
 
 
 def _matrix(num_vertices: int, edges: Sequence[Edge]) -> np.ndarray:
@@ -75,7 +87,7 @@ def pair_features(num_vertices: int, edges: Sequence[Edge]) -> tuple[np.ndarray,
     wedges = deg * (deg - 1) / 2
     clustering = float(np.where(wedges > 0, at_vertex / np.maximum(wedges, 1), 0.0).mean())
     adj, lap = np.linalg.eigvalsh(np.stack([a, np.diag(deg) - a]))  # one call: the walk's hot spot
-    feats = np.array([adj[0], adj[1], adj[-1], adj[-2], adj[-3], lap[1], lap[-1], CLUSTERING_SCALE * clustering])
+    feats = snap([adj[0], adj[1], adj[-1], adj[-2], adj[-3], lap[1], lap[-1], CLUSTERING_SCALE * clustering])
     return feats, int(round(at_vertex.sum() / 3))
 
 
@@ -109,8 +121,8 @@ def pair_shape(num_vertices: int, edges: Sequence[Edge]) -> np.ndarray:
     c4 = (np.trace(a2 @ a2) - 2 * (deg**2).sum() + deg.sum()) / 8
     codeg = a2 * a
     counts = [c5, c4, codeg.max(), float((at_vertex > 0).sum()), (codeg * (codeg - 1)).sum() / 4]
-    return np.concatenate([adj, 0.5 * lap, 0.5 * np.sort(at_vertex), [CLUSTERING_SCALE * clustering],
-                           COUNT_WEIGHT * np.array(counts)])
+    return snap(np.concatenate([adj, 0.5 * lap, 0.5 * np.sort(at_vertex), [CLUSTERING_SCALE * clustering],
+                                COUNT_WEIGHT * np.array(counts)]))
 
 
 def core_profile(num_vertices: int, edges: Sequence[Edge], k: int = 3) -> tuple[int, int, tuple[int, ...]]:
