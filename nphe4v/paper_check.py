@@ -19,8 +19,8 @@ Decisions per task (parse = what ER counts; correct = the checker's verdict):
   `int(TotalValue)` and the ids in `SelectedItemIds` (default []: an answer without ids fails unless the
   optimum is 0) are distinct existing items within capacity whose values sum to TotalValue = the optimum.
 * TSP-D — tagged parse demanding `<reasoning>` tags. Truth = the Christofides tour of networkx's
-  `traveling_salesman_problem` is within the threshold (<=); correct iff `Feasible` (a string, default "no")
-  is "yes" exactly then.
+  `traveling_salesman_problem` is within the threshold (<=); correct iff `Feasible` (a string, default "no";
+  bytes such as b'NO' are read as no) is "yes" exactly then.
 * GCP-D — tagged parse demanding `<reasoning>` tags. Truth = networkx's greedy colouring (`largest_first`)
   uses <= k colours (greedy over-estimates χ: some true YES are graded NO); correct iff `Feasible` is "yes"
   exactly then.
@@ -95,6 +95,8 @@ def _get(solution: Any, key: str, default: Any) -> Any:
 
 
 def _lower_is_yes(value: Any) -> bool:
+    if isinstance(value, bytes):  # b'NO'.lower() works in the original, and bytes never equal 'yes': read as a no
+        return False
     if not isinstance(value, str):  # `.lower()` of a non-string raised; the checkers caught it: wrong
         raise _Crash("not a string")
     return value.lower() == "yes"
