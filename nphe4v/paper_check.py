@@ -31,7 +31,7 @@ Decisions per task (parse = what ER counts; correct = the checker's verdict):
   (`tsp_start`), so a run is reproducible; TotalDistance is not read.
 * GCP — parsable iff the output is not empty. Correct iff the hard parse gives a mapping (keys int()-able)
   where no edge joins two equal colours and every vertex with a neighbour has one; the number of colours is
-  **not** checked.
+  **not** checked (but every colour must be hashable: the original counts them with a set, and crashes).
 * MSP — parsable iff the output is not empty. Correct iff the hard parse gives a mapping {meeting: [slots]}
   (keys int()-able) with every meeting present, slots < the slot count, exactly `duration` consecutive slots,
   every attendee available, no unknown meeting, and no attendee booked twice in a slot.
@@ -325,6 +325,10 @@ def _gcp(data: dict[str, Any], text: Any, _iid: str) -> bool:
         for w in neighbours:
             if v not in colours or w not in colours or colours[v] == colours[w]:
                 return False
+    try:  # before its True the original prints how many colours it saw, a set of them: an unhashable colour
+        set(colours.values())  # (a list, a dict) raises there, uncaught, and the run stops
+    except TypeError:
+        raise _Crash("unhashable colour") from None
     return True
 
 
