@@ -344,7 +344,8 @@ def _msp(data: dict[str, Any], text: Any, _iid: str) -> bool:
         slots = solution.get(m["id"])
         if slots is None:
             return False
-        if not isinstance(slots, list | tuple | set | dict | str):
+        # bytes iterate and index as ints: to the original b'\x01' is the slot list [1]
+        if not isinstance(slots, list | tuple | set | dict | str | bytes):
             raise _Crash("slots not iterable")
         if any(_ge(s, slots_total) for s in slots):
             return False
