@@ -303,7 +303,8 @@ def read(text: str, lex: Lexicon) -> Reading:
                 c.neutral = True
         if not any(t.t == "node" for t in toks):
             nums = [t.v for t in toks if t.t == "num"]
-            kws = {t.v for t in toks if t.t == "kw"}
+            # (with every part of a key: `path_length(12)`, `total_cost = 12` say a total as "length: 12" does)
+            kws = {t.v for t in toks if t.t == "kw"} | {_KW[w.lower()] for w in ws if w.lower() in _KW}
             if len(nums) == 1 and kws & {"total", "dist", "hops"} and last and last[-1].kind == "walk" \
                     and last[-1].value is None:
                 last[-1].value = nums[0]  # "Total: 12" on the line after a walk: that walk's total

@@ -348,10 +348,10 @@ class _Statement:
 
     def _dist(self) -> None:
         nums = self._numbers()
-        if len(self.nodes) == 2 and len(nums) >= 2 and self.kws & {"total", "run"} and (
-                self.kws & {"to", "then"} or not self.words.isdisjoint(_FROM_WORDS)):
+        hop = len(self.nodes) == 2 and (self.kws & {"to", "then"} or not self.words.isdisjoint(_FROM_WORDS))
+        if hop and ((len(nums) >= 2 and self.kws & {"total", "run"}) or (len(nums) == 1 and "run" in self.kws)):
             # "from A to B costs 5, so reaching B costs 12 in total", "we reach B from A at a cost of 5, for 12
-            # in all": a hop with its running total
+            # in all", "go from A to B, distance so far 12" (not the distance A-B): a hop with its running total
             # (with just the hop's number and the total, both are accounted for: a misread one is charged)
             if len(nums) == 2:
                 self.claim("walk", tuple(self.nodes), nums=((1, nums[0]),), value=nums[1])
@@ -391,10 +391,15 @@ class _Statement:
         nodes: list[str] = []
         nums: dict[int, float] = {}
         total: float | None = None
-        after_total = arrow_open = False
+        after_total = arrow_open = said_total = False
         depth = 0
         last_node = max(i for i, t in enumerate(toks) if t.t == "node")
         for i, t in enumerate(toks):
+            if not nodes and t.t == "kw" and t.v in ("total", "dist"):
+                said_total = True
+            elif not nodes and t.t == "num" and total is None and said_total:
+                total = t.v  # "the shortest path, of length 12: A -> B -> C", `<path length="12">A B C`
+                continue
             if t.t == "node":
                 if not nodes or nodes[-1] != t.v:
                     nodes.append(t.v)

@@ -28,28 +28,40 @@ class Checked:
 # ------------------------------------------------------------------------------------------ objects
 
 
+def _bare_hop(c: Claim) -> bool:
+    """A single hop with no number ("Step 2: go from B to C.")."""
+    return len(c.nodes) == 2 and not c.nums and c.value is None and not c.closed
+
+
 def chain_walks(items: list[Checked]) -> list[list[Checked]]:
     """Consecutive true walks that continue one another (the next starts where the last ended and carries
-    running totals) describe one walk, written hop by hop."""
+    running totals, or a total from the first one's start) describe one walk, written hop by hop."""
     out: list[list[Checked]] = []
     for it in items:
         if it.claim.kind != "walk" or it.truth != "true":
             continue
         prev = out[-1][-1].claim if out else None
-        if prev is not None and prev.nodes[-1] == it.claim.nodes[0] and it.claim.nums \
-                and prev.pos >= it.claim.pos - 2 and (prev.nums or len(prev.nodes) == 2):
+        follows = prev is not None and prev.nodes[-1] == it.claim.nodes[0] and prev.pos >= it.claim.pos - 2
+        if follows and (it.claim.nums or it.runs_on) and (prev.nums or len(prev.nodes) == 2):
             # (a whole walk stated first is its own object; the hop lines after it describe it again)
             out[-1].append(it)
+        elif follows and _bare_hop(it.claim) and all(_bare_hop(x.claim) for x in out[-1]):
+            out[-1].append(it)  # bare hops: one walk only if a total carries them on or they close (below)
         else:
             out.append([it])
     # hops are one walk only as far as a running total (or a total at the end) carries them on: walks that
-    # each state only their own length are separate objects, never joined into a longer one
+    # each state only their own length are separate objects, never joined into a longer one. Bare hops that
+    # come back to where they started ("go from A to B", "from B to C", "from C to A") are one closed walk:
+    # hop lines are how models write a tour or a cycle, and the closed walk is checked whole like any other.
     kept: list[list[Checked]] = []
     for n, chain in enumerate(out):
         last = max((i for i, it in enumerate(chain) if i and it.runs_on), default=0)
         if n and len(chain) > 1 and joined(chain)[0] == list(out[n - 1][-1].claim.nodes) \
                 and out[n - 1][-1].claim.pos >= chain[0].claim.pos - 2:
             last = len(chain) - 1  # the legs of the walk stated just before, each with its weight: that walk
+        elif len(chain) > 2 and all(_bare_hop(it.claim) for it in chain) \
+                and chain[0].claim.nodes[0] == chain[-1].claim.nodes[-1]:
+            last = len(chain) - 1
         kept.append(chain[:last + 1])
         kept += [[it] for it in chain[last + 1:]]
     return kept

@@ -1,0 +1,145 @@
+"""VGR v4 reads a walk the same whatever notation writes it (issue 30's property, checked with notations no
+earlier test wrote): a path, tour or cycle written hop by hop in step lines ("Step 1: go from A to B.") with
+its length on a line of its own, as logic-programming facts (`path([A, B, C]). path_length(12).`), as markup
+whose length comes before the nodes (`<path length="12"><node>A</node>...`), or in prose that states the
+length first ("The shortest path, of length 12, is A, then B, then C") scores what the same walk scores as
+`Path: A -> B -> C, total 12`, or null; step lines with the running total ("Step 2: go from B to C, distance so
+far 12.") score what `Path: A -> B (5) -> C (12)` scores. Before, the step lines were hops that were never one walk (a complete
+derivation scored as the bare answer: 50, and 0 with a wrong answer), and a length written before the nodes or
+under a compound key (`path_length`) was dropped (a complete derivation lost its total: 75 for 87.5), and "go
+from B to C, distance so far 12" was read as the distance from B to C, so every true step but the first was
+charged (a complete DIAM derivation 12-25 instead of 100).
+
+Properties, over every SD, DIAM, TSP and CYC fixture row with a derivation, right and wrong answer:
+
+- each notation scores the arrow notation's score, or null;
+- a false total (one more than the walk's length) costs: lower than the true one, or null;
+- bare hop lines that do not come back to where they started and carry no total are not joined into a walk
+  (a list of arrows in chain order is not a derivation of an open path unless a total carries it on): the
+  same score as no reasoning at all, or null.
+"""
+
+from __future__ import annotations
+
+import itertools
+
+import pytest
+import vgr4_responses as R
+from test_judge_helpers import evidence_of, load_instances, wrong_answer
+
+TASKS = ("SD", "DIAM", "TSP", "CYC")
+
+
+def _num(x: float) -> str:
+    return str(int(x)) if float(x).is_integer() else f"{x:g}"
+
+
+def _walk(inst, ev) -> tuple[list[str], float | None, bool, list[float] | None] | None:
+    """(nodes, total, closed, running totals) of the gold derivation's walk; the nodes of a closed one end where
+    they start (and it has no running totals)."""
+    objs = R.derivation(inst, ev)
+    if not objs:
+        return None
+    o = objs[0]
+    if o[0] == "walk":
+        return list(o[1]), o[3], False, list(o[2])
+    if o[0] == "closed":
+        return list(o[1]), o[2], True, None
+    return None
+
+
+def _render(nodes: list[str], total: float | None, closed: bool, style: str) -> list[str]:
+    name = "tour" if closed else "path"
+    q = ", ".join(f"'{x}'" for x in nodes)
+    length = [] if total is None else [_num(total)]
+    if style == "steps":
+        lines = [f"Step {i}: go from {a} to {b}." for i, (a, b) in enumerate(itertools.pairwise(nodes), 1)]
+        return lines + [f"Overall length: {t}." for t in length]
+    if style == "facts":
+        return [f"{name}([{q}]).", *[f"{name}_length({t})." for t in length]]
+    if style == "markup":
+        attr = "".join(f' length="{t}"' for t in length)
+        return [f"<{name}{attr}>" + "".join(f"<node>{x}</node>" for x in nodes) + f"</{name}>"]
+    if style == "length_first":
+        said = "".join(f", of length {t}," for t in length)
+        return [f"The shortest {name}{said} is {nodes[0]}" + "".join(f", then {x}" for x in nodes[1:]) + "."]
+    raise ValueError(style)
+
+
+STYLES = ("steps", "facts", "markup", "length_first")
+
+
+def _rows():
+    for inst in load_instances():
+        if inst.task not in TASKS:
+            continue
+        ev = evidence_of(inst)
+        w = _walk(inst, ev)
+        if w is not None:
+            yield inst, ev, w
+
+
+def _arrow(nodes: list[str], total: float | None, closed: bool) -> list[str]:
+    return [("Tour: " if closed else "Path: ") + " -> ".join(nodes) + ("" if total is None else f", total {_num(total)}")]
+
+
+@pytest.mark.parametrize("style", STYLES)
+def test_a_walk_scores_alike_in_every_notation(style: str) -> None:
+    rows = list(_rows())
+    assert {inst.task for inst, _, _ in rows} == set(TASKS)
+    differ, scored = [], 0
+    for inst, ev, (nodes, total, closed, _runs) in rows:
+        for answer, f in ((dict(inst.gold.answer), True), (wrong_answer(inst), False)):
+            want = R.judged(inst, ev, _arrow(nodes, total, closed), answer, f).vgr
+            got = R.judged(inst, ev, _render(nodes, total, closed, style), answer, f).vgr
+            if got is not None:
+                scored += 1
+                if want is None or abs(got - want) > 1e-6:
+                    differ.append((inst.instance_id, f, got, want))
+    assert not differ, f"{style}: {len(differ)} scores differ from the arrow notation's, e.g. {differ[:4]}"
+    assert scored >= len(rows)  # read, not null: the notations are not left to the null channel
+
+
+@pytest.mark.parametrize("style", STYLES)
+def test_a_false_total_costs(style: str) -> None:
+    checked = 0
+    for inst, ev, (nodes, total, closed, _runs) in _rows():
+        if total is None:
+            continue
+        answer = dict(inst.gold.answer)
+        true = R.judged(inst, ev, _render(nodes, total, closed, style), answer, True).vgr
+        false = R.judged(inst, ev, _render(nodes, total + 1, closed, style), answer, True).vgr
+        assert false is None or (true is not None and false < true), (inst.instance_id, style, true, false)
+        checked += 1
+    assert checked > 10
+
+
+def test_open_bare_hops_without_a_total_are_not_one_walk() -> None:
+    checked = 0
+    for inst, ev, (nodes, _total, closed, _runs) in _rows():
+        if closed or len(nodes) < 3:
+            continue
+        for answer, f in ((dict(inst.gold.answer), True), (wrong_answer(inst), False)):
+            bare = R.judged(inst, ev, [], answer, f).vgr
+            hops = R.judged(inst, ev, _render(nodes, None, False, "steps"), answer, f).vgr
+            assert hops is None or abs(hops - bare) < 1e-6, (inst.instance_id, f, hops, bare)
+            checked += 1
+    assert checked > 10
+
+
+def test_step_lines_with_running_totals_score_as_the_walk_with_them() -> None:
+    differ, checked = [], 0
+    for inst, ev, (nodes, _total, closed, runs) in _rows():
+        if closed or not runs:
+            continue
+        lines = [f"Step {i}: go from {a} to {b}, distance so far {_num(runs[i])}."
+                 for i, (a, b) in enumerate(itertools.pairwise(nodes), 1)]
+        arrow = ["Path: " + " -> ".join(x if not i else f"{x} ({_num(runs[i])})" for i, x in enumerate(nodes))]
+        for answer, f in ((dict(inst.gold.answer), True), (wrong_answer(inst), False)):
+            want = R.judged(inst, ev, arrow, answer, f).vgr
+            got = R.judged(inst, ev, lines, answer, f).vgr
+            checked += 1
+            if got is not None and (want is None or abs(got - want) > 1e-6):
+                differ.append((inst.instance_id, f, got, want))
+    assert checked > 10
+    assert not differ, f"{len(differ)} differ, e.g. {differ[:4]}"
