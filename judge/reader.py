@@ -25,6 +25,7 @@ from __future__ import annotations
 import csv
 import json
 import re
+import tomllib
 from collections.abc import Callable, Iterable
 from typing import Any
 
@@ -40,6 +41,9 @@ from judge.reader_lexicon import (
     _SEXPR_SPLIT,
     _TABLE_SEP,
     _THOUSANDS,
+    _TOML_HEAD,
+    _TOML_PAIR,
+    _TOML_PARTS,
     _WORDS,
     GRAPH_NOUNS,
     MAX_READ_CHARS,
@@ -134,6 +138,26 @@ def statements(text: str, lex: Lexicon) -> list[tuple[str, bool, bool]]:
         if code:
             out.append((PROGRAM + " " + s, False, True))
             i += 1
+            continue
+        head = _TOML_HEAD.match(s)
+        parts = [p for p in _TOML_PARTS.split(head.group(1)) if p] if head else []
+        if parts and head.group(1) not in lex.names and not all(p in lex.names for p in parts):  # (`[A]`: a node)
+            # a TOML table: its name is read before each `key = value` line under it, as a YAML key is before the
+            # entries indented under it ("[neighbours.A]" / "nodes = [B, C]" -> "neighbours A nodes = [B, C]");
+            # an inline table is one statement per entry ("running = {B = 5}" -> "path running B = 5")
+            i += 1
+            while i < n and (_TOML_PAIR.match(lines[i]) or not lines[i].strip()):
+                key, _, value = lines[i].strip().partition("=")
+                try:
+                    inline = tomllib.loads(lines[i]) if value.strip().startswith("{") else {}
+                except tomllib.TOMLDecodeError:
+                    inline = {}
+                sub = next(iter(inline.values()), None)
+                entries = [f"{key.strip()} {k} = {v}" for k, v in sub.items()] if isinstance(sub, dict) and sub \
+                    else [lines[i].strip()] if lines[i].strip() else []
+                out += [(part, False, False) for e in entries
+                        for part in _SENT_SPLIT.split(_thousands(f"{' '.join(parts)} {e}")) if part.strip()]
+                i += 1
             continue
         # JSON of any shape, at a line start
         if s[:1] in "{[" and offsets[i] >= json_resume and not code:

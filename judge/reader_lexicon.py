@@ -86,6 +86,10 @@ _THOUSANDS = re.compile(r"(?<=\d)[,\u202f\u00a0'’](?=\d{3}(?![\d.]))")
 _MARKER = re.compile(r"^\s*(?:[-*•+◦▪‣]|\d{1,3}[.)]|\(\d{1,3}\)|[a-z][.)]|(?:step|schritt|étape|paso)\s*\d{1,3}\s*[:.)]"
                      r"|#{1,6})\s+", re.I)
 _FENCE = re.compile(r"^\s*```\s*([A-Za-z0-9_+-]*)\s*$")
+# TOML: a `[table.name]` header and the `key = value` lines under it
+_TOML_HEAD = re.compile(r"^\[\s*([A-Za-z_][\w.\- ]*?)\s*\]$")
+_TOML_PAIR = re.compile(r'^\s*(?:"[^"]+"|[\w-]+)\s*=\s*\S')
+_TOML_PARTS = re.compile(r"[._\s]+")
 _TABLE_SEP = re.compile(r"^\s*\|?\s*:?-{2,}")
 _SEXPR_SPLIT = re.compile(r"\)\s?\(")
 _SENT_SPLIT = re.compile(r"(?<=[.!?;])\s+(?=\S)|[。；！？\n]")

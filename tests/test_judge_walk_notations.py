@@ -10,6 +10,11 @@ under a compound key (`path_length`) was dropped (a complete derivation lost its
 from B to C, distance so far 12" was read as the distance from B to C, so every true step but the first was
 charged (a complete DIAM derivation 12-25 instead of 100).
 
+The same for TOML, over every task: a `[table]` header names the `key = value` lines under it
+(`[neighbours.A]` / `nodes = ["B", "C"]`; `[colouring]` / `"A" = 2`; `[vertex_cover]` / `members = [...]`).
+Before, a header was a line of its own: CN's neighbour lists lost their node and were charged as false (a
+complete derivation 17 instead of 100), COL's colourings lost a node, and walks and sets were null.
+
 Properties, over every SD, DIAM, TSP and CYC fixture row with a derivation, right and wrong answer:
 
 - each notation scores the arrow notation's score, or null;
@@ -143,3 +148,45 @@ def test_step_lines_with_running_totals_score_as_the_walk_with_them() -> None:
                 differ.append((inst.instance_id, f, got, want))
     assert checked > 10
     assert not differ, f"{len(differ)} differ, e.g. {differ[:4]}"
+
+
+def _toml(objs: list[tuple]) -> list[str]:
+    """The derivation's objects as TOML tables (walks with their total only)."""
+    def arr(xs) -> str:
+        return "[" + ", ".join(f'"{x}"' for x in xs) + "]"
+    out: list[str] = []
+    for o in objs:
+        if o[0] in ("walk", "closed"):
+            total = o[3] if o[0] == "walk" else o[2]
+            out += ["[tour]" if o[0] == "closed" else "[path]", f"nodes = {arr(o[1])}"]
+            out += [] if total is None else [f"length = {_num(total)}"]
+        elif o[0] == "set":
+            out += [f"[{'common_neighbours' if o[1] == 'common' else o[1].replace(' ', '_')}]", f"members = {arr(o[2])}"]
+        elif o[0] == "neigh":
+            out += [f"[neighbours.{o[1]}]", f"nodes = {arr(o[2])}"]
+        elif o[0] == "assign":
+            out += ["[colouring]", *[f'"{a}" = {c}' for a, c in o[1].items()]]
+        elif o[0] == "map":
+            out += ["[mapping]", *[f'"{a}" = "{x}"' for a, x in o[1]]]
+        out.append("")
+    return out
+
+
+def test_toml_tables_score_as_the_same_objects_in_arrows() -> None:
+    differ, scored, rows = [], 0, 0
+    for inst in load_instances():
+        ev = evidence_of(inst)
+        objs = [(o[0], o[1], None, o[3]) if o[0] == "walk" else o for o in R.derivation(inst, ev)]
+        if not objs:
+            continue
+        rows += 1
+        for answer, f in ((dict(inst.gold.answer), True), (wrong_answer(inst), False)):
+            want = R.judged(inst, ev, R.render_objs(objs, "arrow"), answer, f).vgr
+            got = R.judged(inst, ev, _toml(objs), answer, f).vgr
+            if got is not None:
+                scored += 1
+                if want is None or abs(got - want) > 1e-6:
+                    differ.append((inst.instance_id, f, got, want))
+    assert rows > 20
+    assert not differ, f"{len(differ)} differ, e.g. {differ[:4]}"
+    assert scored >= rows
