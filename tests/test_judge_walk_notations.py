@@ -84,6 +84,30 @@ def _rows():
             yield inst, ev, w
 
 
+def notation_failures(inst) -> tuple[list[tuple], int]:
+    """(the properties above that `inst` breaks: (style, right answer?, score, arrows' score); how many of its
+    responses were scored, not null). One instance of any task, for bench/bench_vgr_partial.py's whole splits."""
+    ev = evidence_of(inst)
+    broken, scored = [], 0
+    answers = ((dict(inst.gold.answer), True), (wrong_answer(inst), False))
+    w = _walk(inst, ev) if inst.task in TASKS else None
+    objs = [(o[0], o[1], None, o[3]) if o[0] == "walk" else o for o in R.derivation(inst, ev)]
+    cases = [("toml", R.render_objs(objs, "arrow"), _toml(objs))] if objs else []
+    if w is not None:
+        nodes, total, closed, runs = w
+        cases += [(st, _arrow(nodes, total, closed), _render(nodes, total, closed, st)) for st in STYLES]
+        if runs and not closed:
+            cases.append(("steps_running", [_arrow_running(nodes, runs)], _steps_running(nodes, runs)))
+    for style, arrows, lines in cases:
+        for answer, f in answers:
+            want = R.judged(inst, ev, arrows, answer, f).vgr
+            got = R.judged(inst, ev, lines, answer, f).vgr
+            scored += got is not None
+            if got is not None and (want is None or abs(got - want) > 1e-6):
+                broken.append((style, f, got, want))
+    return broken, scored
+
+
 def _arrow(nodes: list[str], total: float | None, closed: bool) -> list[str]:
     return [("Tour: " if closed else "Path: ") + " -> ".join(nodes) + ("" if total is None else f", total {_num(total)}")]
 
@@ -132,14 +156,22 @@ def test_open_bare_hops_without_a_total_are_not_one_walk() -> None:
     assert checked > 10
 
 
+def _steps_running(nodes: list[str], runs: list[float]) -> list[str]:
+    return [f"Step {i}: go from {a} to {b}, distance so far {_num(runs[i])}."
+            for i, (a, b) in enumerate(itertools.pairwise(nodes), 1)]
+
+
+def _arrow_running(nodes: list[str], runs: list[float]) -> str:
+    return "Path: " + " -> ".join(x if not i else f"{x} ({_num(runs[i])})" for i, x in enumerate(nodes))
+
+
 def test_step_lines_with_running_totals_score_as_the_walk_with_them() -> None:
     differ, checked = [], 0
     for inst, ev, (nodes, _total, closed, runs) in _rows():
         if closed or not runs:
             continue
-        lines = [f"Step {i}: go from {a} to {b}, distance so far {_num(runs[i])}."
-                 for i, (a, b) in enumerate(itertools.pairwise(nodes), 1)]
-        arrow = ["Path: " + " -> ".join(x if not i else f"{x} ({_num(runs[i])})" for i, x in enumerate(nodes))]
+        lines = _steps_running(nodes, runs)
+        arrow = [_arrow_running(nodes, runs)]
         for answer, f in ((dict(inst.gold.answer), True), (wrong_answer(inst), False)):
             want = R.judged(inst, ev, arrow, answer, f).vgr
             got = R.judged(inst, ev, lines, answer, f).vgr
