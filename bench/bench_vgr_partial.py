@@ -4,8 +4,8 @@ tests/vgr_partial_notations.py, and each walk narrated hop by hop in each of its
 scores in arrows (+-5) or null; narrative remarks around a partial derivation change nothing; and each SD
 instance's Dijkstra trace in each style of tests/test_judge_relaxations.py keeps that module's properties; and on
 every single-graph instance a true statement of tests/test_judge_true_facts.py never lowers the score, a false
-one never raises it; and the walks and TOML tables of tests/test_judge_walk_notations.py score what the same
-objects score in arrows, or null. Prints, per notation and per task, how many were read (numeric) and how
+one never raises it; and the walks and TOML tables of tests/test_judge_object_notations.py score what the same
+objects score in arrows, or null (and JSON keyed by node). Prints, per notation and per task, how many were read (numeric) and how
 many broke a property, with the first few; exit status 1 when any did.
 
     PYTHONPATH=. .venv/bin/python bench/bench_vgr_partial.py [--split testmini] [--seed 2026] [--data DIR]
@@ -27,9 +27,9 @@ import vgr4_responses as R  # noqa: E402
 import vgr_partial_notations as P  # noqa: E402
 from split_source import add_split_args, split_folder  # noqa: E402
 from test_judge_helpers import evidence_of, wrong_answer  # noqa: E402
+from test_judge_object_notations import notation_failures  # noqa: E402
 from test_judge_relaxations import STYLES, relaxation_failures, sd_case  # noqa: E402
 from test_judge_true_facts import fact_failures  # noqa: E402
-from test_judge_walk_notations import notation_failures  # noqa: E402
 
 from evalcore.dataset import load_dataset  # noqa: E402
 from judge.rule_scorer import score_response  # noqa: E402
@@ -74,9 +74,9 @@ def main() -> int:
                     seen["dijkstra:" + style] += 1
                     read["dijkstra:" + style] += charged > 0  # its false steps were read and charged
                     failures += broken
-            broken, scored = notation_failures(inst)  # step lines, facts, markup, length first, TOML
-            seen["walks and TOML"] += 1
-            read["walks and TOML"] += scored > 0
+            broken, scored = notation_failures(inst)  # step lines, facts, markup, length first, TOML, JSON by node
+            seen["walks, TOML, JSON"] += 1
+            read["walks, TOML, JSON"] += scored > 0
             failures += [f"{inst.instance_id} {b[0]} ({'right' if b[1] else 'wrong'}): {b[2]} vs arrows {b[3]}"
                          for b in broken]
             broken, scored = fact_failures(inst)  # one true / false statement before the derivation
@@ -104,7 +104,7 @@ def main() -> int:
           f"{seen['remarks']} partial derivations with remarks; {time.process_time() - t0:.1f} CPU s")
     print("| notation or task | responses | read (numeric) | share |")
     print("|---|---|---|---|")
-    hops = [k for k in seen if k.startswith(("hops:", "dijkstra:", "true/false", "walks and"))]
+    hops = [k for k in seen if k.startswith(("hops:", "dijkstra:", "true/false", "walks,"))]
     rest = sorted(k for k in seen if k not in P.NOTATIONS and k != "remarks" and k not in hops)
     # (a dijkstra row's "read" counts the instances where a false step was read and charged, not made null)
     for key in (*P.NOTATIONS, *hops, "remarks", *rest):

@@ -175,7 +175,7 @@ def statements(text: str, lex: Lexicon) -> list[tuple[str, bool, bool]]:
                 if text[end: stop if stop >= 0 else len(text)].strip() not in ("", ",", ";", "."):
                     val = None  # `[301] --(1)--> [DRA]`: a bracketed name that opens a line of text, not JSON
             if end is not None and isinstance(val, (dict, list)):
-                for flat in _flatten_json(val):
+                for flat in _flatten_json(val, names=lex.names):
                     out.append((flat, False, False))
                 while i < n and offsets[i] < end:
                     i += 1

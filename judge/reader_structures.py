@@ -16,15 +16,32 @@ def _flat(x: Any) -> bool:
                                                                             for y in x))
 
 
+def _child(key: str, k: Any, names: frozenset[str]) -> str:
+    """The key a nested value is read under: the parent's last word and its own ({"path": {"nodes": [...]}} ->
+    "path nodes"), and the word before a node ({"neighbours": {"A": {"nodes": [...]}}} -> "neighbours A nodes")."""
+    words = key.split()
+    keep = words[-2:] if len(words) > 1 and words[-1] in names else words[-1:]
+    return " ".join([*keep, str(k)])
+
+
 def _flatten_json(v: Any, key: str = "", out: list[str] | None = None, depth: int = 0,
-                  extra: dict[str, Any] | None = None) -> list[str]:
+                  extra: dict[str, Any] | None = None, names: frozenset[str] = frozenset()) -> list[str]:
     """JSON (or any nested data) as `key: value` statements. `extra`: scalars of the parent record that
-    describe this object (`{"tour": {...}, "value": 12}`: the 12 is the tour's), read in its first record."""
+    describe this object (`{"tour": {...}, "value": 12}`: the 12 is the tour's), read in its first record.
+    `names`: the instance's node names (an object keyed by nodes is one statement per node, not a record)."""
     out = [] if out is None else out
     if depth > 20 or len(out) > 5000:
         return out
     prefix = f"{key}: " if key else ""
 
+    if isinstance(v, dict) and v and names and all(str(k) in names for k in v) and not extra:
+        # {"neighbours": {"A": [...], "B": [...]}}: a node's entry each, never one record of all of them
+        for k, x in v.items():
+            if _flat(x):
+                out.append(f"{key} {k}: {', '.join(map(str, x)) if isinstance(x, list) else x}".strip())
+            else:
+                _flatten_json(x, _child(key, k, names), out, depth + 1, names=names)
+        return out
     if isinstance(v, dict):
         items = {**v, **(extra or {})}
         flats = {k: x for k, x in items.items() if _flat(x)}
@@ -36,21 +53,21 @@ def _flatten_json(v: Any, key: str = "", out: list[str] | None = None, depth: in
             out.append(prefix + "  ".join(f"{k}: {', '.join(map(str, x)) if isinstance(x, list) else x}"
                                           for k, x in flats.items()))
             for k, x in nested.items():
-                _flatten_json(x, f"{key.rsplit(' ', 1)[-1]} {k}".strip(), out, depth + 1)
+                _flatten_json(x, _child(key, k, names), out, depth + 1, names=names)
             return out
         objs = [k for k, x in nested.items() if isinstance(x, dict)]
         if len(objs) == 1 and flats and len(flats) <= 3 and not any(isinstance(x, list) for x in flats.values()):
             # one object with scalars beside it: the scalars describe that object
-            _flatten_json(nested[objs[0]], f"{key.rsplit(' ', 1)[-1]} {objs[0]}".strip(), out, depth + 1,
-                          {k: x for k, x in flats.items()})
+            _flatten_json(nested[objs[0]], _child(key, objs[0], names), out, depth + 1,
+                          {k: x for k, x in flats.items()}, names)
             for k, x in nested.items():
                 if k != objs[0]:
-                    _flatten_json(x, f"{key.rsplit(' ', 1)[-1]} {k}".strip(), out, depth + 1)
+                    _flatten_json(x, _child(key, k, names), out, depth + 1, names=names)
             return out
         for k, x in items.items():
             if isinstance(x, (dict, list)):
                 # the parent key stays with the child ({"path": {"nodes": [...]}} -> "path nodes: ...")
-                _flatten_json(x, f"{key.rsplit(' ', 1)[-1]} {k}".strip(), out, depth + 1)
+                _flatten_json(x, _child(key, k, names), out, depth + 1, names=names)
             else:
                 out.append(f"{prefix}{k}: {x}")
     elif isinstance(v, list):
@@ -64,7 +81,7 @@ def _flatten_json(v: Any, key: str = "", out: list[str] | None = None, depth: in
                     out.append(" ".join(f"{k} {', '.join(map(str, y)) if isinstance(y, list) else y}"
                                         for k, y in x.items()) + (f" ({key})" if key else ""))
                 else:
-                    _flatten_json(x, key, out, depth + 1)
+                    _flatten_json(x, key, out, depth + 1, names=names)
     else:
         out.append(prefix + str(v))
     return out

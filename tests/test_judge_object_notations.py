@@ -15,6 +15,12 @@ The same for TOML, over every task: a `[table]` header names the `key = value` l
 Before, a header was a line of its own: CN's neighbour lists lost their node and were charged as false (a
 complete derivation 17 instead of 100), COL's colourings lost a node, and walks and sets were null.
 
+And JSON whose objects are keyed by node: `{"neighbours": {"A": [...], "B": [...]}}` was one record to the
+flattener ("neighbours: A: ...  B: ..."), read as one neighbour list of A holding B's too and charged (a
+complete CN derivation 25 or 75 instead of 100: 166 of 200 CN responses on seed 2041), and `{"neighbours":
+{"A": {"nodes": [...]}}}` lost its "neighbours" (null). Now a node's entry is a statement of its own, and a key
+under a node keeps the word before it.
+
 Properties, over every SD, DIAM, TSP and CYC fixture row with a derivation, right and wrong answer:
 
 - each notation scores the arrow notation's score, or null;
@@ -27,6 +33,7 @@ Properties, over every SD, DIAM, TSP and CYC fixture row with a derivation, righ
 from __future__ import annotations
 
 import itertools
+import json
 
 import pytest
 import vgr4_responses as R
@@ -92,7 +99,8 @@ def notation_failures(inst) -> tuple[list[tuple], int]:
     answers = ((dict(inst.gold.answer), True), (wrong_answer(inst), False))
     w = _walk(inst, ev) if inst.task in TASKS else None
     objs = [(o[0], o[1], None, o[3]) if o[0] == "walk" else o for o in R.derivation(inst, ev)]
-    cases = [("toml", R.render_objs(objs, "arrow"), _toml(objs))] if objs else []
+    cases = [(n, R.render_objs(objs, "arrow"), r(objs)) for n, r in (("toml", _toml), ("json by node", _json_by_node),
+                                                                    ("json by node, deep", _json_deep))] if objs else []
     if w is not None:
         nodes, total, closed, runs = w
         cases += [(st, _arrow(nodes, total, closed), _render(nodes, total, closed, st)) for st in STYLES]
@@ -202,6 +210,40 @@ def _toml(objs: list[tuple]) -> list[str]:
             out += ["[mapping]", *[f'"{a}" = "{x}"' for a, x in o[1]]]
         out.append("")
     return out
+
+
+def _json_by_node(objs: list[tuple], deep: bool = False) -> list[str]:
+    """The objects as one JSON document: neighbour lists keyed by their node (under "neighbours", each a list,
+    or with `deep` an object {"nodes": [...]}), the rest under "solution"."""
+    neigh: dict[str, object] = {}
+    sol: dict[str, object] = {}
+    for o in objs:
+        if o[0] in ("walk", "closed"):
+            total = o[3] if o[0] == "walk" else o[2]
+            sol["tour" if o[0] == "closed" else "path"] = {"nodes": list(o[1]), **({} if total is None else {"length": total})}
+        elif o[0] == "set":
+            sol["common_neighbours" if o[1] == "common" else o[1].replace(" ", "_")] = {"members": list(o[2])}
+        elif o[0] == "neigh":
+            neigh[o[1]] = {"nodes": list(o[2])} if deep else list(o[2])
+        elif o[0] == "assign":
+            sol["colouring"] = dict(o[1])
+        elif o[0] == "map":
+            sol["mapping"] = dict(o[1])
+    return [json.dumps({**({"neighbours": neigh} if neigh else {}), **({"solution": sol} if sol else {})})]
+
+
+def _json_deep(objs: list[tuple]) -> list[str]:
+    return _json_by_node(objs, deep=True)
+
+
+def test_every_task_scores_alike_in_toml_and_in_json_keyed_by_node() -> None:
+    broken, rows = [], 0
+    for inst in load_instances():
+        b, _ = notation_failures(inst)
+        rows += bool(R.derivation(inst, evidence_of(inst)))
+        broken += [(inst.instance_id, *x) for x in b if x[0] in ("toml", "json by node", "json by node, deep")]
+    assert rows > 20
+    assert not broken, f"{len(broken)} differ, e.g. {broken[:4]}"
 
 
 def test_toml_tables_score_as_the_same_objects_in_arrows() -> None:
