@@ -23,7 +23,8 @@ COUNT_WEIGHT = 0.25
 # AVX-512 machine and an AVX2 one disagree by ~1e-15), and the walk compares values that are equal in exact
 # arithmetic (isomorphic and cospectral graphs), so unsnapped the noise broke the ties and a GCP-D dataset of
 # the same version and seed differed between machines. Snapped, equal values are equal on every machine, and
-# sums and differences of snapped values are exact, so no summation order matters either.
+# sums and differences of snapped values are exact, so no summation order matters either. (A value within ~1e-15
+# of a midpoint of the grid could still round either way: about one value in 10^9.)
 SNAP_GRID = 2.0**20
 
 
