@@ -279,6 +279,9 @@ def statements(text: str, lex: Lexicon) -> list[tuple[str, bool, bool]]:
     return out
 
 
+# a count of hops, edges or steps ("Total 2 hops: A -> B -> C" states no length)
+_COUNTED = re.compile(r"\d\s*(?:hops?|edges?|legs?|steps?|stops?|nodes?|cities|vertices|kanten|arêtes|aristas|sauts"
+                      r"|saltos|étapes|schritte|pasos)\b", re.I)
 _GRAPH_CTX = re.compile(rf"(?i)\b(?:{'|'.join(GRAPH_NOUNS)})\s*(?:_\s*)?(1|2|one|two)\b"
                         r"|\b(first|second)\s+(?:graph|molecule)")
 
@@ -345,6 +348,7 @@ def read(text: str, lex: Lexicon) -> Reading:
         # a statement about one named molecule (naming both is a mapping's "graph 1 -> graph 2")
         st.names_graph = len({(m.group(1) or m.group(2) or "").lower() in ("1", "one", "first") for m in ms}) == 1
         st.question = s.rstrip().endswith(("?", "？"))
+        st.counts = _COUNTED.search(s) is not None
         got = st.read()
         open_dist = st.open_dist
         nums = st._numbers()

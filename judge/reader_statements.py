@@ -57,6 +57,7 @@ class _Statement:
         self.nodes = [t.v for t in toks if t.t == "node"]
         self.out: list[Claim] = []
         self.question = False
+        self.counts = False  # a number of hops, edges or steps in it ("2 hops"): not a length (`read` sets it)
         self.walk_start: str | None = None
         self.names_graph = False
         self.open_dist: tuple[str, str] | None = None
@@ -397,8 +398,8 @@ class _Statement:
         for i, t in enumerate(toks):
             if not nodes and t.t == "kw" and t.v in ("total", "dist"):
                 said_total = True
-            elif not nodes and t.t == "num" and total is None and said_total:
-                total = t.v  # "the shortest path, of length 12: A -> B -> C", `<path length="12">A B C`
+            elif not nodes and t.t == "num" and (self.counts or (total is None and said_total)):
+                total = total if self.counts else t.v  # "of length 12: A -> B", not "Total 2 hops: A -> B -> C"
                 continue
             if t.t == "node":
                 if not nodes or nodes[-1] != t.v:

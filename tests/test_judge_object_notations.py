@@ -264,3 +264,21 @@ def test_toml_tables_score_as_the_same_objects_in_arrows() -> None:
     assert rows > 20
     assert not differ, f"{len(differ)} differ, e.g. {differ[:4]}"
     assert scored >= rows
+
+
+def test_a_count_of_hops_before_the_nodes_is_not_a_length() -> None:
+    """ "Total 2 hops: A -> B -> C" and "2 edges: ..." count the hops; read as a length of 2 they were charged
+    in a weighted graph. True, they change nothing against the walk alone (or make it null)."""
+    checked = 0
+    for inst, ev, (nodes, _total, closed, _runs) in _rows():
+        if closed:
+            continue
+        hops = len(nodes) - 1
+        for answer, f in ((dict(inst.gold.answer), True), (wrong_answer(inst), False)):
+            alone = R.judged(inst, ev, _arrow(nodes, None, False), answer, f).vgr
+            for said in (f"Total {hops} hops: ", f"Length {hops} edges: ", f"Distance of {hops} steps: "):
+                got = R.judged(inst, ev, [said + " -> ".join(nodes)], answer, f).vgr
+                assert got is None or (alone is not None and abs(got - alone) < 1e-6), (inst.instance_id, said, got,
+                                                                                         alone)
+                checked += 1
+    assert checked > 10
