@@ -34,6 +34,7 @@ from __future__ import annotations
 
 import itertools
 import json
+from collections import Counter
 
 import pytest
 import vgr4_responses as R
@@ -91,29 +92,46 @@ def _rows():
             yield inst, ev, w
 
 
-def notation_failures(inst) -> tuple[list[tuple], int]:
-    """(the properties above that `inst` breaks: (style, right answer?, score, arrows' score); how many of its
-    responses were scored, not null). One instance of any task, for bench/bench_vgr_partial.py's whole splits."""
+OBJECT_STYLES = ("toml", "json by node", "json by node, deep")
+
+
+def notation_failures(inst) -> tuple[list[tuple], Counter]:
+    """(the properties above that `inst` breaks: (style, right answer?, score, arrows' score); per style, how many
+    of its responses were scored, not null). One instance of any task, for bench/bench_vgr_partial.py's whole
+    splits and the tests below."""
     ev = evidence_of(inst)
-    broken, scored = [], 0
+    broken, scored = [], Counter()
     answers = ((dict(inst.gold.answer), True), (wrong_answer(inst), False))
     w = _walk(inst, ev) if inst.task in TASKS else None
     objs = [(o[0], o[1], None, o[3]) if o[0] == "walk" else o for o in R.derivation(inst, ev)]
-    cases = [(n, R.render_objs(objs, "arrow"), r(objs)) for n, r in (("toml", _toml), ("json by node", _json_by_node),
-                                                                    ("json by node, deep", _json_deep))] if objs else []
+    cases = [(n, R.render_objs(objs, "arrow"), r(objs)) for n, r in zip(OBJECT_STYLES, (_toml, _json_by_node, _json_deep),
+                                                                      strict=True)] if objs else []
     if w is not None:
         nodes, total, closed, runs = w
         cases += [(st, _arrow(nodes, total, closed), _render(nodes, total, closed, st)) for st in STYLES]
         if runs and not closed:
             cases.append(("steps_running", [_arrow_running(nodes, runs)], _steps_running(nodes, runs)))
     for style, arrows, lines in cases:
+        scored[style] += 0  # the style applies to this instance
         for answer, f in answers:
             want = R.judged(inst, ev, arrows, answer, f).vgr
             got = R.judged(inst, ev, lines, answer, f).vgr
-            scored += got is not None
+            scored[style] += got is not None
             if got is not None and (want is None or abs(got - want) > 1e-6):
                 broken.append((style, f, got, want))
     return broken, scored
+
+
+def _on_fixtures(style: str) -> tuple[list[tuple], int, int]:
+    """Over every fixture row: (what breaks `style`'s property, with the instance id; responses scored; instances
+    the style applies to)."""
+    broken, scored, rows = [], 0, 0
+    for inst in load_instances():
+        b, n = notation_failures(inst)
+        broken += [(inst.instance_id, *x) for x in b if x[0] == style]
+        scored += n[style]
+        rows += style in n
+    return broken, scored, rows
 
 
 def _arrow(nodes: list[str], total: float | None, closed: bool) -> list[str]:
@@ -124,15 +142,8 @@ def _arrow(nodes: list[str], total: float | None, closed: bool) -> list[str]:
 def test_a_walk_scores_alike_in_every_notation(style: str) -> None:
     rows = list(_rows())
     assert {inst.task for inst, _, _ in rows} == set(TASKS)
-    differ, scored = [], 0
-    for inst, ev, (nodes, total, closed, _runs) in rows:
-        for answer, f in ((dict(inst.gold.answer), True), (wrong_answer(inst), False)):
-            want = R.judged(inst, ev, _arrow(nodes, total, closed), answer, f).vgr
-            got = R.judged(inst, ev, _render(nodes, total, closed, style), answer, f).vgr
-            if got is not None:
-                scored += 1
-                if want is None or abs(got - want) > 1e-6:
-                    differ.append((inst.instance_id, f, got, want))
+    differ, scored, n = _on_fixtures(style)
+    assert n == len(rows)
     assert not differ, f"{style}: {len(differ)} scores differ from the arrow notation's, e.g. {differ[:4]}"
     assert scored >= len(rows)  # read, not null: the notations are not left to the null channel
 
@@ -174,19 +185,8 @@ def _arrow_running(nodes: list[str], runs: list[float]) -> str:
 
 
 def test_step_lines_with_running_totals_score_as_the_walk_with_them() -> None:
-    differ, checked = [], 0
-    for inst, ev, (nodes, _total, closed, runs) in _rows():
-        if closed or not runs:
-            continue
-        lines = _steps_running(nodes, runs)
-        arrow = [_arrow_running(nodes, runs)]
-        for answer, f in ((dict(inst.gold.answer), True), (wrong_answer(inst), False)):
-            want = R.judged(inst, ev, arrow, answer, f).vgr
-            got = R.judged(inst, ev, lines, answer, f).vgr
-            checked += 1
-            if got is not None and (want is None or abs(got - want) > 1e-6):
-                differ.append((inst.instance_id, f, got, want))
-    assert checked > 10
+    differ, _scored, n = _on_fixtures("steps_running")
+    assert 2 * n > 10  # responses checked: each instance with the right and a wrong answer
     assert not differ, f"{len(differ)} differ, e.g. {differ[:4]}"
 
 
@@ -236,34 +236,12 @@ def _json_deep(objs: list[tuple]) -> list[str]:
     return _json_by_node(objs, deep=True)
 
 
-def test_every_task_scores_alike_in_toml_and_in_json_keyed_by_node() -> None:
-    broken, rows = [], 0
-    for inst in load_instances():
-        b, _ = notation_failures(inst)
-        rows += bool(R.derivation(inst, evidence_of(inst)))
-        broken += [(inst.instance_id, *x) for x in b if x[0] in ("toml", "json by node", "json by node, deep")]
+@pytest.mark.parametrize("style", OBJECT_STYLES)
+def test_every_task_scores_alike_in_toml_and_in_json_keyed_by_node(style: str) -> None:
+    differ, scored, rows = _on_fixtures(style)
     assert rows > 20
-    assert not broken, f"{len(broken)} differ, e.g. {broken[:4]}"
-
-
-def test_toml_tables_score_as_the_same_objects_in_arrows() -> None:
-    differ, scored, rows = [], 0, 0
-    for inst in load_instances():
-        ev = evidence_of(inst)
-        objs = [(o[0], o[1], None, o[3]) if o[0] == "walk" else o for o in R.derivation(inst, ev)]
-        if not objs:
-            continue
-        rows += 1
-        for answer, f in ((dict(inst.gold.answer), True), (wrong_answer(inst), False)):
-            want = R.judged(inst, ev, R.render_objs(objs, "arrow"), answer, f).vgr
-            got = R.judged(inst, ev, _toml(objs), answer, f).vgr
-            if got is not None:
-                scored += 1
-                if want is None or abs(got - want) > 1e-6:
-                    differ.append((inst.instance_id, f, got, want))
-    assert rows > 20
-    assert not differ, f"{len(differ)} differ, e.g. {differ[:4]}"
-    assert scored >= rows
+    assert not differ, f"{style}: {len(differ)} differ, e.g. {differ[:4]}"
+    assert scored == 2 * rows  # every response read, right and wrong answer alike: none left null
 
 
 def test_a_count_of_hops_before_the_nodes_is_not_a_length() -> None:
