@@ -54,7 +54,7 @@ import numpy as np
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from paper_parser_published import TASKS, our_instances  # noqa: E402
-from paper_parser_variants import bits_hex  # noqa: E402
+from paper_parser_variants import Decisions  # noqa: E402
 
 from evalcore.schema import Instance  # noqa: E402
 from nphe4v.paper_check import tsp_start  # noqa: E402
@@ -653,52 +653,34 @@ def main() -> None:
     mods = load_original_checkers(args.upstream)
     orig_q = original_instances(data_dir)
     crashes: Counter[str] = Counter()
-    stats: dict[str, Counter[str]] = {t: Counter() for t in TASKS}
-    golden: dict[str, dict[str, list[bool]]] = {t: {"parsed": [], "correct": []} for t in TASKS}
+    dec = Decisions("outputs")
     texts: list[str] = []
-    bad: list[tuple[str, str, tuple[bool, bool], tuple[bool, bool], str]] = []
     for task, i, inst, label, text in fresh_outputs(data_dir, args.seed):
         o_p, o_c, _dep = original_decision(mods, task, orig_q[task][i], text, inst.instance_id, crashes)
         verdict, _ = score_answer_paper(inst, text)
-        p_p, p_c = verdict != "parse_error", verdict == "correct"
-        golden[task]["parsed"].append(o_p)
-        golden[task]["correct"].append(o_c)
+        dec.add(task, (o_p, o_c), (verdict != "parse_error", verdict == "correct"), label, text)
+        dec.stats[task]["built correct"] += label.startswith("correct")
         texts.append(text)
-        s = stats[task]
-        s["outputs"] += 1
-        s["built correct"] += label.startswith("correct")
-        s["orig parsed"] += o_p
-        s["orig correct"] += o_c
-        s["ours parsed"] += p_p
-        s["ours correct"] += p_c
-        if (o_p, o_c) != (p_p, p_c):
-            s["differ"] += 1
-            bad.append((task, label, (o_p, o_c), (p_p, p_c), text))
     if args.write_golden:
         doc = {"generated_by": f"bench/paper_parser_fresh.py --seed {args.seed} --write-golden",
                "source": "lizhouf/NPHardEval4V@61e8020 Open/check/*.py, executed as bench/paper_parser_published.py "
                          "executes them (TSP's start: nphe4v.paper_check.tsp_start)",
                "seed": args.seed, "per_instance": PER_INSTANCE, "texts_sha256": texts_digest(texts),
-               "cells": {t: {"n": len(g["parsed"]), "parsed": bits_hex(g["parsed"]),
-                             "correct": bits_hex(g["correct"])} for t, g in golden.items()}}
+               "cells": dec.cells()}
         args.write_golden.write_text(json.dumps(doc, indent=1, sort_keys=True) + "\n", encoding="utf-8")
         print(f"wrote the original code's decisions to {args.write_golden}")
     print(f"original code crashed on: {dict(crashes) or 'none'}")
     cols = ("outputs", "built correct", "orig parsed", "ours parsed", "orig correct", "ours correct", "differ")
     print(f"{'task':6} " + " ".join(f"{c:>13}" for c in cols))
     for task in (*TASKS, "all"):
-        s = sum(stats.values(), Counter()) if task == "all" else stats[task]
+        s = sum(dec.stats.values(), Counter()) if task == "all" else dec.stats[task]
         print(f"{task:6} " + " ".join(f"{s[c]:13d}" for c in cols))
-    print(f"\noutputs decided differently: {len(bad)}")
-    for (task, part), c in Counter((t, p) for t, lab, *_ in bad for p in lab.split(" | ")[1:]).most_common(30):
+    print(f"\noutputs decided differently: {len(dec.bad)}")
+    for (task, part), c in Counter((t, p) for t, lab, *_ in dec.bad for p in lab.split(" | ")[1:]).most_common(30):
         print(f"  {c:5d}  {task:6} {part}")
-    shown: Counter[str] = Counter()
-    for task, label, o, p, text in bad:
-        shown[task] += 1
-        if shown[task] <= args.show:
-            print(f"-- {task} [{label}] original parsed/correct={o}, ours={p}:\n{text[-600:]}\n")
-    sys.exit(1 if bad else 0)
-
+    dec.show(args.show, lambda task, label, o, p, text:
+             f"-- {task} [{label}] original parsed/correct={o}, ours={p}:\n{text[-600:]}\n")
+    sys.exit(1 if dec.bad else 0)
 
 if __name__ == "__main__":
     main()

@@ -31,7 +31,9 @@ import random
 import re
 import sys
 from collections import Counter
+from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
@@ -149,6 +151,43 @@ def all_variants(shared: Path, seed: int, per_output: int):
                     yield task, model, i, inst, op, var
 
 
+class Decisions:
+    """The original code's and ours decisions (parsed, correct) on each output, tallied as this bench and
+    bench/paper_parser_fresh.py both print and snapshot them: counts per task (`count`: the name of the output
+    count), the original's decisions as bits per task, and the outputs decided differently (`what` names one)."""
+
+    def __init__(self, count: str) -> None:
+        self.count = count
+        self.stats: dict[str, Counter[str]] = {t: Counter() for t in TASKS}
+        self.golden: dict[str, dict[str, list[bool]]] = {t: {"parsed": [], "correct": []} for t in TASKS}
+        self.bad: list[tuple[str, Any, tuple[bool, bool], tuple[bool, bool], str]] = []
+
+    def add(self, task: str, orig: tuple[bool, bool], ours: tuple[bool, bool], what: Any, text: str) -> None:
+        self.golden[task]["parsed"].append(orig[0])
+        self.golden[task]["correct"].append(orig[1])
+        s = self.stats[task]
+        s[self.count] += 1
+        s["orig parsed"] += orig[0]
+        s["orig correct"] += orig[1]
+        s["ours parsed"] += ours[0]
+        s["ours correct"] += ours[1]
+        if orig != ours:
+            s["differ"] += 1
+            self.bad.append((task, what, orig, ours, text))
+
+    def cells(self) -> dict[str, dict[str, Any]]:
+        return {t: {"n": len(g["parsed"]), "parsed": bits_hex(g["parsed"]), "correct": bits_hex(g["correct"])}
+                for t, g in self.golden.items()}
+
+    def show(self, per_task: int, line: Callable[[str, Any, tuple[bool, bool], tuple[bool, bool], str], str]) -> None:
+        """The first `per_task` outputs decided differently of each task, one `line` each."""
+        shown: Counter[str] = Counter()
+        for task, what, o, p, text in self.bad:
+            shown[task] += 1
+            if shown[task] <= per_task:
+                print(line(task, what, o, p, text))
+
+
 def bits_hex(flags: list[bool]) -> str:
     n = int("".join("1" if f else "0" for f in flags) or "0", 2)
     return f"{n:0{(len(flags) + 3) // 4}x}" if flags else ""
@@ -167,51 +206,33 @@ def main() -> None:
     mods = load_original_checkers(args.upstream)
     orig_q = original_instances(root / "Data")
     crashes: Counter[str] = Counter()
-    stats: dict[str, Counter[str]] = {t: Counter() for t in TASKS}
-    bad: list[tuple[str, str, str, tuple[bool, bool], tuple[bool, bool], str]] = []
-    golden: dict[str, dict[str, list]] = {t: {"parsed": [], "correct": []} for t in TASKS}
+    dec = Decisions("variants")
     digest = hashlib.sha256()
     for task, model, i, inst, op, var in all_variants(args.shared, args.seed, args.per_output):
         o_p, o_c, _dep = original_decision(mods, task, orig_q[task][i], var, inst.instance_id, crashes)
         p_p, p_c, _tp, _tc, _why = _ours(inst, var)
-        golden[task]["parsed"].append(o_p)
-        golden[task]["correct"].append(o_c)
+        dec.add(task, (o_p, o_c), (p_p, p_c), (model, op), var)
         digest.update(var.encode("utf-8", "surrogatepass") + b"\x00")
-        s = stats[task]
-        s["variants"] += 1
-        s["orig parsed"] += o_p
-        s["orig correct"] += o_c
-        s["ours parsed"] += p_p
-        s["ours correct"] += p_c
-        if (o_p, o_c) != (p_p, p_c):
-            s["differ"] += 1
-            bad.append((task, model, op, (o_p, o_c), (p_p, p_c), var))
     if args.write_golden:
         doc = {"generated_by": f"bench/paper_parser_variants.py --per-output {args.per_output} --seed {args.seed}"
                                " --write-golden", "per_output": args.per_output, "seed": args.seed,
-               "variants_sha256": digest.hexdigest(),
-               "cells": {t: {"n": len(g["parsed"]), "parsed": bits_hex(g["parsed"]),
-                             "correct": bits_hex(g["correct"])} for t, g in golden.items()}}
+               "variants_sha256": digest.hexdigest(), "cells": dec.cells()}
         args.write_golden.write_text(json.dumps(doc, indent=1, sort_keys=True) + "\n", encoding="utf-8")
         print(f"wrote the original code's decisions to {args.write_golden}")
     print(f"original code crashed on: {dict(crashes) or 'none'}")
     print(f"{'task':6} {'variants':>9} {'orig parsed':>12} {'ours parsed':>12} {'orig correct':>13} "
           f"{'ours correct':>13} {'differ':>7}")
     for task in TASKS:
-        s = stats[task]
+        s = dec.stats[task]
         print(f"{task:6} {s['variants']:9d} {s['orig parsed']:12d} {s['ours parsed']:12d} {s['orig correct']:13d} "
               f"{s['ours correct']:13d} {s['differ']:7d}")
-    print(f"\nvariants decided differently: {len(bad)} of {sum(s['variants'] for s in stats.values())}")
-    by_op = Counter((t, op) for t, _m, op, *_ in bad)
+    print(f"\nvariants decided differently: {len(dec.bad)} of {sum(s['variants'] for s in dec.stats.values())}")
+    by_op = Counter((t, op) for t, (_m, op), *_ in dec.bad)
     for (t, op), c in by_op.most_common():
         print(f"  {c:5d}  {t:6} {op}")
-    shown: Counter[str] = Counter()
-    for task, model, op, o, p, var in bad:
-        shown[task] += 1
-        if shown[task] <= args.show:
-            print(f"-- {task} {model} [{op}] original parsed/correct={o}, ours={p}: {var[-300:]!r}")
-    sys.exit(1 if bad else 0)
-
+    dec.show(args.show, lambda task, what, o, p, var:
+             f"-- {task} {what[0]} [{what[1]}] original parsed/correct={o}, ours={p}: {var[-300:]!r}")
+    sys.exit(1 if dec.bad else 0)
 
 if __name__ == "__main__":
     main()
