@@ -33,6 +33,7 @@ from judge.reader_graphs import DOT_OPEN, dot_statements, turtle_statements
 from judge.reader_lexicon import (
     _ANAPHORA,
     _CHEAP_KW,
+    _COUNTED,
     _FENCE,
     _KW,
     _LATEX,
@@ -279,9 +280,6 @@ def statements(text: str, lex: Lexicon) -> list[tuple[str, bool, bool]]:
     return out
 
 
-# a count of hops, edges or steps ("Total 2 hops: A -> B -> C" states no length)
-_COUNTED = re.compile(r"\d\s*(?:hops?|edges?|legs?|steps?|stops?|nodes?|cities|vertices|kanten|arêtes|aristas|sauts"
-                      r"|saltos|étapes|schritte|pasos)\b", re.I)
 _GRAPH_CTX = re.compile(rf"(?i)\b(?:{'|'.join(GRAPH_NOUNS)})\s*(?:_\s*)?(1|2|one|two)\b"
                         r"|\b(first|second)\s+(?:graph|molecule)")
 

@@ -86,6 +86,10 @@ _THOUSANDS = re.compile(r"(?<=\d)[,\u202f\u00a0'’](?=\d{3}(?![\d.]))")
 _MARKER = re.compile(r"^\s*(?:[-*•+◦▪‣]|\d{1,3}[.)]|\(\d{1,3}\)|[a-z][.)]|(?:step|schritt|étape|paso)\s*\d{1,3}\s*[:.)]"
                      r"|#{1,6})\s+", re.I)
 _FENCE = re.compile(r"^\s*```\s*([A-Za-z0-9_+-]*)\s*$")
+# a count of hops, edges or steps ("Total 2 hops: A -> B -> C" states no length; `_UNITS` drops these words from
+# the tokens, so the statement's text is searched)
+_COUNTED = re.compile(r"\d\s*(?:hops?|edges?|legs?|steps?|stops?|nodes?|cities|vertices|kanten|arêtes|aristas|sauts"
+                      r"|saltos|étapes|schritte|pasos)\b", re.I)
 # TOML: a `[table.name]` header and the `key = value` lines under it
 _TOML_HEAD = re.compile(r"^\[\s*([A-Za-z_][\w.\- ]*?)\s*\]$")
 _TOML_PAIR = re.compile(r'^\s*(?:"[^"]+"|[\w-]+)\s*=\s*\S')
